@@ -1,0 +1,87 @@
+// `attngeo bounds`: the envelopes of Theorems 1–2 / Corollary 1 for a parametric or explicit
+// head, one CSV row per N (SPEC §9), or their Table-1 sensitivities with --sensitivity.
+#include <iostream>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "app/model_options.hpp"
+#include "common/errors.hpp"
+#include "common/format.hpp"
+#include "common/number_list.hpp"
+#include "theory/bounds.hpp"
+
+namespace attngeo::cli {
+namespace {
+
+struct BoundsOptions {
+    ModelOptions model;
+    bool sensitivity = false;
+};
+
+void run(BoundsOptions& o, const CLI::App& app) {
+    const int explicit_L = o.model.params.profile.L;
+    resolve_model_options(o.model);
+    auto& params = o.model.params;
+    if (params.alpha && app.count("--L") > 0 && explicit_L + 1 != params.alpha->size()) {
+        throw InputError("--L " + std::to_string(explicit_L) + " disagrees with the weights file, which has n = " +
+                         std::to_string(params.alpha->size()) + " (L = n - 1)");
+    }
+    const theory::HeadModel model = theory::build_head_model(params);
+    const int n = static_cast<int>(model.alpha.size());
+    const std::vector<int> sizes = parse_selection_sizes(o.model.sizes, n, "--N");
+    theory::BoundSettings settings;
+    settings.d = o.model.d;
+    settings.kappa = o.model.kappa;
+    settings.variant = theory::parse_bound_variant(o.model.variant);
+    settings.ranking = theory::parse_ranking(o.model.rank);
+
+    std::ostringstream out;
+    if (o.sensitivity) {
+        out << "N,parameter,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_lower,Fmin_upper\n";
+        for (const auto& r : theory::bound_sensitivities(params, sizes, settings)) {
+            out << r.N << ',' << r.parameter;
+            for (double v : {r.precision_lower, r.precision_upper, r.recall_lower, r.recall_upper,
+                             r.fmax_lower, r.fmax_upper, r.fmin_lower, r.fmin_upper}) {
+                out << ',' << format_double(v);
+            }
+            out << '\n';
+        }
+        std::cout << out.str();
+        return;
+    }
+
+    std::vector<std::string> regime(n + 1, "NA");
+    if (const auto phases = theory::phase_parameters(params)) {
+        const auto regimes = theory::regimes_by_size(model.alpha, phases->p_base, phases->eta);
+        for (int N = 1; N <= n; ++N) regime[N] = theory::to_string(regimes[N - 1]);
+    }
+    out << "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_lower,Fmin_upper\n";
+    for (const auto& r : theory::bounds_all(model, sizes, settings)) {
+        out << r.N << ',' << regime[r.N];
+        for (double v : {r.delta, r.delta0, r.scale, r.precision_lower, r.precision_upper, r.recall_lower,
+                         r.recall_upper, r.fmax_lower, r.fmax_upper, r.fmin_lower, r.fmin_upper}) {
+            out << ',' << format_double(v);
+        }
+        out << '\n';
+    }
+    std::cout << out.str();
+}
+
+}  // namespace
+
+Runner register_bounds(CLI::App& app) {
+    auto o = std::make_shared<BoundsOptions>();
+    add_model_options(app, o->model);
+    app.add_flag("--sensitivity", o->sensitivity,
+                 "Print d(bound)/d(log parameter) per N and parameter instead (Table 1; d/d rho0 for rho0)");
+    app.footer(
+        "Prints CSV N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,\n"
+        "Fmin_lower,Fmin_upper. regime is the Table-2 regime (I-V) for assumption3 profiles, NA otherwise;\n"
+        "Delta is nan when I_N minus the sink is empty (N = 1 with the sink on top: all bounds 1).\n"
+        "Decisions (SPEC 3): union factors use n - N; Delta0 uses rho_out; t(x) = exp(-kappa d (max(x,0)/B)^2);\n"
+        "the Delta0 term is dropped when the sink is not selected; p-(0) = 1/2.");
+    CLI::App* self = &app;
+    return [o, self] { run(*o, *self); };
+}
+
+}  // namespace attngeo::cli

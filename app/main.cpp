@@ -1,0 +1,49 @@
+// attngeo: the command-line entry point. Parses, dispatches to one subcommand, and turns
+// every exception into one line on stderr: exit 2 for bad input, 1 for internal errors.
+#include <iostream>
+#include <map>
+#include <stdexcept>
+
+#include "app/commands.hpp"
+#include "attngeo/version.hpp"
+#include "common/errors.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "attngeo: the geometry of token selection in multi-head attention.\n"
+        "Precision/Recall of top-N selection in value space, the bounds of Theorems 1-2,\n"
+        "Monte Carlo checks and real-model measurements.",
+        "attngeo"};
+    app.set_version_flag("--version", std::string(attngeo::kVersion) + " (" + attngeo::kGitCommit + ")");
+    app.require_subcommand(1);
+    std::map<CLI::App*, attngeo::cli::Runner> runners;
+    auto add = [&](attngeo::cli::Runner (*reg)(CLI::App&), const char* name, const char* help) {
+        CLI::App* sub = app.add_subcommand(name, help);
+        runners[sub] = reg(*sub);
+    };
+    add(attngeo::cli::register_metrics, "metrics", "P, R, F of top-N selection for one head's points");
+    add(attngeo::cli::register_bounds, "bounds", "the envelopes of Theorems 1-2 and Corollary 1");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        std::cerr << "attngeo: " << e.what() << " (see --help)\n";
+        return 2;
+    }
+    CLI::App* chosen = app.get_subcommands().front();
+    try {
+        runners.at(chosen)();
+        return 0;
+    } catch (const attngeo::InputError& e) {
+        std::cerr << "attngeo " << chosen->get_name() << ": " << e.what() << "\n";
+        return 2;
+    } catch (const std::domain_error& e) {
+        // theory/ rejects invalid parameters; at the CLI those came from the user's flags.
+        std::cerr << "attngeo " << chosen->get_name() << ": invalid parameters: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "attngeo " << chosen->get_name() << ": internal error: " << e.what() << "\n";
+        return 1;
+    }
+}

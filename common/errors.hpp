@@ -1,0 +1,16 @@
+// Error types shared by every library. InputError is "the user gave us something we cannot
+// use" (exit code 2); anything else escaping to main is an internal error (exit code 1).
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace attngeo {
+
+// Bad user input: a file, a flag or a value. The message names the file or flag and says
+// what was expected, in one line.
+class InputError : public std::runtime_error {
+public:
+    explicit InputError(const std::string& message) : std::runtime_error(message) {}
+};
+
+}  // namespace attngeo

@@ -1,0 +1,117 @@
+// Theorems 1–2 and Corollary 1 (paper §3.4, eqs. 7–17; SPEC §3): lower and upper envelopes
+// on E P(r_max,N), E R(r_min,N) and the F-scores, for the variants `paper` (as printed),
+// `exact-mean` (μ from the expected Gram matrix) and `scale-invariant` (B quadratic in scale).
+#pragma once
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "theory/metrics.hpp"
+
+namespace attngeo::theory {
+
+enum class BoundVariant { paper, exact_mean, scale_invariant };
+BoundVariant parse_bound_variant(const std::string& text);  // paper|exact-mean|scale-invariant
+const char* to_string(BoundVariant variant);
+
+// Everything the bounds need from one (layer, head, query).
+struct HeadModel {
+    Eigen::VectorXd alpha;   // [n] attention weights; token 0 is the sink
+    Eigen::VectorXd norms;   // [n] value norms ‖v_i‖
+    Eigen::MatrixXd cosine;  // [n, n] expected cosines ρ_jk, unit diagonal
+};
+// Throws std::domain_error naming `function` on mismatched sizes, negative or non-finite
+// weights or norms, or an invalid cosine matrix.
+void validate_head_model(const HeadModel& model, const char* function);
+
+// Envelope parameters: d and κ enter only as κ·d, but both are validated (d ≥ 1, κ > 0).
+struct BoundSettings {
+    double d = 128;
+    double kappa = 1;
+    BoundVariant variant = BoundVariant::paper;
+    Ranking ranking = Ranking::attention;  // how I_N is chosen (the theorems use α)
+};
+
+// One row of `attngeo bounds` (SPEC §9).
+struct BoundRow {
+    int N = 0;
+    bool sink_selected = false;
+    double delta = 0;   // Δ of eq. (8); NaN when I_N∖{0} is empty
+    double delta0 = 0;  // Δ0 of eq. (8) with ρ_out in place of ρ_in (eq. 29)
+    double scale = 0;   // B of eq. (8), or the scale-invariant B
+    double precision_lower = 1, precision_upper = 1;  // eqs. (12), (13)
+    double recall_lower = 1, recall_upper = 1;        // eqs. (14), (15)
+    double fmax_lower = 1, fmax_upper = 1;            // eq. (17): f(P bounds)
+    double fmin_lower = 1, fmin_upper = 1;            // eq. (16): f(R bounds)
+};
+
+// ---- The named quantities of eqs. (7)–(11), for a selection given by membership flags
+// `selected` [n] (1 = in I_N). Token 0 is the sink.
+// S_in = Σ_{k∈I_N∖{0}} a_k (eq. 7).
+double selected_mass_without_sink(const Eigen::VectorXd& a, const std::vector<char>& selected);
+// a_min^in = min_{I_N∖{0}} a; +inf when I_N∖{0} is empty (eq. 7).
+double min_selected_without_sink(const Eigen::VectorXd& a, const std::vector<char>& selected);
+// a_max^in = max_{I_N} a (eq. 8).
+double max_selected(const Eigen::VectorXd& a, const std::vector<char>& selected);
+// a_max^out = max_{j∉I_N} a_j; 0 when nothing is left out (eq. 7).
+double max_unselected(const Eigen::VectorXd& a, const std::vector<char>& selected);
+// ρ_out = max_{j∉I_N, k∈I_N∖{0}} ρ_jk; 0 when either set is empty (eq. 7).
+double max_outside_cosine(const Eigen::MatrixXd& cosine, const std::vector<char>& selected);
+// Δ = (a_min^in)² − 2 a_max^out S_in ρ_out (eq. 8).
+double margin_delta(double a_min_in, double a_max_out, double s_in, double rho_out);
+// Δ0 = a_0² − (S_in ρ_out)² (eq. 8 with eq. 29's ρ_out; SPEC §3 decision).
+double sink_margin_delta0(double a0, double s_in, double rho_out);
+// B = a_max^in + a_max^out + S_in (eq. 8).
+double scale_B(double a_max_in, double a_max_out, double s_in);
+// B_si = (a_max^in + a_max^out)·Σ_{k∈I_N} a_k: quadratic in scale like Δ (SPEC §3).
+double scale_invariant_B(double a_max_in, double a_max_out, double selected_mass);
+// t(x) = exp(−κ d (max(x,0)/B)²): the pair tail bound of eq. (31), 1 for a margin ≤ 0.
+double tail_factor(double margin, double B, double kappa, double d);
+// M_j = Σ_{l∈I_N∖{0}} a_l ρ_lj (eq. 11; includes l = j). With include_sink, the sum runs
+// over all of I_N (the exact mean of the `exact-mean` variant).
+double aggregated_cosine(const Eigen::VectorXd& a, const Eigen::MatrixXd& cosine,
+                         const std::vector<char>& selected, int j, bool include_sink);
+// μ_ij = (a_j² − a_i²) − 2 a_j M_j + 2 a_i M_i (eq. 10).
+double mean_gap(double a_i, double a_j, double M_i, double M_j);
+// p⁻(ξ) = φ(ξ)/(ξ + 1/ξ) for ξ > 0, 1/2 for ξ ≤ 0 (eq. 9; ξ = 0 gives 1/2, no division).
+double p_minus(double xi);
+// σ = B/√(2κd) (eq. 10).
+double pair_sigma(double B, double kappa, double d);
+// f(x) = 2x/(1+x) (Corollary 1).
+double f_of(double x);
+
+// Direct evaluation of the printed formulas for one N: every pair (i, j) explicitly.
+// O(N·(n−N)·n); the reference for bounds_all.
+BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& settings);
+
+// The κ-independent part of the bounds for many N: margins, scales and, per N, the
+// quantities h_ℓ = a_ℓ² − 2a_ℓM_ℓ (so μ_ij = h_j − h_i) sorted for O(log n) pair maxima.
+// Built in one incremental pass, O(n² log n) for all N; memory O(n·|sizes|).
+class BoundTerms {
+public:
+    BoundTerms(const HeadModel& model, const std::vector<int>& sizes, BoundVariant variant,
+               Ranking ranking = Ranking::attention);
+    // The bounds at the given d and κ for every N of `sizes`, in that order.
+    std::vector<BoundRow> evaluate(double d, double kappa) const;
+    const std::vector<int>& sizes() const { return sizes_; }
+
+private:
+    struct PerSize {
+        int N = 0;
+        int n_out = 0;
+        bool trivial = false;  // N = n, or I_N∖{0} empty: every bound is 1
+        bool sink_selected = false;
+        double delta = 0, delta0 = 0, scale = 0;
+        std::vector<double> h_in;       // [N] h_i for i ∈ I_N
+        std::vector<char> half_in;      // [N] 1 when min_j μ_ij ≤ 0, so max_j p⁻_ij = 1/2
+        std::vector<double> h_out;      // [n − N] h_j for j ∉ I_N, ascending
+    };
+    std::vector<int> sizes_;
+    std::vector<PerSize> terms_;
+};
+
+// bounds for every N of `sizes` through BoundTerms (the fast path).
+std::vector<BoundRow> bounds_all(const HeadModel& model, const std::vector<int>& sizes,
+                                 const BoundSettings& settings);
+
+}  // namespace attngeo::theory

@@ -1,0 +1,98 @@
+// Precision, Recall and F-score of top-N selection in value-state space (paper §3, eqs. 1–5;
+// SPEC §2). Two implementations: a plain per-N reference and an all-N Gram-matrix path that
+// gives exactly the same counts (certified by error bounds, with exact fallback).
+#pragma once
+#include <Eigen/Dense>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace attngeo::theory {
+
+// Which score defines I_N: α_i (`attn`, the paper's choice) or a_i = α_i‖v_i‖ (`contrib`).
+enum class Ranking { attention, contribution };
+// D_ℓ = ‖s − y_ℓ‖² (euclidean) or 1 − ⟨y_ℓ,s⟩/(‖y_ℓ‖‖s‖ + 1e-12) (cosine).
+enum class Distance { euclidean, cosine };
+
+Ranking parse_ranking(const std::string& text);    // "attn" | "contrib"
+Distance parse_distance(const std::string& text);  // "euclidean" | "cosine"
+const char* to_string(Ranking ranking);
+const char* to_string(Distance distance);
+
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// What the metrics see of one (layer, head, query).
+struct TokenGeometry {
+    Eigen::VectorXd alpha;  // [n] attention weights α_0..α_L; token 0 is the sink
+    RowMatrix values;       // [n, d] value vectors v_i, one per row
+};
+
+// The metrics at one selection size N (SPEC §2).
+struct SelectionMetrics {
+    int N = 0;
+    double r_min = std::numeric_limits<double>::infinity();  // min_{j∉I_N} √D_j; +inf at N = n
+    double r_max = 0;                                         // max_{i∈I_N} √D_i
+    int K_in = 0;   // #{i ∈ I_N : D_i ≤ r_min²}
+    int K_out = 0;  // #{j ∉ I_N : D_j ≤ r_max²}
+    double precision_at_rmax = 1;  // P(r_max,N) = N/(N + K_out)
+    double recall_at_rmin = 1;     // R(r_min,N) = K_in/N
+    double f_at_rmax = 1;          // F(r_max,N) = 2P/(1+P), since R(r_max,N) ≡ 1
+    double f_at_rmin = 1;          // F(r_min,N) = 2R/(1+R), since P(r_min,N) ≡ 1
+};
+
+// Harmonic mean of eq. (5); 0 when both are 0.
+double f_score(double precision, double recall);
+
+// Checks sizes, finiteness and α ≥ 0; throws std::domain_error naming `function`.
+void validate_token_geometry(const TokenGeometry& tokens, const char* function);
+
+// Ranking scores: α_i, or a_i = α_i‖v_i‖.                                       [n]
+Eigen::VectorXd selection_scores(const TokenGeometry& tokens, Ranking ranking);
+
+// π: token indices by descending score, ties broken by the lower index (SPEC §2).
+// I_N = {π_0, …, π_{N−1}}.
+std::vector<int> selection_order(const Eigen::VectorXd& scores);
+
+// Plain per-N reference: for each N forms s(N) = Σ_{k<N} y_{π_k} (summed in rank order),
+// every D_ℓ directly, then radii and counts. O(n·d) per N (after an O(n log n) sort).
+std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& tokens,
+                                                          const std::vector<int>& sizes,
+                                                          Ranking ranking, Distance distance);
+
+// All-N Gram path: G = YYᵀ once (O(n²d)), then ⟨s(N), y_ℓ⟩ as running sums of G's columns
+// (O(n²) for all N). Distances near a decision are re-evaluated exactly as the reference
+// does, guided by rigorous floating-point error bounds, so counts and radii are identical to
+// selection_metrics_reference on any input. `sizes` selects the rows returned.
+std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens,
+                                                     const std::vector<int>& sizes,
+                                                     Ranking ranking, Distance distance);
+
+// Core of the Gram path on already-ranked contributions: row k of `ranked` is y_{π_k}, `gram`
+// is ranked·rankedᵀ (only the lower triangle is read). Writes one row per N in `sizes`.
+// Exposed so the simulator can supply G from BLAS SYRK.
+void selection_metrics_from_gram(const RowMatrix& ranked,                // [n, d]
+                                 const Eigen::MatrixXd& gram,            // [n, n]
+                                 const std::vector<int>& sizes, Distance distance,
+                                 std::vector<SelectionMetrics>& out);
+
+// P(r,N) and R(r,N) of eqs. (2)–(3) for an arbitrary radius r ≥ 0 (closed ball).
+struct BallMetrics {
+    int N = 0;
+    double radius = 0;
+    int selected_inside = 0;    // #{i ∈ I_N : D_i ≤ r²}
+    int unselected_inside = 0;  // #{j ∉ I_N : D_j ≤ r²}
+    double precision = 1;       // selected/(selected + unselected); 1 for an empty ball
+    double recall = 0;          // selected/N
+    double f = 0;
+};
+BallMetrics metrics_at_radius(const TokenGeometry& tokens, int N, double radius, Ranking ranking,
+                              Distance distance);
+
+// Distance kernels shared by every path so that "the same distance" rounds identically.
+// s and y point at d contiguous doubles.
+double squared_distance(const double* s, const double* y, int d);
+double euclidean_norm(const double* x, int d);
+// 1 − ⟨y,s⟩/(‖y‖‖s‖ + 1e-12); s_norm = euclidean_norm(s).
+double cosine_distance(const double* s, double s_norm, const double* y, int d);
+
+}  // namespace attngeo::theory
