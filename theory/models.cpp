@@ -157,13 +157,17 @@ Eigen::MatrixXd exponential_cosine_matrix(int L, double beta, double rho0) {
 void validate_cosine_matrix(const Eigen::MatrixXd& c, const char* function) {
     if (c.rows() != c.cols()) fail(function, "cosine matrix is " + std::to_string(c.rows()) + "x" + std::to_string(c.cols()) + ", expected square");
     const auto n = c.rows();
+    auto where = [&](Eigen::Index j, Eigen::Index k) {
+        return "cosine[" + std::to_string(j) + "][" + std::to_string(k) + "] = " + num(c(j, k));
+    };
     for (Eigen::Index j = 0; j < n; ++j) {
         for (Eigen::Index k = 0; k < n; ++k) {
             const double v = c(j, k);
-            const std::string where = "cosine[" + std::to_string(j) + "][" + std::to_string(k) + "] = " + num(v);
-            if (!std::isfinite(v) || std::abs(v) > 1 + 1e-9) fail(function, where + ", expected within [-1, 1]");
-            if (j == k && std::abs(v - 1) > 1e-9) fail(function, where + ", expected 1 on the diagonal");
-            if (std::abs(v - c(k, j)) > 1e-9) fail(function, where + " differs from cosine[" + std::to_string(k) + "][" + std::to_string(j) + "], expected a symmetric matrix");
+            if (!std::isfinite(v) || std::abs(v) > 1 + 1e-9) fail(function, where(j, k) + ", expected within [-1, 1]");
+            if (j == k && std::abs(v - 1) > 1e-9) fail(function, where(j, k) + ", expected 1 on the diagonal");
+            if (std::abs(v - c(k, j)) > 1e-9) {
+                fail(function, where(j, k) + " differs from cosine[" + std::to_string(k) + "][" + std::to_string(j) + "], expected a symmetric matrix");
+            }
         }
     }
 }

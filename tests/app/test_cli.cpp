@@ -1,1 +1,300 @@
+// End-to-end tests of the attngeo executable: good runs agree with the library computed
+// in-process (parsed back from 17-digit output, so equality is exact), and every class of bad
+// input exits with code 2 and a one-line message naming the flag or file.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "theory/bounds.hpp"
+#include "theory/metrics.hpp"
+#include "theory/parametric.hpp"
+
+namespace fs = std::filesystem;
+using namespace attngeo::theory;
+
+namespace {
+
+struct RunResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+fs::path scratch() {
+    const fs::path dir = fs::temp_directory_path() / "attngeo_test_cli";
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+RunResult run(const std::string& args) {
+    const fs::path err_path = scratch() / "stderr.txt";
+    const std::string command = std::string(ATTNGEO_EXE) + " " + args + " 2>" + err_path.string();
+    RunResult r;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buffer[4096];
+    std::size_t got;
+    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, got);
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = slurp(err_path);
+    return r;
+}
+
+std::string write(const std::string& name, const std::string& content) {
+    const fs::path path = scratch() / name;
+    std::ofstream(path) << content;
+    return path.string();
+}
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::vector<std::string> fields;
+        std::istringstream fs(line);
+        std::string f;
+        while (std::getline(fs, f, ',')) fields.push_back(f);
+        rows.push_back(fields);
+    }
+    return rows;
+}
+
+// Expects exit code 2, a single line on stderr, and every `needles` string in it.
+void expect_bad_input(const std::string& args, const std::vector<std::string>& needles) {
+    const RunResult r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\nstderr: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args << " printed to stdout: " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
+    for (const auto& needle : needles) {
+        EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr lacks '" << needle << "': " << r.err;
+    }
+}
+
+TokenGeometry random_tokens(int n, int d, unsigned seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uniform(0.01, 1.0);
+    TokenGeometry t;
+    t.alpha.resize(n);
+    t.values.resize(n, d);
+    for (int i = 0; i < n; ++i) {
+        t.alpha[i] = uniform(rng);
+        for (int k = 0; k < d; ++k) t.values(i, k) = normal(rng);
+    }
+    t.alpha /= t.alpha.sum();
+    return t;
+}
+
+std::string points_csv(const TokenGeometry& t) {
+    std::ostringstream out;
+    out.precision(17);
+    out << "# alpha,v1..vd\n";
+    for (int i = 0; i < t.alpha.size(); ++i) {
+        out << t.alpha[i];
+        for (int k = 0; k < t.values.cols(); ++k) out << ',' << t.values(i, k);
+        out << '\n';
+    }
+    return out.str();
+}
+
+}  // namespace
+
+TEST(CliMetrics, AllNMatchesTheLibraryExactly) {
+    const TokenGeometry t = random_tokens(40, 5, 7);
+    const auto path = write("points.csv", points_csv(t));
+    // Re-read what the file holds (17 digits round-trip, so this is t itself).
+    for (const std::string distance : {"euclidean", "cosine"}) {
+        for (const std::string rank : {"attn", "contrib"}) {
+            const RunResult r = run("metrics --input " + path + " --distance " + distance + " --rank " + rank);
+            ASSERT_EQ(r.exit_code, 0) << r.err;
+            const auto rows = parse_csv(r.out);
+            ASSERT_EQ(rows.size(), 41u);
+            EXPECT_EQ(rows[0], (std::vector<std::string>{"N", "r_min", "r_max", "K_in", "K_out", "P_rmax",
+                                                         "R_rmin", "F_rmax", "F_rmin"}));
+            std::vector<int> all(40);
+            for (int N = 1; N <= 40; ++N) all[N - 1] = N;
+            const auto expected = selection_metrics_reference(t, all, parse_ranking(rank), parse_distance(distance));
+            double max_radius_diff = 0;
+            for (int N = 1; N <= 40; ++N) {
+                const auto& row = rows[N];
+                const auto& m = expected[N - 1];
+                EXPECT_EQ(std::stoi(row[0]), N);
+                EXPECT_EQ(std::stoi(row[3]), m.K_in) << "N=" << N;
+                EXPECT_EQ(std::stoi(row[4]), m.K_out) << "N=" << N;
+                if (N < 40) max_radius_diff = std::max(max_radius_diff, std::abs(std::stod(row[1]) - m.r_min));
+                max_radius_diff = std::max(max_radius_diff, std::abs(std::stod(row[2]) - m.r_max));
+                EXPECT_EQ(std::stod(row[5]), m.precision_at_rmax);
+                EXPECT_EQ(std::stod(row[6]), m.recall_at_rmin);
+                EXPECT_EQ(std::stod(row[7]), m.f_at_rmax);
+                EXPECT_EQ(std::stod(row[8]), m.f_at_rmin);
+            }
+            EXPECT_EQ(rows[40][1], "inf");
+            std::cout << distance << "/" << rank << ": largest radius difference " << max_radius_diff << "\n";
+            EXPECT_EQ(max_radius_diff, 0.0);
+        }
+    }
+}
+
+TEST(CliMetrics, ListOfSizesPrintsThoseRowsOnly) {
+    const auto path = write("points_list.csv", points_csv(random_tokens(12, 3, 3)));
+    const RunResult r = run("metrics --input " + path + " --N 1,3,12");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = parse_csv(r.out);
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[1][0], "1");
+    EXPECT_EQ(rows[2][0], "3");
+    EXPECT_EQ(rows[3][0], "12");
+    EXPECT_EQ(rows[1][2], "0");  // r_max at N = 1
+    EXPECT_EQ(rows[3][1], "inf");
+}
+
+TEST(CliMetrics, BadInputExitsTwoNamingFileOrFlag) {
+    const auto ragged = write("ragged.csv", "0.5,1,2\n0.5,1\n");
+    expect_bad_input("metrics --input " + ragged, {ragged, "line 2", "ragged"});
+    const auto nan = write("nan.csv", "0.5,1\n0.5,nan\n");
+    expect_bad_input("metrics --input " + nan, {nan, "line 2", "not finite"});
+    const auto negative = write("negative.csv", "1.5,1\n-0.5,2\n");
+    expect_bad_input("metrics --input " + negative, {negative, "negative"});
+    const auto unnormalised = write("unnormalised.csv", "0.5,1\n0.6,2\n");
+    expect_bad_input("metrics --input " + unnormalised, {unnormalised, "sums to", "1e-6"});
+    const auto alpha_only = write("alpha_only.csv", "1\n");
+    expect_bad_input("metrics --input " + alpha_only, {alpha_only, "alpha,v1..vd"});
+    const auto good = write("good.csv", "0.5,1\n0.5,2\n");
+    expect_bad_input("metrics --input " + good + " --N 3", {"--N", "out of range"});
+    expect_bad_input("metrics --input " + good + " --N 0", {"--N"});
+    expect_bad_input("metrics --input " + good + " --N x", {"--N"});
+    expect_bad_input("metrics --input " + good + " --rank nope", {"--rank"});
+    expect_bad_input("metrics --input " + good + " --distance manhattan", {"--distance"});
+    expect_bad_input("metrics --input /nonexistent/points.csv", {"/nonexistent/points.csv"});
+    expect_bad_input("metrics", {"--input"});
+    expect_bad_input("metrics --input " + good + " --bogus 1", {"--bogus"});
+    expect_bad_input("", {"subcommand"});
+}
+
+TEST(CliBounds, PaperPresetMatchesTheReferenceFormulas) {
+    const RunResult r = run("bounds --preset paper");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = parse_csv(r.out);
+    ASSERT_EQ(rows.size(), 1026u);
+    EXPECT_EQ(rows[0][0], "N");
+    EXPECT_EQ(rows[0].size(), 13u);
+    const HeadModel model = build_head_model(ModelParameters{});
+    BoundSettings settings;  // d = 128, kappa = 1, paper: the CLI defaults
+    double max_rel = 0;
+    for (int N : {1, 2, 3, 5, 17, 100, 226, 400, 800, 1000, 1024, 1025}) {
+        const BoundRow b = bounds_reference(model, N, settings);
+        const auto& row = rows[N];
+        const double expected[] = {b.delta, b.delta0, b.scale, b.precision_lower, b.precision_upper,
+                                   b.recall_lower, b.recall_upper, b.fmax_lower, b.fmax_upper,
+                                   b.fmin_lower, b.fmin_upper};
+        for (int c = 0; c < 11; ++c) {
+            const double got = std::stod(row[2 + c]);
+            if (std::isnan(expected[c])) {
+                EXPECT_TRUE(std::isnan(got)) << "N=" << N << " column " << rows[0][2 + c];
+                continue;
+            }
+            const double rel = std::abs(got - expected[c]) / std::max(1e-300, std::abs(expected[c]));
+            max_rel = std::max(max_rel, std::abs(got - expected[c]) <= 1e-300 ? 0.0 : rel);
+            EXPECT_LE(std::abs(got - expected[c]), 1e-12 * std::max(1.0, std::abs(expected[c])))
+                << "N=" << N << " column " << rows[0][2 + c];
+        }
+    }
+    std::cout << "largest relative difference CLI vs bounds_reference: " << max_rel << "\n";
+    EXPECT_EQ(rows[1][1], "I");
+    EXPECT_EQ(rows[2][1], "II");
+}
+
+TEST(CliBounds, ExplicitFilesAndOtherProfiles) {
+    const auto alpha = write("alpha.txt", "0.4\n0.3\n0.2\n0.1\n");
+    const auto norms = write("norms.txt", "0.1\n1\n1.1\n0.9\n");
+    const auto cos = write("cos.csv", "1,0,0,0\n0,1,0.5,0.25\n0,0.5,1,0.5\n0,0.25,0.5,1\n");
+    const RunResult r = run("bounds --alpha " + alpha + " --norms " + norms + " --cos " + cos + " --d 16 --kappa 0.5 --variant exact-mean");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = parse_csv(r.out);
+    ASSERT_EQ(rows.size(), 5u);
+    EXPECT_EQ(rows[1][1], "NA");
+    HeadModel m;
+    m.alpha = Eigen::Vector4d(0.4, 0.3, 0.2, 0.1);
+    m.norms = Eigen::Vector4d(0.1, 1, 1.1, 0.9);
+    m.cosine.resize(4, 4);
+    m.cosine << 1, 0, 0, 0, 0, 1, 0.5, 0.25, 0, 0.5, 1, 0.5, 0, 0.25, 0.5, 1;
+    BoundSettings s;
+    s.d = 16;
+    s.kappa = 0.5;
+    s.variant = BoundVariant::exact_mean;
+    for (int N = 1; N <= 4; ++N) {
+        const BoundRow b = bounds_reference(m, N, s);
+        EXPECT_NEAR(std::stod(rows[N][6]), b.precision_upper, 1e-15) << N;
+        EXPECT_NEAR(std::stod(rows[N][7]), b.recall_lower, 1e-15) << N;
+    }
+    for (const std::string profile : {"uniform", "zipf:1.1"}) {
+        const RunResult p = run("bounds --L 50 --profile " + profile + " --N pow2");
+        ASSERT_EQ(p.exit_code, 0) << p.err;
+        EXPECT_EQ(parse_csv(p.out).size(), 1u + 7u);  // 1,2,4,...,32,51
+    }
+    const auto weights = write("weights.txt", "3\n1\n1\n1\n");
+    const RunResult f = run("bounds --profile file:" + weights + " --N 1,2");
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    const RunResult sens = run("bounds --L 64 --T1 8 --T2 40 --N 2,8 --sensitivity");
+    ASSERT_EQ(sens.exit_code, 0) << sens.err;
+    const auto srows = parse_csv(sens.out);
+    EXPECT_EQ(srows[0][1], "parameter");
+    EXPECT_EQ(srows.size(), 1u + 2u * 12u);  // 12 parameters for assumption3 x 2 sizes
+}
+
+TEST(CliBounds, BadInputExitsTwoNamingTheProblem) {
+    expect_bad_input("bounds --lambda 1.5", {"lambda"});
+    expect_bad_input("bounds --beta 0", {"beta"});
+    expect_bad_input("bounds --d 0", {"d = 0"});
+    expect_bad_input("bounds --kappa -1", {"kappa"});
+    expect_bad_input("bounds --T1 900 --T2 800", {"T1", "T2"});
+    expect_bad_input("bounds --p-sink 1", {"p_sink"});
+    expect_bad_input("bounds --eta 1.5", {"eta"});
+    expect_bad_input("bounds --rho0 2", {"rho0"});
+    expect_bad_input("bounds --L 0", {"L"});
+    expect_bad_input("bounds --N 2000", {"--N"});
+    expect_bad_input("bounds --profile spiky", {"--profile"});
+    expect_bad_input("bounds --profile zipf:-1", {"--profile"});
+    expect_bad_input("bounds --variant loose", {"--variant"});
+    expect_bad_input("bounds --preset other", {"--preset"});
+    expect_bad_input("bounds --lambda abc", {"--lambda"});
+    const auto unnormalised = write("alpha_bad.txt", "0.5\n0.6\n");
+    expect_bad_input("bounds --alpha " + unnormalised, {"--alpha", unnormalised, "sum"});
+    const auto alpha = write("alpha3.txt", "0.5\n0.3\n0.2\n");
+    const auto short_norms = write("norms2.txt", "1\n1\n");
+    expect_bad_input("bounds --alpha " + alpha + " --norms " + short_norms, {"--norms", "expected n = 3"});
+    const auto asym = write("asym.csv", "1,0.5,0\n0.4,1,0\n0,0,1\n");
+    expect_bad_input("bounds --alpha " + alpha + " --cos " + asym, {"--cos", "symmetric"});
+    const auto not_square = write("rect.csv", "1,0\n0,1\n0,0\n");
+    expect_bad_input("bounds --alpha " + alpha + " --cos " + not_square, {"--cos", "expected 3x3"});
+    expect_bad_input("bounds --alpha " + alpha + " --L 7", {"--L", "n = 3"});
+    expect_bad_input("bounds --alpha /nonexistent/a.txt", {"/nonexistent/a.txt"});
+}
+
+TEST(CliHelp, DocumentsEveryFlagWithDefaults) {
+    const RunResult r = run("bounds --help");
+    EXPECT_EQ(r.exit_code, 0);
+    for (const char* flag : {"--L", "--p-sink", "--T1", "--T2", "--eta", "--omega", "--C", "--lambda", "--beta",
+                             "--rho0", "--d", "--kappa", "--variant", "--N", "--profile", "--preset", "--alpha",
+                             "--norms", "--cos", "=1024", "=0.3", "=128"}) {
+        EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+    }
+    const RunResult m = run("metrics --help");
+    EXPECT_EQ(m.exit_code, 0);
+    EXPECT_NE(m.out.find("--distance"), std::string::npos);
+    EXPECT_EQ(run("--version").exit_code, 0);
+}

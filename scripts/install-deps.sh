@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs everything attngeo needs to build, test and draw on a fresh Debian 12 machine.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake git pkg-config \
+  libeigen3-dev libboost-math-dev libcli11-dev nlohmann-json3-dev librandom123-dev \
+  libopenblas-dev libopenblas0-pthread libomp-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  gnuplot-nox >/dev/null
