@@ -14,26 +14,26 @@ namespace attngeo::cli {
 namespace {
 
 struct BoundsOptions {
-    ModelOptions model;
+    theory::ModelSource source;
+    double d = 128;
+    double kappa = 1;
+    std::string variant = "paper";
+    std::string rank = "attn";
+    std::string sizes = "all";
     bool sensitivity = false;
 };
 
 void run(BoundsOptions& o, const CLI::App& app) {
-    const int explicit_L = o.model.params.profile.L;
-    resolve_model_options(o.model);
-    auto& params = o.model.params;
-    if (params.alpha && app.count("--L") > 0 && explicit_L + 1 != params.alpha->size()) {
-        throw InputError("--L " + std::to_string(explicit_L) + " disagrees with the weights file, which has n = " +
-                         std::to_string(params.alpha->size()) + " (L = n - 1)");
-    }
+    note_explicit_model_flags(app, o.source);
+    const theory::ModelParameters params = theory::load_model(o.source);
     const theory::HeadModel model = theory::build_head_model(params);
     const int n = static_cast<int>(model.alpha.size());
-    const std::vector<int> sizes = parse_selection_sizes(o.model.sizes, n, "--N");
+    const std::vector<int> sizes = parse_selection_sizes(o.sizes, n, "--N");
     theory::BoundSettings settings;
-    settings.d = o.model.d;
-    settings.kappa = o.model.kappa;
-    settings.variant = theory::parse_bound_variant(o.model.variant);
-    settings.ranking = theory::parse_ranking(o.model.rank);
+    settings.d = o.d;
+    settings.kappa = o.kappa;
+    settings.variant = theory::parse_bound_variant(o.variant);
+    settings.ranking = theory::parse_ranking(o.rank);
 
     std::ostringstream out;
     if (o.sensitivity) {
@@ -71,7 +71,16 @@ void run(BoundsOptions& o, const CLI::App& app) {
 
 Runner register_bounds(CLI::App& app) {
     auto o = std::make_shared<BoundsOptions>();
-    add_model_options(app, o->model);
+    add_model_options(app, o->source);
+    app.add_option("--d", o->d, "Value dimension d (LLaMA-2-7B head size); inf for the d -> infinity limit")->capture_default_str();
+    app.add_option("--kappa", o->kappa, "Concentration constant kappa of eq. (31) (the paper gives none)")->capture_default_str();
+    app.add_option("--variant", o->variant, "Bound variant")
+        ->check(CLI::IsMember({"paper", "exact-mean", "scale-invariant"}))
+        ->capture_default_str();
+    app.add_option("--rank", o->rank, "Top-N ranking: attn (alpha_i) or contrib (alpha_i |v_i|)")
+        ->check(CLI::IsMember({"attn", "contrib"}))
+        ->capture_default_str();
+    app.add_option("--N", o->sizes, "Selection sizes: all | pow2 | list like 1,2,4 or 1:16")->capture_default_str();
     app.add_flag("--sensitivity", o->sensitivity,
                  "Print d(bound)/d(log parameter) per N and parameter instead (Table 1; d/d rho0 for rho0)");
     app.footer(

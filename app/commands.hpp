@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace attngeo::cli {
 
@@ -10,5 +11,11 @@ using Runner = std::function<void()>;
 
 Runner register_metrics(CLI::App& app);
 Runner register_bounds(CLI::App& app);
+Runner register_simulate(CLI::App& app);
+Runner register_sweep(CLI::App& app);
+Runner register_merge(CLI::App& app);
+
+// The command line as typed, for manifests.
+const std::string& command_line();
 
 }  // namespace attngeo::cli

@@ -8,7 +8,17 @@
 #include "attngeo/version.hpp"
 #include "common/errors.hpp"
 
+namespace attngeo::cli {
+namespace {
+std::string g_command_line;
+}
+const std::string& command_line() { return g_command_line; }
+}  // namespace attngeo::cli
+
 int main(int argc, char** argv) {
+    for (int i = 0; i < argc; ++i) {
+        attngeo::cli::g_command_line += (i ? " " : "") + std::string(argv[i]);
+    }
     CLI::App app{
         "attngeo: the geometry of token selection in multi-head attention.\n"
         "Precision/Recall of top-N selection in value space, the bounds of Theorems 1-2,\n"
@@ -23,6 +33,9 @@ int main(int argc, char** argv) {
     };
     add(attngeo::cli::register_metrics, "metrics", "P, R, F of top-N selection for one head's points");
     add(attngeo::cli::register_bounds, "bounds", "the envelopes of Theorems 1-2 and Corollary 1");
+    add(attngeo::cli::register_simulate, "simulate", "Monte Carlo E[P], E[R], E[F] under Assumptions 1-3 with the bounds");
+    add(attngeo::cli::register_sweep, "sweep", "simulate over a cartesian grid of parameters");
+    add(attngeo::cli::register_merge, "merge", "combine shard run folders exactly");
 
     try {
         app.parse(argc, argv);

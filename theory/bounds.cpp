@@ -33,7 +33,7 @@ std::string num(double x) {
 }
 
 void validate_settings(const BoundSettings& s, const char* function) {
-    if (!(s.d >= 1) || !std::isfinite(s.d)) fail(function, "d = " + num(s.d) + ", expected a finite d >= 1");
+    if (!(s.d >= 1)) fail(function, "d = " + num(s.d) + ", expected d >= 1 (or inf for the d -> infinity limit)");
     if (!(s.kappa > 0) || !std::isfinite(s.kappa)) fail(function, "kappa = " + num(s.kappa) + ", expected kappa > 0");
 }
 
@@ -43,6 +43,14 @@ Eigen::VectorXd effective_weights(const HeadModel& model) {
 
 Eigen::VectorXd ranking_scores(const HeadModel& model, Ranking ranking) {
     return ranking == Ranking::attention ? model.alpha : effective_weights(model);
+}
+
+// p⁻ for one pair, with the limits: B = 0 (degenerate) gives 1/2; σ = 0 with B > 0 is
+// d = ∞, where p⁻ is 0 for a positive gap and 1/2 otherwise.
+double pair_probability_lower(double mu, double sigma, double B) {
+    if (!(B > 0)) return 0.5;
+    if (sigma == 0) return mu > 0 ? 0.0 : 0.5;
+    return p_minus(mu / sigma);
 }
 
 void set_trivial(BoundRow& row) {
@@ -158,7 +166,8 @@ double scale_invariant_B(double a_max_in, double a_max_out, double selected_mass
 
 double tail_factor(double margin, double B, double kappa, double d) {
     if (!(B > 0)) return 1.0;  // degenerate scale (all weights zero): no concentration claim
-    const double x = std::max(margin, 0.0) / B;
+    if (!(margin > 0)) return 1.0;
+    const double x = margin / B;
     return std::exp(-kappa * d * x * x);
 }
 
@@ -240,7 +249,7 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
         for (int j = 0; j < n; ++j) {
             if (selected[j]) continue;
             const double mu = mean_gap(a[i], a[j], M[i], M[j]);
-            p_i = std::max(p_i, sigma > 0 ? p_minus(mu / sigma) : 0.5);
+            p_i = std::max(p_i, pair_probability_lower(mu, sigma, row.scale));
         }
         max_p = std::max(max_p, p_i);
         recall_sum += 1 - p_i;
@@ -345,6 +354,15 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
                     t.half_in[pos] = min_mu <= 0;
                 }
             }
+            // Only the maximum and the sum over i matter, so h_in can be sorted: then the
+            // targets h_i + ξ*σ ascend and one merge pass over h_out finds every i's best j.
+            std::vector<std::pair<double, char>> in(N);
+            for (int pos = 0; pos < N; ++pos) in[pos] = {t.h_in[pos], t.half_in[pos]};
+            std::sort(in.begin(), in.end());
+            for (int pos = 0; pos < N; ++pos) {
+                t.h_in[pos] = in[pos].first;
+                t.half_in[pos] = in[pos].second;
+            }
         }
         by_size.push_back(std::move(t));
     }
@@ -354,11 +372,12 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
     }
 }
 
-std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa) const {
+std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_only) const {
     BoundSettings settings;
     settings.d = d;
     settings.kappa = kappa;
     validate_settings(settings, "BoundTerms::evaluate");
+    constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
     std::vector<BoundRow> rows;
     rows.reserve(terms_.size());
     for (const PerSize& t : terms_) {
@@ -376,23 +395,35 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa) const {
         const double tail_delta = tail_factor(t.delta, t.scale, kappa, d);
         const double tail_delta0 = tail_factor(t.delta0, t.scale, kappa, d);
         const double union_sum = union_term(t.n_out, t.N, t.sink_selected, tail_delta, tail_delta0);
+        if (lower_only) {
+            finish_row(row, union_sum, 0.5, std::numeric_limits<double>::quiet_NaN());
+            row.precision_upper = row.fmax_upper = std::numeric_limits<double>::quiet_NaN();
+            rows.push_back(row);
+            continue;
+        }
         const double sigma = pair_sigma(t.scale, kappa, d);
         const double peak_gap = kPeakXi * sigma;
         double max_p = 0, recall_sum = 0;
+        std::size_t j = 0;  // merge pointer into h_out: first h_j ≥ h_i + ξ*σ
+        const std::size_t n_out = t.h_out.size();
         for (int pos = 0; pos < t.N; ++pos) {
             double p_i = 0.5;
-            if (!t.half_in[pos] && sigma > 0) {
-                // max_j p⁻ over the gaps h_j − h_i > 0: p⁻ is unimodal in the gap, so the
-                // best j is a neighbour of h_i + ξ*σ in the sorted h_out.
+            if (!t.half_in[pos] && t.scale > 0 && sigma == 0) {
+                p_i = 0;  // d = ∞: every gap is positive, so p⁻ → 0
+            } else if (!t.half_in[pos] && sigma > 0) {
+                // max_j p⁻ over the gaps h_j − h_i > 0: p⁻ is unimodal in the gap, so the best
+                // j is a neighbour of h_i + ξ*σ in the sorted h_out.
                 const double h_i = t.h_in[pos];
-                const auto it = std::lower_bound(t.h_out.begin(), t.h_out.end(), h_i + peak_gap);
+                const double target = h_i + peak_gap;
+                while (j < n_out && t.h_out[j] < target) ++j;
                 p_i = 0;
                 auto consider = [&](double h_j) {
                     const double xi = (h_j - h_i) / sigma;
-                    if (xi > 0) p_i = std::max(p_i, p_minus(xi));
+                    // p⁻(ξ) = φ(ξ)/(ξ + 1/ξ), written out (p_minus is the checked version).
+                    if (xi > 0) p_i = std::max(p_i, kInvSqrt2Pi * std::exp(-0.5 * xi * xi) / (xi + 1.0 / xi));
                 };
-                if (it != t.h_out.end()) consider(*it);
-                if (it != t.h_out.begin()) consider(*(it - 1));
+                if (j < n_out) consider(t.h_out[j]);
+                if (j > 0) consider(t.h_out[j - 1]);
             }
             max_p = std::max(max_p, p_i);
             recall_sum += 1 - p_i;

@@ -91,8 +91,9 @@ class BoundTerms {
 public:
     BoundTerms(const HeadModel& model, const std::vector<int>& sizes, BoundVariant variant,
                Ranking ranking = Ranking::attention);
-    // The bounds at the given d and κ for every N of `sizes`, in that order.
-    std::vector<BoundRow> evaluate(double d, double kappa) const;
+    // The bounds at the given d (may be +inf) and κ for every N of `sizes`, in that order.
+    // With lower_only the upper bounds (the costly part) are left NaN.
+    std::vector<BoundRow> evaluate(double d, double kappa, bool lower_only = false) const;
     const std::vector<int>& sizes() const { return sizes_; }
 
 private:
@@ -102,7 +103,7 @@ private:
         bool trivial = false;  // N = n, or I_N∖{0} empty: every bound is 1
         bool sink_selected = false;
         double delta = 0, delta0 = 0, scale = 0;
-        std::vector<double> h_in;       // [N] h_i for i ∈ I_N
+        std::vector<double> h_in;       // [N] h_i for i ∈ I_N, ascending
         std::vector<char> half_in;      // [N] 1 when min_j μ_ij ≤ 0, so max_j p⁻_ij = 1/2
         std::vector<double> h_out;      // [n − N] h_j for j ∉ I_N, ascending
     };

@@ -41,6 +41,19 @@ void check_sizes(const std::vector<int>& sizes, int n, const char* function) {
 
 }  // namespace
 
+void symmetrize_from_lower(Eigen::MatrixXd& gram) {
+    // Blocked so that both the column reads and the row writes stay in cache.
+    constexpr Eigen::Index kBlock = 32;
+    const Eigen::Index n = gram.rows();
+    for (Eigen::Index jb = 0; jb < n; jb += kBlock) {
+        for (Eigen::Index ib = jb; ib < n; ib += kBlock) {
+            const Eigen::Index j_end = std::min(jb + kBlock, n), i_end = std::min(ib + kBlock, n);
+            for (Eigen::Index j = jb; j < j_end; ++j)
+                for (Eigen::Index i = std::max(ib, j + 1); i < i_end; ++i) gram(j, i) = gram(i, j);
+        }
+    }
+}
+
 Ranking parse_ranking(const std::string& text) {
     if (text == "attn") return Ranking::attention;
     if (text == "contrib") return Ranking::contribution;
@@ -187,33 +200,58 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
 // A = Σ_{k<N} ‖y_k‖, u = 2⁻⁵³ and γ_m = m·u/(1 − m·u), standard bounds give
 //   |G̃_kℓ − G_kℓ| ≤ γ_d ‖y_k‖‖y_ℓ‖,  |c̃_ℓ − c_ℓ| ≤ (γ_N + γ_d) A‖y_ℓ‖,
 //   |‖s‖²~ − ‖s‖²| ≤ (γ_2N+γ_d) A²,  |D_ref − D| ≤ (2γ_N + γ_{d+3}) (A + ‖y_ℓ‖)²,
-// so |D_gram − D_ref| ≤ E_ℓ = 2u(2d + 8N + 32)(A + ‖y_ℓ‖)² (a factor ~2 to spare). Every
-// comparison whose outcome those intervals cannot decide is redone with the reference kernel
-// on the same running s, which makes the result bit-identical to the reference.
-// The cosine distance gets the analogous bound on a quotient (see cosine_error_bound).
+// so |D_gram − D_ref| ≤ E = 2u(2d + 8N + 48)(A + max‖y‖)² (a factor ~2 to spare, and the
+// few extra roundings of comparing in the shifted form v_ℓ = G_ℓℓ − 2c_ℓ against D − ‖s‖²).
+// Every comparison those intervals cannot decide is redone with the reference kernel on the
+// same running s, which makes counts and radii bit-identical to the reference. The cosine
+// distance gets the analogous per-token bound on a quotient (approximate_cosine).
+// v_ℓ = G_ℓℓ − 2c_ℓ for all ℓ. Element-wise, so the AVX2 clone rounds exactly as the
+// baseline one (no reassociation, no FMA contraction).
+__attribute__((target_clones("avx2", "default"))) void shift_column(const double* diagonal,
+                                                                   const double* running, double* shifted,
+                                                                   int n) {
+    for (int l = 0; l < n; ++l) shifted[l] = diagonal[l] - 2 * running[l];
+}
+
+struct CountPair {
+    int surely = 0, maybe = 0;
+};
+
+// #{v ≤ low} and #{v ≤ high} in one pass.
+__attribute__((target_clones("avx2", "default"))) CountPair count_two(const double* v, int count, double low,
+                                                                     double high) {
+    int surely = 0, maybe = 0;
+    for (int l = 0; l < count; ++l) {
+        surely += v[l] <= low;
+        maybe += v[l] <= high;
+    }
+    return {surely, maybe};
+}
+
 class GramDecider {
 public:
-    GramDecider(const RowMatrix& ranked, const Eigen::MatrixXd& gram, Distance distance)
+    GramDecider(const RowMatrix& ranked, const Eigen::MatrixXd& gram, Distance distance, bool radii)
         : ranked_(ranked),
           gram_(gram),
           distance_(distance),
+          radii_(radii),
           n_(static_cast<int>(ranked.rows())),
           d_(static_cast<int>(ranked.cols())),
-          running_dot_(Eigen::VectorXd::Zero(n_)),
+          running_dot_(Eigen::ArrayXd::Zero(n_)),
+          diagonal_(gram.diagonal().array()),
+          shifted_(n_),
           s_(d_, 0.0),
           row_norm_(n_),
-          approx_(n_),
-          bound_(n_),
           exact_(n_, kUnset) {
         for (int l = 0; l < n_; ++l) row_norm_[l] = euclidean_norm(ranked_.row(l).data(), d_);
+        max_row_norm_ = n_ > 0 ? *std::max_element(row_norm_.begin(), row_norm_.end()) : 0.0;
     }
 
     // Adds ranked token N−1 to the selection, making the state that of size N.
     void add_next() {
         const int k = size_++;
         s_norm2_approx_ += 2 * running_dot_[k] + gram_(k, k);
-        for (int l = 0; l < k; ++l) running_dot_[l] += gram_(k, l);  // lower triangle only
-        for (int l = k; l < n_; ++l) running_dot_[l] += gram_(l, k);
+        running_dot_ += gram_.col(k).array();  // G is symmetric: column k = row k
         const double* y = ranked_.row(k).data();
         for (int t = 0; t < d_; ++t) s_[t] += y[t];
         selected_norm_sum_ += row_norm_[k];
@@ -221,47 +259,121 @@ public:
     }
 
     SelectionMetrics evaluate() {
-        const int N = size_;
         for (int l : touched_) exact_[l] = kUnset;
         touched_.clear();
-        approximate_all();
-
-        SelectionMetrics m;
-        m.N = N;
-        const double max_in = extreme(0, N, /*want_max=*/true);
-        m.r_max = std::sqrt(std::max(max_in, 0.0));
-        if (N < n_) {
-            const double min_out = extreme(N, n_, /*want_max=*/false);
-            m.r_min = std::sqrt(std::max(min_out, 0.0));
-            m.K_out = count_at_most(N, n_, max_in);
-            m.K_in = count_at_most(0, N, min_out);
-        }
-        finish(m, n_);
-        return m;
+        return distance_ == Distance::euclidean ? evaluate_euclidean() : evaluate_cosine();
     }
 
 private:
     static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 
-    void approximate_all() {
+    double error_factor() const {
+        return 2 * kUnitRoundoff * (2.0 * d_ + 8.0 * size_ + 48.0);
+    }
+
+    // Euclidean: one bound E for every token, and comparisons in the shifted form
+    // v_ℓ = G_ℓℓ − 2c_ℓ = D_ℓ − ‖s‖². D_ref lies within E of ‖s‖² + v, so with vmax the
+    // largest v among the selected, D_j ≤ max_i D_i is certain for v_j ≤ vmax − 2E and
+    // impossible for v_j > vmax + 2E; only the rest needs the reference kernel. Each N costs
+    // two vectorised passes over n values.
+    SelectionMetrics evaluate_euclidean() {
         const int N = size_;
-        const double factor = 2 * kUnitRoundoff * (2.0 * d_ + 8.0 * N + 32.0);
-        const double A = selected_norm_sum_;
-        if (distance_ == Distance::euclidean) {
-            for (int l = 0; l < n_; ++l) {
-                approx_[l] = s_norm2_approx_ + gram_(l, l) - 2 * running_dot_[l];
-                const double scale = A + row_norm_[l];
-                bound_[l] = factor * scale * scale;
-            }
-            return;
+        const double scale = selected_norm_sum_ + max_row_norm_;
+        // Products that underflow into the subnormal range carry an absolute error up to
+        // 2⁻¹⁰⁷⁵ that the relative bound does not cover: G has d of them per entry, c_ℓ N·d,
+        // ‖s‖² N²·d, the reference d. The second term is twice their count times 2⁻¹⁰⁷⁵.
+        const double underflow =
+            (double(N) * N + 2.0 * N + 2.0) * d_ * std::numeric_limits<double>::denorm_min();
+        const double E2 = 2 * (error_factor() * scale * scale + underflow);
+        const double* v = shifted_.data();
+        shift_column(diagonal_.data(), running_dot_.data(), shifted_.data(), n_);
+        const double v_max = shifted_.head(N).maxCoeff();
+        const double v_min = N < n_ ? shifted_.tail(n_ - N).minCoeff() : kInf;
+        SelectionMetrics m;
+        m.N = N;
+        if (radii_) {
+            max_in_exact_ = exact_extreme(0, N, true, v_max, E2);
+            m.r_max = std::sqrt(std::max(max_in_exact_, 0.0));
+        } else {
+            max_in_exact_ = kUnset;
+            m.r_max = m.r_min = kUnset;
         }
+        if (N == n_) {
+            finish(m, n_);
+            return m;
+        }
+        if (radii_) {
+            min_out_exact_ = exact_extreme(N, n_, false, v_min, E2);
+            m.r_min = std::sqrt(std::max(min_out_exact_, 0.0));
+        } else {
+            min_out_exact_ = kUnset;
+        }
+        const CountPair out = count_two(v + N, n_ - N, v_max - E2, v_max + E2);
+        const CountPair in = count_two(v, N, v_min - E2, v_min + E2);
+        m.K_out = out.surely == out.maybe ? out.surely : resolve(N, n_, v_max, E2, out.surely, true);
+        m.K_in = in.surely == in.maybe ? in.surely : resolve(0, N, v_min, E2, in.surely, false);
+        finish(m, n_);
+        return m;
+    }
+
+    // Exact extreme of D over [begin, end) given the extreme shifted value.
+    double exact_extreme(int begin, int end, bool want_max, double v_best, double E2) {
+        double best = want_max ? -kInf : kInf;
+        for (int l = begin; l < end; ++l) {
+            const double v = shifted_[l];
+            if (want_max ? v >= v_best - E2 : v <= v_best + E2) {
+                best = want_max ? std::max(best, exact(l)) : std::min(best, exact(l));
+            }
+        }
+        return best;
+    }
+
+    // Count over [begin, end) of D_ℓ ≤ (exact max over the selected, or exact min over the
+    // rest), given `surely` tokens already certain; decides the uncertain band exactly.
+    int resolve(int begin, int end, double v_extreme, double E2, int surely, bool against_max) {
+        double& limit = against_max ? max_in_exact_ : min_out_exact_;
+        if (std::isnan(limit)) {
+            limit = against_max ? exact_extreme(0, size_, true, shifted_.head(size_).maxCoeff(), E2)
+                                : exact_extreme(size_, n_, false, shifted_.tail(n_ - size_).minCoeff(), E2);
+        }
+        int count = surely;
+        for (int l = begin; l < end; ++l) {
+            const double v = shifted_[l];
+            if (v > v_extreme - E2 && v <= v_extreme + E2 && exact(l) <= limit) ++count;
+        }
+        return count;
+    }
+
+    // Cosine: a bound per token on the quotient ⟨y,s⟩/(‖y‖‖s‖ + ε).
+    SelectionMetrics evaluate_cosine() {
+        const int N = size_;
+        approximate_cosine();
+        SelectionMetrics m;
+        m.N = N;
+        const double max_in = interval_extreme(0, N, true);
+        m.r_max = std::sqrt(std::max(max_in, 0.0));
+        if (N < n_) {
+            const double min_out = interval_extreme(N, n_, false);
+            m.r_min = std::sqrt(std::max(min_out, 0.0));
+            m.K_out = interval_count_at_most(N, n_, max_in);
+            m.K_in = interval_count_at_most(0, N, min_out);
+        }
+        finish(m, n_);
+        return m;
+    }
+
+    void approximate_cosine() {
+        approx_.resize(n_);
+        bound_.resize(n_);
+        const double factor = error_factor();
+        const double A = selected_norm_sum_;
         const double s_norm2 = std::max(s_norm2_approx_, 0.0);
         const double s_norm = std::sqrt(s_norm2);
         const double s_norm2_error = factor * A * A;
         const double s_norm_error = s_norm > 0 ? std::min(std::sqrt(s_norm2_error), s_norm2_error / s_norm)
                                               : std::sqrt(s_norm2_error);
         for (int l = 0; l < n_; ++l) {
-            const double y_norm = std::sqrt(std::max(gram_(l, l), 0.0));
+            const double y_norm = std::sqrt(std::max(diagonal_[l], 0.0));
             const double y_norm_error = factor * row_norm_[l];
             const double dot = running_dot_[l];
             const double dot_error = factor * A * row_norm_[l];
@@ -278,23 +390,7 @@ private:
         }
     }
 
-    double exact(int l) {
-        if (std::isnan(exact_[l])) {
-            const double* y = ranked_.row(l).data();
-            if (distance_ == Distance::euclidean) {
-                exact_[l] = squared_distance(s_.data(), y, d_);
-            } else {
-                if (s_norm_exact_ < 0) s_norm_exact_ = euclidean_norm(s_.data(), d_);
-                exact_[l] = cosine_distance(s_.data(), s_norm_exact_, y, d_);
-            }
-            touched_.push_back(l);
-        }
-        return exact_[l];
-    }
-
-    // Exact max (or min) of D over rows [begin, end): only rows whose interval can reach the
-    // extreme are evaluated exactly.
-    double extreme(int begin, int end, bool want_max) {
+    double interval_extreme(int begin, int end, bool want_max) {
         double threshold = want_max ? -kInf : kInf;
         for (int l = begin; l < end; ++l) {
             threshold = want_max ? std::max(threshold, approx_[l] - bound_[l])
@@ -309,7 +405,7 @@ private:
         return best;
     }
 
-    int count_at_most(int begin, int end, double limit) {
+    int interval_count_at_most(int begin, int end, double limit) {
         int count = 0;
         for (int l = begin; l < end; ++l) {
             if (approx_[l] + bound_[l] <= limit) ++count;
@@ -319,24 +415,43 @@ private:
         return count;
     }
 
+    double exact(int l) {
+        if (std::isnan(exact_[l])) {
+            const double* y = ranked_.row(l).data();
+            if (distance_ == Distance::euclidean) {
+                exact_[l] = squared_distance(s_.data(), y, d_);
+            } else {
+                if (s_norm_exact_ < 0) s_norm_exact_ = euclidean_norm(s_.data(), d_);
+                exact_[l] = cosine_distance(s_.data(), s_norm_exact_, y, d_);
+            }
+            touched_.push_back(l);
+        }
+        return exact_[l];
+    }
+
     const RowMatrix& ranked_;
     const Eigen::MatrixXd& gram_;
     Distance distance_;
+    bool radii_;  // false: counts only (the simulator), radii left NaN
     int n_, d_;
     int size_ = 0;
-    Eigen::VectorXd running_dot_;  // [n] c_ℓ = ⟨s(N), y_ℓ⟩ from G
-    std::vector<double> s_;        // [d] s(N) summed in rank order, as the reference does
+    Eigen::ArrayXd running_dot_;  // [n] c_ℓ = ⟨s(N), y_ℓ⟩ from G
+    Eigen::ArrayXd diagonal_;     // [n] G_ℓℓ = ‖y_ℓ‖²
+    Eigen::ArrayXd shifted_;      // [n] v_ℓ = G_ℓℓ − 2c_ℓ
+    std::vector<double> s_;       // [d] s(N) summed in rank order, as the reference does
     std::vector<double> row_norm_;  // [n] ‖y_ℓ‖
+    double max_row_norm_ = 0;
     double s_norm2_approx_ = 0;
     double selected_norm_sum_ = 0;  // A = Σ_{k<N} ‖y_k‖
     double s_norm_exact_ = -1;
+    double max_in_exact_ = kUnset, min_out_exact_ = kUnset;  // exact extremes of D, when known
     std::vector<double> approx_, bound_, exact_;  // [n] each
     std::vector<int> touched_;
 };
 
 void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd& gram,
                                  const std::vector<int>& sizes, Distance distance,
-                                 std::vector<SelectionMetrics>& out) {
+                                 std::vector<SelectionMetrics>& out, bool radii) {
     const int n = static_cast<int>(ranked.rows());
     check_sizes(sizes, n, "selection_metrics_from_gram");
     if (gram.rows() != n || gram.cols() != n) {
@@ -346,7 +461,7 @@ void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd&
                                                 std::to_string(n));
     }
     out.clear();
-    GramDecider decider(ranked, gram, distance);
+    GramDecider decider(ranked, gram, distance, radii);
     std::size_t next = 0;
     std::vector<int> wanted(sizes);
     std::sort(wanted.begin(), wanted.end());
@@ -379,8 +494,57 @@ std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens
     for (int k = 0; k < n; ++k) ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
     Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(n, n);
     gram.selfadjointView<Eigen::Lower>().rankUpdate(ranked);
+    symmetrize_from_lower(gram);
     std::vector<SelectionMetrics> rows;
     selection_metrics_from_gram(ranked, gram, sizes, distance, rows);
+    return rows;
+}
+
+std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::MatrixXd& gram,
+                                                              const std::vector<int>& sizes,
+                                                              Distance distance) {
+    const int n = static_cast<int>(gram.rows());
+    if (gram.cols() != n || n < 1) fail("selection_metrics_expected_gram", "Gram matrix must be square and non-empty");
+    if (!gram.allFinite()) fail("selection_metrics_expected_gram", "Gram matrix has NaN or inf");
+    check_sizes(sizes, n, "selection_metrics_expected_gram");
+    std::vector<int> wanted(sizes);
+    std::sort(wanted.begin(), wanted.end());
+    std::vector<double> running(n, 0.0), D(n);
+    std::vector<SelectionMetrics> sorted_rows;
+    std::size_t next = 0;
+    for (int N = 1; N <= n && next < wanted.size(); ++N) {
+        for (int l = 0; l < n; ++l) running[l] += gram(N - 1, l);
+        if (N != wanted[next]) continue;
+        double s_norm2 = 0;
+        for (int k = 0; k < N; ++k) s_norm2 += running[k];
+        const double s_norm = std::sqrt(std::max(s_norm2, 0.0));
+        for (int l = 0; l < n; ++l) {
+            D[l] = distance == Distance::euclidean
+                       ? s_norm2 + gram(l, l) - 2 * running[l]
+                       : 1.0 - running[l] / (std::sqrt(std::max(gram(l, l), 0.0)) * s_norm + kCosineEpsilon);
+        }
+        SelectionMetrics m;
+        m.N = N;
+        double max_in = -kInf, min_out = kInf;
+        for (int l = 0; l < N; ++l) max_in = std::max(max_in, D[l]);
+        for (int l = N; l < n; ++l) min_out = std::min(min_out, D[l]);
+        m.r_max = std::sqrt(std::max(max_in, 0.0));
+        if (N < n) {
+            m.r_min = std::sqrt(std::max(min_out, 0.0));
+            for (int l = 0; l < N; ++l) m.K_in += D[l] <= min_out;
+            for (int l = N; l < n; ++l) m.K_out += D[l] <= max_in;
+        }
+        finish(m, n);
+        while (next < wanted.size() && wanted[next] == N) {
+            sorted_rows.push_back(m);
+            ++next;
+        }
+    }
+    std::vector<SelectionMetrics> rows;
+    for (int N : sizes) {
+        const auto it = std::lower_bound(wanted.begin(), wanted.end(), N);
+        rows.push_back(sorted_rows[static_cast<std::size_t>(it - wanted.begin())]);
+    }
     return rows;
 }
 

@@ -68,12 +68,24 @@ std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens
                                                      Ranking ranking, Distance distance);
 
 // Core of the Gram path on already-ranked contributions: row k of `ranked` is y_{π_k}, `gram`
-// is ranked·rankedᵀ (only the lower triangle is read). Writes one row per N in `sizes`.
-// Exposed so the simulator can supply G from BLAS SYRK.
+// is ranked·rankedᵀ with both triangles filled. Writes one row per N in `sizes`. Exposed so
+// the simulator can supply G from BLAS SYRK; with radii = false only counts (and P, R, F)
+// are computed, r_min and r_max are NaN, and the Euclidean case needs no exact evaluation
+// unless a comparison is within rounding of its threshold.
 void selection_metrics_from_gram(const RowMatrix& ranked,                // [n, d]
                                  const Eigen::MatrixXd& gram,            // [n, n]
                                  const std::vector<int>& sizes, Distance distance,
-                                 std::vector<SelectionMetrics>& out);
+                                 std::vector<SelectionMetrics>& out, bool radii = true);
+
+// Metrics when only the Gram matrix of the ranked contributions is known (the d → ∞ limit of
+// the simulator): D_ℓ = ‖s‖² + G_ℓℓ − 2c_ℓ with c_ℓ = Σ_{k<N} G_kℓ and ‖s‖² = Σ_{k<N} c_k,
+// both summed in ascending k (cosine: 1 − c_ℓ/(√G_ℓℓ·‖s‖ + 1e-12)). O(n²) for all N.
+std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::MatrixXd& gram,  // [n, n]
+                                                              const std::vector<int>& sizes,
+                                                              Distance distance);
+
+// Copies the lower triangle of a square matrix onto its upper triangle (after SYRK).
+void symmetrize_from_lower(Eigen::MatrixXd& gram);
 
 // P(r,N) and R(r,N) of eqs. (2)–(3) for an arbitrary radius r ≥ 0 (closed ball).
 struct BallMetrics {

@@ -1,0 +1,153 @@
+// Google Benchmark figures for the simulator (SPEC §5): one trial vs n and d, all-N (Gram)
+// and grid-N (per-N) paths, its stages, the κ-independent bound terms and one κ evaluation,
+// threads 1–2, and one n×n×d GEMM on the same machine for scale.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <vector>
+
+#include "simulate/montecarlo.hpp"
+#include "simulate/rng.hpp"
+#include "theory/bounds.hpp"
+#include "theory/metrics.hpp"
+
+using namespace attngeo;
+
+namespace {
+
+simulate::SimulationSpec spec_for(int n, int d, bool all_sizes) {
+    simulate::SimulationSpec spec;
+    spec.model.profile.L = n - 1;
+    spec.model.profile.T1 = (n - 1) / 10;
+    spec.model.profile.T2 = (n - 1) * 25 / 32;
+    spec.d = d;
+    spec.all_sizes = all_sizes;
+    if (all_sizes) {
+        for (int N = 1; N <= n; ++N) spec.sizes.push_back(N);
+    } else {
+        for (int N = 1; N < n; N *= 2) spec.sizes.push_back(N);
+        spec.sizes.push_back(n);
+    }
+    return spec;
+}
+
+void BM_Gemm(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+    openblas_set_num_threads(1);
+    std::vector<double> a(static_cast<std::size_t>(n) * d, 0.5), c(static_cast<std::size_t>(n) * n);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 17) * 0.1;
+    for (auto _ : state) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, 1.0, a.data(), d, a.data(), d, 0.0, c.data(), n);
+        benchmark::DoNotOptimize(c.data());
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * d, benchmark::Counter::kIsIterationInvariantRate,
+                                                   benchmark::Counter::kIs1000);
+}
+
+// One Monte Carlo trial, end to end, on `threads` threads (items = trials).
+void BM_Trial(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+    const bool all = state.range(2) != 0;
+    const int threads = static_cast<int>(state.range(3));
+    const auto spec = spec_for(n, d, all);
+    const int batch = 8 * threads;
+    std::int64_t first = 0;
+    for (auto _ : state) {
+        auto sums = simulate::run_trials(spec, first, first + batch, threads);
+        benchmark::DoNotOptimize(sums.trials);
+        first += batch;
+    }
+    state.SetItemsProcessed(state.iterations() * batch);
+}
+
+void BM_GenerateValues(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+    const auto spec = spec_for(n, d, true);
+    const auto head = simulate::simulation_head(spec);
+    const simulate::ValueGenerator generator(simulate::generator_settings(spec, head));
+    theory::RowMatrix values;
+    std::uint32_t trial = 0;
+    for (auto _ : state) {
+        simulate::RandomStream stream(1, 0, trial++);
+        generator.draw_values(stream, values);
+        benchmark::DoNotOptimize(values.data());
+    }
+}
+
+void BM_GramAndSymmetrize(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+    openblas_set_num_threads(1);
+    theory::RowMatrix y = theory::RowMatrix::Random(n, d);
+    Eigen::MatrixXd gram(n, n);
+    for (auto _ : state) {
+        cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0, y.data(), d, 0.0, gram.data(), n);
+        theory::symmetrize_from_lower(gram);
+        benchmark::DoNotOptimize(gram.data());
+    }
+}
+
+void BM_MetricsFromGram(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+    const auto spec = spec_for(n, d, true);
+    const auto head = simulate::simulation_head(spec);
+    const simulate::ValueGenerator generator(simulate::generator_settings(spec, head));
+    theory::RowMatrix values;
+    simulate::RandomStream stream(1, 0, 0);
+    generator.draw_values(stream, values);
+    theory::RowMatrix ranked(n, d);
+    const auto order = theory::selection_order(head.alpha);
+    for (int k = 0; k < n; ++k) ranked.row(k) = head.alpha[order[k]] * values.row(order[k]);
+    Eigen::MatrixXd gram = ranked * ranked.transpose();
+    std::vector<theory::SelectionMetrics> rows;
+    const bool radii = state.range(2) != 0;
+    for (auto _ : state) {
+        theory::selection_metrics_from_gram(ranked, gram, spec.sizes, theory::Distance::euclidean, rows, radii);
+        benchmark::DoNotOptimize(rows.data());
+    }
+}
+
+void BM_BoundTerms(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0));
+    const auto spec = spec_for(n, 128, true);
+    const auto head = simulate::simulation_head(spec);
+    for (auto _ : state) {
+        theory::BoundTerms terms(head, spec.sizes, theory::BoundVariant::paper);
+        benchmark::DoNotOptimize(&terms);
+    }
+}
+
+void BM_BoundEvaluate(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0));
+    const auto spec = spec_for(n, 128, true);
+    const auto head = simulate::simulation_head(spec);
+    theory::BoundTerms terms(head, spec.sizes, theory::BoundVariant::paper);
+    for (auto _ : state) {
+        auto rows = terms.evaluate(128, 0.5);
+        benchmark::DoNotOptimize(rows.data());
+    }
+}
+
+}  // namespace
+
+BENCHMARK(BM_Gemm)->Args({1025, 128})->Args({4097, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Trial)
+    ->ArgNames({"n", "d", "allN", "threads"})
+    ->Args({1025, 128, 1, 1})
+    ->Args({1025, 128, 1, 2})
+    ->Args({1025, 128, 0, 1})
+    ->Args({129, 128, 1, 1})
+    ->Args({257, 128, 1, 1})
+    ->Args({513, 128, 1, 1})
+    ->Args({2049, 128, 1, 1})
+    ->Args({4097, 128, 1, 1})
+    ->Args({1025, 16, 1, 1})
+    ->Args({1025, 64, 1, 1})
+    ->Args({1025, 256, 1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_GenerateValues)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GramAndSymmetrize)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MetricsFromGram)->ArgNames({"n", "d", "radii"})->Args({1025, 128, 0})->Args({1025, 128, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BoundTerms)->Arg(1025)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BoundEvaluate)->Arg(1025)->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();

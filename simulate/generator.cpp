@@ -1,0 +1,125 @@
+// Synthetic value states; see generator.hpp.
+#include "simulate/generator.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace attngeo::simulate {
+namespace {
+
+[[noreturn]] void fail(const char* function, const std::string& what) {
+    throw std::domain_error(std::string(function) + ": " + what);
+}
+
+std::string num(double x) {
+    std::ostringstream out;
+    out.precision(17);
+    out << x;
+    return out.str();
+}
+
+}  // namespace
+
+SinkMode parse_sink_mode(const std::string& text) {
+    if (text == "exact") return SinkMode::exact;
+    if (text == "project") return SinkMode::project;
+    throw std::domain_error("parse_sink_mode: '" + text + "', expected exact or project");
+}
+
+const char* to_string(SinkMode mode) { return mode == SinkMode::exact ? "exact" : "project"; }
+
+double kms_inverse_sum(int L, double r) {
+    if (L < 1) fail("kms_inverse_sum", "L = " + std::to_string(L) + ", expected L >= 1");
+    return (L * (1 - r) + 2 * r) / (1 + r);
+}
+
+double max_feasible_rho0(int L, double beta) {
+    return 1.0 / std::sqrt(kms_inverse_sum(L, std::exp(-beta)));
+}
+
+ValueGenerator::ValueGenerator(GeneratorSettings settings)
+    : settings_(std::move(settings)), n_(static_cast<int>(settings_.norms.size())) {
+    const char* fn = "ValueGenerator";
+    if (settings_.d < 1) fail(fn, "d = " + std::to_string(settings_.d) + ", expected d >= 1");
+    if (n_ < 2) fail(fn, "need at least 2 tokens, got n = " + std::to_string(n_));
+    for (int i = 0; i < n_; ++i) {
+        if (!(settings_.norms[i] >= 0) || !std::isfinite(settings_.norms[i])) {
+            fail(fn, "norm " + std::to_string(i) + " = " + num(settings_.norms[i]) + ", expected finite and >= 0");
+        }
+    }
+    if (!(settings_.norm_cv >= 0) || !std::isfinite(settings_.norm_cv)) {
+        fail(fn, "norm_cv = " + num(settings_.norm_cv) + ", expected >= 0");
+    }
+    log_sigma_ = std::sqrt(std::log1p(settings_.norm_cv * settings_.norm_cv));
+    if (settings_.cosine) {
+        const Eigen::MatrixXd& K = *settings_.cosine;
+        if (K.rows() != n_ || K.cols() != n_) fail(fn, "cosine matrix size does not match n = " + std::to_string(n_));
+        Eigen::LLT<Eigen::MatrixXd> llt(K);
+        if (llt.info() != Eigen::Success) {
+            fail(fn, "the explicit cosine matrix is not positive definite, so no Gaussian directions have it as covariance");
+        }
+        cholesky_ = llt.matrixL();
+        return;
+    }
+    if (!(settings_.beta > 0) || !std::isfinite(settings_.beta)) fail(fn, "beta = " + num(settings_.beta) + ", expected beta > 0");
+    if (!(std::abs(settings_.rho0) <= 1)) fail(fn, "rho0 = " + num(settings_.rho0) + ", expected -1 <= rho0 <= 1");
+    const int L = n_ - 1;
+    r_ = std::exp(-settings_.beta);
+    innovation_ = std::sqrt(1 - r_ * r_);
+    if (settings_.sink_mode == SinkMode::exact) {
+        const double inverse_sum = kms_inverse_sum(L, r_);
+        const double tau2 = 1 - settings_.rho0 * settings_.rho0 * inverse_sum;
+        if (tau2 < 0) {
+            fail(fn, "rho0 = " + num(settings_.rho0) + " is infeasible with beta = " + num(settings_.beta) +
+                         " and L = " + std::to_string(L) + ": the largest feasible |rho0| is " +
+                         num(max_feasible_rho0(L, settings_.beta)) +
+                         " (or use --sink-mode project, which changes the token-token cosines)");
+        }
+        sink_noise_ = std::sqrt(tau2);
+        // K⁻¹1 of the tridiagonal inverse: 1/(1+r) at both ends, (1−r)/(1+r) inside.
+        sink_weights_ = Eigen::VectorXd::Constant(n_, settings_.rho0 * (1 - r_) / (1 + r_));
+        sink_weights_[0] = 0;
+        if (L == 1) {
+            sink_weights_[1] = settings_.rho0;
+        } else {
+            sink_weights_[1] = sink_weights_[L] = settings_.rho0 / (1 + r_);
+        }
+    }
+}
+
+void ValueGenerator::draw_directions(RandomStream& stream, theory::RowMatrix& g) const {
+    const int d = settings_.d;
+    g.resize(n_, d);
+    stream.fill_normals(g.data(), static_cast<std::size_t>(n_) * d);
+    g *= 1.0 / std::sqrt(static_cast<double>(d));  // ε ~ N(0, I/d)
+    if (settings_.cosine) {
+        // g = L ε row-wise; lower-triangular, so rows are rewritten from the last.
+        for (int i = n_ - 1; i >= 0; --i) g.row(i) = cholesky_.row(i).head(i + 1) * g.topRows(i + 1);
+        return;
+    }
+    // Tokens 1..L: AR(1) (row 0 holds the sink's own noise until the end).
+    for (int i = 2; i < n_; ++i) g.row(i) = r_ * g.row(i - 1) + innovation_ * g.row(i);
+    if (settings_.sink_mode == SinkMode::exact) {
+        Eigen::RowVectorXd sink = sink_noise_ * g.row(0);
+        for (int i = 1; i < n_; ++i) sink += sink_weights_[i] * g.row(i);
+        g.row(0) = sink;
+    } else {
+        const double keep = std::sqrt(1 - settings_.rho0 * settings_.rho0);
+        for (int i = 1; i < n_; ++i) g.row(i) = settings_.rho0 * g.row(0) + keep * g.row(i);
+    }
+}
+
+void ValueGenerator::draw_values(RandomStream& stream, theory::RowMatrix& v) const {
+    draw_directions(stream, v);
+    for (int i = 0; i < n_; ++i) {
+        double norm = settings_.norms[i];
+        if (settings_.norm_cv > 0) {
+            norm *= std::exp(log_sigma_ * stream.next_normal() - 0.5 * log_sigma_ * log_sigma_);
+        }
+        const double length = v.row(i).norm();
+        v.row(i) *= length > 0 ? norm / length : 0.0;
+    }
+}
+
+}  // namespace attngeo::simulate

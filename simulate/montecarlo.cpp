@@ -1,0 +1,251 @@
+// Monte Carlo trials; see montecarlo.hpp.
+#include "simulate/montecarlo.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <boost/math/special_functions/gamma.hpp>
+#include <cmath>
+#include <stdexcept>
+
+namespace attngeo::simulate {
+namespace {
+
+// BLAS runs single-threaded inside each trial; parallelism is over trials.
+void pin_blas_to_one_thread() {
+    static const bool done = [] {
+        openblas_set_num_threads(1);
+        return true;
+    }();
+    (void)done;
+}
+
+// G = ranked·rankedᵀ through SYRK (lower), then mirrored.
+void gram_of(const theory::RowMatrix& ranked, Eigen::MatrixXd& gram) {
+    const int n = static_cast<int>(ranked.rows());
+    const int d = static_cast<int>(ranked.cols());
+    gram.resize(n, n);
+    // Row-major [n, d] is column-major [d, n] = Yᵀ; C = (Yᵀ)ᵀ(Yᵀ) = Y Yᵀ.
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0, ranked.data(), d, 0.0, gram.data(), n);
+    theory::symmetrize_from_lower(gram);
+}
+
+void accumulate(const std::vector<theory::SelectionMetrics>& rows, SimulationSums& sums) {
+    for (std::size_t s = 0; s < rows.size(); ++s) {
+        sums.by_size[s].precision.add(rows[s].precision_at_rmax);
+        sums.by_size[s].recall.add(rows[s].recall_at_rmin);
+        sums.by_size[s].fmax.add(rows[s].f_at_rmax);
+        sums.by_size[s].fmin.add(rows[s].f_at_rmin);
+    }
+}
+
+}  // namespace
+
+void RealisedSums::merge(const RealisedSums& o) {
+    for (int k = 0; k < kRealisedLags; ++k) cos_by_lag[k].merge(o.cos_by_lag[k]);
+    cos_to_sink.merge(o.cos_to_sink);
+    norm_ratio_mean.merge(o.norm_ratio_mean);
+    norm_ratio_cv.merge(o.norm_ratio_cv);
+}
+
+void SizeSums::merge(const SizeSums& o) {
+    precision.merge(o.precision);
+    recall.merge(o.recall);
+    fmax.merge(o.fmax);
+    fmin.merge(o.fmin);
+}
+
+void SimulationSums::merge(const SimulationSums& o) {
+    if (by_size.empty()) by_size.resize(o.by_size.size());
+    if (by_size.size() != o.by_size.size()) throw std::logic_error("SimulationSums::merge: size lists differ");
+    trials += o.trials;
+    for (std::size_t s = 0; s < by_size.size(); ++s) by_size[s].merge(o.by_size[s]);
+    realised.merge(o.realised);
+}
+
+theory::HeadModel simulation_head(const SimulationSpec& spec) {
+    return theory::build_head_model(spec.model);
+}
+
+GeneratorSettings generator_settings(const SimulationSpec& spec, const theory::HeadModel& head) {
+    GeneratorSettings g;
+    g.d = spec.d;
+    g.beta = spec.model.beta;
+    g.rho0 = spec.model.rho0;
+    g.sink_mode = spec.sink_mode;
+    g.norms = head.norms;
+    g.norm_cv = spec.norm_cv;
+    if (spec.model.cosine) g.cosine = spec.model.cosine;
+    return g;
+}
+
+void add_realised_statistics(const theory::RowMatrix& values, const Eigen::VectorXd& nominal,
+                             RealisedSums& sums) {
+    const int n = static_cast<int>(values.rows());
+    Eigen::VectorXd norms = values.rowwise().norm();
+    theory::RowMatrix unit = values;
+    for (int i = 0; i < n; ++i)
+        if (norms[i] > 0) unit.row(i) /= norms[i];
+    for (int k = 1; k <= kRealisedLags; ++k) {
+        double total = 0;
+        int pairs = 0;
+        for (int i = 1; i + k < n; ++i, ++pairs) total += unit.row(i).dot(unit.row(i + k));
+        if (pairs > 0) sums.cos_by_lag[k - 1].add(total / pairs);
+    }
+    double to_sink = 0, ratio_sum = 0, ratio_sq = 0;
+    int counted = 0;
+    for (int j = 1; j < n; ++j) {
+        to_sink += unit.row(0).dot(unit.row(j));
+        if (nominal[j] > 0) {
+            const double ratio = norms[j] / nominal[j];
+            ratio_sum += ratio;
+            ratio_sq += ratio * ratio;
+            ++counted;
+        }
+    }
+    sums.cos_to_sink.add(to_sink / (n - 1));
+    if (counted > 0) {
+        const double mean = ratio_sum / counted;
+        const double variance = std::max(ratio_sq / counted - mean * mean, 0.0);
+        sums.norm_ratio_mean.add(mean);
+        sums.norm_ratio_cv.add(mean > 0 ? std::sqrt(variance) / mean : 0.0);
+    }
+}
+
+void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram, const std::vector<int>& position,
+                                       const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal,
+                                       RealisedSums& sums) {
+    const int n = static_cast<int>(position.size());
+    std::vector<double> inverse_length(n), norm(n);
+    for (int i = 0; i < n; ++i) {
+        const double length = std::sqrt(gram(position[i], position[i]));  // ‖α_i v_i‖
+        inverse_length[i] = length > 0 ? 1.0 / length : 0.0;
+        norm[i] = length / alpha[i];
+    }
+    auto cosine = [&](int i, int j) { return gram(position[i], position[j]) * inverse_length[i] * inverse_length[j]; };
+    for (int k = 1; k <= kRealisedLags; ++k) {
+        double total = 0;
+        int pairs = 0;
+        for (int i = 1; i + k < n; ++i, ++pairs) total += cosine(i, i + k);
+        if (pairs > 0) sums.cos_by_lag[k - 1].add(total / pairs);
+    }
+    double to_sink = 0, ratio_sum = 0, ratio_sq = 0;
+    int counted = 0;
+    for (int j = 1; j < n; ++j) {
+        to_sink += cosine(0, j);
+        if (nominal[j] > 0) {
+            const double ratio = norm[j] / nominal[j];
+            ratio_sum += ratio;
+            ratio_sq += ratio * ratio;
+            ++counted;
+        }
+    }
+    sums.cos_to_sink.add(to_sink / (n - 1));
+    if (counted > 0) {
+        const double mean = ratio_sum / counted;
+        const double variance = std::max(ratio_sq / counted - mean * mean, 0.0);
+        sums.norm_ratio_mean.add(mean);
+        sums.norm_ratio_cv.add(mean > 0 ? std::sqrt(variance) / mean : 0.0);
+    }
+}
+
+SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last, int threads) {
+    if (spec.d_infinite) throw std::logic_error("run_trials: d = inf has no trials; use infinite_d_metrics");
+    if (first < 0 || last < first) throw std::logic_error("run_trials: bad trial range");
+    pin_blas_to_one_thread();
+    const theory::HeadModel head = simulation_head(spec);
+    const ValueGenerator generator(generator_settings(spec, head));
+    const int n = generator.tokens();
+    const int d = generator.dimension();
+    // With fixed α and nominal norms the ranking is the same in every trial, unless
+    // contributions are ranked and the norms are noisy.
+    const bool fixed_order = spec.ranking == theory::Ranking::attention || spec.norm_cv == 0;
+    std::vector<int> order, position(n);
+    if (fixed_order) {
+        theory::TokenGeometry nominal;
+        nominal.alpha = head.alpha;
+        nominal.values = theory::RowMatrix::Zero(n, 1);
+        nominal.values.col(0) = head.norms;
+        order = theory::selection_order(theory::selection_scores(nominal, spec.ranking));
+        for (int k = 0; k < n; ++k) position[order[k]] = k;
+    }
+    const bool realised_from_gram = fixed_order && spec.all_sizes && (head.alpha.array() > 0).all();
+
+    SimulationSums total;
+    total.by_size.resize(spec.sizes.size());
+    const int thread_count = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel num_threads(thread_count)
+    {
+        SimulationSums local;
+        local.by_size.resize(spec.sizes.size());
+        theory::TokenGeometry tokens;
+        tokens.alpha = head.alpha;
+        theory::RowMatrix ranked(n, d);
+        Eigen::MatrixXd gram;
+        std::vector<theory::SelectionMetrics> rows;
+#pragma omp for schedule(dynamic, 4)
+        for (std::int64_t trial = first; trial < last; ++trial) {
+            RandomStream stream(spec.seed, spec.grid_point, static_cast<std::uint32_t>(trial));
+            generator.draw_values(stream, tokens.values);
+            if (!realised_from_gram) add_realised_statistics(tokens.values, head.norms, local.realised);
+            if (spec.all_sizes) {
+                const std::vector<int> trial_order =
+                    fixed_order ? order : theory::selection_order(theory::selection_scores(tokens, spec.ranking));
+                for (int k = 0; k < n; ++k) {
+                    ranked.row(k) = tokens.alpha[trial_order[k]] * tokens.values.row(trial_order[k]);
+                }
+                gram_of(ranked, gram);
+                if (realised_from_gram) {
+                    add_realised_statistics_from_gram(gram, position, head.alpha, head.norms, local.realised);
+                }
+                theory::selection_metrics_from_gram(ranked, gram, spec.sizes, spec.distance, rows, /*radii=*/false);
+            } else {
+                rows = theory::selection_metrics_reference(tokens, spec.sizes, spec.ranking, spec.distance);
+            }
+            accumulate(rows, local);
+            ++local.trials;
+        }
+#pragma omp critical
+        total.merge(local);
+    }
+    return total;
+}
+
+std::vector<theory::SelectionMetrics> infinite_d_metrics(const SimulationSpec& spec) {
+    const theory::HeadModel head = simulation_head(spec);
+    const int n = static_cast<int>(head.alpha.size());
+    Eigen::MatrixXd K = head.cosine;
+    if (!spec.model.cosine && spec.sink_mode == SinkMode::project) {
+        const double rho0 = spec.model.rho0;
+        for (int i = 1; i < n; ++i)
+            for (int j = 1; j < n; ++j)
+                if (i != j) K(i, j) = rho0 * rho0 + (1 - rho0 * rho0) * K(i, j);
+    }
+    theory::TokenGeometry nominal;
+    nominal.alpha = head.alpha;
+    nominal.values = theory::RowMatrix::Zero(n, 1);
+    nominal.values.col(0) = head.norms;
+    const std::vector<int> order = theory::selection_order(theory::selection_scores(nominal, spec.ranking));
+    const Eigen::VectorXd a = head.alpha.cwiseProduct(head.norms);
+    Eigen::MatrixXd gram(n, n);
+    for (int k = 0; k < n; ++k)
+        for (int l = 0; l < n; ++l) gram(k, l) = a[order[k]] * a[order[l]] * K(order[k], order[l]);
+    return theory::selection_metrics_expected_gram(gram, spec.sizes, spec.distance);
+}
+
+double expected_normalized_cosine(double rho, int d) {
+    if (d < 1) throw std::domain_error("expected_normalized_cosine: d < 1");
+    if (rho == 0) return 0;
+    const double x = rho * rho;
+    const double c = d / 2.0 + 1;
+    double term = 1, series = 1;
+    for (int k = 0; k < 1000000; ++k) {
+        term *= (0.5 + k) * (0.5 + k) / ((c + k) * (k + 1)) * x;
+        series += term;
+        if (term < 1e-17 * series) break;
+    }
+    const double ratio = boost::math::tgamma_ratio((d + 1) / 2.0, d / 2.0);
+    return rho * (2.0 / d) * ratio * ratio * series;
+}
+
+}  // namespace attngeo::simulate

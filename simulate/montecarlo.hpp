@@ -1,0 +1,84 @@
+// Monte Carlo estimation of E P(r_max,N), E R(r_min,N), E F(r_max,N), E F(r_min,N) under
+// Assumptions 1–3 (SPEC §5): expectation over direction randomness with α and the nominal
+// norms fixed. Trials run in parallel (OpenMP); each trial's stream is keyed by
+// (seed, grid point, trial) and sums are exact integers, so results do not depend on threads.
+#pragma once
+#include <Eigen/Dense>
+#include <cstdint>
+#include <vector>
+
+#include "simulate/generator.hpp"
+#include "simulate/sums.hpp"
+#include "theory/bounds.hpp"
+#include "theory/metrics.hpp"
+#include "theory/parametric.hpp"
+
+namespace attngeo::simulate {
+
+inline constexpr int kRealisedLags = 8;
+
+// What a simulation run is: the head, the sampling and the metrics.
+struct SimulationSpec {
+    theory::ModelParameters model;  // α (profile), nominal norms, cosine model
+    int d = 128;                    // value dimension (ignored when d_infinite)
+    bool d_infinite = false;        // the d → ∞ limit: metrics of the expected Gram matrix
+    std::int64_t trials = 1000;
+    std::uint64_t seed = 1;
+    std::uint32_t grid_point = 0;   // part of every trial's RNG key (sweeps)
+    std::vector<int> sizes;         // selection sizes N, ascending
+    bool all_sizes = true;          // sizes = 1..n: the Gram path; otherwise the per-N path
+    theory::Ranking ranking = theory::Ranking::attention;
+    theory::Distance distance = theory::Distance::euclidean;
+    SinkMode sink_mode = SinkMode::exact;
+    double norm_cv = 0;
+};
+
+// Realised statistics of the generated values, averaged per trial (SPEC §4).
+struct RealisedSums {
+    MomentSums cos_by_lag[kRealisedLags];  // mean_i cos(v_i, v_{i+k}), i ≥ 1, k = 1..8
+    MomentSums cos_to_sink;                // mean_{j≥1} cos(v_0, v_j)
+    MomentSums norm_ratio_mean;            // mean_{i≥1} ‖v_i‖ / nominal
+    MomentSums norm_ratio_cv;              // CV over i ≥ 1 of ‖v_i‖ / nominal
+    void merge(const RealisedSums& other);
+};
+
+// Per selection size: the four metrics' exact sums.
+struct SizeSums {
+    MomentSums precision, recall, fmax, fmin;
+    void merge(const SizeSums& other);
+};
+
+struct SimulationSums {
+    std::int64_t trials = 0;
+    std::vector<SizeSums> by_size;  // [|sizes|]
+    RealisedSums realised;
+    void merge(const SimulationSums& other);
+};
+
+// The head the spec describes (α, nominal norms, cosine model), validated.
+theory::HeadModel simulation_head(const SimulationSpec& spec);
+// The generator settings of the spec (throws std::domain_error when ρ0 is infeasible).
+GeneratorSettings generator_settings(const SimulationSpec& spec, const theory::HeadModel& head);
+
+// Runs trials [first, last) of the spec on `threads` threads (0 = OpenMP default).
+SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last, int threads);
+
+// The d → ∞ limit: metrics from the expected Gram Ḡ_kl = a_k a_l K_kl (no sampling),
+// with K the covariance the generator realises (exact: Assumption 2; project: its variant).
+std::vector<theory::SelectionMetrics> infinite_d_metrics(const SimulationSpec& spec);
+
+// E cos(g_i, g_j)/(‖g_i‖‖g_j‖) for Gaussian vectors in R^d with correlation ρ:
+// ρ·(2/d)(Γ((d+1)/2)/Γ(d/2))²·₂F₁(½,½; d/2+1; ρ²) — what a requested cosine ρ becomes after
+// normalisation at finite d (→ ρ as d → ∞).
+double expected_normalized_cosine(double rho, int d);
+
+// One trial's realised statistics, from the values directly.
+void add_realised_statistics(const theory::RowMatrix& values, const Eigen::VectorXd& nominal_norms,
+                             RealisedSums& sums);
+// The same from the Gram matrix of the ranked contributions (O(n) instead of O(n·d)):
+// position[i] is token i's rank, and every α_i must be > 0.
+void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram, const std::vector<int>& position,
+                                       const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal_norms,
+                                       RealisedSums& sums);
+
+}  // namespace attngeo::simulate

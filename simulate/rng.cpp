@@ -1,0 +1,97 @@
+// Philox streams and the ziggurat normal transform; see rng.hpp.
+#include "simulate/rng.hpp"
+
+#include <Random123/philox.h>
+
+#include <cmath>
+#include <cstddef>
+
+namespace attngeo::simulate {
+namespace {
+
+// Ziggurat tables (Marsaglia & Tsang 2000, in Doornik's 2005 formulation): 128 layers of
+// equal area V with the base layer's right edge at R.
+constexpr int kLayers = 128;
+constexpr double kR = 3.442619855899;
+constexpr double kV = 9.91256303526217e-3;
+
+struct ZigguratTables {
+    double x[kLayers + 1];  // layer right edges, x[0] = V/f(R) (base layer incl. tail)
+    double ratio[kLayers];  // x[i+1]/x[i]: the fraction of layer i inside the density
+    ZigguratTables() {
+        double f = std::exp(-0.5 * kR * kR);
+        x[0] = kV / f;
+        x[1] = kR;
+        x[kLayers] = 0;
+        for (int i = 2; i < kLayers; ++i) {
+            x[i] = std::sqrt(-2 * std::log(kV / x[i - 1] + f));
+            f = std::exp(-0.5 * x[i] * x[i]);
+        }
+        for (int i = 0; i < kLayers; ++i) ratio[i] = x[i + 1] / x[i];
+    }
+};
+
+const ZigguratTables& tables() {
+    static const ZigguratTables t;
+    return t;
+}
+
+}  // namespace
+
+RandomStream::RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial,
+                           std::uint32_t substream)
+    : key_{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)},
+      counter_{0, substream, grid_point, trial},
+      block_{0, 0, 0, 0} {
+    tables();
+}
+
+void RandomStream::refill() {
+    using Philox = r123::Philox4x32;
+    const Philox::ctr_type ctr = {{counter_[0], counter_[1], counter_[2], counter_[3]}};
+    const Philox::key_type key = {{key_[0], key_[1]}};
+    const Philox::ctr_type out = Philox()(ctr, key);
+    for (int i = 0; i < 4; ++i) block_[i] = out.v[i];
+    ++counter_[0];
+    used_ = 0;
+}
+
+std::uint64_t RandomStream::next_u64() {
+    if (used_ > 2) refill();
+    const std::uint64_t value = (static_cast<std::uint64_t>(block_[used_]) << 32) | block_[used_ + 1];
+    used_ += 2;
+    return value;
+}
+
+double RandomStream::next_open_uniform() {
+    return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1p-53;
+}
+
+double RandomStream::next_normal() {
+    const ZigguratTables& t = tables();
+    for (;;) {
+        const std::uint64_t bits = next_u64();
+        // Top 53 bits: u uniform on (-1, 1); low 7 bits: the layer.
+        const double u = (static_cast<double>(bits >> 11) + 0.5) * 0x1p-52 - 1.0;
+        const int layer = static_cast<int>(bits & (kLayers - 1));
+        if (std::abs(u) < t.ratio[layer]) return u * t.x[layer];
+        if (layer == 0) {  // the tail beyond R
+            double x, y;
+            do {
+                x = std::log(next_open_uniform()) / kR;
+                y = std::log(next_open_uniform());
+            } while (-2 * y < x * x);
+            return u < 0 ? x - kR : kR - x;
+        }
+        const double x = u * t.x[layer];
+        const double f0 = std::exp(-0.5 * (t.x[layer] * t.x[layer] - x * x));
+        const double f1 = std::exp(-0.5 * (t.x[layer + 1] * t.x[layer + 1] - x * x));
+        if (f1 + next_open_uniform() * (f0 - f1) < 1.0) return x;
+    }
+}
+
+void RandomStream::fill_normals(double* out, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = next_normal();
+}
+
+}  // namespace attngeo::simulate

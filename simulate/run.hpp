@@ -1,0 +1,79 @@
+// A simulation run folder end to end (SPEC §5, §9): the run's configuration (what the manifest
+// records, enough to redo or merge it), the grid of a sweep, sharding over trials, and the
+// outputs simulate.csv | sweep.csv, bounds.csv, sums.csv and manifest.json.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "simulate/montecarlo.hpp"
+#include "theory/model_source.hpp"
+
+namespace attngeo::simulate {
+
+// Shard i of n runs trials [⌊i·T/n⌋, ⌊(i+1)·T/n⌋) of every grid point.
+struct Shard {
+    int index = 0, count = 1;
+};
+Shard parse_shard(const std::string& text);  // "i/n", 0 ≤ i < n; InputError naming --shard
+std::pair<std::int64_t, std::int64_t> shard_trials(std::int64_t trials, Shard shard);
+
+// Parameters a sweep can vary (`--set name=v1,v2,...`).
+const std::vector<std::string>& sweepable_parameters();
+
+struct RunConfig {
+    std::string kind = "simulate";  // simulate | sweep
+    theory::ModelSource model;
+    double d = 128;                 // +inf: the d → ∞ limit
+    std::optional<double> kappa;    // none: fitted per variant
+    std::int64_t trials = 1000;
+    std::uint64_t seed = 1;
+    std::string sizes = "all";      // all | pow2 | list
+    std::string rank = "attn", distance = "euclidean", sink_mode = "exact";
+    double norm_cv = 0;
+    std::vector<std::pair<std::string, std::vector<double>>> sweep;  // empty for simulate
+    Shard shard;
+};
+nlohmann::json to_json(const RunConfig& config);
+RunConfig run_config_from_json(const nlohmann::json& j);
+
+// One point of the cartesian sweep grid (the only point of a simulate run has no values).
+struct GridPoint {
+    int index = 0;
+    std::vector<std::pair<std::string, double>> values;
+};
+std::vector<GridPoint> grid_points(const RunConfig& config);
+
+// Everything needed to run and evaluate one grid point.
+struct PointSetup {
+    SimulationSpec spec;
+    std::optional<double> kappa;
+    double d = 128;
+    theory::HeadModel head;
+};
+// Loads files, applies the point's values and validates (InputError / std::domain_error,
+// including an infeasible ρ0 with the largest feasible value).
+PointSetup setup_point(const RunConfig& config, const GridPoint& point);
+
+struct RunTimings {
+    double monte_carlo_s = 0, bounds_s = 0;
+};
+
+// Runs this shard's trials for every grid point (nothing to run when d = ∞).
+std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool progress, RunTimings& timings);
+
+// From sums to files: estimates, envelopes, simulate.csv (or sweep.csv), bounds.csv, sums.csv,
+// manifest.json, each written atomically. `provenance` is merged into the manifest. Returns
+// the manifest.
+nlohmann::json write_run(const std::string& dir, const RunConfig& config, const std::vector<SimulationSums>& sums,
+                         int threads, const nlohmann::json& provenance, RunTimings timings);
+
+// Reads the sums of several run folders of the same configuration (shards), adds them
+// exactly and writes the combined folder as if it had been one run.
+nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::string& out, int threads,
+                          const nlohmann::json& provenance);
+
+}  // namespace attngeo::simulate
