@@ -298,3 +298,103 @@ TEST(CliHelp, DocumentsEveryFlagWithDefaults) {
     EXPECT_NE(m.out.find("--distance"), std::string::npos);
     EXPECT_EQ(run("--version").exit_code, 0);
 }
+
+namespace {
+
+std::string read_file(const fs::path& path) { return slurp(path); }
+
+}  // namespace
+
+TEST(CliSimulate, WritesTheSpecifiedFilesIdenticallyForAnyThreadCount) {
+    const fs::path a = scratch() / "sim_t1", b = scratch() / "sim_t2";
+    fs::remove_all(a);
+    fs::remove_all(b);
+    const std::string common = "simulate --L 127 --T1 12 --T2 100 --d 32 --trials 30 --seed 7";
+    const RunResult r1 = run(common + " --threads 1 --out " + a.string());
+    ASSERT_EQ(r1.exit_code, 0) << r1.err;
+    const RunResult r2 = run(common + " --threads 2 --out " + b.string());
+    ASSERT_EQ(r2.exit_code, 0) << r2.err;
+    for (const char* file : {"simulate.csv", "bounds.csv", "sums.csv"}) {
+        EXPECT_EQ(read_file(a / file), read_file(b / file)) << file;
+    }
+    const auto sim = parse_csv(read_file(a / "simulate.csv"));
+    EXPECT_EQ(sim[0], (std::vector<std::string>{"N", "trials", "P_mean", "P_se", "P_ci_lo", "P_ci_hi", "R_mean",
+                                                "R_se", "R_ci_lo", "R_ci_hi", "Fmax_mean", "Fmin_mean"}));
+    EXPECT_EQ(sim.size(), 1u + 128u);
+    EXPECT_EQ(sim[5][1], "30");
+    const auto bounds = parse_csv(read_file(a / "bounds.csv"));
+    EXPECT_EQ(bounds.size(), 1u + 3u * 128u);
+    EXPECT_EQ(bounds[0][1], "variant");
+    const std::string manifest = read_file(a / "manifest.json");
+    for (const char* key : {"\"git_commit\"", "\"decisions\"", "\"realised\"", "\"cos_by_lag\"", "\"kappa_lower95\"",
+                            "\"fraction_inside\"", "\"largest_violation\"", "\"timings\"", "\"from_preset\"", "\"seed\": 7"}) {
+        EXPECT_NE(manifest.find(key), std::string::npos) << key;
+    }
+}
+
+TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
+    const fs::path whole = scratch() / "merge_whole", s0 = scratch() / "merge_s0", s1 = scratch() / "merge_s1",
+                   s2 = scratch() / "merge_s2", merged = scratch() / "merge_out";
+    for (const auto& p : {whole, s0, s1, s2, merged}) fs::remove_all(p);
+    const std::string common = "simulate --L 63 --T1 8 --T2 50 --d 16 --trials 25 --N pow2";
+    ASSERT_EQ(run(common + " --out " + whole.string()).exit_code, 0);
+    ASSERT_EQ(run(common + " --shard 0/3 --out " + s0.string()).exit_code, 0);
+    ASSERT_EQ(run(common + " --shard 1/3 --out " + s1.string()).exit_code, 0);
+    ASSERT_EQ(run(common + " --shard 2/3 --out " + s2.string()).exit_code, 0);
+    const RunResult m = run("merge " + s2.string() + " " + s0.string() + " " + s1.string() + " --out " + merged.string());
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    for (const char* file : {"simulate.csv", "bounds.csv", "sums.csv"}) {
+        EXPECT_EQ(read_file(whole / file), read_file(merged / file)) << file;
+    }
+    expect_bad_input("merge " + s0.string() + " " + s0.string() + " --out " + (scratch() / "x").string(), {"appears twice"});
+    const fs::path other = scratch() / "merge_other";
+    fs::remove_all(other);
+    ASSERT_EQ(run("simulate --L 63 --T1 8 --T2 50 --d 16 --trials 25 --N pow2 --seed 9 --shard 1/3 --out " + other.string()).exit_code, 0);
+    expect_bad_input("merge " + s0.string() + " " + other.string() + " --out " + (scratch() / "x").string(),
+                     {"different configuration"});
+    expect_bad_input("merge /nonexistent/run --out " + (scratch() / "x").string(), {"/nonexistent/run"});
+}
+
+TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
+    const fs::path out = scratch() / "sweep";
+    fs::remove_all(out);
+    const RunResult r = run("sweep --set beta=0.05,0.2 --set d=16,32,64 --L 31 --T1 4 --T2 24 --trials 10 --N 1,2,4 --out " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = parse_csv(read_file(out / "sweep.csv"));
+    ASSERT_EQ(rows.size(), 1u + 6u * 3u);
+    EXPECT_EQ(rows[0][0], "grid");
+    EXPECT_EQ(rows[0][1], "beta");
+    EXPECT_EQ(rows[0][2], "d");
+    EXPECT_EQ(rows[0][3], "N");
+    EXPECT_EQ(rows[4][2], "32");  // second grid point: beta=0.05, d=32
+    EXPECT_NE(r.err.find("[6/6]"), std::string::npos) << r.err;  // progress on stderr
+}
+
+TEST(CliSimulate, InfiniteDimensionIsExact) {
+    const fs::path out = scratch() / "dinf";
+    fs::remove_all(out);
+    const RunResult r = run("simulate --d inf --L 63 --T1 8 --T2 50 --out " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = parse_csv(read_file(out / "simulate.csv"));
+    EXPECT_EQ(rows[1][1], "0");  // no trials
+    EXPECT_EQ(rows[1][3], "0");  // no standard error
+}
+
+TEST(CliSimulate, BadInputExitsTwoWithoutWritingAnything) {
+    const fs::path out = scratch() / "sim_bad";
+    fs::remove_all(out);
+    expect_bad_input("simulate --rho0 0.5 --out " + out.string(), {"rho0", "largest feasible |rho0| is 0.194"});
+    expect_bad_input("simulate --trials 1 --out " + out.string(), {"--trials"});
+    expect_bad_input("simulate --d 0 --out " + out.string(), {"--d"});
+    expect_bad_input("simulate --d 12.5 --out " + out.string(), {"--d"});
+    expect_bad_input("simulate --kappa -2 --out " + out.string(), {"--kappa"});
+    expect_bad_input("simulate --shard 2/2 --out " + out.string(), {"--shard"});
+    expect_bad_input("simulate --norm-cv -1 --out " + out.string(), {"--norm-cv"});
+    expect_bad_input("simulate --N 5000 --out " + out.string(), {"--N"});
+    expect_bad_input("simulate --lambda 2 --out " + out.string(), {"lambda"});
+    expect_bad_input("simulate --trials 10", {"--out"});
+    expect_bad_input("sweep --set bogus=1 --out " + out.string(), {"--set", "bogus"});
+    expect_bad_input("sweep --set beta=0.1,x --out " + out.string(), {"--set beta"});
+    expect_bad_input("sweep --set beta=-1 --L 15 --T1 2 --T2 10 --trials 4 --out " + out.string(), {"beta"});
+    EXPECT_FALSE(fs::exists(out)) << "a failed run must not leave a folder behind";
+}

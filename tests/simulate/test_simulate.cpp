@@ -1,0 +1,370 @@
+// Tests for simulate/: the RNG and normal transform, the generator's covariance and sink
+// construction, exact and thread-independent sums, sharding, the d → ∞ limit against a plain
+// reference, convergence of large-d Monte Carlo to it, and confidence-interval coverage.
+#include <gtest/gtest.h>
+
+#include <boost/math/distributions/normal.hpp>
+#include <cmath>
+#include <iostream>
+#include <numeric>
+
+#include "simulate/envelope.hpp"
+#include "simulate/generator.hpp"
+#include "simulate/montecarlo.hpp"
+#include "simulate/rng.hpp"
+#include "simulate/run.hpp"
+#include "simulate/sums.hpp"
+#include "common/errors.hpp"
+
+using namespace attngeo;
+using namespace attngeo::simulate;
+
+namespace {
+
+// A small Assumption-3 head without ties in α (zipf profile) unless asked otherwise.
+SimulationSpec small_spec(int L, int d, const std::string& profile = "zipf:1.1") {
+    SimulationSpec spec;
+    spec.model.profile.L = L;
+    spec.model.profile.T1 = L / 8;
+    spec.model.profile.T2 = L * 3 / 4;
+    spec.model.profile_kind = theory::parse_profile_spec(profile);
+    spec.model.beta = 0.2;
+    spec.d = d;
+    for (int N = 1; N <= L + 1; ++N) spec.sizes.push_back(N);
+    spec.all_sizes = true;
+    return spec;
+}
+
+double mean_of(const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / x.size(); }
+double se_of(const std::vector<double>& x) {
+    const double m = mean_of(x);
+    double ss = 0;
+    for (double v : x) ss += (v - m) * (v - m);
+    return std::sqrt(ss / (x.size() - 1) / x.size());
+}
+
+}  // namespace
+
+TEST(Rng, SameKeySameStreamDifferentKeysDiffer) {
+    RandomStream a(42, 3, 7), b(42, 3, 7), c(42, 3, 8), e(43, 3, 7);
+    for (int i = 0; i < 100; ++i) {
+        const auto x = a.next_u64();
+        EXPECT_EQ(x, b.next_u64());
+        EXPECT_NE(x, c.next_u64());
+        EXPECT_NE(x, e.next_u64());
+    }
+}
+
+TEST(Rng, ZigguratNormalMomentsAndTails) {
+    RandomStream s(1, 0, 0);
+    const int count = 2'000'000;
+    double sum = 0, sum2 = 0, sum4 = 0;
+    int beyond_r = 0, beyond_1 = 0;
+    for (int i = 0; i < count; ++i) {
+        const double z = s.next_normal();
+        sum += z;
+        sum2 += z * z;
+        sum4 += z * z * z * z;
+        beyond_r += std::abs(z) > 3.442619855899;  // the ziggurat's tail
+        beyond_1 += z > 1.0;
+    }
+    const double mean = sum / count, var = sum2 / count - mean * mean, kurt = sum4 / count;
+    std::cout << "normal: mean " << mean << " var " << var << " E z^4 " << kurt << "\n";
+    EXPECT_NEAR(mean, 0, 5 * std::sqrt(1.0 / count));
+    EXPECT_NEAR(var, 1, 5 * std::sqrt(2.0 / count));
+    EXPECT_NEAR(kurt, 3, 5 * std::sqrt(96.0 / count));
+    const boost::math::normal_distribution<double> normal;
+    const double p_tail = 2 * boost::math::cdf(boost::math::complement(normal, 3.442619855899));
+    const double p_one = boost::math::cdf(boost::math::complement(normal, 1.0));
+    EXPECT_NEAR(beyond_r / double(count), p_tail, 5 * std::sqrt(p_tail / count));
+    EXPECT_NEAR(beyond_1 / double(count), p_one, 5 * std::sqrt(p_one * (1 - p_one) / count));
+    RandomStream u(2, 0, 0);
+    double umin = 1, umax = 0;
+    for (int i = 0; i < 100000; ++i) {
+        const double x = u.next_open_uniform();
+        umin = std::min(umin, x);
+        umax = std::max(umax, x);
+    }
+    EXPECT_GT(umin, 0.0);
+    EXPECT_LT(umax, 1.0);
+}
+
+TEST(Generator, SinkWeightsSolveTheCovarianceExactly) {
+    // w = ρ0 K⁻¹1 from the tridiagonal formula must satisfy K w = ρ0·1 and τ² = 1 − ρ0² 1ᵀK⁻¹1.
+    for (int L : {1, 2, 5, 40}) {
+        const double beta = 0.3, r = std::exp(-beta), rho0 = 0.2;
+        Eigen::MatrixXd K(L, L);
+        for (int i = 0; i < L; ++i)
+            for (int j = 0; j < L; ++j) K(i, j) = std::pow(r, std::abs(i - j));
+        const Eigen::VectorXd inv1 = K.llt().solve(Eigen::VectorXd::Ones(L));
+        EXPECT_NEAR(inv1.sum(), kms_inverse_sum(L, r), 1e-12) << L;
+        EXPECT_NEAR(max_feasible_rho0(L, beta), 1 / std::sqrt(inv1.sum()), 1e-12);
+        const Eigen::VectorXd expected_w = rho0 * inv1;
+        // The generator's construction, checked through its realised covariance below; here the
+        // closed form: ends 1/(1+r), inside (1−r)/(1+r).
+        for (int i = 0; i < L; ++i) {
+            const double closed = L == 1 ? 1.0 : (i == 0 || i == L - 1 ? 1 / (1 + r) : (1 - r) / (1 + r));
+            EXPECT_NEAR(inv1[i], closed, 1e-12) << "L=" << L << " i=" << i;
+        }
+    }
+}
+
+TEST(Generator, DirectionsHaveTheRequestedCovariance) {
+    // E⟨g_i, g_j⟩ = K_ij (Cov = K·I/d summed over d coordinates): check lags 1..8, the sink and
+    // the variance, each within 3.5 standard errors over many trials.
+    const int L = 40, d = 16, trials = 4000;
+    GeneratorSettings g;
+    g.d = d;
+    g.beta = 0.1;
+    g.rho0 = 0.15;
+    g.norms = Eigen::VectorXd::Ones(L + 1);
+    ASSERT_LT(g.rho0, max_feasible_rho0(L, g.beta));
+    const ValueGenerator generator(g);
+    std::vector<std::vector<double>> lag(9), sink, variance(1);
+    sink.resize(1);
+    theory::RowMatrix dirs;
+    for (int t = 0; t < trials; ++t) {
+        RandomStream s(5, 0, t);
+        generator.draw_directions(s, dirs);
+        for (int k = 1; k <= 8; ++k) {
+            double total = 0;
+            for (int i = 1; i + k <= L; ++i) total += dirs.row(i).dot(dirs.row(i + k));
+            lag[k].push_back(total / (L - k));
+        }
+        double to_sink = 0, var = 0;
+        for (int j = 1; j <= L; ++j) {
+            to_sink += dirs.row(0).dot(dirs.row(j));
+            var += dirs.row(j).squaredNorm();
+        }
+        sink[0].push_back(to_sink / L);
+        variance[0].push_back(var / L + dirs.row(0).squaredNorm() * 0);  // non-sink variance
+    }
+    double worst = 0;
+    for (int k = 1; k <= 8; ++k) {
+        const double z = (mean_of(lag[k]) - std::exp(-g.beta * k)) / se_of(lag[k]);
+        worst = std::max(worst, std::abs(z));
+        EXPECT_LT(std::abs(z), 3.5) << "lag " << k << " mean " << mean_of(lag[k]);
+    }
+    const double z_sink = (mean_of(sink[0]) - g.rho0) / se_of(sink[0]);
+    const double z_var = (mean_of(variance[0]) - 1.0) / se_of(variance[0]);
+    std::cout << "largest |z| over lags " << worst << ", sink z " << z_sink << ", variance z " << z_var << "\n";
+    EXPECT_LT(std::abs(z_sink), 3.5);
+    EXPECT_LT(std::abs(z_var), 3.5);
+}
+
+TEST(Generator, NormalisedCosinesMatchTheirExpectation) {
+    // After normalisation E cos = ρ·c(d, ρ); the simulator reports both. Check the formula's
+    // limits and the realised mean cos by lag against it.
+    EXPECT_NEAR(expected_normalized_cosine(0.5, 1), 2 / M_PI * std::asin(0.5), 1e-12);
+    EXPECT_NEAR(expected_normalized_cosine(0.9, 100000), 0.9, 1e-5);
+    EXPECT_EQ(expected_normalized_cosine(0, 7), 0);
+    SimulationSpec spec = small_spec(64, 8, "assumption3");
+    spec.sizes = {1, 2, 4};
+    spec.all_sizes = false;
+    const SimulationSums sums = run_trials(spec, 0, 3000, 2);
+    for (int k = 1; k <= kRealisedLags; ++k) {
+        const Estimate e = estimate(sums.realised.cos_by_lag[k - 1]);
+        const double expected = expected_normalized_cosine(std::exp(-spec.model.beta * k), spec.d);
+        EXPECT_LT(std::abs(e.mean - expected), 3.5 * e.se) << "lag " << k << ": " << e.mean << " vs " << expected;
+    }
+}
+
+TEST(Generator, InfeasibleRho0NamesTheLargestFeasibleValue) {
+    GeneratorSettings g;
+    g.d = 8;
+    g.beta = 0.05;
+    g.rho0 = 0.5;
+    g.norms = Eigen::VectorXd::Ones(1025);
+    try {
+        ValueGenerator generator(g);
+        FAIL() << "expected std::domain_error";
+    } catch (const std::domain_error& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("largest feasible |rho0| is 0.194"), std::string::npos) << message;
+    }
+    g.sink_mode = SinkMode::project;  // the documented alternative accepts it
+    EXPECT_NO_THROW(ValueGenerator{g});
+}
+
+TEST(Sums, Int128TextRoundTripAndEstimates) {
+    for (Int128 v : {Int128(0), Int128(-1), Int128(123456789012345678) * 1000000007, -(Int128(1) << 120)}) {
+        EXPECT_TRUE(parse_int128(to_string_int128(v)) == v);
+    }
+    EXPECT_THROW(parse_int128("12a"), std::invalid_argument);
+    MomentSums m;
+    for (double x : {0.25, 0.5, 0.75}) m.add(x);
+    const Estimate e = estimate(m);
+    EXPECT_DOUBLE_EQ(e.mean, 0.5);
+    EXPECT_NEAR(e.se, 0.25 / std::sqrt(3.0), 1e-15);
+    // t_{0.975, 2} in closed form: (2p − 1)·√(2/(4p(1 − p))) with p = 0.975.
+    const double t975 = 0.95 * std::sqrt(2 / (4 * 0.975 * 0.025));
+    EXPECT_NEAR(e.ci_hi - e.mean, t975 * e.se, 1e-12);
+}
+
+TEST(Sums, IntervalsCoverAKnownMeanAbout95Percent) {
+    // Bernoulli(0.3) "trials" from our RNG: 2000 replications of 60 trials each.
+    int covered = 0;
+    const int replications = 2000;
+    for (int r = 0; r < replications; ++r) {
+        RandomStream s(9, 0, r);
+        MomentSums m;
+        for (int t = 0; t < 60; ++t) m.add(s.next_open_uniform() < 0.3 ? 1.0 : 0.0);
+        const Estimate e = estimate(m);
+        covered += e.ci_lo <= 0.3 && 0.3 <= e.ci_hi;
+    }
+    const double coverage = covered / double(replications);
+    std::cout << "coverage of the 95% interval: " << coverage << "\n";
+    EXPECT_GT(coverage, 0.92);
+    EXPECT_LT(coverage, 0.975);
+}
+
+TEST(MonteCarlo, SimulatorIntervalsCoverAHighPrecisionMean) {
+    // Known mean: a 40000-trial run; then 60 independent 100-trial runs (other seeds).
+    SimulationSpec spec = small_spec(15, 4);
+    spec.sizes = {3, 6};
+    spec.all_sizes = false;
+    spec.seed = 1000;
+    const SimulationSums truth_sums = run_trials(spec, 0, 40000, 2);
+    const double truth = estimate(truth_sums.by_size[0].recall).mean;
+    int covered = 0;
+    for (int r = 0; r < 60; ++r) {
+        spec.seed = static_cast<std::uint64_t>(r + 1);
+        const Estimate e = estimate(run_trials(spec, 0, 100, 2).by_size[0].recall);
+        covered += e.ci_lo <= truth && truth <= e.ci_hi;
+    }
+    std::cout << "simulator coverage: " << covered << "/60 around " << truth << "\n";
+    EXPECT_GE(covered, 51);  // P(X ≤ 50 | p = 0.95, n = 60) < 0.3%
+}
+
+TEST(MonteCarlo, IdenticalForAnyThreadCountAndShardSplit) {
+    const SimulationSpec spec = small_spec(63, 16);
+    const SimulationSums one = run_trials(spec, 0, 37, 1);
+    const SimulationSums two = run_trials(spec, 0, 37, 2);
+    SimulationSums split = run_trials(spec, 0, 11, 2);
+    split.merge(run_trials(spec, 11, 37, 1));
+    ASSERT_EQ(one.trials, 37);
+    for (std::size_t s = 0; s < spec.sizes.size(); ++s) {
+        EXPECT_TRUE(one.by_size[s].precision == two.by_size[s].precision) << s;
+        EXPECT_TRUE(one.by_size[s].recall == two.by_size[s].recall) << s;
+        EXPECT_TRUE(one.by_size[s].fmax == split.by_size[s].fmax) << s;
+        EXPECT_TRUE(one.by_size[s].fmin == split.by_size[s].fmin) << s;
+    }
+    EXPECT_TRUE(one.realised.cos_to_sink == split.realised.cos_to_sink);
+}
+
+TEST(MonteCarlo, GramAndPerNPathsAgreeTrialByTrial) {
+    SimulationSpec all = small_spec(80, 12, "assumption3");
+    SimulationSpec grid = all;
+    grid.all_sizes = false;
+    const SimulationSums a = run_trials(all, 0, 25, 2);
+    const SimulationSums b = run_trials(grid, 0, 25, 2);
+    for (std::size_t s = 0; s < all.sizes.size(); ++s) {
+        EXPECT_TRUE(a.by_size[s].precision == b.by_size[s].precision) << "N=" << all.sizes[s];
+        EXPECT_TRUE(a.by_size[s].recall == b.by_size[s].recall) << "N=" << all.sizes[s];
+    }
+    // Realised statistics from the Gram matrix and from the values agree to rounding.
+    for (int k = 0; k < kRealisedLags; ++k) {
+        EXPECT_NEAR(estimate(a.realised.cos_by_lag[k]).mean, estimate(b.realised.cos_by_lag[k]).mean, 1e-11);
+    }
+}
+
+TEST(MonteCarlo, InfiniteDEqualsAPlainReferenceOnTheExpectedGram) {
+    for (const char* profile : {"assumption3", "zipf:0.7", "uniform"}) {
+        SimulationSpec spec = small_spec(50, 0, profile);
+        spec.model.rho0 = 0.1;
+        spec.d_infinite = true;
+        const auto rows = infinite_d_metrics(spec);
+        // Reference: Ḡ_kl = a_k a_l ρ_kl in rank order; per N from scratch.
+        const theory::HeadModel head = simulation_head(spec);
+        const int n = static_cast<int>(head.alpha.size());
+        std::vector<int> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return head.alpha[x] > head.alpha[y]; });
+        std::vector<std::vector<double>> G(n, std::vector<double>(n));
+        for (int k = 0; k < n; ++k)
+            for (int l = 0; l < n; ++l) {
+                const int i = order[k], j = order[l];
+                const double rho = i == j ? 1.0 : (i == 0 || j == 0 ? 0.1 : std::exp(-0.2 * std::abs(i - j)));
+                G[k][l] = head.alpha[i] * head.norms[i] * head.alpha[j] * head.norms[j] * rho;
+            }
+        for (int N = 1; N <= n; ++N) {
+            std::vector<double> c(n, 0.0);
+            for (int l = 0; l < n; ++l)
+                for (int k = 0; k < N; ++k) c[l] += G[k][l];
+            double s2 = 0;
+            for (int k = 0; k < N; ++k) s2 += c[k];
+            double dmax = -1e300, dmin = 1e300;
+            std::vector<double> D(n);
+            for (int l = 0; l < n; ++l) D[l] = s2 + G[l][l] - 2 * c[l];
+            for (int l = 0; l < N; ++l) dmax = std::max(dmax, D[l]);
+            for (int l = N; l < n; ++l) dmin = std::min(dmin, D[l]);
+            int k_in = 0, k_out = 0;
+            for (int l = 0; l < N; ++l) k_in += D[l] <= dmin;
+            for (int l = N; l < n; ++l) k_out += D[l] <= dmax;
+            if (N == n) k_in = n;
+            EXPECT_EQ(rows[N - 1].K_in, k_in) << profile << " N=" << N;
+            EXPECT_EQ(rows[N - 1].K_out, k_out) << profile << " N=" << N;
+        }
+    }
+}
+
+TEST(MonteCarlo, LargeDConvergesToTheInfiniteDLimit) {
+    SimulationSpec spec = small_spec(31, 4096);
+    spec.sizes = {1, 2, 3, 4, 8, 16, 24};
+    spec.all_sizes = false;
+    SimulationSpec limit = spec;
+    limit.d_infinite = true;
+    const auto exact = infinite_d_metrics(limit);
+    const SimulationSums sums = run_trials(spec, 0, 60, 2);
+    double worst = 0;
+    for (std::size_t s = 0; s < spec.sizes.size(); ++s) {
+        const double p = estimate(sums.by_size[s].precision).mean, r = estimate(sums.by_size[s].recall).mean;
+        worst = std::max({worst, std::abs(p - exact[s].precision_at_rmax), std::abs(r - exact[s].recall_at_rmin)});
+    }
+    std::cout << "largest |MC(d=4096) - limit| = " << worst << "\n";
+    EXPECT_LT(worst, 0.05);
+}
+
+TEST(Run, ShardsPartitionTheTrialsAndParseStrictly) {
+    for (int count : {1, 2, 3, 7}) {
+        std::int64_t next = 0;
+        for (int i = 0; i < count; ++i) {
+            const auto [first, last] = shard_trials(1000, Shard{i, count});
+            EXPECT_EQ(first, next);
+            next = last;
+        }
+        EXPECT_EQ(next, 1000);
+    }
+    EXPECT_EQ(parse_shard("2/5").index, 2);
+    for (const char* bad : {"5/5", "-1/2", "1", "a/b", "1/0", "1/2x"}) EXPECT_THROW(parse_shard(bad), InputError) << bad;
+}
+
+TEST(Envelope, ViolationUsesTheIntervalAndFitImprovesAgreement) {
+    Estimate e;
+    e.mean = 0.5;
+    e.ci_lo = 0.45;
+    e.ci_hi = 0.55;
+    EXPECT_EQ(envelope_violation(e, 0.52, 0.9), 0.0);  // interval overlaps
+    EXPECT_DOUBLE_EQ(envelope_violation(e, 0.6, 0.9), 0.6 - 0.55);
+    EXPECT_DOUBLE_EQ(envelope_violation(e, 0.1, 0.4), 0.45 - 0.4);
+    // κ fitted per variant is never worse than any κ on the coarse grid.
+    SimulationSpec spec = small_spec(63, 32, "assumption3");
+    const SimulationSums sums = run_trials(spec, 0, 40, 2);
+    std::vector<SizeEstimates> est(spec.sizes.size());
+    for (std::size_t s = 0; s < spec.sizes.size(); ++s) {
+        est[s] = {spec.sizes[s], estimate(sums.by_size[s].precision), estimate(sums.by_size[s].recall),
+                  estimate(sums.by_size[s].fmax), estimate(sums.by_size[s].fmin)};
+    }
+    const theory::HeadModel head = simulation_head(spec);
+    const auto fitted = envelopes(head, spec.sizes, spec.ranking, spec.d, est, std::nullopt, 2);
+    for (const auto& v : fitted) {
+        for (double log_kappa = -4; log_kappa <= 2; log_kappa += 0.5) {
+            const auto fixed = envelopes(head, spec.sizes, spec.ranking, spec.d, est, std::pow(10.0, log_kappa), 1);
+            for (const auto& w : fixed)
+                if (w.variant == v.variant) EXPECT_GE(v.fraction_inside, w.fraction_inside) << log_kappa;
+        }
+        EXPECT_TRUE(v.kappa_fitted);
+        EXPECT_GE(v.kappa, 1e-4);
+        EXPECT_LE(v.kappa, 1e2);
+    }
+}
