@@ -129,7 +129,19 @@ void BM_BoundEvaluate(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_Gemm)->Args({1025, 128})->Args({4097, 128})->Unit(benchmark::kMillisecond);
+// One n×n×d GEMM for every trial shape below, so each trial can be read against it.
+BENCHMARK(BM_Gemm)
+    ->ArgNames({"n", "d"})
+    ->Args({129, 128})
+    ->Args({257, 128})
+    ->Args({513, 128})
+    ->Args({1025, 128})
+    ->Args({2049, 128})
+    ->Args({4097, 128})
+    ->Args({1025, 16})
+    ->Args({1025, 64})
+    ->Args({1025, 256})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Trial)
     ->ArgNames({"n", "d", "allN", "threads"})
     ->Args({1025, 128, 1, 1})

@@ -1,8 +1,6 @@
 // Philox streams and the ziggurat normal transform; see rng.hpp.
 #include "simulate/rng.hpp"
 
-#include <Random123/philox.h>
-
 #include <cmath>
 #include <cstddef>
 
@@ -39,32 +37,17 @@ const ZigguratTables& tables() {
 }  // namespace
 
 RandomStream::RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial,
-                           std::uint32_t substream)
-    : key_{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)},
-      counter_{0, substream, grid_point, trial},
-      block_{0, 0, 0, 0} {
+                           std::uint32_t substream) {
+    key_ = {{seed, (static_cast<std::uint64_t>(grid_point) << 32) | substream}};
+    counter_ = {{0, trial, 0, 0}};
+    block_ = {{0, 0, 0, 0}};
     tables();
 }
 
 void RandomStream::refill() {
-    using Philox = r123::Philox4x32;
-    const Philox::ctr_type ctr = {{counter_[0], counter_[1], counter_[2], counter_[3]}};
-    const Philox::key_type key = {{key_[0], key_[1]}};
-    const Philox::ctr_type out = Philox()(ctr, key);
-    for (int i = 0; i < 4; ++i) block_[i] = out.v[i];
-    ++counter_[0];
+    block_ = Philox()(counter_, key_);
+    ++counter_.v[0];
     used_ = 0;
-}
-
-std::uint64_t RandomStream::next_u64() {
-    if (used_ > 2) refill();
-    const std::uint64_t value = (static_cast<std::uint64_t>(block_[used_]) << 32) | block_[used_ + 1];
-    used_ += 2;
-    return value;
-}
-
-double RandomStream::next_open_uniform() {
-    return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1p-53;
 }
 
 double RandomStream::next_normal() {
