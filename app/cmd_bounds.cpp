@@ -37,7 +37,8 @@ void run(BoundsOptions& o, const CLI::App& app) {
 
     std::ostringstream out;
     if (o.sensitivity) {
-        out << "N,parameter,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_lower,Fmin_upper\n";
+        out << "N,parameter,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_lower,Fmin_"
+               "upper\n";
         for (const auto& r : theory::bound_sensitivities(params, sizes, settings)) {
             out << r.N << ',' << r.parameter;
             for (double v : {r.precision_lower, r.precision_upper, r.recall_lower, r.recall_upper,
@@ -53,13 +54,16 @@ void run(BoundsOptions& o, const CLI::App& app) {
     std::vector<std::string> regime(n + 1, "NA");
     if (const auto phases = theory::phase_parameters(params)) {
         const auto regimes = theory::regimes_by_size(model.alpha, phases->p_base, phases->eta);
-        for (int N = 1; N <= n; ++N) regime[N] = theory::to_string(regimes[N - 1]);
+        for (int N = 1; N <= n; ++N)
+            regime[N] = theory::to_string(regimes[N - 1]);
     }
-    out << "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_lower,Fmin_upper\n";
+    out << "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_"
+           "lower,Fmin_upper\n";
     for (const auto& r : theory::bounds_all(model, sizes, settings)) {
         out << r.N << ',' << regime[r.N];
-        for (double v : {r.delta, r.delta0, r.scale, r.precision_lower, r.precision_upper, r.recall_lower,
-                         r.recall_upper, r.fmax_lower, r.fmax_upper, r.fmin_lower, r.fmin_upper}) {
+        for (double v :
+             {r.delta, r.delta0, r.scale, r.precision_lower, r.precision_upper, r.recall_lower,
+              r.recall_upper, r.fmax_lower, r.fmax_upper, r.fmin_lower, r.fmin_upper}) {
             out << ',' << format_double(v);
         }
         out << '\n';
@@ -72,22 +76,32 @@ void run(BoundsOptions& o, const CLI::App& app) {
 Runner register_bounds(CLI::App& app) {
     auto o = std::make_shared<BoundsOptions>();
     add_model_options(app, o->source);
-    app.add_option("--d", o->d, "Value dimension d (LLaMA-2-7B head size); inf for the d -> infinity limit")->capture_default_str();
-    app.add_option("--kappa", o->kappa, "Concentration constant kappa of eq. (31) (the paper gives none)")->capture_default_str();
+    app.add_option("--d", o->d,
+                   "Value dimension d (LLaMA-2-7B head size); inf for the d -> infinity limit")
+        ->capture_default_str();
+    app.add_option("--kappa", o->kappa,
+                   "Concentration constant kappa of eq. (31) (the paper gives none)")
+        ->capture_default_str();
     app.add_option("--variant", o->variant, "Bound variant")
         ->check(CLI::IsMember({"paper", "exact-mean", "scale-invariant"}))
         ->capture_default_str();
     app.add_option("--rank", o->rank, "Top-N ranking: attn (alpha_i) or contrib (alpha_i |v_i|)")
         ->check(CLI::IsMember({"attn", "contrib"}))
         ->capture_default_str();
-    app.add_option("--N", o->sizes, "Selection sizes: all | pow2 | list like 1,2,4 or 1:16")->capture_default_str();
-    app.add_flag("--sensitivity", o->sensitivity,
-                 "Print d(bound)/d(log parameter) per N and parameter instead (Table 1; d/d rho0 for rho0)");
+    app.add_option("--N", o->sizes, "Selection sizes: all | pow2 | list like 1,2,4 or 1:16")
+        ->capture_default_str();
+    app.add_flag(
+        "--sensitivity", o->sensitivity,
+        "Print d(bound)/d(log parameter) per N and parameter instead (Table 1; d/d rho0 for rho0)");
     app.footer(
-        "Prints CSV N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,\n"
-        "Fmin_lower,Fmin_upper. regime is the Table-2 regime (I-V) for assumption3 profiles, NA otherwise;\n"
-        "Delta is nan when I_N minus the sink is empty (N = 1 with the sink on top: all bounds 1).\n"
-        "Decisions (SPEC 3): union factors use n - N; Delta0 uses rho_out; t(x) = exp(-kappa d (max(x,0)/B)^2);\n"
+        "Prints CSV "
+        "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,\n"
+        "Fmin_lower,Fmin_upper. regime is the Table-2 regime (I-V) for assumption3 profiles, NA "
+        "otherwise;\n"
+        "Delta is nan when I_N minus the sink is empty (N = 1 with the sink on top: all bounds "
+        "1).\n"
+        "Decisions (SPEC 3): union factors use n - N; Delta0 uses rho_out; t(x) = exp(-kappa d "
+        "(max(x,0)/B)^2);\n"
         "the Delta0 term is dropped when the sink is not selected; p-(0) = 1/2.");
     CLI::App* self = &app;
     return [o, self] { run(*o, *self); };

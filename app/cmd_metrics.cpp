@@ -24,7 +24,8 @@ struct MetricsOptions {
 theory::TokenGeometry read_points(const std::string& path) {
     const NumericTable table = read_numeric_table(path, "--input points file");
     if (table.columns() < 2) {
-        throw InputError("--input points file '" + path + "': rows have " + std::to_string(table.columns()) +
+        throw InputError("--input points file '" + path + "': rows have " +
+                         std::to_string(table.columns()) +
                          " column(s), expected alpha,v1..vd with d >= 1");
     }
     const int n = static_cast<int>(table.rows.size());
@@ -36,16 +37,18 @@ theory::TokenGeometry read_points(const std::string& path) {
     for (int i = 0; i < n; ++i) {
         const double alpha = table.rows[i][0];
         if (alpha < 0) {
-            throw InputError("--input points file '" + path + "' line " + std::to_string(table.line_numbers[i]) +
-                             ": alpha = " + format_double(alpha) + " is negative, expected alpha >= 0");
+            throw InputError(
+                "--input points file '" + path + "' line " + std::to_string(table.line_numbers[i]) +
+                ": alpha = " + format_double(alpha) + " is negative, expected alpha >= 0");
         }
         tokens.alpha[i] = alpha;
         total += alpha;
-        for (int t = 0; t < d; ++t) tokens.values(i, t) = table.rows[i][t + 1];
+        for (int t = 0; t < d; ++t)
+            tokens.values(i, t) = table.rows[i][t + 1];
     }
     if (std::abs(total - 1) > 1e-6) {
-        throw InputError("--input points file '" + path + "': alpha sums to " + format_double(total) +
-                         ", expected 1 within 1e-6");
+        throw InputError("--input points file '" + path + "': alpha sums to " +
+                         format_double(total) + ", expected 1 within 1e-6");
     }
     return tokens;
 }
@@ -63,8 +66,8 @@ void run(const MetricsOptions& o) {
     std::ostringstream out;
     out << "N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin\n";
     for (const auto& m : rows) {
-        out << m.N << ',' << format_double(m.r_min) << ',' << format_double(m.r_max) << ',' << m.K_in
-            << ',' << m.K_out << ',' << format_double(m.precision_at_rmax) << ','
+        out << m.N << ',' << format_double(m.r_min) << ',' << format_double(m.r_max) << ','
+            << m.K_in << ',' << m.K_out << ',' << format_double(m.precision_at_rmax) << ','
             << format_double(m.recall_at_rmin) << ',' << format_double(m.f_at_rmax) << ','
             << format_double(m.f_at_rmin) << '\n';
     }
@@ -75,16 +78,20 @@ void run(const MetricsOptions& o) {
 
 Runner register_metrics(CLI::App& app) {
     auto o = std::make_shared<MetricsOptions>();
-    app.add_option("--input", o->input, "points.csv: one row per token (row 0 = sink): alpha,v1..vd; no header; # comments")
+    app.add_option(
+           "--input", o->input,
+           "points.csv: one row per token (row 0 = sink): alpha,v1..vd; no header; # comments")
         ->required();
-    app.add_option("--N", o->sizes, "Selection sizes: all | pow2 | list like 1,2,4 or 1:16")->capture_default_str();
+    app.add_option("--N", o->sizes, "Selection sizes: all | pow2 | list like 1,2,4 or 1:16")
+        ->capture_default_str();
     app.add_option("--rank", o->rank, "Top-N ranking: attn (alpha_i) or contrib (alpha_i |v_i|)")
         ->check(CLI::IsMember({"attn", "contrib"}))
         ->capture_default_str();
     app.add_option("--distance", o->distance, "euclidean: |s - y|^2; cosine: 1 - cos(y, s)")
         ->check(CLI::IsMember({"euclidean", "cosine"}))
         ->capture_default_str();
-    app.footer("Prints CSV N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin (r_min = inf at N = n).");
+    app.footer(
+        "Prints CSV N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin (r_min = inf at N = n).");
     return [o] { run(*o); };
 }
 

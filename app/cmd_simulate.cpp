@@ -32,15 +32,21 @@ double parse_d(const std::string& text) {
 void add_run_options(CLI::App& app, SimulateOptions& o) {
     auto& c = o.config;
     add_model_options(app, c.model);
-    app.add_option("--d", o.d, "Value dimension d, or inf for the d -> infinity limit (expected Gram, no sampling)")
+    app.add_option(
+           "--d", o.d,
+           "Value dimension d, or inf for the d -> infinity limit (expected Gram, no sampling)")
         ->capture_default_str();
-    app.add_option("--kappa", o.kappa, "Concentration constant kappa; default: fitted per bound variant (SPEC 7)");
+    app.add_option("--kappa", o.kappa,
+                   "Concentration constant kappa; default: fitted per bound variant (SPEC 7)");
     app.add_option("--trials", c.trials, "Monte Carlo trials")->capture_default_str();
-    app.add_option("--seed", c.seed, "RNG seed (Philox key); trials are keyed by (seed, grid point, trial)")
+    app.add_option("--seed", c.seed,
+                   "RNG seed (Philox key); trials are keyed by (seed, grid point, trial)")
         ->capture_default_str();
-    app.add_option("--threads", o.threads, "OpenMP threads (0 = all cores); results do not depend on it")
+    app.add_option("--threads", o.threads,
+                   "OpenMP threads (0 = all cores); results do not depend on it")
         ->capture_default_str();
-    app.add_option("--N", c.sizes, "Selection sizes: all (Gram path) | pow2 | list like 1,2,4 (per-N path)")
+    app.add_option("--N", c.sizes,
+                   "Selection sizes: all (Gram path) | pow2 | list like 1,2,4 (per-N path)")
         ->capture_default_str();
     app.add_option("--rank", c.rank, "Top-N ranking: attn or contrib")
         ->check(CLI::IsMember({"attn", "contrib"}))
@@ -49,23 +55,29 @@ void add_run_options(CLI::App& app, SimulateOptions& o) {
         ->check(CLI::IsMember({"euclidean", "cosine"}))
         ->capture_default_str();
     app.add_option("--sink-mode", c.sink_mode,
-                   "exact: sink from K^-1 1 (fails when rho0 is infeasible); project: mixes the sink into every "
+                   "exact: sink from K^-1 1 (fails when rho0 is infeasible); project: mixes the "
+                   "sink into every "
                    "token, which changes the token-token cosines to rho0^2 + (1 - rho0^2) r^|i-j|")
         ->check(CLI::IsMember({"exact", "project"}))
         ->capture_default_str();
-    app.add_option("--norm-cv", c.norm_cv, "Log-normal noise on the value norms with this CV (0 = Assumption 1 exactly)")
+    app.add_option("--norm-cv", c.norm_cv,
+                   "Log-normal noise on the value norms with this CV (0 = Assumption 1 exactly)")
         ->capture_default_str();
-    app.add_option("--shard", o.shard, "Run shard i of n (i/n): trials [i T/n, (i+1) T/n); combine with attngeo merge")
+    app.add_option("--shard", o.shard,
+                   "Run shard i of n (i/n): trials [i T/n, (i+1) T/n); combine with attngeo merge")
         ->capture_default_str();
     app.add_option("--out", o.out, "Output folder")->required();
 }
 
 nlohmann::json provenance(const CLI::App& app) {
     nlohmann::json from_preset = nlohmann::json::array();
-    for (const char* flag : {"--L", "--p-sink", "--T1", "--T2", "--eta", "--omega", "--C", "--lambda", "--beta", "--rho0", "--d"}) {
+    for (const char* flag : {"--L", "--p-sink", "--T1", "--T2", "--eta", "--omega", "--C",
+                             "--lambda", "--beta", "--rho0", "--d"}) {
         if (app.count(flag) == 0) from_preset.push_back(std::string(flag).substr(2));
     }
-    return {{"command", command_line()}, {"explicit_flags", explicit_flags(app)}, {"from_preset", from_preset}};
+    return {{"command", command_line()},
+            {"explicit_flags", explicit_flags(app)},
+            {"from_preset", from_preset}};
 }
 
 void finish_config(SimulateOptions& o, const CLI::App& app) {
@@ -73,7 +85,8 @@ void finish_config(SimulateOptions& o, const CLI::App& app) {
     o.config.d = parse_d(o.d);
     if (!o.kappa.empty()) o.config.kappa = parse_finite_double(o.kappa, "--kappa");
     o.config.shard = simulate::parse_shard(o.shard);
-    if (o.threads < 0) throw InputError("--threads: " + std::to_string(o.threads) + ", expected >= 0");
+    if (o.threads < 0)
+        throw InputError("--threads: " + std::to_string(o.threads) + ", expected >= 0");
 }
 
 void print_summary(const nlohmann::json& manifest, const std::string& out) {
@@ -81,8 +94,8 @@ void print_summary(const nlohmann::json& manifest, const std::string& out) {
     for (const auto& point : manifest.at("points")) {
         if (manifest.at("kind") == "sweep") s << "grid " << point.at("grid").get<int>() << ": ";
         for (const auto& [variant, env] : point.at("envelopes").items()) {
-            s << variant << " kappa=" << env.at("kappa").dump() << " inside=" << env.at("fraction_inside").get<double>()
-              << "  ";
+            s << variant << " kappa=" << env.at("kappa").dump()
+              << " inside=" << env.at("fraction_inside").get<double>() << "  ";
         }
         s << '\n';
     }
@@ -94,19 +107,24 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
     finish_config(o, app);
     o.config.kind = kind;
     if (kind == "sweep") {
-        if (o.sets.empty()) throw InputError("--set: a sweep needs at least one --set name=v1,v2,...");
+        if (o.sets.empty())
+            throw InputError("--set: a sweep needs at least one --set name=v1,v2,...");
         const auto& allowed = simulate::sweepable_parameters();
         for (const auto& set : o.sets) {
             const auto eq = set.find('=');
-            if (eq == std::string::npos) throw InputError("--set '" + set + "': expected name=v1,v2,...");
+            if (eq == std::string::npos)
+                throw InputError("--set '" + set + "': expected name=v1,v2,...");
             const std::string name = set.substr(0, eq);
             if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
                 std::string list;
-                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-                throw InputError("--set '" + set + "': unknown parameter '" + name + "', expected one of " + list);
+                for (const auto& a : allowed)
+                    list += (list.empty() ? "" : ", ") + a;
+                throw InputError("--set '" + set + "': unknown parameter '" + name +
+                                 "', expected one of " + list);
             }
             for (const auto& [existing, values] : o.config.sweep) {
-                if (existing == name) throw InputError("--set: parameter '" + name + "' given twice");
+                if (existing == name)
+                    throw InputError("--set: parameter '" + name + "' given twice");
             }
             std::vector<double> values;
             std::istringstream in(set.substr(eq + 1));
@@ -121,7 +139,8 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
     }
     simulate::RunTimings timings;
     const auto sums = simulate::run_grid(o.config, o.threads, kind == "sweep", timings);
-    const auto manifest = simulate::write_run(o.out, o.config, sums, o.threads, provenance(app), timings);
+    const auto manifest =
+        simulate::write_run(o.out, o.config, sums, o.threads, provenance(app), timings);
     print_summary(manifest, o.out);
 }
 
@@ -131,8 +150,10 @@ Runner register_simulate(CLI::App& app) {
     auto o = std::make_shared<SimulateOptions>();
     add_run_options(app, *o);
     app.footer(
-        "Writes OUT/simulate.csv (N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean),\n"
-        "OUT/bounds.csv (every variant, kappa, inside flags), OUT/sums.csv (exact sums for merge) and OUT/manifest.json.");
+        "Writes OUT/simulate.csv "
+        "(N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean),\n"
+        "OUT/bounds.csv (every variant, kappa, inside flags), OUT/sums.csv (exact sums for merge) "
+        "and OUT/manifest.json.");
     CLI::App* self = &app;
     return [o, self] { run_simulate(*o, *self, "simulate"); };
 }
@@ -140,10 +161,15 @@ Runner register_simulate(CLI::App& app) {
 Runner register_sweep(CLI::App& app) {
     auto o = std::make_shared<SimulateOptions>();
     add_run_options(app, *o);
-    app.add_option("--set", o->sets, "A swept parameter: name=v1,v2,... (repeatable; the grid is the cartesian product)")
+    app.add_option(
+           "--set", o->sets,
+           "A swept parameter: name=v1,v2,... (repeatable; the grid is the cartesian product)")
         ->required();
-    app.footer("Writes OUT/sweep.csv (one row per grid point and N, a column per swept parameter), OUT/sums.csv and\n"
-               "OUT/manifest.json. Sweepable: d L C lambda beta rho0 p_sink T1 T2 eta omega kappa norm_cv zipf_s.");
+    app.footer(
+        "Writes OUT/sweep.csv (one row per grid point and N, a column per swept parameter), "
+        "OUT/sums.csv and\n"
+        "OUT/manifest.json. Sweepable: d L C lambda beta rho0 p_sink T1 T2 eta omega kappa norm_cv "
+        "zipf_s.");
     CLI::App* self = &app;
     return [o, self] { run_simulate(*o, *self, "sweep"); };
 }
@@ -155,12 +181,16 @@ Runner register_merge(CLI::App& app) {
         int threads = 0;
     };
     auto o = std::make_shared<MergeOptions>();
-    app.add_option("dirs", o->dirs, "Shard run folders of one simulate or sweep configuration")->required();
+    app.add_option("dirs", o->dirs, "Shard run folders of one simulate or sweep configuration")
+        ->required();
     app.add_option("--out", o->out, "Output folder")->required();
     app.add_option("--threads", o->threads, "Threads for the kappa fit")->capture_default_str();
-    app.footer("Adds the shards' exact sums: the result equals the unsharded run byte for byte (except the manifest).");
+    app.footer(
+        "Adds the shards' exact sums: the result equals the unsharded run byte for byte (except "
+        "the manifest).");
     return [o] {
-        const auto manifest = simulate::merge_runs(o->dirs, o->out, o->threads, {{"command", command_line()}});
+        const auto manifest =
+            simulate::merge_runs(o->dirs, o->out, o->threads, {{"command", command_line()}});
         print_summary(manifest, o->out);
     };
 }

@@ -12,7 +12,9 @@ namespace attngeo::cli {
 namespace {
 std::string g_command_line;
 }
-const std::string& command_line() { return g_command_line; }
+const std::string& command_line() {
+    return g_command_line;
+}
 }  // namespace attngeo::cli
 
 int main(int argc, char** argv) {
@@ -24,16 +26,19 @@ int main(int argc, char** argv) {
         "Precision/Recall of top-N selection in value space, the bounds of Theorems 1-2,\n"
         "Monte Carlo checks and real-model measurements.",
         "attngeo"};
-    app.set_version_flag("--version", std::string(attngeo::kVersion) + " (" + attngeo::kGitCommit + ")");
+    app.set_version_flag("--version",
+                         std::string(attngeo::kVersion) + " (" + attngeo::kGitCommit + ")");
     app.require_subcommand(1);
     std::map<CLI::App*, attngeo::cli::Runner> runners;
     auto add = [&](attngeo::cli::Runner (*reg)(CLI::App&), const char* name, const char* help) {
         CLI::App* sub = app.add_subcommand(name, help);
         runners[sub] = reg(*sub);
     };
-    add(attngeo::cli::register_metrics, "metrics", "P, R, F of top-N selection for one head's points");
+    add(attngeo::cli::register_metrics, "metrics",
+        "P, R, F of top-N selection for one head's points");
     add(attngeo::cli::register_bounds, "bounds", "the envelopes of Theorems 1-2 and Corollary 1");
-    add(attngeo::cli::register_simulate, "simulate", "Monte Carlo E[P], E[R], E[F] under Assumptions 1-3 with the bounds");
+    add(attngeo::cli::register_simulate, "simulate",
+        "Monte Carlo E[P], E[R], E[F] under Assumptions 1-3 with the bounds");
     add(attngeo::cli::register_sweep, "sweep", "simulate over a cartesian grid of parameters");
     add(attngeo::cli::register_merge, "merge", "combine shard run folders exactly");
 
@@ -53,7 +58,8 @@ int main(int argc, char** argv) {
         return 2;
     } catch (const std::domain_error& e) {
         // theory/ rejects invalid parameters; at the CLI those came from the user's flags.
-        std::cerr << "attngeo " << chosen->get_name() << ": invalid parameters: " << e.what() << "\n";
+        std::cerr << "attngeo " << chosen->get_name() << ": invalid parameters: " << e.what()
+                  << "\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "attngeo " << chosen->get_name() << ": internal error: " << e.what() << "\n";

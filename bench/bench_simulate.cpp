@@ -23,9 +23,11 @@ simulate::SimulationSpec spec_for(int n, int d, bool all_sizes) {
     spec.d = d;
     spec.all_sizes = all_sizes;
     if (all_sizes) {
-        for (int N = 1; N <= n; ++N) spec.sizes.push_back(N);
+        for (int N = 1; N <= n; ++N)
+            spec.sizes.push_back(N);
     } else {
-        for (int N = 1; N < n; N *= 2) spec.sizes.push_back(N);
+        for (int N = 1; N < n; N *= 2)
+            spec.sizes.push_back(N);
         spec.sizes.push_back(n);
     }
     return spec;
@@ -35,13 +37,16 @@ void BM_Gemm(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
     openblas_set_num_threads(1);
     std::vector<double> a(static_cast<std::size_t>(n) * d, 0.5), c(static_cast<std::size_t>(n) * n);
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 17) * 0.1;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        a[i] = static_cast<double>(i % 17) * 0.1;
     for (auto _ : state) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, 1.0, a.data(), d, a.data(), d, 0.0, c.data(), n);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, 1.0, a.data(), d, a.data(), d,
+                    0.0, c.data(), n);
         benchmark::DoNotOptimize(c.data());
     }
-    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * d, benchmark::Counter::kIsIterationInvariantRate,
-                                                   benchmark::Counter::kIs1000);
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(2.0 * n * n * d, benchmark::Counter::kIsIterationInvariantRate,
+                           benchmark::Counter::kIs1000);
 }
 
 // One Monte Carlo trial, end to end, on `threads` threads (items = trials).
@@ -80,7 +85,8 @@ void BM_GramAndSymmetrize(benchmark::State& state) {
     theory::RowMatrix y = theory::RowMatrix::Random(n, d);
     Eigen::MatrixXd gram(n, n);
     for (auto _ : state) {
-        cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0, y.data(), d, 0.0, gram.data(), n);
+        cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0, y.data(), d, 0.0, gram.data(),
+                    n);
         theory::symmetrize_from_lower(gram);
         benchmark::DoNotOptimize(gram.data());
     }
@@ -96,12 +102,14 @@ void BM_MetricsFromGram(benchmark::State& state) {
     generator.draw_values(stream, values);
     theory::RowMatrix ranked(n, d);
     const auto order = theory::selection_order(head.alpha);
-    for (int k = 0; k < n; ++k) ranked.row(k) = head.alpha[order[k]] * values.row(order[k]);
+    for (int k = 0; k < n; ++k)
+        ranked.row(k) = head.alpha[order[k]] * values.row(order[k]);
     Eigen::MatrixXd gram = ranked * ranked.transpose();
     std::vector<theory::SelectionMetrics> rows;
     const bool radii = state.range(2) != 0;
     for (auto _ : state) {
-        theory::selection_metrics_from_gram(ranked, gram, spec.sizes, theory::Distance::euclidean, rows, radii);
+        theory::selection_metrics_from_gram(ranked, gram, spec.sizes, theory::Distance::euclidean,
+                                            rows, radii);
         benchmark::DoNotOptimize(rows.data());
     }
 }
@@ -159,7 +167,11 @@ BENCHMARK(BM_Trial)
     ->UseRealTime();
 BENCHMARK(BM_GenerateValues)->Args({1025, 128})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GramAndSymmetrize)->Args({1025, 128})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_MetricsFromGram)->ArgNames({"n", "d", "radii"})->Args({1025, 128, 0})->Args({1025, 128, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MetricsFromGram)
+    ->ArgNames({"n", "d", "radii"})
+    ->Args({1025, 128, 0})
+    ->Args({1025, 128, 1})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BoundTerms)->Arg(1025)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BoundEvaluate)->Arg(1025)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

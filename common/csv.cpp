@@ -24,12 +24,14 @@ std::vector<std::string> split_fields(const std::string& line) {
     if (line.find(',') != std::string::npos) {
         std::string field;
         std::istringstream in(line);
-        while (std::getline(in, field, ',')) fields.push_back(trim(field));
+        while (std::getline(in, field, ','))
+            fields.push_back(trim(field));
         if (!line.empty() && line.back() == ',') fields.push_back("");
     } else {
         std::istringstream in(line);
         std::string field;
-        while (in >> field) fields.push_back(field);
+        while (in >> field)
+            fields.push_back(field);
     }
     return fields;
 }
@@ -71,8 +73,8 @@ NumericTable read_numeric_table(const std::string& path, const std::string& what
                 parse_finite_double(fields[c], where + " column " + std::to_string(c + 1)));
         }
         if (!table.rows.empty() && row.size() != table.columns()) {
-            throw InputError(where + ": has " + std::to_string(row.size()) +
-                             " columns, expected " + std::to_string(table.columns()) +
+            throw InputError(where + ": has " + std::to_string(row.size()) + " columns, expected " +
+                             std::to_string(table.columns()) +
                              " like the first row (ragged table)");
         }
         table.rows.push_back(std::move(row));
@@ -90,7 +92,8 @@ std::vector<double> read_numeric_column(const std::string& path, const std::stri
     }
     std::vector<double> values;
     values.reserve(table.rows.size());
-    for (const auto& row : table.rows) values.push_back(row[0]);
+    for (const auto& row : table.rows)
+        values.push_back(row[0]);
     return values;
 }
 

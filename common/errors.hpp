@@ -9,7 +9,7 @@ namespace attngeo {
 // Bad user input: a file, a flag or a value. The message names the file or flag and says
 // what was expected, in one line.
 class InputError : public std::runtime_error {
-public:
+  public:
     explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 

@@ -26,7 +26,8 @@ std::vector<EnvelopeCheck> check_all(const std::vector<theory::BoundRow>& rows,
     for (std::size_t s = 0; s < rows.size(); ++s) {
         const auto& b = rows[s];
         const auto& e = estimates[s];
-        checks[s].precision_violation = envelope_violation(e.precision, b.precision_lower, b.precision_upper);
+        checks[s].precision_violation =
+            envelope_violation(e.precision, b.precision_lower, b.precision_upper);
         checks[s].recall_violation = envelope_violation(e.recall, b.recall_lower, b.recall_upper);
         checks[s].fmax_violation = envelope_violation(e.fmax, b.fmax_lower, b.fmax_upper);
         checks[s].fmin_violation = envelope_violation(e.fmin, b.fmin_lower, b.fmin_upper);
@@ -34,12 +35,14 @@ std::vector<EnvelopeCheck> check_all(const std::vector<theory::BoundRow>& rows,
     return checks;
 }
 
-Agreement agreement(const std::vector<theory::BoundRow>& rows, const std::vector<SizeEstimates>& estimates) {
+Agreement agreement(const std::vector<theory::BoundRow>& rows,
+                    const std::vector<SizeEstimates>& estimates) {
     Agreement a;
     int inside = 0;
     for (std::size_t s = 0; s < rows.size(); ++s) {
         const auto& b = rows[s];
-        inside += envelope_violation(estimates[s].precision, b.precision_lower, b.precision_upper) == 0;
+        inside +=
+            envelope_violation(estimates[s].precision, b.precision_lower, b.precision_upper) == 0;
         inside += envelope_violation(estimates[s].recall, b.recall_lower, b.recall_upper) == 0;
         a.width += (b.precision_upper - b.precision_lower) + (b.recall_upper - b.recall_lower);
     }
@@ -47,10 +50,13 @@ Agreement agreement(const std::vector<theory::BoundRow>& rows, const std::vector
     return a;
 }
 
-double interval_top(const Estimate& e) { return std::isnan(e.ci_hi) ? e.mean : e.ci_hi; }
+double interval_top(const Estimate& e) {
+    return std::isnan(e.ci_hi) ? e.mean : e.ci_hi;
+}
 
 // Fraction of P and R lower bounds that the estimates do not violate.
-double lower_bound_fraction(const std::vector<theory::BoundRow>& rows, const std::vector<SizeEstimates>& estimates) {
+double lower_bound_fraction(const std::vector<theory::BoundRow>& rows,
+                            const std::vector<SizeEstimates>& estimates) {
     int holding = 0;
     for (std::size_t s = 0; s < rows.size(); ++s) {
         holding += interval_top(estimates[s].precision) >= rows[s].precision_lower;
@@ -61,8 +67,8 @@ double lower_bound_fraction(const std::vector<theory::BoundRow>& rows, const std
 
 // κ maximising agreement: a 0.2-decade grid over [1e-4, 1e2], then two refinements (0.02 and
 // 0.002 decades) around the best point.
-double fit_kappa(const theory::BoundTerms& terms, double d, const std::vector<SizeEstimates>& estimates,
-                 int threads) {
+double fit_kappa(const theory::BoundTerms& terms, double d,
+                 const std::vector<SizeEstimates>& estimates, int threads) {
     double best_log = kLogKappaMin;
     Agreement best;
     bool have = false;
@@ -93,9 +99,12 @@ double fit_kappa(const theory::BoundTerms& terms, double d, const std::vector<Si
 
 // Largest κ with ≥ 95% of lower bounds holding. Lower bounds grow with κ, so the fraction is
 // non-increasing and bisection in log κ applies.
-double largest_kappa_lower95(const theory::BoundTerms& terms, double d, const std::vector<SizeEstimates>& estimates) {
+double largest_kappa_lower95(const theory::BoundTerms& terms, double d,
+                             const std::vector<SizeEstimates>& estimates) {
     auto holds = [&](double log_kappa) {
-        return lower_bound_fraction(terms.evaluate(d, std::pow(10.0, log_kappa), /*lower_only=*/true), estimates) >= 0.95;
+        return lower_bound_fraction(
+                   terms.evaluate(d, std::pow(10.0, log_kappa), /*lower_only=*/true), estimates) >=
+               0.95;
     };
     if (!holds(kLogKappaMin)) return std::numeric_limits<double>::quiet_NaN();
     if (holds(kLogKappaMax)) return std::pow(10.0, kLogKappaMax);
@@ -143,7 +152,8 @@ std::vector<VariantEnvelope> envelopes(const theory::HeadModel& head, const std:
             const auto& c = v.checks[s];
             inside_p += c.precision_inside();
             inside_r += c.recall_inside();
-            for (auto [violation, metric] : {std::pair{c.precision_violation, "P"}, std::pair{c.recall_violation, "R"}}) {
+            for (auto [violation, metric] :
+                 {std::pair{c.precision_violation, "P"}, std::pair{c.recall_violation, "R"}}) {
                 if (violation > v.largest_violation) {
                     v.largest_violation = violation;
                     v.largest_violation_N = v.rows[s].N;

@@ -27,7 +27,9 @@ SinkMode parse_sink_mode(const std::string& text) {
     throw std::domain_error("parse_sink_mode: '" + text + "', expected exact or project");
 }
 
-const char* to_string(SinkMode mode) { return mode == SinkMode::exact ? "exact" : "project"; }
+const char* to_string(SinkMode mode) {
+    return mode == SinkMode::exact ? "exact" : "project";
+}
 
 double kms_inverse_sum(int L, double r) {
     if (L < 1) fail("kms_inverse_sum", "L = " + std::to_string(L) + ", expected L >= 1");
@@ -45,7 +47,8 @@ ValueGenerator::ValueGenerator(GeneratorSettings settings)
     if (n_ < 2) fail(fn, "need at least 2 tokens, got n = " + std::to_string(n_));
     for (int i = 0; i < n_; ++i) {
         if (!(settings_.norms[i] >= 0) || !std::isfinite(settings_.norms[i])) {
-            fail(fn, "norm " + std::to_string(i) + " = " + num(settings_.norms[i]) + ", expected finite and >= 0");
+            fail(fn, "norm " + std::to_string(i) + " = " + num(settings_.norms[i]) +
+                         ", expected finite and >= 0");
         }
     }
     if (!(settings_.norm_cv >= 0) || !std::isfinite(settings_.norm_cv)) {
@@ -54,16 +57,21 @@ ValueGenerator::ValueGenerator(GeneratorSettings settings)
     log_sigma_ = std::sqrt(std::log1p(settings_.norm_cv * settings_.norm_cv));
     if (settings_.cosine) {
         const Eigen::MatrixXd& K = *settings_.cosine;
-        if (K.rows() != n_ || K.cols() != n_) fail(fn, "cosine matrix size does not match n = " + std::to_string(n_));
+        if (K.rows() != n_ || K.cols() != n_)
+            fail(fn, "cosine matrix size does not match n = " + std::to_string(n_));
         Eigen::LLT<Eigen::MatrixXd> llt(K);
         if (llt.info() != Eigen::Success) {
-            fail(fn, "the explicit cosine matrix is not positive definite, so no Gaussian directions have it as covariance");
+            fail(fn,
+                 "the explicit cosine matrix is not positive definite, so no Gaussian directions "
+                 "have it as covariance");
         }
         cholesky_ = llt.matrixL();
         return;
     }
-    if (!(settings_.beta > 0) || !std::isfinite(settings_.beta)) fail(fn, "beta = " + num(settings_.beta) + ", expected beta > 0");
-    if (!(std::abs(settings_.rho0) <= 1)) fail(fn, "rho0 = " + num(settings_.rho0) + ", expected -1 <= rho0 <= 1");
+    if (!(settings_.beta > 0) || !std::isfinite(settings_.beta))
+        fail(fn, "beta = " + num(settings_.beta) + ", expected beta > 0");
+    if (!(std::abs(settings_.rho0) <= 1))
+        fail(fn, "rho0 = " + num(settings_.rho0) + ", expected -1 <= rho0 <= 1");
     const int L = n_ - 1;
     r_ = std::exp(-settings_.beta);
     innovation_ = std::sqrt(1 - r_ * r_);
@@ -71,7 +79,8 @@ ValueGenerator::ValueGenerator(GeneratorSettings settings)
         const double inverse_sum = kms_inverse_sum(L, r_);
         const double tau2 = 1 - settings_.rho0 * settings_.rho0 * inverse_sum;
         if (tau2 < 0) {
-            fail(fn, "rho0 = " + num(settings_.rho0) + " is infeasible with beta = " + num(settings_.beta) +
+            fail(fn, "rho0 = " + num(settings_.rho0) +
+                         " is infeasible with beta = " + num(settings_.beta) +
                          " and L = " + std::to_string(L) + ": the largest feasible |rho0| is " +
                          num(max_feasible_rho0(L, settings_.beta)) +
                          " (or use --sink-mode project, which changes the token-token cosines)");
@@ -95,18 +104,22 @@ void ValueGenerator::draw_directions(RandomStream& stream, theory::RowMatrix& g)
     g *= 1.0 / std::sqrt(static_cast<double>(d));  // ε ~ N(0, I/d)
     if (settings_.cosine) {
         // g = L ε row-wise; lower-triangular, so rows are rewritten from the last.
-        for (int i = n_ - 1; i >= 0; --i) g.row(i) = cholesky_.row(i).head(i + 1) * g.topRows(i + 1);
+        for (int i = n_ - 1; i >= 0; --i)
+            g.row(i) = cholesky_.row(i).head(i + 1) * g.topRows(i + 1);
         return;
     }
     // Tokens 1..L: AR(1) (row 0 holds the sink's own noise until the end).
-    for (int i = 2; i < n_; ++i) g.row(i) = r_ * g.row(i - 1) + innovation_ * g.row(i);
+    for (int i = 2; i < n_; ++i)
+        g.row(i) = r_ * g.row(i - 1) + innovation_ * g.row(i);
     if (settings_.sink_mode == SinkMode::exact) {
         Eigen::RowVectorXd sink = sink_noise_ * g.row(0);
-        for (int i = 1; i < n_; ++i) sink += sink_weights_[i] * g.row(i);
+        for (int i = 1; i < n_; ++i)
+            sink += sink_weights_[i] * g.row(i);
         g.row(0) = sink;
     } else {
         const double keep = std::sqrt(1 - settings_.rho0 * settings_.rho0);
-        for (int i = 1; i < n_; ++i) g.row(i) = settings_.rho0 * g.row(0) + keep * g.row(i);
+        for (int i = 1; i < n_; ++i)
+            g.row(i) = settings_.rho0 * g.row(0) + keep * g.row(i);
     }
 }
 

@@ -24,18 +24,18 @@ double kms_inverse_sum(int L, double r);
 double max_feasible_rho0(int L, double beta);
 
 struct GeneratorSettings {
-    int d = 128;                       // value dimension
-    double beta = 0.05;                // cosine decay, r = e^{−β}
-    double rho0 = 0;                   // sink cosine
+    int d = 128;         // value dimension
+    double beta = 0.05;  // cosine decay, r = e^{−β}
+    double rho0 = 0;     // sink cosine
     SinkMode sink_mode = SinkMode::exact;
-    Eigen::VectorXd norms;             // [n] nominal norms ‖v_i‖ (Assumption 1 or explicit)
-    double norm_cv = 0;                // CV of multiplicative log-normal norm noise (0 = none)
+    Eigen::VectorXd norms;  // [n] nominal norms ‖v_i‖ (Assumption 1 or explicit)
+    double norm_cv = 0;     // CV of multiplicative log-normal norm noise (0 = none)
     std::optional<Eigen::MatrixXd> cosine;  // [n, n] explicit K (replaces β, ρ0; Cholesky path)
 };
 
 // Draws value vectors for one trial. Thread-safe (const) once constructed.
 class ValueGenerator {
-public:
+  public:
     // Validates the settings; an infeasible (β, ρ0, L) throws std::domain_error with the
     // largest feasible |ρ0| in the message.
     explicit ValueGenerator(GeneratorSettings settings);
@@ -48,14 +48,14 @@ public:
     // v_i = ‖v_i‖ g_i/‖g_i‖, with the norm noise if any.                       [n, d]
     void draw_values(RandomStream& stream, theory::RowMatrix& values) const;
 
-private:
+  private:
     GeneratorSettings settings_;
     int n_;
-    double r_ = 0, innovation_ = 0;    // AR(1): g_i = r g_{i−1} + √(1−r²) ε_i
-    Eigen::VectorXd sink_weights_;     // [n] w = ρ0 K⁻¹1 over tokens 1..L (entry 0 unused)
-    double sink_noise_ = 0;            // τ
-    Eigen::MatrixXd cholesky_;         // [n, n] lower factor of the explicit K
-    double log_sigma_ = 0;             // σ of log-normal noise with CV = norm_cv
+    double r_ = 0, innovation_ = 0;  // AR(1): g_i = r g_{i−1} + √(1−r²) ε_i
+    Eigen::VectorXd sink_weights_;   // [n] w = ρ0 K⁻¹1 over tokens 1..L (entry 0 unused)
+    double sink_noise_ = 0;          // τ
+    Eigen::MatrixXd cholesky_;       // [n, n] lower factor of the explicit K
+    double log_sigma_ = 0;           // σ of log-normal noise with CV = norm_cv
 };
 
 }  // namespace attngeo::simulate

@@ -26,7 +26,8 @@ void gram_of(const theory::RowMatrix& ranked, Eigen::MatrixXd& gram) {
     const int d = static_cast<int>(ranked.cols());
     gram.resize(n, n);
     // Row-major [n, d] is column-major [d, n] = Yᵀ; C = (Yᵀ)ᵀ(Yᵀ) = Y Yᵀ.
-    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0, ranked.data(), d, 0.0, gram.data(), n);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0, ranked.data(), d, 0.0,
+                gram.data(), n);
     theory::symmetrize_from_lower(gram);
 }
 
@@ -42,7 +43,8 @@ void accumulate(const std::vector<theory::SelectionMetrics>& rows, SimulationSum
 }  // namespace
 
 void RealisedSums::merge(const RealisedSums& o) {
-    for (int k = 0; k < kRealisedLags; ++k) cos_by_lag[k].merge(o.cos_by_lag[k]);
+    for (int k = 0; k < kRealisedLags; ++k)
+        cos_by_lag[k].merge(o.cos_by_lag[k]);
     cos_to_sink.merge(o.cos_to_sink);
     norm_ratio_mean.merge(o.norm_ratio_mean);
     norm_ratio_cv.merge(o.norm_ratio_cv);
@@ -57,9 +59,11 @@ void SizeSums::merge(const SizeSums& o) {
 
 void SimulationSums::merge(const SimulationSums& o) {
     if (by_size.empty()) by_size.resize(o.by_size.size());
-    if (by_size.size() != o.by_size.size()) throw std::logic_error("SimulationSums::merge: size lists differ");
+    if (by_size.size() != o.by_size.size())
+        throw std::logic_error("SimulationSums::merge: size lists differ");
     trials += o.trials;
-    for (std::size_t s = 0; s < by_size.size(); ++s) by_size[s].merge(o.by_size[s]);
+    for (std::size_t s = 0; s < by_size.size(); ++s)
+        by_size[s].merge(o.by_size[s]);
     realised.merge(o.realised);
 }
 
@@ -89,7 +93,8 @@ void add_realised_statistics(const theory::RowMatrix& values, const Eigen::Vecto
     for (int k = 1; k <= kRealisedLags; ++k) {
         double total = 0;
         int pairs = 0;
-        for (int i = 1; i + k < n; ++i, ++pairs) total += unit.row(i).dot(unit.row(i + k));
+        for (int i = 1; i + k < n; ++i, ++pairs)
+            total += unit.row(i).dot(unit.row(i + k));
         if (pairs > 0) sums.cos_by_lag[k - 1].add(total / pairs);
     }
     double to_sink = 0, ratio_sum = 0, ratio_sq = 0;
@@ -112,7 +117,8 @@ void add_realised_statistics(const theory::RowMatrix& values, const Eigen::Vecto
     }
 }
 
-void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram, const std::vector<int>& position,
+void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
+                                       const std::vector<int>& position,
                                        const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal,
                                        RealisedSums& sums) {
     const int n = static_cast<int>(position.size());
@@ -122,11 +128,14 @@ void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram, const std::v
         inverse_length[i] = length > 0 ? 1.0 / length : 0.0;
         norm[i] = length / alpha[i];
     }
-    auto cosine = [&](int i, int j) { return gram(position[i], position[j]) * inverse_length[i] * inverse_length[j]; };
+    auto cosine = [&](int i, int j) {
+        return gram(position[i], position[j]) * inverse_length[i] * inverse_length[j];
+    };
     for (int k = 1; k <= kRealisedLags; ++k) {
         double total = 0;
         int pairs = 0;
-        for (int i = 1; i + k < n; ++i, ++pairs) total += cosine(i, i + k);
+        for (int i = 1; i + k < n; ++i, ++pairs)
+            total += cosine(i, i + k);
         if (pairs > 0) sums.cos_by_lag[k - 1].add(total / pairs);
     }
     double to_sink = 0, ratio_sum = 0, ratio_sq = 0;
@@ -149,8 +158,10 @@ void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram, const std::v
     }
 }
 
-SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last, int threads) {
-    if (spec.d_infinite) throw std::logic_error("run_trials: d = inf has no trials; use infinite_d_metrics");
+SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last,
+                          int threads) {
+    if (spec.d_infinite)
+        throw std::logic_error("run_trials: d = inf has no trials; use infinite_d_metrics");
     if (first < 0 || last < first) throw std::logic_error("run_trials: bad trial range");
     pin_blas_to_one_thread();
     const theory::HeadModel head = simulation_head(spec);
@@ -167,7 +178,8 @@ SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::i
         nominal.values = theory::RowMatrix::Zero(n, 1);
         nominal.values.col(0) = head.norms;
         order = theory::selection_order(theory::selection_scores(nominal, spec.ranking));
-        for (int k = 0; k < n; ++k) position[order[k]] = k;
+        for (int k = 0; k < n; ++k)
+            position[order[k]] = k;
     }
     const bool realised_from_gram = fixed_order && spec.all_sizes && (head.alpha.array() > 0).all();
 
@@ -187,20 +199,27 @@ SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::i
         for (std::int64_t trial = first; trial < last; ++trial) {
             RandomStream stream(spec.seed, spec.grid_point, static_cast<std::uint32_t>(trial));
             generator.draw_values(stream, tokens.values);
-            if (!realised_from_gram) add_realised_statistics(tokens.values, head.norms, local.realised);
+            if (!realised_from_gram)
+                add_realised_statistics(tokens.values, head.norms, local.realised);
             if (spec.all_sizes) {
                 const std::vector<int> trial_order =
-                    fixed_order ? order : theory::selection_order(theory::selection_scores(tokens, spec.ranking));
+                    fixed_order
+                        ? order
+                        : theory::selection_order(theory::selection_scores(tokens, spec.ranking));
                 for (int k = 0; k < n; ++k) {
-                    ranked.row(k) = tokens.alpha[trial_order[k]] * tokens.values.row(trial_order[k]);
+                    ranked.row(k) =
+                        tokens.alpha[trial_order[k]] * tokens.values.row(trial_order[k]);
                 }
                 gram_of(ranked, gram);
                 if (realised_from_gram) {
-                    add_realised_statistics_from_gram(gram, position, head.alpha, head.norms, local.realised);
+                    add_realised_statistics_from_gram(gram, position, head.alpha, head.norms,
+                                                      local.realised);
                 }
-                theory::selection_metrics_from_gram(ranked, gram, spec.sizes, spec.distance, rows, /*radii=*/false);
+                theory::selection_metrics_from_gram(ranked, gram, spec.sizes, spec.distance, rows,
+                                                    /*radii=*/false);
             } else {
-                rows = theory::selection_metrics_reference(tokens, spec.sizes, spec.ranking, spec.distance);
+                rows = theory::selection_metrics_reference(tokens, spec.sizes, spec.ranking,
+                                                           spec.distance);
             }
             accumulate(rows, local);
             ++local.trials;
@@ -225,11 +244,13 @@ std::vector<theory::SelectionMetrics> infinite_d_metrics(const SimulationSpec& s
     nominal.alpha = head.alpha;
     nominal.values = theory::RowMatrix::Zero(n, 1);
     nominal.values.col(0) = head.norms;
-    const std::vector<int> order = theory::selection_order(theory::selection_scores(nominal, spec.ranking));
+    const std::vector<int> order =
+        theory::selection_order(theory::selection_scores(nominal, spec.ranking));
     const Eigen::VectorXd a = head.alpha.cwiseProduct(head.norms);
     Eigen::MatrixXd gram(n, n);
     for (int k = 0; k < n; ++k)
-        for (int l = 0; l < n; ++l) gram(k, l) = a[order[k]] * a[order[l]] * K(order[k], order[l]);
+        for (int l = 0; l < n; ++l)
+            gram(k, l) = a[order[k]] * a[order[l]] * K(order[k], order[l]);
     return theory::selection_metrics_expected_gram(gram, spec.sizes, spec.distance);
 }
 

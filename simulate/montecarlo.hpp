@@ -24,9 +24,9 @@ struct SimulationSpec {
     bool d_infinite = false;        // the d → ∞ limit: metrics of the expected Gram matrix
     std::int64_t trials = 1000;
     std::uint64_t seed = 1;
-    std::uint32_t grid_point = 0;   // part of every trial's RNG key (sweeps)
-    std::vector<int> sizes;         // selection sizes N, ascending
-    bool all_sizes = true;          // sizes = 1..n: the Gram path; otherwise the per-N path
+    std::uint32_t grid_point = 0;  // part of every trial's RNG key (sweeps)
+    std::vector<int> sizes;        // selection sizes N, ascending
+    bool all_sizes = true;         // sizes = 1..n: the Gram path; otherwise the per-N path
     theory::Ranking ranking = theory::Ranking::attention;
     theory::Distance distance = theory::Distance::euclidean;
     SinkMode sink_mode = SinkMode::exact;
@@ -61,7 +61,8 @@ theory::HeadModel simulation_head(const SimulationSpec& spec);
 GeneratorSettings generator_settings(const SimulationSpec& spec, const theory::HeadModel& head);
 
 // Runs trials [first, last) of the spec on `threads` threads (0 = OpenMP default).
-SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last, int threads);
+SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last,
+                          int threads);
 
 // The d → ∞ limit: metrics from the expected Gram Ḡ_kl = a_k a_l K_kl (no sampling),
 // with K the covariance the generator realises (exact: Assumption 2; project: its variant).
@@ -77,8 +78,9 @@ void add_realised_statistics(const theory::RowMatrix& values, const Eigen::Vecto
                              RealisedSums& sums);
 // The same from the Gram matrix of the ranked contributions (O(n) instead of O(n·d)):
 // position[i] is token i's rank, and every α_i must be > 0.
-void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram, const std::vector<int>& position,
-                                       const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal_norms,
-                                       RealisedSums& sums);
+void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
+                                       const std::vector<int>& position,
+                                       const Eigen::VectorXd& alpha,
+                                       const Eigen::VectorXd& nominal_norms, RealisedSums& sums);
 
 }  // namespace attngeo::simulate

@@ -25,7 +25,8 @@ struct ZigguratTables {
             x[i] = std::sqrt(-2 * std::log(kV / x[i - 1] + f));
             f = std::exp(-0.5 * x[i] * x[i]);
         }
-        for (int i = 0; i < kLayers; ++i) ratio[i] = x[i + 1] / x[i];
+        for (int i = 0; i < kLayers; ++i)
+            ratio[i] = x[i + 1] / x[i];
     }
 };
 
@@ -74,7 +75,8 @@ double RandomStream::next_normal() {
 }
 
 void RandomStream::fill_normals(double* out, std::size_t count) {
-    for (std::size_t i = 0; i < count; ++i) out[i] = next_normal();
+    for (std::size_t i = 0; i < count; ++i)
+        out[i] = next_normal();
 }
 
 }  // namespace attngeo::simulate

@@ -11,8 +11,9 @@
 namespace attngeo::simulate {
 
 class RandomStream {
-public:
-    RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial, std::uint32_t substream = 0);
+  public:
+    RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial,
+                 std::uint32_t substream = 0);
 
     std::uint64_t next_u64() {
         if (used_ == 4) refill();
@@ -24,7 +25,7 @@ public:
     double next_normal();
     void fill_normals(double* out, std::size_t count);
 
-private:
+  private:
     using Philox = r123::Philox4x64;
     void refill();
     Philox::key_type key_;

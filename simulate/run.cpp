@@ -47,29 +47,46 @@ void apply_value(RunConfig& base_config, PointSetup& setup, theory::ModelParamet
                  const std::string& name, double value) {
     auto integer = [&](const char* what) {
         if (value != std::floor(value) || std::abs(value) > 1e9) {
-            throw InputError("--set " + name + ": " + format_double(value) + " is not an integer (" + what + ")");
+            throw InputError("--set " + name + ": " + format_double(value) +
+                             " is not an integer (" + what + ")");
         }
         return static_cast<int>(value);
     };
     (void)base_config;
-    if (name == "d") setup.d = value;
-    else if (name == "kappa") setup.kappa = value;
-    else if (name == "L") params.profile.L = integer("L");
-    else if (name == "T1") params.profile.T1 = integer("T1");
-    else if (name == "T2") params.profile.T2 = integer("T2");
-    else if (name == "p_sink") params.profile.p_sink = value;
-    else if (name == "eta") params.profile.eta = value;
-    else if (name == "omega") params.profile.omega = value;
-    else if (name == "C") params.C = value;
-    else if (name == "lambda") params.lambda = value;
-    else if (name == "beta") params.beta = value;
-    else if (name == "rho0") params.rho0 = value;
-    else if (name == "norm_cv") setup.spec.norm_cv = value;
-    else if (name == "zipf_s") params.profile_kind.zipf_exponent = value;
-    else throw InputError("--set: unknown parameter '" + name + "'");
+    if (name == "d")
+        setup.d = value;
+    else if (name == "kappa")
+        setup.kappa = value;
+    else if (name == "L")
+        params.profile.L = integer("L");
+    else if (name == "T1")
+        params.profile.T1 = integer("T1");
+    else if (name == "T2")
+        params.profile.T2 = integer("T2");
+    else if (name == "p_sink")
+        params.profile.p_sink = value;
+    else if (name == "eta")
+        params.profile.eta = value;
+    else if (name == "omega")
+        params.profile.omega = value;
+    else if (name == "C")
+        params.C = value;
+    else if (name == "lambda")
+        params.lambda = value;
+    else if (name == "beta")
+        params.beta = value;
+    else if (name == "rho0")
+        params.rho0 = value;
+    else if (name == "norm_cv")
+        setup.spec.norm_cv = value;
+    else if (name == "zipf_s")
+        params.profile_kind.zipf_exponent = value;
+    else
+        throw InputError("--set: unknown parameter '" + name + "'");
 }
 
-std::vector<SizeEstimates> estimates_from_sums(const std::vector<int>& sizes, const SimulationSums& sums) {
+std::vector<SizeEstimates> estimates_from_sums(const std::vector<int>& sizes,
+                                               const SimulationSums& sums) {
     std::vector<SizeEstimates> out(sizes.size());
     for (std::size_t s = 0; s < sizes.size(); ++s) {
         out[s].N = sizes[s];
@@ -104,8 +121,8 @@ std::string estimate_columns(const SizeEstimates& e, std::int64_t trials) {
     std::ostringstream out;
     out << trials;
     for (const Estimate* m : {&e.precision, &e.recall}) {
-        out << ',' << format_double(m->mean) << ',' << format_double(m->se) << ',' << format_double(m->ci_lo) << ','
-            << format_double(m->ci_hi);
+        out << ',' << format_double(m->mean) << ',' << format_double(m->se) << ','
+            << format_double(m->ci_lo) << ',' << format_double(m->ci_hi);
     }
     out << ',' << format_double(e.fmax.mean) << ',' << format_double(e.fmin.mean);
     return out.str();
@@ -130,14 +147,18 @@ nlohmann::json realised_json(const SimulationSums& sums, const PointSetup& setup
                 requested = rho0 * rho0 + (1 - rho0 * rho0) * requested;
             }
             lag["requested"] = requested;
-            if (!std::isinf(setup.d)) lag["expected_after_normalisation"] = expected_normalized_cosine(requested, setup.spec.d);
+            if (!std::isinf(setup.d))
+                lag["expected_after_normalisation"] =
+                    expected_normalized_cosine(requested, setup.spec.d);
         }
         lags.push_back(lag);
     }
     nlohmann::json sink = moment_json(sums.realised.cos_to_sink);
     if (parametric) {
         sink["requested"] = setup.spec.model.rho0;
-        if (!std::isinf(setup.d)) sink["expected_after_normalisation"] = expected_normalized_cosine(setup.spec.model.rho0, setup.spec.d);
+        if (!std::isinf(setup.d))
+            sink["expected_after_normalisation"] =
+                expected_normalized_cosine(setup.spec.model.rho0, setup.spec.d);
     }
     return {{"cos_by_lag", lags},
             {"cos_to_sink", sink},
@@ -149,10 +170,11 @@ std::vector<int> point_sizes(const RunConfig& config, int n) {
     return parse_selection_sizes(config.sizes, n, "--N");
 }
 
-void write_sums_csv(std::ostringstream& out, int grid, const std::vector<int>& sizes, const SimulationSums& sums) {
+void write_sums_csv(std::ostringstream& out, int grid, const std::vector<int>& sizes,
+                    const SimulationSums& sums) {
     auto row = [&](int N, const std::string& quantity, const MomentSums& m) {
-        out << grid << ',' << N << ',' << quantity << ',' << m.count << ',' << to_string_int128(m.sum) << ','
-            << to_string_int128(m.sum_squares) << '\n';
+        out << grid << ',' << N << ',' << quantity << ',' << m.count << ','
+            << to_string_int128(m.sum) << ',' << to_string_int128(m.sum_squares) << '\n';
     };
     for (std::size_t s = 0; s < sizes.size(); ++s) {
         const SizeSums& z = sums.by_size[s];
@@ -161,13 +183,15 @@ void write_sums_csv(std::ostringstream& out, int grid, const std::vector<int>& s
         row(sizes[s], "Fmax", z.fmax);
         row(sizes[s], "Fmin", z.fmin);
     }
-    for (int k = 0; k < kRealisedLags; ++k) row(0, "cos_lag" + std::to_string(k + 1), sums.realised.cos_by_lag[k]);
+    for (int k = 0; k < kRealisedLags; ++k)
+        row(0, "cos_lag" + std::to_string(k + 1), sums.realised.cos_by_lag[k]);
     row(0, "cos_sink", sums.realised.cos_to_sink);
     row(0, "norm_ratio_mean", sums.realised.norm_ratio_mean);
     row(0, "norm_ratio_cv", sums.realised.norm_ratio_cv);
 }
 
-MomentSums* sums_slot(SimulationSums& sums, const std::vector<int>& sizes, int N, const std::string& quantity) {
+MomentSums* sums_slot(SimulationSums& sums, const std::vector<int>& sizes, int N,
+                      const std::string& quantity) {
     if (N == 0) {
         for (int k = 0; k < kRealisedLags; ++k)
             if (quantity == "cos_lag" + std::to_string(k + 1)) return &sums.realised.cos_by_lag[k];
@@ -189,7 +213,9 @@ MomentSums* sums_slot(SimulationSums& sums, const std::vector<int>& sizes, int N
 std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& config) {
     const std::string path = (fs::path(dir) / "sums.csv").string();
     std::ifstream in(path);
-    if (!in) throw InputError("merge: '" + path + "': cannot open (is this a simulate or sweep run folder?)");
+    if (!in)
+        throw InputError("merge: '" + path +
+                         "': cannot open (is this a simulate or sweep run folder?)");
     const auto points = grid_points(config);
     std::vector<SimulationSums> sums(points.size());
     std::vector<std::vector<int>> sizes(points.size());
@@ -207,13 +233,16 @@ std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& c
         std::vector<std::string> f;
         std::istringstream fields(line);
         std::string field;
-        while (std::getline(fields, field, ',')) f.push_back(field);
+        while (std::getline(fields, field, ','))
+            f.push_back(field);
         const std::string where = "merge: '" + path + "' line " + std::to_string(line_number);
-        if (f.size() != 6) throw InputError(where + ": expected 6 columns grid,N,quantity,count,sum,sum_squares");
+        if (f.size() != 6)
+            throw InputError(where + ": expected 6 columns grid,N,quantity,count,sum,sum_squares");
         try {
             const int grid = std::stoi(f[0]);
             const int N = std::stoi(f[1]);
-            if (grid < 0 || grid >= static_cast<int>(sums.size())) throw InputError(where + ": grid index out of range");
+            if (grid < 0 || grid >= static_cast<int>(sums.size()))
+                throw InputError(where + ": grid index out of range");
             MomentSums* slot = sums_slot(sums[grid], sizes[grid], N, f[2]);
             if (!slot) throw InputError(where + ": unknown quantity '" + f[2] + "' at N = " + f[1]);
             slot->count = std::stoll(f[3]);
@@ -225,33 +254,48 @@ std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& c
             throw InputError(where + ": number out of range");
         }
     }
-    for (auto& s : sums) s.trials = s.by_size.empty() ? 0 : s.by_size.front().precision.count;
+    for (auto& s : sums)
+        s.trials = s.by_size.empty() ? 0 : s.by_size.front().precision.count;
     return sums;
 }
 
 nlohmann::json decisions_json() {
     return nlohmann::json::array({
-        "Metrics (SPEC 2): I_N = top-N by the ranking score, ties to the lower index; s(N) summed in rank order; "
+        "Metrics (SPEC 2): I_N = top-N by the ranking score, ties to the lower index; s(N) summed "
+        "in rank order; "
         "closed balls; N = n gives P = R = F = 1 with r_min = inf.",
-        "Bounds (SPEC 3): union factors n - N; Delta0 uses rho_out (eq. 29); t(x) = exp(-kappa d (max(x,0)/B)^2) "
-        "(1 for a margin <= 0); the Delta0 term is dropped when the sink is not selected; all bounds are 1 when "
+        "Bounds (SPEC 3): union factors n - N; Delta0 uses rho_out (eq. 29); t(x) = exp(-kappa d "
+        "(max(x,0)/B)^2) "
+        "(1 for a margin <= 0); the Delta0 term is dropped when the sink is not selected; all "
+        "bounds are 1 when "
         "I_N minus the sink is empty or N = n; p-(xi) = 1/2 for xi <= 0.",
-        "paper variant keeps eq. (10) literally: the sink's M_0 has no self term, so mu_0j is ~2 a_0^2 too small "
+        "paper variant keeps eq. (10) literally: the sink's M_0 has no self term, so mu_0j is ~2 "
+        "a_0^2 too small "
         "and the upper bound on P can fail at small N (reported, not corrected).",
-        "exact-mean variant: mu_ij from the expected Gram matrix including the sink (d -> inf geometry).",
-        "scale-invariant variant: B = (a_max_in + a_max_out) * sum_{k in I_N} a_k, quadratic in scale like Delta.",
-        "Expectation over direction randomness with alpha and the nominal norms fixed (SPEC 5); norm noise "
+        "exact-mean variant: mu_ij from the expected Gram matrix including the sink (d -> inf "
+        "geometry).",
+        "scale-invariant variant: B = (a_max_in + a_max_out) * sum_{k in I_N} a_k, quadratic in "
+        "scale like Delta.",
+        "Expectation over direction randomness with alpha and the nominal norms fixed (SPEC 5); "
+        "norm noise "
         "(--norm-cv) is multiplicative log-normal per trial and the bounds use the nominal norms.",
-        "Directions: Gaussian with covariance K_ij I/d exactly (AR(1); sink from K^-1 1); after normalisation "
-        "E cos is rho * c(d, rho) (reported as expected_after_normalisation), which tends to rho as d -> inf.",
-        "Estimates: per-trial values rounded once to 2^-40 fixed point and summed exactly in 128-bit integers "
+        "Directions: Gaussian with covariance K_ij I/d exactly (AR(1); sink from K^-1 1); after "
+        "normalisation "
+        "E cos is rho * c(d, rho) (reported as expected_after_normalisation), which tends to rho "
+        "as d -> inf.",
+        "Estimates: per-trial values rounded once to 2^-40 fixed point and summed exactly in "
+        "128-bit integers "
         "(bit-identical for any thread count or sharding); 95% Student-t intervals.",
-        "Envelope check: a metric violates its envelope only when its whole 95% interval lies outside "
+        "Envelope check: a metric violates its envelope only when its whole 95% interval lies "
+        "outside "
         "[lower, upper]; the fraction inside counts (N, metric) points for P and R.",
-        "kappa fit (SPEC 7): 0.2-decade grid on [1e-4, 1e2], refined twice to 0.002 decade; maximises the fraction "
-        "inside, ties to the narrower envelope (sum of widths of P and R), then to the smaller kappa. "
+        "kappa fit (SPEC 7): 0.2-decade grid on [1e-4, 1e2], refined twice to 0.002 decade; "
+        "maximises the fraction "
+        "inside, ties to the narrower envelope (sum of widths of P and R), then to the smaller "
+        "kappa. "
         "kappa_lower95: largest kappa with >= 95% of P and R lower bounds holding (bisection).",
-        "d = inf: metrics of the expected Gram matrix a_k a_l K_kl (no sampling, trials = 0); bounds at "
+        "d = inf: metrics of the expected Gram matrix a_k a_l K_kl (no sampling, trials = 0); "
+        "bounds at "
         "kappa d = inf (t = 0 for a positive margin, p- = 0 for a positive gap).",
     });
 }
@@ -279,14 +323,17 @@ Shard parse_shard(const std::string& text) {
 }
 
 std::pair<std::int64_t, std::int64_t> shard_trials(std::int64_t trials, Shard shard) {
-    const auto first = static_cast<std::int64_t>(static_cast<Int128>(trials) * shard.index / shard.count);
-    const auto last = static_cast<std::int64_t>(static_cast<Int128>(trials) * (shard.index + 1) / shard.count);
+    const auto first =
+        static_cast<std::int64_t>(static_cast<Int128>(trials) * shard.index / shard.count);
+    const auto last =
+        static_cast<std::int64_t>(static_cast<Int128>(trials) * (shard.index + 1) / shard.count);
     return {first, last};
 }
 
 const std::vector<std::string>& sweepable_parameters() {
-    static const std::vector<std::string> names = {"d",    "L",      "C",     "lambda", "beta",   "rho0",   "p_sink",
-                                                   "T1",   "T2",     "eta",   "omega",  "kappa",  "norm_cv", "zipf_s"};
+    static const std::vector<std::string> names = {"d",     "L",      "C",       "lambda", "beta",
+                                                   "rho0",  "p_sink", "T1",      "T2",     "eta",
+                                                   "omega", "kappa",  "norm_cv", "zipf_s"};
     return names;
 }
 
@@ -294,7 +341,8 @@ nlohmann::json to_json(const RunConfig& c) {
     nlohmann::json sweep = nlohmann::json::array();
     for (const auto& [name, values] : c.sweep) {
         nlohmann::json list = nlohmann::json::array();
-        for (double v : values) list.push_back(json_number(v));
+        for (double v : values)
+            list.push_back(json_number(v));
         sweep.push_back({{"parameter", name}, {"values", list}});
     }
     return {{"kind", c.kind},
@@ -327,7 +375,8 @@ RunConfig run_config_from_json(const nlohmann::json& j) {
     c.norm_cv = j.at("norm_cv").get<double>();
     for (const auto& s : j.at("sweep")) {
         std::vector<double> values;
-        for (const auto& v : s.at("values")) values.push_back(number_from_json(v));
+        for (const auto& v : s.at("values"))
+            values.push_back(number_from_json(v));
         c.sweep.emplace_back(s.at("parameter").get<std::string>(), values);
     }
     c.shard.index = j.at("shard").at("index").get<int>();
@@ -348,7 +397,8 @@ std::vector<GridPoint> grid_points(const RunConfig& config) {
         }
         points = std::move(next);
     }
-    for (std::size_t i = 0; i < points.size(); ++i) points[i].index = static_cast<int>(i);
+    for (std::size_t i = 0; i < points.size(); ++i)
+        points[i].index = static_cast<int>(i);
     return points;
 }
 
@@ -362,15 +412,18 @@ PointSetup setup_point(const RunConfig& config, const GridPoint& point) {
         RunConfig unused;
         apply_value(unused, setup, params, name, value);
     }
-    if (!(setup.d >= 1)) throw InputError("--d: " + format_double(setup.d) + ", expected an integer >= 1 or inf");
+    if (!(setup.d >= 1))
+        throw InputError("--d: " + format_double(setup.d) + ", expected an integer >= 1 or inf");
     if (!std::isinf(setup.d) && (setup.d != std::floor(setup.d) || setup.d > 1e6)) {
-        throw InputError("--d: " + format_double(setup.d) + ", expected an integer >= 1 (at most 1e6) or inf");
+        throw InputError("--d: " + format_double(setup.d) +
+                         ", expected an integer >= 1 (at most 1e6) or inf");
     }
     if (setup.kappa && !(*setup.kappa > 0 && std::isfinite(*setup.kappa))) {
         throw InputError("--kappa: " + format_double(*setup.kappa) + ", expected kappa > 0");
     }
     if (config.trials < 2 || config.trials > kMaxTrials) {
-        throw InputError("--trials: " + std::to_string(config.trials) + ", expected 2 <= trials <= " + std::to_string(kMaxTrials));
+        throw InputError("--trials: " + std::to_string(config.trials) +
+                         ", expected 2 <= trials <= " + std::to_string(kMaxTrials));
     }
     if (!(setup.spec.norm_cv >= 0 && std::isfinite(setup.spec.norm_cv))) {
         throw InputError("--norm-cv: " + format_double(setup.spec.norm_cv) + ", expected >= 0");
@@ -388,7 +441,8 @@ PointSetup setup_point(const RunConfig& config, const GridPoint& point) {
     const int n = static_cast<int>(setup.head.alpha.size());
     setup.spec.sizes = point_sizes(config, n);
     setup.spec.all_sizes = static_cast<int>(setup.spec.sizes.size()) == n;
-    if (!setup.spec.d_infinite) ValueGenerator check(generator_settings(setup.spec, setup.head));  // feasibility
+    if (!setup.spec.d_infinite)
+        ValueGenerator check(generator_settings(setup.spec, setup.head));  // feasibility
     else if (!params.cosine && setup.spec.sink_mode == SinkMode::exact) {
         ValueGenerator check([&] {
             GeneratorSettings g = generator_settings(setup.spec, setup.head);
@@ -399,10 +453,12 @@ PointSetup setup_point(const RunConfig& config, const GridPoint& point) {
     return setup;
 }
 
-std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool progress, RunTimings& timings) {
+std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool progress,
+                                     RunTimings& timings) {
     const auto points = grid_points(config);
     std::vector<PointSetup> setups;
-    for (const auto& p : points) setups.push_back(setup_point(config, p));  // validate all before running
+    for (const auto& p : points)
+        setups.push_back(setup_point(config, p));  // validate all before running
     std::vector<SimulationSums> sums(points.size());
     const auto [first, last] = shard_trials(config.trials, config.shard);
     const auto start = Clock::now();
@@ -415,7 +471,8 @@ std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool 
             std::ostringstream line;
             line.precision(6);
             line << "[" << g + 1 << "/" << points.size() << "]";
-            for (const auto& [name, value] : points[g].values) line << " " << name << "=" << value;
+            for (const auto& [name, value] : points[g].values)
+                line << " " << name << "=" << value;
             line << ": " << (last - first) << " trials in " << seconds_since(point_start) << " s";
             std::cerr << line.str() << std::endl;
         }
@@ -424,27 +481,34 @@ std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool 
     return sums;
 }
 
-nlohmann::json write_run(const std::string& dir, const RunConfig& config, const std::vector<SimulationSums>& sums,
-                         int threads, const nlohmann::json& provenance, RunTimings timings) {
+nlohmann::json write_run(const std::string& dir, const RunConfig& config,
+                         const std::vector<SimulationSums>& sums, int threads,
+                         const nlohmann::json& provenance, RunTimings timings) {
     const auto points = grid_points(config);
     const bool is_sweep = config.kind == "sweep";
     std::ostringstream main_csv, bounds_csv, sums_csv;
     const char* variant_names[3] = {"paper", "exact-mean", "scale-invariant"};
     if (is_sweep) {
         main_csv << "grid";
-        for (const auto& [name, values] : config.sweep) main_csv << ',' << name;
-        main_csv << ",N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean";
+        for (const auto& [name, values] : config.sweep)
+            main_csv << ',' << name;
+        main_csv << ",N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
+                    "Fmin_mean";
         for (const char* v : variant_names) {
-            for (const char* c : {"kappa", "P_lower", "P_upper", "R_lower", "R_upper", "P_inside", "R_inside"}) {
+            for (const char* c :
+                 {"kappa", "P_lower", "P_upper", "R_lower", "R_upper", "P_inside", "R_inside"}) {
                 main_csv << ',' << c << '_' << v;
             }
         }
         main_csv << '\n';
     } else {
-        main_csv << "N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean\n";
+        main_csv << "N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
+                    "Fmin_mean\n";
     }
-    bounds_csv << "N,variant,kappa,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,"
-                  "Fmin_lower,Fmin_upper,P_inside,R_inside,Fmax_inside,Fmin_inside,P_violation,R_violation\n";
+    bounds_csv << "N,variant,kappa,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_"
+                  "lower,Fmax_upper,"
+                  "Fmin_lower,Fmin_upper,P_inside,R_inside,Fmax_inside,Fmin_inside,P_violation,R_"
+                  "violation\n";
     sums_csv << "grid,N,quantity,count,sum,sum_squares\n";
 
     nlohmann::json points_json = nlohmann::json::array();
@@ -462,26 +526,33 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config, const 
             trials = s.trials;
             write_sums_csv(sums_csv, point.index, sizes, s);
         }
-        const auto envs = envelopes(setup.head, sizes, setup.spec.ranking, setup.d, est, setup.kappa, threads);
+        const auto envs =
+            envelopes(setup.head, sizes, setup.spec.ranking, setup.d, est, setup.kappa, threads);
         const int n = static_cast<int>(setup.head.alpha.size());
         std::vector<std::string> regime(n + 1, "NA");
         nlohmann::json regimes_json = nullptr;
         if (const auto phases = theory::phase_parameters(setup.spec.model)) {
-            const auto regimes = theory::regimes_by_size(setup.head.alpha, phases->p_base, phases->eta);
-            for (int N = 1; N <= n; ++N) regime[N] = theory::to_string(regimes[N - 1]);
+            const auto regimes =
+                theory::regimes_by_size(setup.head.alpha, phases->p_base, phases->eta);
+            for (int N = 1; N <= n; ++N)
+                regime[N] = theory::to_string(regimes[N - 1]);
             const auto m = theory::regime_boundaries(regimes);
             regimes_json = {{"p_base", phases->p_base}, {"m1", m.m1}, {"m2", m.m2}, {"m3", m.m3}};
         }
         for (std::size_t i = 0; i < sizes.size(); ++i) {
             if (is_sweep) {
                 main_csv << point.index;
-                for (const auto& [name, value] : point.values) main_csv << ',' << format_double(value);
+                for (const auto& [name, value] : point.values)
+                    main_csv << ',' << format_double(value);
                 main_csv << ',' << sizes[i] << ',' << estimate_columns(est[i], trials);
                 for (const auto& v : envs) {
                     const auto& b = v.rows[i];
-                    main_csv << ',' << format_double(v.kappa) << ',' << format_double(b.precision_lower) << ','
-                             << format_double(b.precision_upper) << ',' << format_double(b.recall_lower) << ','
-                             << format_double(b.recall_upper) << ',' << int(v.checks[i].precision_inside()) << ','
+                    main_csv << ',' << format_double(v.kappa) << ','
+                             << format_double(b.precision_lower) << ','
+                             << format_double(b.precision_upper) << ','
+                             << format_double(b.recall_lower) << ','
+                             << format_double(b.recall_upper) << ','
+                             << int(v.checks[i].precision_inside()) << ','
                              << int(v.checks[i].recall_inside());
                 }
                 main_csv << '\n';
@@ -494,16 +565,17 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config, const 
                 for (std::size_t i = 0; i < sizes.size(); ++i) {
                     const auto& b = v.rows[i];
                     const auto& c = v.checks[i];
-                    bounds_csv << b.N << ',' << theory::to_string(v.variant) << ',' << format_double(v.kappa) << ','
-                               << regime[b.N];
-                    for (double x : {b.delta, b.delta0, b.scale, b.precision_lower, b.precision_upper, b.recall_lower,
-                                     b.recall_upper, b.fmax_lower, b.fmax_upper, b.fmin_lower, b.fmin_upper}) {
+                    bounds_csv << b.N << ',' << theory::to_string(v.variant) << ','
+                               << format_double(v.kappa) << ',' << regime[b.N];
+                    for (double x : {b.delta, b.delta0, b.scale, b.precision_lower,
+                                     b.precision_upper, b.recall_lower, b.recall_upper,
+                                     b.fmax_lower, b.fmax_upper, b.fmin_lower, b.fmin_upper}) {
                         bounds_csv << ',' << format_double(x);
                     }
-                    bounds_csv << ',' << int(c.precision_inside()) << ',' << int(c.recall_inside()) << ','
-                               << int(c.fmax_inside()) << ',' << int(c.fmin_inside()) << ','
-                               << format_double(c.precision_violation) << ',' << format_double(c.recall_violation)
-                               << '\n';
+                    bounds_csv << ',' << int(c.precision_inside()) << ',' << int(c.recall_inside())
+                               << ',' << int(c.fmax_inside()) << ',' << int(c.fmin_inside()) << ','
+                               << format_double(c.precision_violation) << ','
+                               << format_double(c.recall_violation) << '\n';
                 }
             }
         }
@@ -517,17 +589,17 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config, const 
                 {"fraction_inside_P", v.fraction_inside_precision},
                 {"fraction_inside_R", v.fraction_inside_recall},
                 {"largest_violation",
-                 {{"value", v.largest_violation}, {"N", v.largest_violation_N}, {"metric", v.largest_violation_metric}}}};
+                 {{"value", v.largest_violation},
+                  {"N", v.largest_violation_N},
+                  {"metric", v.largest_violation_metric}}}};
         }
         nlohmann::json values_json = nlohmann::json::object();
-        for (const auto& [name, value] : point.values) values_json[name] = json_number(value);
-        nlohmann::json point_json = {{"grid", point.index},
-                                     {"values", values_json},
-                                     {"n", n},
-                                     {"d", json_number(setup.d)},
-                                     {"trials", trials},
-                                     {"regimes", regimes_json},
-                                     {"envelopes", env_json}};
+        for (const auto& [name, value] : point.values)
+            values_json[name] = json_number(value);
+        nlohmann::json point_json = {
+            {"grid", point.index},       {"values", values_json}, {"n", n},
+            {"d", json_number(setup.d)}, {"trials", trials},      {"regimes", regimes_json},
+            {"envelopes", env_json}};
         if (!setup.spec.d_infinite) point_json["realised"] = realised_json(s, setup);
         if (!setup.spec.model.cosine) {
             point_json["max_feasible_abs_rho0"] = max_feasible_rho0(n - 1, setup.spec.model.beta);
@@ -536,25 +608,30 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config, const 
     }
     timings.bounds_s = seconds_since(bounds_start);
 
-    nlohmann::json manifest = {{"tool", "attngeo"},
-                               {"version", kVersion},
-                               {"git_commit", kGitCommit},
-                               {"kind", config.kind},
-                               {"config", to_json(config)},
-                               {"threads", threads > 0 ? threads : omp_get_max_threads()},
-                               {"device", "cpu"},
-                               {"decisions", decisions_json()},
-                               {"points", points_json},
-                               {"timings", {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}};
-    for (const auto& [key, value] : provenance.items()) manifest[key] = value;
-    std::vector<std::string> files = {is_sweep ? "sweep.csv" : "simulate.csv", "sums.csv", "manifest.json"};
+    nlohmann::json manifest = {
+        {"tool", "attngeo"},
+        {"version", kVersion},
+        {"git_commit", kGitCommit},
+        {"kind", config.kind},
+        {"config", to_json(config)},
+        {"threads", threads > 0 ? threads : omp_get_max_threads()},
+        {"device", "cpu"},
+        {"decisions", decisions_json()},
+        {"points", points_json},
+        {"timings",
+         {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}};
+    for (const auto& [key, value] : provenance.items())
+        manifest[key] = value;
+    std::vector<std::string> files = {is_sweep ? "sweep.csv" : "simulate.csv", "sums.csv",
+                                      "manifest.json"};
     if (!is_sweep) files.insert(files.begin() + 1, "bounds.csv");
     manifest["outputs"] = files;
 
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw InputError("--out '" + dir + "': cannot create folder: " + ec.message());
-    write_file_atomic((fs::path(dir) / (is_sweep ? "sweep.csv" : "simulate.csv")).string(), main_csv.str());
+    write_file_atomic((fs::path(dir) / (is_sweep ? "sweep.csv" : "simulate.csv")).string(),
+                      main_csv.str());
     if (!is_sweep) write_file_atomic((fs::path(dir) / "bounds.csv").string(), bounds_csv.str());
     write_file_atomic((fs::path(dir) / "sums.csv").string(), sums_csv.str());
     write_file_atomic((fs::path(dir) / "manifest.json").string(), manifest.dump(2) + "\n");
@@ -578,7 +655,8 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
         } catch (const std::exception& e) {
             throw InputError("merge: '" + path + "': not valid JSON");
         }
-        if (!manifest.contains("config")) throw InputError("merge: '" + path + "': not a simulate or sweep manifest");
+        if (!manifest.contains("config"))
+            throw InputError("merge: '" + path + "': not a simulate or sweep manifest");
         RunConfig config = run_config_from_json(manifest.at("config"));
         nlohmann::json comparable = to_json(config);
         comparable.erase("shard");
@@ -586,21 +664,24 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
             merged = config;
             reference_config = comparable;
         } else if (comparable != reference_config) {
-            throw InputError("merge: '" + dir + "' was run with a different configuration than '" + dirs.front() +
-                             "' (only --shard may differ)");
+            throw InputError("merge: '" + dir + "' was run with a different configuration than '" +
+                             dirs.front() + "' (only --shard may differ)");
         }
         if (config.shard.count != merged->shard.count) {
-            throw InputError("merge: '" + dir + "' has shard count " + std::to_string(config.shard.count) +
-                             ", expected " + std::to_string(merged->shard.count));
+            throw InputError("merge: '" + dir + "' has shard count " +
+                             std::to_string(config.shard.count) + ", expected " +
+                             std::to_string(merged->shard.count));
         }
         if (!shards.insert(config.shard.index).second) {
             throw InputError("merge: shard " + std::to_string(config.shard.index) + "/" +
                              std::to_string(config.shard.count) + " appears twice ('" + dir + "')");
         }
         auto sums = read_sums(dir, config);
-        if (total.empty()) total = std::move(sums);
+        if (total.empty())
+            total = std::move(sums);
         else
-            for (std::size_t g = 0; g < total.size(); ++g) total[g].merge(sums[g]);
+            for (std::size_t g = 0; g < total.size(); ++g)
+                total[g].merge(sums[g]);
     }
     RunConfig config = *merged;
     config.shard = Shard{};  // the merged folder covers what its shards covered

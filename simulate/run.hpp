@@ -27,11 +27,11 @@ const std::vector<std::string>& sweepable_parameters();
 struct RunConfig {
     std::string kind = "simulate";  // simulate | sweep
     theory::ModelSource model;
-    double d = 128;                 // +inf: the d → ∞ limit
-    std::optional<double> kappa;    // none: fitted per variant
+    double d = 128;               // +inf: the d → ∞ limit
+    std::optional<double> kappa;  // none: fitted per variant
     std::int64_t trials = 1000;
     std::uint64_t seed = 1;
-    std::string sizes = "all";      // all | pow2 | list
+    std::string sizes = "all";  // all | pow2 | list
     std::string rank = "attn", distance = "euclidean", sink_mode = "exact";
     double norm_cv = 0;
     std::vector<std::pair<std::string, std::vector<double>>> sweep;  // empty for simulate
@@ -63,13 +63,15 @@ struct RunTimings {
 };
 
 // Runs this shard's trials for every grid point (nothing to run when d = ∞).
-std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool progress, RunTimings& timings);
+std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool progress,
+                                     RunTimings& timings);
 
 // From sums to files: estimates, envelopes, simulate.csv (or sweep.csv), bounds.csv, sums.csv,
 // manifest.json, each written atomically. `provenance` is merged into the manifest. Returns
 // the manifest.
-nlohmann::json write_run(const std::string& dir, const RunConfig& config, const std::vector<SimulationSums>& sums,
-                         int threads, const nlohmann::json& provenance, RunTimings timings);
+nlohmann::json write_run(const std::string& dir, const RunConfig& config,
+                         const std::vector<SimulationSums>& sums, int threads,
+                         const nlohmann::json& provenance, RunTimings timings);
 
 // Reads the sums of several run folders of the same configuration (shards), adds them
 // exactly and writes the combined folder as if it had been one run.

@@ -30,7 +30,8 @@ Int128 parse_int128(const std::string& text) {
     if (i == text.size()) throw std::invalid_argument("'" + text + "' is not an integer");
     UInt128 value = 0;
     for (; i < text.size(); ++i) {
-        if (text[i] < '0' || text[i] > '9') throw std::invalid_argument("'" + text + "' is not an integer");
+        if (text[i] < '0' || text[i] > '9')
+            throw std::invalid_argument("'" + text + "' is not an integer");
         const UInt128 next = value * 10 + static_cast<unsigned>(text[i] - '0');
         if (next / 10 != value) throw std::invalid_argument("'" + text + "' overflows 128 bits");
         value = next;
@@ -75,7 +76,8 @@ Estimate estimate(const MomentSums& s) {
     // T·Σq² − (Σq)² is computed exactly in 128 bits, then scaled once.
     const Int128 spread = static_cast<Int128>(s.count) * s.sum_squares - s.sum * s.sum;
     const long double variance =
-        static_cast<long double>(spread) / (static_cast<long double>(s.count) * (s.count - 1) * scale * scale);
+        static_cast<long double>(spread) /
+        (static_cast<long double>(s.count) * (s.count - 1) * scale * scale);
     e.se = static_cast<double>(std::sqrt(std::max(variance, 0.0L) / s.count));
     const boost::math::students_t_distribution<double> t(static_cast<double>(s.count - 1));
     const double t975 = boost::math::quantile(t, 0.975);

@@ -33,8 +33,11 @@ std::string num(double x) {
 }
 
 void validate_settings(const BoundSettings& s, const char* function) {
-    if (!(s.d >= 1)) fail(function, "d = " + num(s.d) + ", expected d >= 1 (or inf for the d -> infinity limit)");
-    if (!(s.kappa > 0) || !std::isfinite(s.kappa)) fail(function, "kappa = " + num(s.kappa) + ", expected kappa > 0");
+    if (!(s.d >= 1))
+        fail(function,
+             "d = " + num(s.d) + ", expected d >= 1 (or inf for the d -> infinity limit)");
+    if (!(s.kappa > 0) || !std::isfinite(s.kappa))
+        fail(function, "kappa = " + num(s.kappa) + ", expected kappa > 0");
 }
 
 Eigen::VectorXd effective_weights(const HeadModel& model) {
@@ -84,28 +87,41 @@ BoundVariant parse_bound_variant(const std::string& text) {
     if (text == "paper") return BoundVariant::paper;
     if (text == "exact-mean") return BoundVariant::exact_mean;
     if (text == "scale-invariant") return BoundVariant::scale_invariant;
-    throw std::domain_error("parse_bound_variant: '" + text + "', expected paper, exact-mean or scale-invariant");
+    throw std::domain_error("parse_bound_variant: '" + text +
+                            "', expected paper, exact-mean or scale-invariant");
 }
 
 const char* to_string(BoundVariant variant) {
     switch (variant) {
-        case BoundVariant::paper: return "paper";
-        case BoundVariant::exact_mean: return "exact-mean";
-        case BoundVariant::scale_invariant: return "scale-invariant";
+        case BoundVariant::paper:
+            return "paper";
+        case BoundVariant::exact_mean:
+            return "exact-mean";
+        case BoundVariant::scale_invariant:
+            return "scale-invariant";
     }
     return "?";
 }
 
 void validate_head_model(const HeadModel& m, const char* function) {
     const auto n = m.alpha.size();
-    if (n < 2) fail(function, "need at least 2 tokens (the sink and one more), got " + std::to_string(n));
-    if (m.norms.size() != n) fail(function, "norms has " + std::to_string(m.norms.size()) + " entries, expected n = " + std::to_string(n));
+    if (n < 2)
+        fail(function, "need at least 2 tokens (the sink and one more), got " + std::to_string(n));
+    if (m.norms.size() != n)
+        fail(function, "norms has " + std::to_string(m.norms.size()) +
+                           " entries, expected n = " + std::to_string(n));
     if (m.cosine.rows() != n || m.cosine.cols() != n) {
-        fail(function, "cosine matrix is " + std::to_string(m.cosine.rows()) + "x" + std::to_string(m.cosine.cols()) + ", expected " + std::to_string(n) + "x" + std::to_string(n));
+        fail(function, "cosine matrix is " + std::to_string(m.cosine.rows()) + "x" +
+                           std::to_string(m.cosine.cols()) + ", expected " + std::to_string(n) +
+                           "x" + std::to_string(n));
     }
     for (Eigen::Index i = 0; i < n; ++i) {
-        if (!std::isfinite(m.alpha[i]) || m.alpha[i] < 0) fail(function, "alpha[" + std::to_string(i) + "] = " + num(m.alpha[i]) + ", expected finite and >= 0");
-        if (!std::isfinite(m.norms[i]) || m.norms[i] < 0) fail(function, "norms[" + std::to_string(i) + "] = " + num(m.norms[i]) + ", expected finite and >= 0");
+        if (!std::isfinite(m.alpha[i]) || m.alpha[i] < 0)
+            fail(function, "alpha[" + std::to_string(i) + "] = " + num(m.alpha[i]) +
+                               ", expected finite and >= 0");
+        if (!std::isfinite(m.norms[i]) || m.norms[i] < 0)
+            fail(function, "norms[" + std::to_string(i) + "] = " + num(m.norms[i]) +
+                               ", expected finite and >= 0");
     }
     validate_cosine_matrix(m.cosine, function);
 }
@@ -158,7 +174,9 @@ double sink_margin_delta0(double a0, double s_in, double rho_out) {
     return a0 * a0 - leak * leak;
 }
 
-double scale_B(double a_max_in, double a_max_out, double s_in) { return a_max_in + a_max_out + s_in; }
+double scale_B(double a_max_in, double a_max_out, double s_in) {
+    return a_max_in + a_max_out + s_in;
+}
 
 double scale_invariant_B(double a_max_in, double a_max_out, double selected_mass) {
     return (a_max_in + a_max_out) * selected_mass;
@@ -192,9 +210,13 @@ double p_minus(double xi) {
     return boost::math::pdf(standard_normal, xi) / (xi + 1.0 / xi);
 }
 
-double pair_sigma(double B, double kappa, double d) { return B / std::sqrt(2 * kappa * d); }
+double pair_sigma(double B, double kappa, double d) {
+    return B / std::sqrt(2 * kappa * d);
+}
 
-double f_of(double x) { return 2 * x / (1 + x); }
+double f_of(double x) {
+    return 2 * x / (1 + x);
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -202,12 +224,14 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
     validate_head_model(model, "bounds_reference");
     validate_settings(settings, "bounds_reference");
     const int n = static_cast<int>(model.alpha.size());
-    if (N < 1 || N > n) fail("bounds_reference", "N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
+    if (N < 1 || N > n)
+        fail("bounds_reference", "N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
 
     const Eigen::VectorXd a = effective_weights(model);
     const std::vector<int> order = selection_order(ranking_scores(model, settings.ranking));
     std::vector<char> selected(n, 0);
-    for (int k = 0; k < N; ++k) selected[order[k]] = 1;
+    for (int k = 0; k < N; ++k)
+        selected[order[k]] = 1;
 
     BoundRow row;
     row.N = N;
@@ -240,7 +264,8 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
 
     const bool include_sink = settings.variant == BoundVariant::exact_mean;
     std::vector<double> M(n);
-    for (int j = 0; j < n; ++j) M[j] = aggregated_cosine(a, model.cosine, selected, j, include_sink);
+    for (int j = 0; j < n; ++j)
+        M[j] = aggregated_cosine(a, model.cosine, selected, j, include_sink);
     const double sigma = pair_sigma(row.scale, settings.kappa, settings.d);
     double max_p = 0, recall_sum = 0;
     for (int i = 0; i < n; ++i) {
@@ -266,7 +291,8 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
     validate_head_model(model, "BoundTerms");
     const int n = static_cast<int>(model.alpha.size());
     for (int N : sizes) {
-        if (N < 1 || N > n) fail("BoundTerms", "N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
+        if (N < 1 || N > n)
+            fail("BoundTerms", "N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
     }
     std::vector<int> wanted(sizes);
     std::sort(wanted.begin(), wanted.end());
@@ -276,7 +302,8 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
     const std::vector<int> order = selection_order(ranking_scores(model, ranking));
     const Eigen::MatrixXd& rho = model.cosine;
     std::vector<double> suffix_max(n + 1, 0.0);  // a_max^out for each N
-    for (int k = n - 1; k >= 0; --k) suffix_max[k] = std::max(suffix_max[k + 1], a[order[k]]);
+    for (int k = n - 1; k >= 0; --k)
+        suffix_max[k] = std::max(suffix_max[k + 1], a[order[k]]);
 
     const bool include_sink = variant == BoundVariant::exact_mean;
     std::vector<double> M(n, 0.0);             // M_j over the current selection
@@ -294,10 +321,12 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
         } else {
             s_in += a[k];
             a_min_in = std::min(a_min_in, a[k]);
-            for (int j = 0; j < n; ++j) max_rho_in[j] = std::max(max_rho_in[j], rho(j, k));
+            for (int j = 0; j < n; ++j)
+                max_rho_in[j] = std::max(max_rho_in[j], rho(j, k));
         }
         if (k != 0 || include_sink) {
-            for (int j = 0; j < n; ++j) M[j] += a[k] * rho(k, j);
+            for (int j = 0; j < n; ++j)
+                M[j] += a[k] * rho(k, j);
         }
         a_max_in = std::max(a_max_in, a[k]);
         selected_mass += a[k];
@@ -312,7 +341,8 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
         const double a_max_out = suffix_max[N];
         double rho_out = -kInf;
         if (has_nonsink)
-            for (int pos = N; pos < n; ++pos) rho_out = std::max(rho_out, max_rho_in[order[pos]]);
+            for (int pos = N; pos < n; ++pos)
+                rho_out = std::max(rho_out, max_rho_in[order[pos]]);
         if (rho_out == -kInf) rho_out = 0;
         t.delta = has_nonsink ? margin_delta(a_min_in, a_max_out, s_in, rho_out) : kNaN;
         t.delta0 = sink_margin_delta0(a[0], s_in, rho_out);
@@ -357,7 +387,8 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
             // Only the maximum and the sum over i matter, so h_in can be sorted: then the
             // targets h_i + ξ*σ ascend and one merge pass over h_out finds every i's best j.
             std::vector<std::pair<double, char>> in(N);
-            for (int pos = 0; pos < N; ++pos) in[pos] = {t.h_in[pos], t.half_in[pos]};
+            for (int pos = 0; pos < N; ++pos)
+                in[pos] = {t.h_in[pos], t.half_in[pos]};
             std::sort(in.begin(), in.end());
             for (int pos = 0; pos < N; ++pos) {
                 t.h_in[pos] = in[pos].first;
@@ -415,12 +446,15 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_on
                 // j is a neighbour of h_i + ξ*σ in the sorted h_out.
                 const double h_i = t.h_in[pos];
                 const double target = h_i + peak_gap;
-                while (j < n_out && t.h_out[j] < target) ++j;
+                while (j < n_out && t.h_out[j] < target)
+                    ++j;
                 p_i = 0;
                 auto consider = [&](double h_j) {
                     const double xi = (h_j - h_i) / sigma;
                     // p⁻(ξ) = φ(ξ)/(ξ + 1/ξ), written out (p_minus is the checked version).
-                    if (xi > 0) p_i = std::max(p_i, kInvSqrt2Pi * std::exp(-0.5 * xi * xi) / (xi + 1.0 / xi));
+                    if (xi > 0)
+                        p_i =
+                            std::max(p_i, kInvSqrt2Pi * std::exp(-0.5 * xi * xi) / (xi + 1.0 / xi));
                 };
                 if (j < n_out) consider(t.h_out[j]);
                 if (j > 0) consider(t.h_out[j - 1]);
@@ -437,7 +471,8 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_on
 std::vector<BoundRow> bounds_all(const HeadModel& model, const std::vector<int>& sizes,
                                  const BoundSettings& settings) {
     validate_settings(settings, "bounds_all");
-    return BoundTerms(model, sizes, settings.variant, settings.ranking).evaluate(settings.d, settings.kappa);
+    return BoundTerms(model, sizes, settings.variant, settings.ranking)
+        .evaluate(settings.d, settings.kappa);
 }
 
 }  // namespace attngeo::theory

@@ -88,7 +88,7 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
 // quantities h_ℓ = a_ℓ² − 2a_ℓM_ℓ (so μ_ij = h_j − h_i) sorted for O(log n) pair maxima.
 // Built in one incremental pass, O(n² log n) for all N; memory O(n·|sizes|).
 class BoundTerms {
-public:
+  public:
     BoundTerms(const HeadModel& model, const std::vector<int>& sizes, BoundVariant variant,
                Ranking ranking = Ranking::attention);
     // The bounds at the given d (may be +inf) and κ for every N of `sizes`, in that order.
@@ -96,16 +96,16 @@ public:
     std::vector<BoundRow> evaluate(double d, double kappa, bool lower_only = false) const;
     const std::vector<int>& sizes() const { return sizes_; }
 
-private:
+  private:
     struct PerSize {
         int N = 0;
         int n_out = 0;
         bool trivial = false;  // N = n, or I_N∖{0} empty: every bound is 1
         bool sink_selected = false;
         double delta = 0, delta0 = 0, scale = 0;
-        std::vector<double> h_in;       // [N] h_i for i ∈ I_N, ascending
-        std::vector<char> half_in;      // [N] 1 when min_j μ_ij ≤ 0, so max_j p⁻_ij = 1/2
-        std::vector<double> h_out;      // [n − N] h_j for j ∉ I_N, ascending
+        std::vector<double> h_in;   // [N] h_i for i ∈ I_N, ascending
+        std::vector<char> half_in;  // [N] 1 when min_j μ_ij ≤ 0, so max_j p⁻_ij = 1/2
+        std::vector<double> h_out;  // [n − N] h_j for j ∉ I_N, ascending
     };
     std::vector<int> sizes_;
     std::vector<PerSize> terms_;

@@ -33,8 +33,8 @@ void finish(SelectionMetrics& m, int n) {
 void check_sizes(const std::vector<int>& sizes, int n, const char* function) {
     for (int N : sizes) {
         if (N < 1 || N > n) {
-            fail(function, "selection size N = " + std::to_string(N) + " outside 1.." +
-                               std::to_string(n));
+            fail(function,
+                 "selection size N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
         }
     }
 }
@@ -49,7 +49,8 @@ void symmetrize_from_lower(Eigen::MatrixXd& gram) {
         for (Eigen::Index ib = jb; ib < n; ib += kBlock) {
             const Eigen::Index j_end = std::min(jb + kBlock, n), i_end = std::min(ib + kBlock, n);
             for (Eigen::Index j = jb; j < j_end; ++j)
-                for (Eigen::Index i = std::max(ib, j + 1); i < i_end; ++i) gram(j, i) = gram(i, j);
+                for (Eigen::Index i = std::max(ib, j + 1); i < i_end; ++i)
+                    gram(j, i) = gram(i, j);
         }
     }
 }
@@ -89,13 +90,15 @@ double squared_distance(const double* s, const double* y, int d) {
 
 double euclidean_norm(const double* x, int d) {
     double sum = 0;
-    for (int t = 0; t < d; ++t) sum += x[t] * x[t];
+    for (int t = 0; t < d; ++t)
+        sum += x[t] * x[t];
     return std::sqrt(sum);
 }
 
 double cosine_distance(const double* s, double s_norm, const double* y, int d) {
     double dot = 0;
-    for (int t = 0; t < d; ++t) dot += y[t] * s[t];
+    for (int t = 0; t < d; ++t)
+        dot += y[t] * s[t];
     return 1.0 - dot / (euclidean_norm(y, d) * s_norm + kCosineEpsilon);
 }
 
@@ -109,8 +112,8 @@ void validate_token_geometry(const TokenGeometry& tokens, const char* function) 
     if (tokens.values.cols() < 1) fail(function, "value dimension d = 0");
     for (Eigen::Index i = 0; i < n; ++i) {
         if (!std::isfinite(tokens.alpha[i]) || tokens.alpha[i] < 0) {
-            fail(function, "alpha[" + std::to_string(i) + "] = " +
-                               std::to_string(tokens.alpha[i]) + ", expected finite and >= 0");
+            fail(function, "alpha[" + std::to_string(i) + "] = " + std::to_string(tokens.alpha[i]) +
+                               ", expected finite and >= 0");
         }
     }
     if (!tokens.values.allFinite()) fail(function, "values contain NaN or inf");
@@ -121,7 +124,8 @@ Eigen::VectorXd selection_scores(const TokenGeometry& tokens, Ranking ranking) {
     const int d = static_cast<int>(tokens.values.cols());
     Eigen::VectorXd scores = tokens.alpha;
     if (ranking == Ranking::contribution) {
-        for (int i = 0; i < n; ++i) scores[i] *= euclidean_norm(tokens.values.row(i).data(), d);
+        for (int i = 0; i < n; ++i)
+            scores[i] *= euclidean_norm(tokens.values.row(i).data(), d);
     }
     return scores;
 }
@@ -149,13 +153,13 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
     const Eigen::VectorXd scores = selection_scores(tokens, ranking);
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-        return scores[a] != scores[b] ? scores[a] > scores[b] : a < b;
-    });
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return scores[a] != scores[b] ? scores[a] > scores[b] : a < b; });
     std::vector<char> selected(n);
 
     RowMatrix y(n, d);
-    for (int i = 0; i < n; ++i) y.row(i) = tokens.alpha[i] * tokens.values.row(i);
+    for (int i = 0; i < n; ++i)
+        y.row(i) = tokens.alpha[i] * tokens.values.row(i);
 
     std::vector<SelectionMetrics> rows;
     std::vector<double> s(d), D(n);
@@ -164,7 +168,8 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
         std::fill(s.begin(), s.end(), 0.0);
         for (int k = 0; k < N; ++k) {
             selected[order[k]] = 1;
-            for (int t = 0; t < d; ++t) s[t] += y(order[k], t);
+            for (int t = 0; t < d; ++t)
+                s[t] += y(order[k], t);
         }
         const double s_norm = euclidean_norm(s.data(), d);
         for (int l = 0; l < n; ++l) {
@@ -174,8 +179,10 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
         }
         double max_in = -kInf, min_out = kInf;
         for (int l = 0; l < n; ++l) {
-            if (selected[l]) max_in = std::max(max_in, D[l]);
-            else min_out = std::min(min_out, D[l]);
+            if (selected[l])
+                max_in = std::max(max_in, D[l]);
+            else
+                min_out = std::min(min_out, D[l]);
         }
         SelectionMetrics m;
         m.N = N;
@@ -208,9 +215,10 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
 // v_ℓ = G_ℓℓ − 2c_ℓ for all ℓ. Element-wise, so the AVX2 clone rounds exactly as the
 // baseline one (no reassociation, no FMA contraction).
 __attribute__((target_clones("avx2", "default"))) void shift_column(const double* diagonal,
-                                                                   const double* running, double* shifted,
-                                                                   int n) {
-    for (int l = 0; l < n; ++l) shifted[l] = diagonal[l] - 2 * running[l];
+                                                                    const double* running,
+                                                                    double* shifted, int n) {
+    for (int l = 0; l < n; ++l)
+        shifted[l] = diagonal[l] - 2 * running[l];
 }
 
 struct CountPair {
@@ -218,8 +226,8 @@ struct CountPair {
 };
 
 // #{v ≤ low} and #{v ≤ high} in one pass.
-__attribute__((target_clones("avx2", "default"))) CountPair count_two(const double* v, int count, double low,
-                                                                     double high) {
+__attribute__((target_clones("avx2", "default"))) CountPair count_two(const double* v, int count,
+                                                                      double low, double high) {
     int surely = 0, maybe = 0;
     for (int l = 0; l < count; ++l) {
         surely += v[l] <= low;
@@ -229,7 +237,7 @@ __attribute__((target_clones("avx2", "default"))) CountPair count_two(const doub
 }
 
 class GramDecider {
-public:
+  public:
     GramDecider(const RowMatrix& ranked, const Eigen::MatrixXd& gram, Distance distance, bool radii)
         : ranked_(ranked),
           gram_(gram),
@@ -243,7 +251,8 @@ public:
           s_(d_, 0.0),
           row_norm_(n_),
           exact_(n_, kUnset) {
-        for (int l = 0; l < n_; ++l) row_norm_[l] = euclidean_norm(ranked_.row(l).data(), d_);
+        for (int l = 0; l < n_; ++l)
+            row_norm_[l] = euclidean_norm(ranked_.row(l).data(), d_);
         max_row_norm_ = n_ > 0 ? *std::max_element(row_norm_.begin(), row_norm_.end()) : 0.0;
     }
 
@@ -253,23 +262,23 @@ public:
         s_norm2_approx_ += 2 * running_dot_[k] + gram_(k, k);
         running_dot_ += gram_.col(k).array();  // G is symmetric: column k = row k
         const double* y = ranked_.row(k).data();
-        for (int t = 0; t < d_; ++t) s_[t] += y[t];
+        for (int t = 0; t < d_; ++t)
+            s_[t] += y[t];
         selected_norm_sum_ += row_norm_[k];
         s_norm_exact_ = -1;
     }
 
     SelectionMetrics evaluate() {
-        for (int l : touched_) exact_[l] = kUnset;
+        for (int l : touched_)
+            exact_[l] = kUnset;
         touched_.clear();
         return distance_ == Distance::euclidean ? evaluate_euclidean() : evaluate_cosine();
     }
 
-private:
+  private:
     static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
 
-    double error_factor() const {
-        return 2 * kUnitRoundoff * (2.0 * d_ + 8.0 * size_ + 48.0);
-    }
+    double error_factor() const { return 2 * kUnitRoundoff * (2.0 * d_ + 8.0 * size_ + 48.0); }
 
     // Euclidean: one bound E for every token, and comparisons in the shifted form
     // v_ℓ = G_ℓℓ − 2c_ℓ = D_ℓ − ‖s‖². D_ref lies within E of ‖s‖² + v, so with vmax the
@@ -310,7 +319,8 @@ private:
         }
         const CountPair out = count_two(v + N, n_ - N, v_max - E2, v_max + E2);
         const CountPair in = count_two(v, N, v_min - E2, v_min + E2);
-        m.K_out = out.surely == out.maybe ? out.surely : resolve(N, n_, v_max, E2, out.surely, true);
+        m.K_out =
+            out.surely == out.maybe ? out.surely : resolve(N, n_, v_max, E2, out.surely, true);
         m.K_in = in.surely == in.maybe ? in.surely : resolve(0, N, v_min, E2, in.surely, false);
         finish(m, n_);
         return m;
@@ -333,8 +343,9 @@ private:
     int resolve(int begin, int end, double v_extreme, double E2, int surely, bool against_max) {
         double& limit = against_max ? max_in_exact_ : min_out_exact_;
         if (std::isnan(limit)) {
-            limit = against_max ? exact_extreme(0, size_, true, shifted_.head(size_).maxCoeff(), E2)
-                                : exact_extreme(size_, n_, false, shifted_.tail(n_ - size_).minCoeff(), E2);
+            limit = against_max
+                        ? exact_extreme(0, size_, true, shifted_.head(size_).maxCoeff(), E2)
+                        : exact_extreme(size_, n_, false, shifted_.tail(n_ - size_).minCoeff(), E2);
         }
         int count = surely;
         for (int l = begin; l < end; ++l) {
@@ -370,8 +381,9 @@ private:
         const double s_norm2 = std::max(s_norm2_approx_, 0.0);
         const double s_norm = std::sqrt(s_norm2);
         const double s_norm2_error = factor * A * A;
-        const double s_norm_error = s_norm > 0 ? std::min(std::sqrt(s_norm2_error), s_norm2_error / s_norm)
-                                              : std::sqrt(s_norm2_error);
+        const double s_norm_error = s_norm > 0
+                                        ? std::min(std::sqrt(s_norm2_error), s_norm2_error / s_norm)
+                                        : std::sqrt(s_norm2_error);
         for (int l = 0; l < n_; ++l) {
             const double y_norm = std::sqrt(std::max(diagonal_[l], 0.0));
             const double y_norm_error = factor * row_norm_[l];
@@ -408,9 +420,12 @@ private:
     int interval_count_at_most(int begin, int end, double limit) {
         int count = 0;
         for (int l = begin; l < end; ++l) {
-            if (approx_[l] + bound_[l] <= limit) ++count;
-            else if (approx_[l] - bound_[l] > limit) continue;
-            else if (exact(l) <= limit) ++count;
+            if (approx_[l] + bound_[l] <= limit)
+                ++count;
+            else if (approx_[l] - bound_[l] > limit)
+                continue;
+            else if (exact(l) <= limit)
+                ++count;
         }
         return count;
     }
@@ -435,17 +450,17 @@ private:
     bool radii_;  // false: counts only (the simulator), radii left NaN
     int n_, d_;
     int size_ = 0;
-    Eigen::ArrayXd running_dot_;  // [n] c_ℓ = ⟨s(N), y_ℓ⟩ from G
-    Eigen::ArrayXd diagonal_;     // [n] G_ℓℓ = ‖y_ℓ‖²
-    Eigen::ArrayXd shifted_;      // [n] v_ℓ = G_ℓℓ − 2c_ℓ
-    std::vector<double> s_;       // [d] s(N) summed in rank order, as the reference does
+    Eigen::ArrayXd running_dot_;    // [n] c_ℓ = ⟨s(N), y_ℓ⟩ from G
+    Eigen::ArrayXd diagonal_;       // [n] G_ℓℓ = ‖y_ℓ‖²
+    Eigen::ArrayXd shifted_;        // [n] v_ℓ = G_ℓℓ − 2c_ℓ
+    std::vector<double> s_;         // [d] s(N) summed in rank order, as the reference does
     std::vector<double> row_norm_;  // [n] ‖y_ℓ‖
     double max_row_norm_ = 0;
     double s_norm2_approx_ = 0;
     double selected_norm_sum_ = 0;  // A = Σ_{k<N} ‖y_k‖
     double s_norm_exact_ = -1;
     double max_in_exact_ = kUnset, min_out_exact_ = kUnset;  // exact extremes of D, when known
-    std::vector<double> approx_, bound_, exact_;  // [n] each
+    std::vector<double> approx_, bound_, exact_;             // [n] each
     std::vector<int> touched_;
 };
 
@@ -455,10 +470,9 @@ void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd&
     const int n = static_cast<int>(ranked.rows());
     check_sizes(sizes, n, "selection_metrics_from_gram");
     if (gram.rows() != n || gram.cols() != n) {
-        fail("selection_metrics_from_gram", "Gram matrix is " + std::to_string(gram.rows()) +
-                                                "x" + std::to_string(gram.cols()) +
-                                                ", expected " + std::to_string(n) + "x" +
-                                                std::to_string(n));
+        fail("selection_metrics_from_gram", "Gram matrix is " + std::to_string(gram.rows()) + "x" +
+                                                std::to_string(gram.cols()) + ", expected " +
+                                                std::to_string(n) + "x" + std::to_string(n));
     }
     out.clear();
     GramDecider decider(ranked, gram, distance, radii);
@@ -483,15 +497,16 @@ void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd&
 }
 
 std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens,
-                                                     const std::vector<int>& sizes,
-                                                     Ranking ranking, Distance distance) {
+                                                     const std::vector<int>& sizes, Ranking ranking,
+                                                     Distance distance) {
     validate_token_geometry(tokens, "selection_metrics_gram");
     const int n = static_cast<int>(tokens.alpha.size());
     const int d = static_cast<int>(tokens.values.cols());
     check_sizes(sizes, n, "selection_metrics_gram");
     const std::vector<int> order = selection_order(selection_scores(tokens, ranking));
     RowMatrix ranked(n, d);
-    for (int k = 0; k < n; ++k) ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
+    for (int k = 0; k < n; ++k)
+        ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
     Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(n, n);
     gram.selfadjointView<Eigen::Lower>().rankUpdate(ranked);
     symmetrize_from_lower(gram);
@@ -504,7 +519,8 @@ std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::Matri
                                                               const std::vector<int>& sizes,
                                                               Distance distance) {
     const int n = static_cast<int>(gram.rows());
-    if (gram.cols() != n || n < 1) fail("selection_metrics_expected_gram", "Gram matrix must be square and non-empty");
+    if (gram.cols() != n || n < 1)
+        fail("selection_metrics_expected_gram", "Gram matrix must be square and non-empty");
     if (!gram.allFinite()) fail("selection_metrics_expected_gram", "Gram matrix has NaN or inf");
     check_sizes(sizes, n, "selection_metrics_expected_gram");
     std::vector<int> wanted(sizes);
@@ -513,26 +529,33 @@ std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::Matri
     std::vector<SelectionMetrics> sorted_rows;
     std::size_t next = 0;
     for (int N = 1; N <= n && next < wanted.size(); ++N) {
-        for (int l = 0; l < n; ++l) running[l] += gram(N - 1, l);
+        for (int l = 0; l < n; ++l)
+            running[l] += gram(N - 1, l);
         if (N != wanted[next]) continue;
         double s_norm2 = 0;
-        for (int k = 0; k < N; ++k) s_norm2 += running[k];
+        for (int k = 0; k < N; ++k)
+            s_norm2 += running[k];
         const double s_norm = std::sqrt(std::max(s_norm2, 0.0));
         for (int l = 0; l < n; ++l) {
             D[l] = distance == Distance::euclidean
                        ? s_norm2 + gram(l, l) - 2 * running[l]
-                       : 1.0 - running[l] / (std::sqrt(std::max(gram(l, l), 0.0)) * s_norm + kCosineEpsilon);
+                       : 1.0 - running[l] /
+                                   (std::sqrt(std::max(gram(l, l), 0.0)) * s_norm + kCosineEpsilon);
         }
         SelectionMetrics m;
         m.N = N;
         double max_in = -kInf, min_out = kInf;
-        for (int l = 0; l < N; ++l) max_in = std::max(max_in, D[l]);
-        for (int l = N; l < n; ++l) min_out = std::min(min_out, D[l]);
+        for (int l = 0; l < N; ++l)
+            max_in = std::max(max_in, D[l]);
+        for (int l = N; l < n; ++l)
+            min_out = std::min(min_out, D[l]);
         m.r_max = std::sqrt(std::max(max_in, 0.0));
         if (N < n) {
             m.r_min = std::sqrt(std::max(min_out, 0.0));
-            for (int l = 0; l < N; ++l) m.K_in += D[l] <= min_out;
-            for (int l = N; l < n; ++l) m.K_out += D[l] <= max_in;
+            for (int l = 0; l < N; ++l)
+                m.K_in += D[l] <= min_out;
+            for (int l = N; l < n; ++l)
+                m.K_out += D[l] <= max_in;
         }
         finish(m, n);
         while (next < wanted.size() && wanted[next] == N) {
@@ -554,15 +577,18 @@ BallMetrics metrics_at_radius(const TokenGeometry& tokens, int N, double radius,
     const int n = static_cast<int>(tokens.alpha.size());
     const int d = static_cast<int>(tokens.values.cols());
     check_sizes({N}, n, "metrics_at_radius");
-    if (!(radius >= 0)) fail("metrics_at_radius", "radius = " + std::to_string(radius) + ", expected >= 0");
+    if (!(radius >= 0))
+        fail("metrics_at_radius", "radius = " + std::to_string(radius) + ", expected >= 0");
     const std::vector<int> order = selection_order(selection_scores(tokens, ranking));
     std::vector<char> selected(n, 0);
     RowMatrix y(n, d);
-    for (int i = 0; i < n; ++i) y.row(i) = tokens.alpha[i] * tokens.values.row(i);
+    for (int i = 0; i < n; ++i)
+        y.row(i) = tokens.alpha[i] * tokens.values.row(i);
     std::vector<double> s(d, 0.0);
     for (int k = 0; k < N; ++k) {
         selected[order[k]] = 1;
-        for (int t = 0; t < d; ++t) s[t] += y(order[k], t);
+        for (int t = 0; t < d; ++t)
+            s[t] += y(order[k], t);
     }
     const double s_norm = euclidean_norm(s.data(), d);
     BallMetrics b;

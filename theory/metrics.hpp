@@ -31,13 +31,13 @@ struct TokenGeometry {
 struct SelectionMetrics {
     int N = 0;
     double r_min = std::numeric_limits<double>::infinity();  // min_{j∉I_N} √D_j; +inf at N = n
-    double r_max = 0;                                         // max_{i∈I_N} √D_i
-    int K_in = 0;   // #{i ∈ I_N : D_i ≤ r_min²}
-    int K_out = 0;  // #{j ∉ I_N : D_j ≤ r_max²}
-    double precision_at_rmax = 1;  // P(r_max,N) = N/(N + K_out)
-    double recall_at_rmin = 1;     // R(r_min,N) = K_in/N
-    double f_at_rmax = 1;          // F(r_max,N) = 2P/(1+P), since R(r_max,N) ≡ 1
-    double f_at_rmin = 1;          // F(r_min,N) = 2R/(1+R), since P(r_min,N) ≡ 1
+    double r_max = 0;                                        // max_{i∈I_N} √D_i
+    int K_in = 0;                                            // #{i ∈ I_N : D_i ≤ r_min²}
+    int K_out = 0;                                           // #{j ∉ I_N : D_j ≤ r_max²}
+    double precision_at_rmax = 1;                            // P(r_max,N) = N/(N + K_out)
+    double recall_at_rmin = 1;                               // R(r_min,N) = K_in/N
+    double f_at_rmax = 1;  // F(r_max,N) = 2P/(1+P), since R(r_max,N) ≡ 1
+    double f_at_rmin = 1;  // F(r_min,N) = 2R/(1+R), since P(r_min,N) ≡ 1
 };
 
 // Harmonic mean of eq. (5); 0 when both are 0.
@@ -64,25 +64,25 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
 // does, guided by rigorous floating-point error bounds, so counts and radii are identical to
 // selection_metrics_reference on any input. `sizes` selects the rows returned.
 std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens,
-                                                     const std::vector<int>& sizes,
-                                                     Ranking ranking, Distance distance);
+                                                     const std::vector<int>& sizes, Ranking ranking,
+                                                     Distance distance);
 
 // Core of the Gram path on already-ranked contributions: row k of `ranked` is y_{π_k}, `gram`
 // is ranked·rankedᵀ with both triangles filled. Writes one row per N in `sizes`. Exposed so
 // the simulator can supply G from BLAS SYRK; with radii = false only counts (and P, R, F)
 // are computed, r_min and r_max are NaN, and the Euclidean case needs no exact evaluation
 // unless a comparison is within rounding of its threshold.
-void selection_metrics_from_gram(const RowMatrix& ranked,                // [n, d]
-                                 const Eigen::MatrixXd& gram,            // [n, n]
+void selection_metrics_from_gram(const RowMatrix& ranked,      // [n, d]
+                                 const Eigen::MatrixXd& gram,  // [n, n]
                                  const std::vector<int>& sizes, Distance distance,
                                  std::vector<SelectionMetrics>& out, bool radii = true);
 
 // Metrics when only the Gram matrix of the ranked contributions is known (the d → ∞ limit of
 // the simulator): D_ℓ = ‖s‖² + G_ℓℓ − 2c_ℓ with c_ℓ = Σ_{k<N} G_kℓ and ‖s‖² = Σ_{k<N} c_k,
 // both summed in ascending k (cosine: 1 − c_ℓ/(√G_ℓℓ·‖s‖ + 1e-12)). O(n²) for all N.
-std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::MatrixXd& gram,  // [n, n]
-                                                              const std::vector<int>& sizes,
-                                                              Distance distance);
+std::vector<SelectionMetrics> selection_metrics_expected_gram(
+    const Eigen::MatrixXd& gram,  // [n, n]
+    const std::vector<int>& sizes, Distance distance);
 
 // Copies the lower triangle of a square matrix onto its upper triangle (after SYRK).
 void symmetrize_from_lower(Eigen::MatrixXd& gram);

@@ -32,16 +32,20 @@ void check_length(int L, const char* function) {
 
 void validate_assumption3(const Assumption3Profile& p, const char* function) {
     check_length(p.L, function);
-    if (!(p.p_sink > 0 && p.p_sink < 1)) fail(function, "p_sink = " + num(p.p_sink) + ", expected 0 < p_sink < 1");
-    if (!(p.eta >= 0) || !std::isfinite(p.eta)) fail(function, "eta = " + num(p.eta) + ", expected eta >= 0");
+    if (!(p.p_sink > 0 && p.p_sink < 1))
+        fail(function, "p_sink = " + num(p.p_sink) + ", expected 0 < p_sink < 1");
+    if (!(p.eta >= 0) || !std::isfinite(p.eta))
+        fail(function, "eta = " + num(p.eta) + ", expected eta >= 0");
     if (p.T1 < p.T2 && !(p.eta < 1)) {
-        fail(function, "eta = " + num(p.eta) + ", expected eta < 1 when T1 < T2 (weights must stay positive)");
+        fail(function, "eta = " + num(p.eta) +
+                           ", expected eta < 1 when T1 < T2 (weights must stay positive)");
     }
     if (!(0 <= p.T1 && p.T1 <= p.T2 && p.T2 <= p.L)) {
         fail(function, "T1 = " + std::to_string(p.T1) + ", T2 = " + std::to_string(p.T2) +
                            ", L = " + std::to_string(p.L) + ": expected 0 <= T1 <= T2 <= L");
     }
-    if (!std::isfinite(p.omega)) fail(function, "omega = " + num(p.omega) + ", expected a finite number");
+    if (!std::isfinite(p.omega))
+        fail(function, "omega = " + num(p.omega) + ", expected a finite number");
 }
 
 double assumption3_shape(const Assumption3Profile& p, int i) {
@@ -53,8 +57,10 @@ double assumption3_shape(const Assumption3Profile& p, int i) {
 double assumption3_p_base(const Assumption3Profile& p) {
     validate_assumption3(p, "assumption3_p_base");
     double total = 0;
-    for (int i = 1; i <= p.L; ++i) total += assumption3_shape(p, i);
-    if (!std::isfinite(total)) fail("assumption3_p_base", "the exponential phase overflows (eta*(L-T2) too large)");
+    for (int i = 1; i <= p.L; ++i)
+        total += assumption3_shape(p, i);
+    if (!std::isfinite(total))
+        fail("assumption3_p_base", "the exponential phase overflows (eta*(L-T2) too large)");
     return (1.0 - p.p_sink) / total;
 }
 
@@ -62,7 +68,8 @@ Eigen::VectorXd assumption3_weights(const Assumption3Profile& p) {
     const double p_base = assumption3_p_base(p);
     Eigen::VectorXd alpha(p.L + 1);
     alpha[0] = p.p_sink;
-    for (int i = 1; i <= p.L; ++i) alpha[i] = p_base * assumption3_shape(p, i);
+    for (int i = 1; i <= p.L; ++i)
+        alpha[i] = p_base * assumption3_shape(p, i);
     return alpha;
 }
 
@@ -73,24 +80,30 @@ Eigen::VectorXd uniform_weights(int L) {
 
 Eigen::VectorXd zipf_weights(int L, double exponent) {
     check_length(L, "zipf_weights");
-    if (!(exponent >= 0) || !std::isfinite(exponent)) fail("zipf_weights", "exponent s = " + num(exponent) + ", expected s >= 0");
+    if (!(exponent >= 0) || !std::isfinite(exponent))
+        fail("zipf_weights", "exponent s = " + num(exponent) + ", expected s >= 0");
     std::vector<double> w(L + 1);
-    for (int i = 0; i <= L; ++i) w[i] = std::pow(i + 1.0, -exponent);
+    for (int i = 0; i <= L; ++i)
+        w[i] = std::pow(i + 1.0, -exponent);
     return normalized_weights(w, "zipf_weights");
 }
 
 Eigen::VectorXd normalized_weights(const std::vector<double>& weights, const char* function) {
-    if (weights.size() < 2) fail(function, "need at least 2 weights (the sink and one token), got " + std::to_string(weights.size()));
+    if (weights.size() < 2)
+        fail(function, "need at least 2 weights (the sink and one token), got " +
+                           std::to_string(weights.size()));
     double total = 0;
     for (std::size_t i = 0; i < weights.size(); ++i) {
         if (!std::isfinite(weights[i]) || weights[i] < 0) {
-            fail(function, "weight " + std::to_string(i) + " = " + num(weights[i]) + ", expected finite and >= 0");
+            fail(function, "weight " + std::to_string(i) + " = " + num(weights[i]) +
+                               ", expected finite and >= 0");
         }
         total += weights[i];
     }
     if (!(total > 0)) fail(function, "weights sum to 0, expected a positive total");
     Eigen::VectorXd alpha(weights.size());
-    for (std::size_t i = 0; i < weights.size(); ++i) alpha[i] = weights[i] / total;
+    for (std::size_t i = 0; i < weights.size(); ++i)
+        alpha[i] = weights[i] / total;
     return alpha;
 }
 
@@ -117,23 +130,30 @@ ProfileSpec parse_profile_spec(const std::string& text) {
         spec.path = text.substr(5);
         return spec;
     }
-    fail("parse_profile_spec", "'" + text + "': expected assumption3, uniform, zipf:s or file:PATH");
+    fail("parse_profile_spec",
+         "'" + text + "': expected assumption3, uniform, zipf:s or file:PATH");
 }
 
 std::string to_string(const ProfileSpec& spec) {
     switch (spec.kind) {
-        case ProfileSpec::Kind::assumption3: return "assumption3";
-        case ProfileSpec::Kind::uniform: return "uniform";
-        case ProfileSpec::Kind::zipf: return "zipf:" + num(spec.zipf_exponent);
-        case ProfileSpec::Kind::file: return "file:" + spec.path;
+        case ProfileSpec::Kind::assumption3:
+            return "assumption3";
+        case ProfileSpec::Kind::uniform:
+            return "uniform";
+        case ProfileSpec::Kind::zipf:
+            return "zipf:" + num(spec.zipf_exponent);
+        case ProfileSpec::Kind::file:
+            return "file:" + spec.path;
     }
     return "?";
 }
 
 Eigen::VectorXd assumption1_norms(int L, double C, double lambda) {
     check_length(L, "assumption1_norms");
-    if (!(C > 0) || !std::isfinite(C)) fail("assumption1_norms", "C = " + num(C) + ", expected C > 0");
-    if (!(lambda > 0 && lambda < 1)) fail("assumption1_norms", "lambda = " + num(lambda) + ", expected 0 < lambda < 1");
+    if (!(C > 0) || !std::isfinite(C))
+        fail("assumption1_norms", "C = " + num(C) + ", expected C > 0");
+    if (!(lambda > 0 && lambda < 1))
+        fail("assumption1_norms", "lambda = " + num(lambda) + ", expected 0 < lambda < 1");
     Eigen::VectorXd norms = Eigen::VectorXd::Constant(L + 1, C);
     norms[0] = lambda * C;
     return norms;
@@ -141,21 +161,28 @@ Eigen::VectorXd assumption1_norms(int L, double C, double lambda) {
 
 Eigen::MatrixXd exponential_cosine_matrix(int L, double beta, double rho0) {
     check_length(L, "exponential_cosine_matrix");
-    if (!(beta > 0) || !std::isfinite(beta)) fail("exponential_cosine_matrix", "beta = " + num(beta) + ", expected beta > 0");
-    if (!(std::abs(rho0) <= 1)) fail("exponential_cosine_matrix", "rho0 = " + num(rho0) + ", expected -1 <= rho0 <= 1");
+    if (!(beta > 0) || !std::isfinite(beta))
+        fail("exponential_cosine_matrix", "beta = " + num(beta) + ", expected beta > 0");
+    if (!(std::abs(rho0) <= 1))
+        fail("exponential_cosine_matrix", "rho0 = " + num(rho0) + ", expected -1 <= rho0 <= 1");
     const int n = L + 1;
     std::vector<double> by_lag(n);
-    for (int k = 0; k < n; ++k) by_lag[k] = std::exp(-beta * k);
+    for (int k = 0; k < n; ++k)
+        by_lag[k] = std::exp(-beta * k);
     Eigen::MatrixXd cosine(n, n);
     for (int j = 1; j < n; ++j)
-        for (int k = 1; k < n; ++k) cosine(j, k) = by_lag[std::abs(j - k)];
-    for (int k = 1; k < n; ++k) cosine(0, k) = cosine(k, 0) = rho0;
+        for (int k = 1; k < n; ++k)
+            cosine(j, k) = by_lag[std::abs(j - k)];
+    for (int k = 1; k < n; ++k)
+        cosine(0, k) = cosine(k, 0) = rho0;
     cosine(0, 0) = 1.0;
     return cosine;
 }
 
 void validate_cosine_matrix(const Eigen::MatrixXd& c, const char* function) {
-    if (c.rows() != c.cols()) fail(function, "cosine matrix is " + std::to_string(c.rows()) + "x" + std::to_string(c.cols()) + ", expected square");
+    if (c.rows() != c.cols())
+        fail(function, "cosine matrix is " + std::to_string(c.rows()) + "x" +
+                           std::to_string(c.cols()) + ", expected square");
     const auto n = c.rows();
     auto where = [&](Eigen::Index j, Eigen::Index k) {
         return "cosine[" + std::to_string(j) + "][" + std::to_string(k) + "] = " + num(c(j, k));
@@ -163,10 +190,13 @@ void validate_cosine_matrix(const Eigen::MatrixXd& c, const char* function) {
     for (Eigen::Index j = 0; j < n; ++j) {
         for (Eigen::Index k = 0; k < n; ++k) {
             const double v = c(j, k);
-            if (!std::isfinite(v) || std::abs(v) > 1 + 1e-9) fail(function, where(j, k) + ", expected within [-1, 1]");
-            if (j == k && std::abs(v - 1) > 1e-9) fail(function, where(j, k) + ", expected 1 on the diagonal");
+            if (!std::isfinite(v) || std::abs(v) > 1 + 1e-9)
+                fail(function, where(j, k) + ", expected within [-1, 1]");
+            if (j == k && std::abs(v - 1) > 1e-9)
+                fail(function, where(j, k) + ", expected 1 on the diagonal");
             if (std::abs(v - c(k, j)) > 1e-9) {
-                fail(function, where(j, k) + " differs from cosine[" + std::to_string(k) + "][" + std::to_string(j) + "], expected a symmetric matrix");
+                fail(function, where(j, k) + " differs from cosine[" + std::to_string(k) + "][" +
+                                   std::to_string(j) + "], expected a symmetric matrix");
             }
         }
     }
@@ -174,26 +204,38 @@ void validate_cosine_matrix(const Eigen::MatrixXd& c, const char* function) {
 
 const char* to_string(Regime regime) {
     switch (regime) {
-        case Regime::I: return "I";
-        case Regime::II: return "II";
-        case Regime::III: return "III";
-        case Regime::IV: return "IV";
-        case Regime::V: return "V";
+        case Regime::I:
+            return "I";
+        case Regime::II:
+            return "II";
+        case Regime::III:
+            return "III";
+        case Regime::IV:
+            return "IV";
+        case Regime::V:
+            return "V";
     }
     return "?";
 }
 
 std::vector<Regime> regimes_by_size(const Eigen::VectorXd& alpha, double p_base, double eta) {
-    if (!(p_base > 0) || !(eta >= 0)) fail("regimes_by_size", "p_base = " + num(p_base) + ", eta = " + num(eta) + ": expected p_base > 0 and eta >= 0");
+    if (!(p_base > 0) || !(eta >= 0))
+        fail("regimes_by_size", "p_base = " + num(p_base) + ", eta = " + num(eta) +
+                                    ": expected p_base > 0 and eta >= 0");
     const std::vector<int> order = selection_order(alpha);
     std::vector<Regime> regimes(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
         const double a = alpha[order[k]];
-        if (k == 0 && order[0] == 0) regimes[k] = Regime::I;
-        else if (std::abs(a - p_base) <= 1e-12 * p_base) regimes[k] = Regime::IV;
-        else if (a > p_base * (1 + eta)) regimes[k] = Regime::II;
-        else if (a > p_base) regimes[k] = Regime::III;
-        else regimes[k] = Regime::V;
+        if (k == 0 && order[0] == 0)
+            regimes[k] = Regime::I;
+        else if (std::abs(a - p_base) <= 1e-12 * p_base)
+            regimes[k] = Regime::IV;
+        else if (a > p_base * (1 + eta))
+            regimes[k] = Regime::II;
+        else if (a > p_base)
+            regimes[k] = Regime::III;
+        else
+            regimes[k] = Regime::V;
     }
     return regimes;
 }

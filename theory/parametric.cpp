@@ -1,8 +1,8 @@
 // Parametric heads and Table-1 sensitivities; see parametric.hpp.
 #include "theory/parametric.hpp"
 
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -15,10 +15,14 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 Eigen::VectorXd profile_weights(const ModelParameters& p) {
     if (p.alpha) return *p.alpha;
     switch (p.profile_kind.kind) {
-        case ProfileSpec::Kind::assumption3: return assumption3_weights(p.profile);
-        case ProfileSpec::Kind::uniform: return uniform_weights(p.profile.L);
-        case ProfileSpec::Kind::zipf: return zipf_weights(p.profile.L, p.profile_kind.zipf_exponent);
-        case ProfileSpec::Kind::file: break;
+        case ProfileSpec::Kind::assumption3:
+            return assumption3_weights(p.profile);
+        case ProfileSpec::Kind::uniform:
+            return uniform_weights(p.profile.L);
+        case ProfileSpec::Kind::zipf:
+            return zipf_weights(p.profile.L, p.profile_kind.zipf_exponent);
+        case ProfileSpec::Kind::file:
+            break;
     }
     throw std::domain_error("build_head_model: a file: profile must be loaded into alpha first");
 }
@@ -66,31 +70,48 @@ std::vector<SensitivityRow> bound_sensitivities(const ModelParameters& params,
         std::function<void(ModelParameters&, BoundSettings&, double)> set;
     };
     std::vector<Knob> knobs = {
-        {"d", Knob::log_real, [](auto&, auto& s) { return s.d; }, [](auto&, auto& s, double v) { s.d = v; }},
-        {"kappa", Knob::log_real, [](auto&, auto& s) { return s.kappa; }, [](auto&, auto& s, double v) { s.kappa = v; }},
+        {"d", Knob::log_real, [](auto&, auto& s) { return s.d; },
+         [](auto&, auto& s, double v) { s.d = v; }},
+        {"kappa", Knob::log_real, [](auto&, auto& s) { return s.kappa; },
+         [](auto&, auto& s, double v) { s.kappa = v; }},
     };
     const bool profile_is_parametric = !params.alpha;
-    const bool assumption3 = profile_is_parametric && params.profile_kind.kind == ProfileSpec::Kind::assumption3;
+    const bool assumption3 =
+        profile_is_parametric && params.profile_kind.kind == ProfileSpec::Kind::assumption3;
     if (profile_is_parametric) {
-        knobs.push_back({"L", Knob::log_integer, [](auto& p, auto&) { return double(p.profile.L); }, [](auto& p, auto&, double v) { p.profile.L = int(v); }});
+        knobs.push_back({"L", Knob::log_integer, [](auto& p, auto&) { return double(p.profile.L); },
+                         [](auto& p, auto&, double v) { p.profile.L = int(v); }});
     }
     if (!params.norms) {
-        knobs.push_back({"C", Knob::log_real, [](auto& p, auto&) { return p.C; }, [](auto& p, auto&, double v) { p.C = v; }});
-        knobs.push_back({"lambda", Knob::log_real, [](auto& p, auto&) { return p.lambda; }, [](auto& p, auto&, double v) { p.lambda = v; }});
+        knobs.push_back({"C", Knob::log_real, [](auto& p, auto&) { return p.C; },
+                         [](auto& p, auto&, double v) { p.C = v; }});
+        knobs.push_back({"lambda", Knob::log_real, [](auto& p, auto&) { return p.lambda; },
+                         [](auto& p, auto&, double v) { p.lambda = v; }});
     }
     if (!params.cosine) {
-        knobs.push_back({"beta", Knob::log_real, [](auto& p, auto&) { return p.beta; }, [](auto& p, auto&, double v) { p.beta = v; }});
-        knobs.push_back({"rho0", Knob::linear, [](auto& p, auto&) { return p.rho0; }, [](auto& p, auto&, double v) { p.rho0 = v; }});
+        knobs.push_back({"beta", Knob::log_real, [](auto& p, auto&) { return p.beta; },
+                         [](auto& p, auto&, double v) { p.beta = v; }});
+        knobs.push_back({"rho0", Knob::linear, [](auto& p, auto&) { return p.rho0; },
+                         [](auto& p, auto&, double v) { p.rho0 = v; }});
     }
     if (assumption3) {
-        knobs.push_back({"p_sink", Knob::log_real, [](auto& p, auto&) { return p.profile.p_sink; }, [](auto& p, auto&, double v) { p.profile.p_sink = v; }});
-        knobs.push_back({"T1", Knob::log_integer, [](auto& p, auto&) { return double(p.profile.T1); }, [](auto& p, auto&, double v) { p.profile.T1 = int(v); }});
-        knobs.push_back({"T2", Knob::log_integer, [](auto& p, auto&) { return double(p.profile.T2); }, [](auto& p, auto&, double v) { p.profile.T2 = int(v); }});
-        knobs.push_back({"eta", Knob::log_real, [](auto& p, auto&) { return p.profile.eta; }, [](auto& p, auto&, double v) { p.profile.eta = v; }});
-        knobs.push_back({"omega", Knob::log_real, [](auto& p, auto&) { return p.profile.omega; }, [](auto& p, auto&, double v) { p.profile.omega = v; }});
+        knobs.push_back({"p_sink", Knob::log_real, [](auto& p, auto&) { return p.profile.p_sink; },
+                         [](auto& p, auto&, double v) { p.profile.p_sink = v; }});
+        knobs.push_back({"T1", Knob::log_integer,
+                         [](auto& p, auto&) { return double(p.profile.T1); },
+                         [](auto& p, auto&, double v) { p.profile.T1 = int(v); }});
+        knobs.push_back({"T2", Knob::log_integer,
+                         [](auto& p, auto&) { return double(p.profile.T2); },
+                         [](auto& p, auto&, double v) { p.profile.T2 = int(v); }});
+        knobs.push_back({"eta", Knob::log_real, [](auto& p, auto&) { return p.profile.eta; },
+                         [](auto& p, auto&, double v) { p.profile.eta = v; }});
+        knobs.push_back({"omega", Knob::log_real, [](auto& p, auto&) { return p.profile.omega; },
+                         [](auto& p, auto&, double v) { p.profile.omega = v; }});
     }
     if (profile_is_parametric && params.profile_kind.kind == ProfileSpec::Kind::zipf) {
-        knobs.push_back({"zipf_s", Knob::log_real, [](auto& p, auto&) { return p.profile_kind.zipf_exponent; }, [](auto& p, auto&, double v) { p.profile_kind.zipf_exponent = v; }});
+        knobs.push_back({"zipf_s", Knob::log_real,
+                         [](auto& p, auto&) { return p.profile_kind.zipf_exponent; },
+                         [](auto& p, auto&, double v) { p.profile_kind.zipf_exponent = v; }});
     }
 
     // Evaluates the bounds with one knob moved; nullopt when that value is invalid.
@@ -139,8 +160,8 @@ std::vector<SensitivityRow> bound_sensitivities(const ModelParameters& params,
             row.N = sizes[s];
             row.parameter = knob.name;
             double* out[8] = {&row.precision_lower, &row.precision_upper, &row.recall_lower,
-                              &row.recall_upper, &row.fmax_lower, &row.fmax_upper,
-                              &row.fmin_lower, &row.fmin_upper};
+                              &row.recall_upper,    &row.fmax_lower,      &row.fmax_upper,
+                              &row.fmin_lower,      &row.fmin_upper};
             for (int c = 0; c < 8; ++c) {
                 *out[c] = usable ? ((*f_hi)[s][c] - (*f_lo)[s][c]) / step : kNaN;
             }

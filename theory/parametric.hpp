@@ -13,14 +13,14 @@
 namespace attngeo::theory {
 
 struct ModelParameters {
-    Assumption3Profile profile;  // L, p_sink, T1, T2, η, ω (defaults: the paper preset)
-    ProfileSpec profile_kind;    // assumption3 (default), uniform, zipf:s, file:PATH
-    double C = 1;                // Assumption 1: ‖v_i‖ = C
-    double lambda = 0.1;         // Assumption 1: ‖v_0‖ = λC
-    double beta = 0.05;          // Assumption 2: ρ_jk = e^{−β|j−k|}
-    double rho0 = 0;             // Assumption 2: ρ_0k = ρ0
-    std::optional<Eigen::VectorXd> alpha;   // [n] explicit weights (replaces the profile)
-    std::optional<Eigen::VectorXd> norms;   // [n] explicit norms (replaces C, λ)
+    Assumption3Profile profile;            // L, p_sink, T1, T2, η, ω (defaults: the paper preset)
+    ProfileSpec profile_kind;              // assumption3 (default), uniform, zipf:s, file:PATH
+    double C = 1;                          // Assumption 1: ‖v_i‖ = C
+    double lambda = 0.1;                   // Assumption 1: ‖v_0‖ = λC
+    double beta = 0.05;                    // Assumption 2: ρ_jk = e^{−β|j−k|}
+    double rho0 = 0;                       // Assumption 2: ρ_0k = ρ0
+    std::optional<Eigen::VectorXd> alpha;  // [n] explicit weights (replaces the profile)
+    std::optional<Eigen::VectorXd> norms;  // [n] explicit norms (replaces C, λ)
     std::optional<Eigen::MatrixXd> cosine;  // [n, n] explicit cosines (replaces β, ρ0)
 };
 
@@ -39,7 +39,8 @@ std::optional<PhaseParameters> phase_parameters(const ModelParameters& params);
 // the valid range); ρ0 can be ≤ 0, so it gets the plain derivative d(bound)/dρ0.
 struct SensitivityRow {
     int N = 0;
-    std::string parameter;  // d, kappa, L, C, lambda, beta, rho0, p_sink, T1, T2, eta, omega, zipf_s
+    std::string
+        parameter;  // d, kappa, L, C, lambda, beta, rho0, p_sink, T1, T2, eta, omega, zipf_s
     double precision_lower = 0, precision_upper = 0, recall_lower = 0, recall_upper = 0;
     double fmax_lower = 0, fmax_upper = 0, fmin_lower = 0, fmin_upper = 0;
 };

@@ -3,6 +3,7 @@
 // input exits with code 2 and a one-line message naming the flag or file.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -28,8 +29,10 @@ struct RunResult {
     std::string out, err;
 };
 
+// One folder per test process: CTest runs the cases of this file in parallel processes.
 fs::path scratch() {
-    const fs::path dir = fs::temp_directory_path() / "attngeo_test_cli";
+    const fs::path dir =
+        fs::temp_directory_path() / ("attngeo_test_cli_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     return dir;
 }
@@ -46,7 +49,8 @@ RunResult run(const std::string& args) {
     FILE* pipe = popen(command.c_str(), "r");
     char buffer[4096];
     std::size_t got;
-    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, got);
+    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0)
+        r.out.append(buffer, got);
     const int status = pclose(pipe);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.err = slurp(err_path);
@@ -67,7 +71,8 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
         std::vector<std::string> fields;
         std::istringstream fs(line);
         std::string f;
-        while (std::getline(fs, f, ',')) fields.push_back(f);
+        while (std::getline(fs, f, ','))
+            fields.push_back(f);
         rows.push_back(fields);
     }
     return rows;
@@ -80,7 +85,8 @@ void expect_bad_input(const std::string& args, const std::vector<std::string>& n
     EXPECT_TRUE(r.out.empty()) << args << " printed to stdout: " << r.out;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
     for (const auto& needle : needles) {
-        EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\nstderr lacks '" << needle << "': " << r.err;
+        EXPECT_NE(r.err.find(needle), std::string::npos)
+            << args << "\nstderr lacks '" << needle << "': " << r.err;
     }
 }
 
@@ -93,7 +99,8 @@ TokenGeometry random_tokens(int n, int d, unsigned seed) {
     t.values.resize(n, d);
     for (int i = 0; i < n; ++i) {
         t.alpha[i] = uniform(rng);
-        for (int k = 0; k < d; ++k) t.values(i, k) = normal(rng);
+        for (int k = 0; k < d; ++k)
+            t.values(i, k) = normal(rng);
     }
     t.alpha /= t.alpha.sum();
     return t;
@@ -105,7 +112,8 @@ std::string points_csv(const TokenGeometry& t) {
     out << "# alpha,v1..vd\n";
     for (int i = 0; i < t.alpha.size(); ++i) {
         out << t.alpha[i];
-        for (int k = 0; k < t.values.cols(); ++k) out << ',' << t.values(i, k);
+        for (int k = 0; k < t.values.cols(); ++k)
+            out << ',' << t.values(i, k);
         out << '\n';
     }
     return out.str();
@@ -119,15 +127,18 @@ TEST(CliMetrics, AllNMatchesTheLibraryExactly) {
     // Re-read what the file holds (17 digits round-trip, so this is t itself).
     for (const std::string distance : {"euclidean", "cosine"}) {
         for (const std::string rank : {"attn", "contrib"}) {
-            const RunResult r = run("metrics --input " + path + " --distance " + distance + " --rank " + rank);
+            const RunResult r =
+                run("metrics --input " + path + " --distance " + distance + " --rank " + rank);
             ASSERT_EQ(r.exit_code, 0) << r.err;
             const auto rows = parse_csv(r.out);
             ASSERT_EQ(rows.size(), 41u);
-            EXPECT_EQ(rows[0], (std::vector<std::string>{"N", "r_min", "r_max", "K_in", "K_out", "P_rmax",
-                                                         "R_rmin", "F_rmax", "F_rmin"}));
+            EXPECT_EQ(rows[0], (std::vector<std::string>{"N", "r_min", "r_max", "K_in", "K_out",
+                                                         "P_rmax", "R_rmin", "F_rmax", "F_rmin"}));
             std::vector<int> all(40);
-            for (int N = 1; N <= 40; ++N) all[N - 1] = N;
-            const auto expected = selection_metrics_reference(t, all, parse_ranking(rank), parse_distance(distance));
+            for (int N = 1; N <= 40; ++N)
+                all[N - 1] = N;
+            const auto expected =
+                selection_metrics_reference(t, all, parse_ranking(rank), parse_distance(distance));
             double max_radius_diff = 0;
             for (int N = 1; N <= 40; ++N) {
                 const auto& row = rows[N];
@@ -135,7 +146,9 @@ TEST(CliMetrics, AllNMatchesTheLibraryExactly) {
                 EXPECT_EQ(std::stoi(row[0]), N);
                 EXPECT_EQ(std::stoi(row[3]), m.K_in) << "N=" << N;
                 EXPECT_EQ(std::stoi(row[4]), m.K_out) << "N=" << N;
-                if (N < 40) max_radius_diff = std::max(max_radius_diff, std::abs(std::stod(row[1]) - m.r_min));
+                if (N < 40)
+                    max_radius_diff =
+                        std::max(max_radius_diff, std::abs(std::stod(row[1]) - m.r_min));
                 max_radius_diff = std::max(max_radius_diff, std::abs(std::stod(row[2]) - m.r_max));
                 EXPECT_EQ(std::stod(row[5]), m.precision_at_rmax);
                 EXPECT_EQ(std::stod(row[6]), m.recall_at_rmin);
@@ -143,7 +156,8 @@ TEST(CliMetrics, AllNMatchesTheLibraryExactly) {
                 EXPECT_EQ(std::stod(row[8]), m.f_at_rmin);
             }
             EXPECT_EQ(rows[40][1], "inf");
-            std::cout << distance << "/" << rank << ": largest radius difference " << max_radius_diff << "\n";
+            std::cout << distance << "/" << rank << ": largest radius difference "
+                      << max_radius_diff << "\n";
             EXPECT_EQ(max_radius_diff, 0.0);
         }
     }
@@ -198,16 +212,18 @@ TEST(CliBounds, PaperPresetMatchesTheReferenceFormulas) {
     for (int N : {1, 2, 3, 5, 17, 100, 226, 400, 800, 1000, 1024, 1025}) {
         const BoundRow b = bounds_reference(model, N, settings);
         const auto& row = rows[N];
-        const double expected[] = {b.delta, b.delta0, b.scale, b.precision_lower, b.precision_upper,
-                                   b.recall_lower, b.recall_upper, b.fmax_lower, b.fmax_upper,
-                                   b.fmin_lower, b.fmin_upper};
+        const double expected[] = {b.delta,           b.delta0,          b.scale,
+                                   b.precision_lower, b.precision_upper, b.recall_lower,
+                                   b.recall_upper,    b.fmax_lower,      b.fmax_upper,
+                                   b.fmin_lower,      b.fmin_upper};
         for (int c = 0; c < 11; ++c) {
             const double got = std::stod(row[2 + c]);
             if (std::isnan(expected[c])) {
                 EXPECT_TRUE(std::isnan(got)) << "N=" << N << " column " << rows[0][2 + c];
                 continue;
             }
-            const double rel = std::abs(got - expected[c]) / std::max(1e-300, std::abs(expected[c]));
+            const double rel =
+                std::abs(got - expected[c]) / std::max(1e-300, std::abs(expected[c]));
             max_rel = std::max(max_rel, std::abs(got - expected[c]) <= 1e-300 ? 0.0 : rel);
             EXPECT_LE(std::abs(got - expected[c]), 1e-12 * std::max(1.0, std::abs(expected[c])))
                 << "N=" << N << " column " << rows[0][2 + c];
@@ -222,7 +238,8 @@ TEST(CliBounds, ExplicitFilesAndOtherProfiles) {
     const auto alpha = write("alpha.txt", "0.4\n0.3\n0.2\n0.1\n");
     const auto norms = write("norms.txt", "0.1\n1\n1.1\n0.9\n");
     const auto cos = write("cos.csv", "1,0,0,0\n0,1,0.5,0.25\n0,0.5,1,0.5\n0,0.25,0.5,1\n");
-    const RunResult r = run("bounds --alpha " + alpha + " --norms " + norms + " --cos " + cos + " --d 16 --kappa 0.5 --variant exact-mean");
+    const RunResult r = run("bounds --alpha " + alpha + " --norms " + norms + " --cos " + cos +
+                            " --d 16 --kappa 0.5 --variant exact-mean");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto rows = parse_csv(r.out);
     ASSERT_EQ(rows.size(), 5u);
@@ -276,7 +293,8 @@ TEST(CliBounds, BadInputExitsTwoNamingTheProblem) {
     expect_bad_input("bounds --alpha " + unnormalised, {"--alpha", unnormalised, "sum"});
     const auto alpha = write("alpha3.txt", "0.5\n0.3\n0.2\n");
     const auto short_norms = write("norms2.txt", "1\n1\n");
-    expect_bad_input("bounds --alpha " + alpha + " --norms " + short_norms, {"--norms", "expected n = 3"});
+    expect_bad_input("bounds --alpha " + alpha + " --norms " + short_norms,
+                     {"--norms", "expected n = 3"});
     const auto asym = write("asym.csv", "1,0.5,0\n0.4,1,0\n0,0,1\n");
     expect_bad_input("bounds --alpha " + alpha + " --cos " + asym, {"--cos", "symmetric"});
     const auto not_square = write("rect.csv", "1,0\n0,1\n0,0\n");
@@ -288,9 +306,10 @@ TEST(CliBounds, BadInputExitsTwoNamingTheProblem) {
 TEST(CliHelp, DocumentsEveryFlagWithDefaults) {
     const RunResult r = run("bounds --help");
     EXPECT_EQ(r.exit_code, 0);
-    for (const char* flag : {"--L", "--p-sink", "--T1", "--T2", "--eta", "--omega", "--C", "--lambda", "--beta",
-                             "--rho0", "--d", "--kappa", "--variant", "--N", "--profile", "--preset", "--alpha",
-                             "--norms", "--cos", "=1024", "=0.3", "=128"}) {
+    for (const char* flag : {"--L",       "--p-sink", "--T1",      "--T2",     "--eta",   "--omega",
+                             "--C",       "--lambda", "--beta",    "--rho0",   "--d",     "--kappa",
+                             "--variant", "--N",      "--profile", "--preset", "--alpha", "--norms",
+                             "--cos",     "=1024",    "=0.3",      "=128"}) {
         EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
     }
     const RunResult m = run("metrics --help");
@@ -301,7 +320,9 @@ TEST(CliHelp, DocumentsEveryFlagWithDefaults) {
 
 namespace {
 
-std::string read_file(const fs::path& path) { return slurp(path); }
+std::string read_file(const fs::path& path) {
+    return slurp(path);
+}
 
 }  // namespace
 
@@ -318,47 +339,63 @@ TEST(CliSimulate, WritesTheSpecifiedFilesIdenticallyForAnyThreadCount) {
         EXPECT_EQ(read_file(a / file), read_file(b / file)) << file;
     }
     const auto sim = parse_csv(read_file(a / "simulate.csv"));
-    EXPECT_EQ(sim[0], (std::vector<std::string>{"N", "trials", "P_mean", "P_se", "P_ci_lo", "P_ci_hi", "R_mean",
-                                                "R_se", "R_ci_lo", "R_ci_hi", "Fmax_mean", "Fmin_mean"}));
+    EXPECT_EQ(sim[0], (std::vector<std::string>{"N", "trials", "P_mean", "P_se", "P_ci_lo",
+                                                "P_ci_hi", "R_mean", "R_se", "R_ci_lo", "R_ci_hi",
+                                                "Fmax_mean", "Fmin_mean"}));
     EXPECT_EQ(sim.size(), 1u + 128u);
     EXPECT_EQ(sim[5][1], "30");
     const auto bounds = parse_csv(read_file(a / "bounds.csv"));
     EXPECT_EQ(bounds.size(), 1u + 3u * 128u);
     EXPECT_EQ(bounds[0][1], "variant");
     const std::string manifest = read_file(a / "manifest.json");
-    for (const char* key : {"\"git_commit\"", "\"decisions\"", "\"realised\"", "\"cos_by_lag\"", "\"kappa_lower95\"",
-                            "\"fraction_inside\"", "\"largest_violation\"", "\"timings\"", "\"from_preset\"", "\"seed\": 7"}) {
+    for (const char* key : {"\"git_commit\"", "\"decisions\"", "\"realised\"", "\"cos_by_lag\"",
+                            "\"kappa_lower95\"", "\"fraction_inside\"", "\"largest_violation\"",
+                            "\"timings\"", "\"from_preset\"", "\"seed\": 7"}) {
         EXPECT_NE(manifest.find(key), std::string::npos) << key;
     }
 }
 
 TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
-    const fs::path whole = scratch() / "merge_whole", s0 = scratch() / "merge_s0", s1 = scratch() / "merge_s1",
-                   s2 = scratch() / "merge_s2", merged = scratch() / "merge_out";
-    for (const auto& p : {whole, s0, s1, s2, merged}) fs::remove_all(p);
+    const fs::path whole = scratch() / "merge_whole", s0 = scratch() / "merge_s0",
+                   s1 = scratch() / "merge_s1", s2 = scratch() / "merge_s2",
+                   merged = scratch() / "merge_out";
+    for (const auto& p : {whole, s0, s1, s2, merged})
+        fs::remove_all(p);
     const std::string common = "simulate --L 63 --T1 8 --T2 50 --d 16 --trials 25 --N pow2";
     ASSERT_EQ(run(common + " --out " + whole.string()).exit_code, 0);
     ASSERT_EQ(run(common + " --shard 0/3 --out " + s0.string()).exit_code, 0);
     ASSERT_EQ(run(common + " --shard 1/3 --out " + s1.string()).exit_code, 0);
     ASSERT_EQ(run(common + " --shard 2/3 --out " + s2.string()).exit_code, 0);
-    const RunResult m = run("merge " + s2.string() + " " + s0.string() + " " + s1.string() + " --out " + merged.string());
+    const RunResult m = run("merge " + s2.string() + " " + s0.string() + " " + s1.string() +
+                            " --out " + merged.string());
     ASSERT_EQ(m.exit_code, 0) << m.err;
     for (const char* file : {"simulate.csv", "bounds.csv", "sums.csv"}) {
         EXPECT_EQ(read_file(whole / file), read_file(merged / file)) << file;
     }
-    expect_bad_input("merge " + s0.string() + " " + s0.string() + " --out " + (scratch() / "x").string(), {"appears twice"});
+    expect_bad_input(
+        "merge " + s0.string() + " " + s0.string() + " --out " + (scratch() / "x").string(),
+        {"appears twice"});
     const fs::path other = scratch() / "merge_other";
     fs::remove_all(other);
-    ASSERT_EQ(run("simulate --L 63 --T1 8 --T2 50 --d 16 --trials 25 --N pow2 --seed 9 --shard 1/3 --out " + other.string()).exit_code, 0);
-    expect_bad_input("merge " + s0.string() + " " + other.string() + " --out " + (scratch() / "x").string(),
-                     {"different configuration"});
-    expect_bad_input("merge /nonexistent/run --out " + (scratch() / "x").string(), {"/nonexistent/run"});
+    ASSERT_EQ(run("simulate --L 63 --T1 8 --T2 50 --d 16 --trials 25 --N pow2 --seed 9 --shard 1/3 "
+                  "--out " +
+                  other.string())
+                  .exit_code,
+              0);
+    expect_bad_input(
+        "merge " + s0.string() + " " + other.string() + " --out " + (scratch() / "x").string(),
+        {"different configuration"});
+    expect_bad_input("merge /nonexistent/run --out " + (scratch() / "x").string(),
+                     {"/nonexistent/run"});
 }
 
 TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
     const fs::path out = scratch() / "sweep";
     fs::remove_all(out);
-    const RunResult r = run("sweep --set beta=0.05,0.2 --set d=16,32,64 --L 31 --T1 4 --T2 24 --trials 10 --N 1,2,4 --out " + out.string());
+    const RunResult r =
+        run("sweep --set beta=0.05,0.2 --set d=16,32,64 --L 31 --T1 4 --T2 24 --trials 10 --N "
+            "1,2,4 --out " +
+            out.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto rows = parse_csv(read_file(out / "sweep.csv"));
     ASSERT_EQ(rows.size(), 1u + 6u * 3u);
@@ -383,7 +420,8 @@ TEST(CliSimulate, InfiniteDimensionIsExact) {
 TEST(CliSimulate, BadInputExitsTwoWithoutWritingAnything) {
     const fs::path out = scratch() / "sim_bad";
     fs::remove_all(out);
-    expect_bad_input("simulate --rho0 0.5 --out " + out.string(), {"rho0", "largest feasible |rho0| is 0.194"});
+    expect_bad_input("simulate --rho0 0.5 --out " + out.string(),
+                     {"rho0", "largest feasible |rho0| is 0.194"});
     expect_bad_input("simulate --trials 1 --out " + out.string(), {"--trials"});
     expect_bad_input("simulate --d 0 --out " + out.string(), {"--d"});
     expect_bad_input("simulate --d 12.5 --out " + out.string(), {"--d"});
@@ -395,6 +433,7 @@ TEST(CliSimulate, BadInputExitsTwoWithoutWritingAnything) {
     expect_bad_input("simulate --trials 10", {"--out"});
     expect_bad_input("sweep --set bogus=1 --out " + out.string(), {"--set", "bogus"});
     expect_bad_input("sweep --set beta=0.1,x --out " + out.string(), {"--set beta"});
-    expect_bad_input("sweep --set beta=-1 --L 15 --T1 2 --T2 10 --trials 4 --out " + out.string(), {"beta"});
+    expect_bad_input("sweep --set beta=-1 --L 15 --T1 2 --T2 10 --trials 4 --out " + out.string(),
+                     {"beta"});
     EXPECT_FALSE(fs::exists(out)) << "a failed run must not leave a folder behind";
 }

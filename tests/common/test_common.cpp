@@ -1,6 +1,7 @@
 // Tests for common/: strict CSV reading, selection-size lists, number formatting, atomic
 // writes. Each bad-input class must raise InputError naming the file or flag.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -21,7 +22,8 @@ using namespace attngeo;
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& content) {
-    const fs::path dir = fs::temp_directory_path() / "attngeo_test_common";
+    const fs::path dir =
+        fs::temp_directory_path() / ("attngeo_test_common_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const fs::path path = dir / name;
     std::ofstream(path) << content;
@@ -52,24 +54,34 @@ TEST(Csv, ReadsCommasWhitespaceCommentsAndBlankLines) {
 
 TEST(Csv, RejectsEachDefectWithFileAndLine) {
     const auto ragged = write_temp("ragged.csv", "1,2,3\n1,2\n");
-    EXPECT_NE(error_of([&] { read_numeric_table(ragged, "points"); }).find("line 2"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_numeric_table(ragged, "points"); }).find("line 2"),
+              std::string::npos);
     const auto nan = write_temp("nan.csv", "1,nan\n");
-    EXPECT_NE(error_of([&] { read_numeric_table(nan, "points"); }).find("not finite"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_numeric_table(nan, "points"); }).find("not finite"),
+              std::string::npos);
     const auto inf = write_temp("inf.csv", "1,-inf\n");
-    EXPECT_NE(error_of([&] { read_numeric_table(inf, "points"); }).find("not finite"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_numeric_table(inf, "points"); }).find("not finite"),
+              std::string::npos);
     const auto word = write_temp("word.csv", "1,abc\n");
-    EXPECT_NE(error_of([&] { read_numeric_table(word, "points"); }).find("'abc'"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_numeric_table(word, "points"); }).find("'abc'"),
+              std::string::npos);
     const auto empty_field = write_temp("emptyfield.csv", "1,,2\n");
-    EXPECT_NE(error_of([&] { read_numeric_table(empty_field, "points"); }).find("empty field"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_numeric_table(empty_field, "points"); }).find("empty field"),
+              std::string::npos);
     const auto trailing = write_temp("trailing.csv", "1,2,\n");
-    EXPECT_NE(error_of([&] { read_numeric_table(trailing, "points"); }).find("empty field"), std::string::npos);
+    EXPECT_NE(error_of([&] { read_numeric_table(trailing, "points"); }).find("empty field"),
+              std::string::npos);
     const auto empty = write_temp("empty.csv", "# nothing\n\n");
-    EXPECT_NE(error_of([&] { read_numeric_table(empty, "points"); }).find("no data"), std::string::npos);
-    EXPECT_NE(error_of([&] { read_numeric_table("/nonexistent/x.csv", "points"); }).find("/nonexistent/x.csv"),
+    EXPECT_NE(error_of([&] { read_numeric_table(empty, "points"); }).find("no data"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] {
+                  read_numeric_table("/nonexistent/x.csv", "points");
+              }).find("/nonexistent/x.csv"),
               std::string::npos);
     const auto two = write_temp("two.csv", "1,2\n");
-    EXPECT_NE(error_of([&] { read_numeric_column(two, "--norms file"); }).find("one number per line"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of([&] { read_numeric_column(two, "--norms file"); }).find("one number per line"),
+        std::string::npos);
 }
 
 TEST(SelectionSizes, ExpandsAllPow2ListsAndRanges) {
@@ -97,7 +109,8 @@ TEST(Format, SeventeenDigitsRoundTripAndNonFinite) {
 }
 
 TEST(AtomicFile, WritesCompletelyAndLeavesNoTemporary) {
-    const fs::path dir = fs::temp_directory_path() / "attngeo_test_atomic";
+    const fs::path dir =
+        fs::temp_directory_path() / ("attngeo_test_atomic_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     const std::string path = (dir / "out.csv").string();
@@ -107,7 +120,8 @@ TEST(AtomicFile, WritesCompletelyAndLeavesNoTemporary) {
     std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(content, "replaced\n");
     int files = 0;
-    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir))
+        ++files;
     EXPECT_EQ(files, 1);
     EXPECT_THROW(write_file_atomic((dir / "missing" / "x.csv").string(), "x"), InputError);
 }

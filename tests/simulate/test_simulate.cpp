@@ -8,13 +8,13 @@
 #include <iostream>
 #include <numeric>
 
+#include "common/errors.hpp"
 #include "simulate/envelope.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/montecarlo.hpp"
 #include "simulate/rng.hpp"
 #include "simulate/run.hpp"
 #include "simulate/sums.hpp"
-#include "common/errors.hpp"
 
 using namespace attngeo;
 using namespace attngeo::simulate;
@@ -30,16 +30,20 @@ SimulationSpec small_spec(int L, int d, const std::string& profile = "zipf:1.1")
     spec.model.profile_kind = theory::parse_profile_spec(profile);
     spec.model.beta = 0.2;
     spec.d = d;
-    for (int N = 1; N <= L + 1; ++N) spec.sizes.push_back(N);
+    for (int N = 1; N <= L + 1; ++N)
+        spec.sizes.push_back(N);
     spec.all_sizes = true;
     return spec;
 }
 
-double mean_of(const std::vector<double>& x) { return std::accumulate(x.begin(), x.end(), 0.0) / x.size(); }
+double mean_of(const std::vector<double>& x) {
+    return std::accumulate(x.begin(), x.end(), 0.0) / x.size();
+}
 double se_of(const std::vector<double>& x) {
     const double m = mean_of(x);
     double ss = 0;
-    for (double v : x) ss += (v - m) * (v - m);
+    for (double v : x)
+        ss += (v - m) * (v - m);
     return std::sqrt(ss / (x.size() - 1) / x.size());
 }
 
@@ -95,7 +99,8 @@ TEST(Generator, SinkWeightsSolveTheCovarianceExactly) {
         const double beta = 0.3, r = std::exp(-beta), rho0 = 0.2;
         Eigen::MatrixXd K(L, L);
         for (int i = 0; i < L; ++i)
-            for (int j = 0; j < L; ++j) K(i, j) = std::pow(r, std::abs(i - j));
+            for (int j = 0; j < L; ++j)
+                K(i, j) = std::pow(r, std::abs(i - j));
         const Eigen::VectorXd inv1 = K.llt().solve(Eigen::VectorXd::Ones(L));
         EXPECT_NEAR(inv1.sum(), kms_inverse_sum(L, r), 1e-12) << L;
         EXPECT_NEAR(max_feasible_rho0(L, beta), 1 / std::sqrt(inv1.sum()), 1e-12);
@@ -103,7 +108,8 @@ TEST(Generator, SinkWeightsSolveTheCovarianceExactly) {
         // The generator's construction, checked through its realised covariance below; here the
         // closed form: ends 1/(1+r), inside (1−r)/(1+r).
         for (int i = 0; i < L; ++i) {
-            const double closed = L == 1 ? 1.0 : (i == 0 || i == L - 1 ? 1 / (1 + r) : (1 - r) / (1 + r));
+            const double closed =
+                L == 1 ? 1.0 : (i == 0 || i == L - 1 ? 1 / (1 + r) : (1 - r) / (1 + r));
             EXPECT_NEAR(inv1[i], closed, 1e-12) << "L=" << L << " i=" << i;
         }
     }
@@ -128,7 +134,8 @@ TEST(Generator, DirectionsHaveTheRequestedCovariance) {
         generator.draw_directions(s, dirs);
         for (int k = 1; k <= 8; ++k) {
             double total = 0;
-            for (int i = 1; i + k <= L; ++i) total += dirs.row(i).dot(dirs.row(i + k));
+            for (int i = 1; i + k <= L; ++i)
+                total += dirs.row(i).dot(dirs.row(i + k));
             lag[k].push_back(total / (L - k));
         }
         double to_sink = 0, var = 0;
@@ -147,7 +154,8 @@ TEST(Generator, DirectionsHaveTheRequestedCovariance) {
     }
     const double z_sink = (mean_of(sink[0]) - g.rho0) / se_of(sink[0]);
     const double z_var = (mean_of(variance[0]) - 1.0) / se_of(variance[0]);
-    std::cout << "largest |z| over lags " << worst << ", sink z " << z_sink << ", variance z " << z_var << "\n";
+    std::cout << "largest |z| over lags " << worst << ", sink z " << z_sink << ", variance z "
+              << z_var << "\n";
     EXPECT_LT(std::abs(z_sink), 3.5);
     EXPECT_LT(std::abs(z_var), 3.5);
 }
@@ -165,7 +173,8 @@ TEST(Generator, NormalisedCosinesMatchTheirExpectation) {
     for (int k = 1; k <= kRealisedLags; ++k) {
         const Estimate e = estimate(sums.realised.cos_by_lag[k - 1]);
         const double expected = expected_normalized_cosine(std::exp(-spec.model.beta * k), spec.d);
-        EXPECT_LT(std::abs(e.mean - expected), 3.5 * e.se) << "lag " << k << ": " << e.mean << " vs " << expected;
+        EXPECT_LT(std::abs(e.mean - expected), 3.5 * e.se)
+            << "lag " << k << ": " << e.mean << " vs " << expected;
     }
 }
 
@@ -187,12 +196,14 @@ TEST(Generator, InfeasibleRho0NamesTheLargestFeasibleValue) {
 }
 
 TEST(Sums, Int128TextRoundTripAndEstimates) {
-    for (Int128 v : {Int128(0), Int128(-1), Int128(123456789012345678) * 1000000007, -(Int128(1) << 120)}) {
+    for (Int128 v :
+         {Int128(0), Int128(-1), Int128(123456789012345678) * 1000000007, -(Int128(1) << 120)}) {
         EXPECT_TRUE(parse_int128(to_string_int128(v)) == v);
     }
     EXPECT_THROW(parse_int128("12a"), std::invalid_argument);
     MomentSums m;
-    for (double x : {0.25, 0.5, 0.75}) m.add(x);
+    for (double x : {0.25, 0.5, 0.75})
+        m.add(x);
     const Estimate e = estimate(m);
     EXPECT_DOUBLE_EQ(e.mean, 0.5);
     EXPECT_NEAR(e.se, 0.25 / std::sqrt(3.0), 1e-15);
@@ -208,7 +219,8 @@ TEST(Sums, IntervalsCoverAKnownMeanAbout95Percent) {
     for (int r = 0; r < replications; ++r) {
         RandomStream s(9, 0, r);
         MomentSums m;
-        for (int t = 0; t < 60; ++t) m.add(s.next_open_uniform() < 0.3 ? 1.0 : 0.0);
+        for (int t = 0; t < 60; ++t)
+            m.add(s.next_open_uniform() < 0.3 ? 1.0 : 0.0);
         const Estimate e = estimate(m);
         covered += e.ci_lo <= 0.3 && 0.3 <= e.ci_hi;
     }
@@ -264,7 +276,8 @@ TEST(MonteCarlo, GramAndPerNPathsAgreeTrialByTrial) {
     }
     // Realised statistics from the Gram matrix and from the values agree to rounding.
     for (int k = 0; k < kRealisedLags; ++k) {
-        EXPECT_NEAR(estimate(a.realised.cos_by_lag[k]).mean, estimate(b.realised.cos_by_lag[k]).mean, 1e-11);
+        EXPECT_NEAR(estimate(a.realised.cos_by_lag[k]).mean,
+                    estimate(b.realised.cos_by_lag[k]).mean, 1e-11);
     }
 }
 
@@ -279,28 +292,37 @@ TEST(MonteCarlo, InfiniteDEqualsAPlainReferenceOnTheExpectedGram) {
         const int n = static_cast<int>(head.alpha.size());
         std::vector<int> order(n);
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return head.alpha[x] > head.alpha[y]; });
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int x, int y) { return head.alpha[x] > head.alpha[y]; });
         std::vector<std::vector<double>> G(n, std::vector<double>(n));
         for (int k = 0; k < n; ++k)
             for (int l = 0; l < n; ++l) {
                 const int i = order[k], j = order[l];
-                const double rho = i == j ? 1.0 : (i == 0 || j == 0 ? 0.1 : std::exp(-0.2 * std::abs(i - j)));
+                const double rho =
+                    i == j ? 1.0 : (i == 0 || j == 0 ? 0.1 : std::exp(-0.2 * std::abs(i - j)));
                 G[k][l] = head.alpha[i] * head.norms[i] * head.alpha[j] * head.norms[j] * rho;
             }
         for (int N = 1; N <= n; ++N) {
             std::vector<double> c(n, 0.0);
             for (int l = 0; l < n; ++l)
-                for (int k = 0; k < N; ++k) c[l] += G[k][l];
+                for (int k = 0; k < N; ++k)
+                    c[l] += G[k][l];
             double s2 = 0;
-            for (int k = 0; k < N; ++k) s2 += c[k];
+            for (int k = 0; k < N; ++k)
+                s2 += c[k];
             double dmax = -1e300, dmin = 1e300;
             std::vector<double> D(n);
-            for (int l = 0; l < n; ++l) D[l] = s2 + G[l][l] - 2 * c[l];
-            for (int l = 0; l < N; ++l) dmax = std::max(dmax, D[l]);
-            for (int l = N; l < n; ++l) dmin = std::min(dmin, D[l]);
+            for (int l = 0; l < n; ++l)
+                D[l] = s2 + G[l][l] - 2 * c[l];
+            for (int l = 0; l < N; ++l)
+                dmax = std::max(dmax, D[l]);
+            for (int l = N; l < n; ++l)
+                dmin = std::min(dmin, D[l]);
             int k_in = 0, k_out = 0;
-            for (int l = 0; l < N; ++l) k_in += D[l] <= dmin;
-            for (int l = N; l < n; ++l) k_out += D[l] <= dmax;
+            for (int l = 0; l < N; ++l)
+                k_in += D[l] <= dmin;
+            for (int l = N; l < n; ++l)
+                k_out += D[l] <= dmax;
             if (N == n) k_in = n;
             EXPECT_EQ(rows[N - 1].K_in, k_in) << profile << " N=" << N;
             EXPECT_EQ(rows[N - 1].K_out, k_out) << profile << " N=" << N;
@@ -318,8 +340,10 @@ TEST(MonteCarlo, LargeDConvergesToTheInfiniteDLimit) {
     const SimulationSums sums = run_trials(spec, 0, 60, 2);
     double worst = 0;
     for (std::size_t s = 0; s < spec.sizes.size(); ++s) {
-        const double p = estimate(sums.by_size[s].precision).mean, r = estimate(sums.by_size[s].recall).mean;
-        worst = std::max({worst, std::abs(p - exact[s].precision_at_rmax), std::abs(r - exact[s].recall_at_rmin)});
+        const double p = estimate(sums.by_size[s].precision).mean,
+                     r = estimate(sums.by_size[s].recall).mean;
+        worst = std::max({worst, std::abs(p - exact[s].precision_at_rmax),
+                          std::abs(r - exact[s].recall_at_rmin)});
     }
     std::cout << "largest |MC(d=4096) - limit| = " << worst << "\n";
     EXPECT_LT(worst, 0.05);
@@ -336,7 +360,8 @@ TEST(Run, ShardsPartitionTheTrialsAndParseStrictly) {
         EXPECT_EQ(next, 1000);
     }
     EXPECT_EQ(parse_shard("2/5").index, 2);
-    for (const char* bad : {"5/5", "-1/2", "1", "a/b", "1/0", "1/2x"}) EXPECT_THROW(parse_shard(bad), InputError) << bad;
+    for (const char* bad : {"5/5", "-1/2", "1", "a/b", "1/0", "1/2x"})
+        EXPECT_THROW(parse_shard(bad), InputError) << bad;
 }
 
 TEST(Envelope, ViolationUsesTheIntervalAndFitImprovesAgreement) {
@@ -352,16 +377,19 @@ TEST(Envelope, ViolationUsesTheIntervalAndFitImprovesAgreement) {
     const SimulationSums sums = run_trials(spec, 0, 40, 2);
     std::vector<SizeEstimates> est(spec.sizes.size());
     for (std::size_t s = 0; s < spec.sizes.size(); ++s) {
-        est[s] = {spec.sizes[s], estimate(sums.by_size[s].precision), estimate(sums.by_size[s].recall),
-                  estimate(sums.by_size[s].fmax), estimate(sums.by_size[s].fmin)};
+        est[s] = {spec.sizes[s], estimate(sums.by_size[s].precision),
+                  estimate(sums.by_size[s].recall), estimate(sums.by_size[s].fmax),
+                  estimate(sums.by_size[s].fmin)};
     }
     const theory::HeadModel head = simulation_head(spec);
     const auto fitted = envelopes(head, spec.sizes, spec.ranking, spec.d, est, std::nullopt, 2);
     for (const auto& v : fitted) {
         for (double log_kappa = -4; log_kappa <= 2; log_kappa += 0.5) {
-            const auto fixed = envelopes(head, spec.sizes, spec.ranking, spec.d, est, std::pow(10.0, log_kappa), 1);
+            const auto fixed = envelopes(head, spec.sizes, spec.ranking, spec.d, est,
+                                         std::pow(10.0, log_kappa), 1);
             for (const auto& w : fixed)
-                if (w.variant == v.variant) EXPECT_GE(v.fraction_inside, w.fraction_inside) << log_kappa;
+                if (w.variant == v.variant)
+                    EXPECT_GE(v.fraction_inside, w.fraction_inside) << log_kappa;
         }
         EXPECT_TRUE(v.kappa_fitted);
         EXPECT_GE(v.kappa, 1e-4);
