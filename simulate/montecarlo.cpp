@@ -158,68 +158,67 @@ void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
     }
 }
 
-SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last,
-                          int threads) {
+TrialEngine::TrialEngine(const SimulationSpec& spec)
+    : spec_(spec), head_(simulation_head(spec)), generator_(generator_settings(spec, head_)) {
     if (spec.d_infinite)
-        throw std::logic_error("run_trials: d = inf has no trials; use infinite_d_metrics");
-    if (first < 0 || last < first) throw std::logic_error("run_trials: bad trial range");
+        throw std::logic_error("TrialEngine: d = inf has no trials; use infinite_d_metrics");
     pin_blas_to_one_thread();
-    const theory::HeadModel head = simulation_head(spec);
-    const ValueGenerator generator(generator_settings(spec, head));
-    const int n = generator.tokens();
-    const int d = generator.dimension();
-    // With fixed α and nominal norms the ranking is the same in every trial, unless
-    // contributions are ranked and the norms are noisy.
-    const bool fixed_order = spec.ranking == theory::Ranking::attention || spec.norm_cv == 0;
-    std::vector<int> order, position(n);
-    if (fixed_order) {
+    const int n = generator_.tokens();
+    fixed_order_ = spec.ranking == theory::Ranking::attention || spec.norm_cv == 0;
+    if (fixed_order_) {
         theory::TokenGeometry nominal;
-        nominal.alpha = head.alpha;
+        nominal.alpha = head_.alpha;
         nominal.values = theory::RowMatrix::Zero(n, 1);
-        nominal.values.col(0) = head.norms;
-        order = theory::selection_order(theory::selection_scores(nominal, spec.ranking));
+        nominal.values.col(0) = head_.norms;
+        order_ = theory::selection_order(theory::selection_scores(nominal, spec.ranking));
+        position_.resize(n);
         for (int k = 0; k < n; ++k)
-            position[order[k]] = k;
+            position_[order_[k]] = k;
     }
-    const bool realised_from_gram = fixed_order && spec.all_sizes && (head.alpha.array() > 0).all();
+    realised_from_gram_ = fixed_order_ && spec.all_sizes && (head_.alpha.array() > 0).all();
+}
 
+SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threads) const {
+    if (first < 0 || last < first) throw std::logic_error("TrialEngine::run: bad trial range");
+    const int n = generator_.tokens();
+    const int d = generator_.dimension();
     SimulationSums total;
-    total.by_size.resize(spec.sizes.size());
+    total.by_size.resize(spec_.sizes.size());
     const int thread_count = threads > 0 ? threads : omp_get_max_threads();
 #pragma omp parallel num_threads(thread_count)
     {
         SimulationSums local;
-        local.by_size.resize(spec.sizes.size());
+        local.by_size.resize(spec_.sizes.size());
         theory::TokenGeometry tokens;
-        tokens.alpha = head.alpha;
+        tokens.alpha = head_.alpha;
         theory::RowMatrix ranked(n, d);
         Eigen::MatrixXd gram;
         std::vector<theory::SelectionMetrics> rows;
 #pragma omp for schedule(dynamic, 4)
         for (std::int64_t trial = first; trial < last; ++trial) {
-            RandomStream stream(spec.seed, spec.grid_point, static_cast<std::uint32_t>(trial));
-            generator.draw_values(stream, tokens.values);
-            if (!realised_from_gram)
-                add_realised_statistics(tokens.values, head.norms, local.realised);
-            if (spec.all_sizes) {
+            RandomStream stream(spec_.seed, spec_.grid_point, static_cast<std::uint32_t>(trial));
+            generator_.draw_values(stream, tokens.values);
+            if (!realised_from_gram_)
+                add_realised_statistics(tokens.values, head_.norms, local.realised);
+            if (spec_.all_sizes) {
                 const std::vector<int> trial_order =
-                    fixed_order
-                        ? order
-                        : theory::selection_order(theory::selection_scores(tokens, spec.ranking));
+                    fixed_order_
+                        ? order_
+                        : theory::selection_order(theory::selection_scores(tokens, spec_.ranking));
                 for (int k = 0; k < n; ++k) {
                     ranked.row(k) =
                         tokens.alpha[trial_order[k]] * tokens.values.row(trial_order[k]);
                 }
                 gram_of(ranked, gram);
-                if (realised_from_gram) {
-                    add_realised_statistics_from_gram(gram, position, head.alpha, head.norms,
+                if (realised_from_gram_) {
+                    add_realised_statistics_from_gram(gram, position_, head_.alpha, head_.norms,
                                                       local.realised);
                 }
-                theory::selection_metrics_from_gram(ranked, gram, spec.sizes, spec.distance, rows,
+                theory::selection_metrics_from_gram(ranked, gram, spec_.sizes, spec_.distance, rows,
                                                     /*radii=*/false);
             } else {
-                rows = theory::selection_metrics_reference(tokens, spec.sizes, spec.ranking,
-                                                           spec.distance);
+                rows = theory::selection_metrics_reference(tokens, spec_.sizes, spec_.ranking,
+                                                           spec_.distance);
             }
             accumulate(rows, local);
             ++local.trials;
@@ -228,6 +227,11 @@ SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::i
         total.merge(local);
     }
     return total;
+}
+
+SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last,
+                          int threads) {
+    return TrialEngine(spec).run(first, last, threads);
 }
 
 std::vector<theory::SelectionMetrics> infinite_d_metrics(const SimulationSpec& spec) {

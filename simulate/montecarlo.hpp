@@ -60,7 +60,25 @@ theory::HeadModel simulation_head(const SimulationSpec& spec);
 // The generator settings of the spec (throws std::domain_error when ρ0 is infeasible).
 GeneratorSettings generator_settings(const SimulationSpec& spec, const theory::HeadModel& head);
 
-// Runs trials [first, last) of the spec on `threads` threads (0 = OpenMP default).
+// Everything a trial needs that does not change between trials (the head, the generator,
+// the ranking), built once per grid point.
+class TrialEngine {
+  public:
+    explicit TrialEngine(const SimulationSpec& spec);
+    // Runs trials [first, last) on `threads` threads (0 = OpenMP default).
+    SimulationSums run(std::int64_t first, std::int64_t last, int threads) const;
+
+  private:
+    SimulationSpec spec_;
+    theory::HeadModel head_;
+    ValueGenerator generator_;
+    bool fixed_order_ = true;          // α and nominal norms fix the ranking in every trial
+    bool realised_from_gram_ = false;  // realised statistics from G (all N, α > 0)
+    std::vector<int> order_;           // [n] π, when fixed
+    std::vector<int> position_;        // [n] π⁻¹, when fixed
+};
+
+// TrialEngine(spec).run(first, last, threads).
 SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::int64_t last,
                           int threads);
 
