@@ -14,6 +14,7 @@ Runner register_bounds(CLI::App& app);
 Runner register_simulate(CLI::App& app);
 Runner register_sweep(CLI::App& app);
 Runner register_merge(CLI::App& app);
+Runner register_report(CLI::App& app);
 
 // The command line as typed, for manifests.
 const std::string& command_line();

@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
         "Monte Carlo E[P], E[R], E[F] under Assumptions 1-3 with the bounds");
     add(attngeo::cli::register_sweep, "sweep", "simulate over a cartesian grid of parameters");
     add(attngeo::cli::register_merge, "merge", "combine shard run folders exactly");
+    add(attngeo::cli::register_report, "report",
+        "figures and an offline HTML report from run folders");
 
     try {
         app.parse(argc, argv);

@@ -9,5 +9,9 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake git pkg-config \
   libeigen3-dev libboost-math-dev libcli11-dev nlohmann-json3-dev librandom123-dev \
   libopenblas-dev libopenblas0-pthread libomp-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev \
   gnuplot-nox >/dev/null
+# Headless Chromium renders the HTML report in its screenshot test (not needed to run attngeo).
+if [ "${ATTNGEO_WITH_CHROMIUM:-1}" = "1" ]; then
+  $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi

@@ -1,0 +1,205 @@
+// Report assembly: manifests to sections, figures rendered, one self-contained index.html.
+#include "reports/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "attngeo/version.hpp"
+#include "common/atomic_file.hpp"
+#include "common/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::reports {
+namespace {
+
+using SectionBuilder = std::vector<Section> (*)(const RunFolder&);
+
+// The registry of run kinds; a new kind is one line here.
+const std::map<std::string, SectionBuilder>& builders() {
+    static const std::map<std::string, SectionBuilder> table = {
+        {"simulate", simulation_sections},
+        {"sweep", sweep_sections},
+    };
+    return table;
+}
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// gnuplot's SVG starts with an XML prologue and DOCTYPE, which inline SVG must not have.
+std::string inline_svg(const std::string& svg) {
+    const auto start = svg.find("<svg");
+    return start == std::string::npos ? svg : svg.substr(start);
+}
+
+const char* kStyle = R"(
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; line-height: 1.45; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 2em; } h3 { margin-top: 1.5em; }
+table { border-collapse: collapse; margin: .8em 0; font-size: .9em; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
+th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
+figure { margin: 1.2em 0; } figcaption { font-size: .9em; color: #444; max-width: 860px; }
+.files { font-size: .85em; color: #555; } .warn { background: #fff4e5; border-left: 4px solid #f0a030; padding: .5em .8em; }
+.bad { color: #b00020; font-weight: bold; } code { background: #f5f5f5; padding: 0 .2em; }
+ul.decisions li { margin-bottom: .3em; font-size: .9em; }
+)";
+
+}  // namespace
+
+std::string html_escape(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+std::string html_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows) {
+    std::ostringstream out;
+    out << "<table><thead><tr>";
+    for (const auto& h : header)
+        out << "<th>" << h << "</th>";
+    out << "</tr></thead><tbody>";
+    for (const auto& row : rows) {
+        out << "<tr>";
+        for (const auto& cell : row)
+            out << "<td>" << cell << "</td>";
+        out << "</tr>";
+    }
+    out << "</tbody></table>\n";
+    return out.str();
+}
+
+std::string short_number(double x) {
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", x);
+    return buffer;
+}
+
+std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
+    if (run_dirs.empty()) throw InputError("--in: no run folders given");
+    std::vector<RunFolder> runs;
+    for (std::size_t i = 0; i < run_dirs.size(); ++i) {
+        const fs::path manifest_path = fs::path(run_dirs[i]) / "manifest.json";
+        std::ifstream in(manifest_path);
+        if (!in)
+            throw InputError("--in '" + run_dirs[i] +
+                             "': no manifest.json (not an attngeo run folder)");
+        RunFolder run;
+        run.dir = run_dirs[i];
+        run.index = static_cast<int>(i);
+        try {
+            in >> run.manifest;
+        } catch (const std::exception&) {
+            throw InputError("--in '" + manifest_path.string() + "': not valid JSON");
+        }
+        const std::string kind = run.manifest.value("kind", "");
+        if (!builders().count(kind)) {
+            throw InputError("--in '" + run_dirs[i] + "': run kind '" + kind +
+                             "' has no report (known: simulate, sweep)");
+        }
+        runs.push_back(std::move(run));
+    }
+    // Build every section before writing anything.
+    std::vector<std::pair<const RunFolder*, std::vector<Section>>> parts;
+    for (const auto& run : runs)
+        parts.emplace_back(&run, builders().at(run.manifest.at("kind"))(run));
+
+    const fs::path figures_dir = fs::path(out_dir) / "figures";
+    std::error_code ec;
+    fs::create_directories(figures_dir, ec);
+    if (ec) throw InputError("--out '" + out_dir + "': cannot create folder: " + ec.message());
+    const std::string gnuplot = find_gnuplot();
+
+    std::ostringstream body, toc;
+    if (gnuplot.empty()) {
+        body << "<p class=\"warn\">Figures are missing: gnuplot was not found"
+             << (std::getenv("ATTNGEO_GNUPLOT") ? " (ATTNGEO_GNUPLOT points to a missing program)"
+                                                : " on PATH")
+             << ". Install Debian's <code>gnuplot-nox</code> and run <code>attngeo report</code> "
+                "again; the scripts "
+                "and data of every figure are in <code>figures/</code> already.</p>\n";
+    }
+    int section_number = 0;
+    for (const auto& [run, sections] : parts) {
+        const std::string kind = run->manifest.at("kind");
+        body << "<h2 id=\"run" << run->index << "\">" << html_escape(kind) << ": <code>"
+             << html_escape(run->dir) << "</code></h2>\n";
+        toc << "<li><a href=\"#run" << run->index << "\">" << html_escape(kind) << ": "
+            << html_escape(run->dir) << "</a><ul>";
+        for (const Section& section : sections) {
+            const std::string anchor = "s" + std::to_string(section_number++);
+            toc << "<li><a href=\"#" << anchor << "\">" << html_escape(section.title)
+                << "</a></li>";
+            body << "<h3 id=\"" << anchor << "\">" << html_escape(section.title) << "</h3>\n"
+                 << section.html_before;
+            for (const Figure& figure : section.figures) {
+                std::string error;
+                const bool drawn = render_figure(figure, figures_dir.string(), gnuplot, error);
+                body << "<figure id=\"" << figure.id << "\">\n";
+                if (drawn) {
+                    body << inline_svg(slurp(figures_dir / (figure.id + ".svg"))) << "\n";
+                } else {
+                    body << "<p class=\"warn\">" << html_escape(figure.title) << ": not drawn — "
+                         << html_escape(gnuplot.empty() ? "gnuplot is missing" : error)
+                         << ".</p>\n";
+                }
+                body << "<figcaption><b>" << html_escape(figure.title) << ".</b> " << figure.caption
+                     << "<br><span class=\"files\">Files: ";
+                if (drawn) {
+                    body << "<a href=\"figures/" << figure.id
+                         << ".svg\">SVG</a> · <a href=\"figures/" << figure.id
+                         << ".png\">PNG</a> · ";
+                }
+                body << "<a href=\"figures/" << figure.id << ".gp\">gnuplot script</a>";
+                for (const auto& [name, content] : figure.data)
+                    body << " · <a href=\"figures/" << name << "\">" << name << "</a>";
+                body << "</span></figcaption>\n</figure>\n";
+            }
+            body << section.html_after;
+        }
+        toc << "</ul></li>";
+    }
+    std::ostringstream html;
+    html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+         << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         << "<title>attngeo report</title>\n<style>" << kStyle << "</style></head><body>\n"
+         << "<h1>attngeo report</h1>\n<p>Geometry of token selection in multi-head attention: "
+            "Monte Carlo and "
+            "measurements against the envelopes of Theorems 1–2 and Corollary 1. attngeo "
+         << kVersion << " (commit " << kGitCommit
+         << "). Every figure is drawn from the CSV files of its run; its "
+            "gnuplot script and data are linked under it.</p>\n<ul>"
+         << toc.str() << "</ul>\n"
+         << body.str() << "</body></html>\n";
+    const std::string index = (fs::path(out_dir) / "index.html").string();
+    write_file_atomic(index, html.str());
+    return index;
+}
+
+}  // namespace attngeo::reports

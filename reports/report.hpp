@@ -1,0 +1,42 @@
+// `attngeo report`: run folders (read through their manifests) to an offline HTML report with
+// SVG/PNG figures, the gnuplot scripts and data beside them, and the tables (SPEC §8).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "reports/figure.hpp"
+
+namespace attngeo::reports {
+
+// One part of the report: HTML (tables, text) followed by figures.
+struct Section {
+    std::string title;
+    std::string html_before;  // shown above the figures
+    std::vector<Figure> figures;
+    std::string html_after;  // shown below the figures
+};
+
+// A run folder and its manifest.
+struct RunFolder {
+    std::string dir;
+    nlohmann::json manifest;
+    int index = 0;  // position on the command line: prefixes figure ids
+};
+
+// The sections of a run, by the manifest's "kind". To support a new kind of run or figure,
+// write one function like these and register it in report.cpp.
+std::vector<Section> simulation_sections(const RunFolder& run);
+std::vector<Section> sweep_sections(const RunFolder& run);
+
+// Writes OUT/index.html and OUT/figures/*; returns the path of index.html. Throws InputError
+// for a folder without a readable manifest or of an unknown kind.
+std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir);
+
+// HTML helpers shared by the section builders.
+std::string html_escape(const std::string& text);
+std::string html_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows);
+std::string short_number(double x);  // 6 significant digits for tables (files keep 17)
+
+}  // namespace attngeo::reports

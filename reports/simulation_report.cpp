@@ -1,0 +1,513 @@
+// Sections for simulate and sweep runs: E[P], E[R], E[F] against N with the three envelopes
+// and Table-2 regimes (the counterpart of the paper's Figure 5), sweep panels, Table 1, and
+// the tables of parameters, realised statistics, κ and envelope agreement.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/format.hpp"
+#include "reports/csv_table.hpp"
+#include "reports/report.hpp"
+#include "simulate/run.hpp"
+#include "theory/parametric.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::reports {
+namespace {
+
+const char* kVariants[3] = {"paper", "exact-mean", "scale-invariant"};
+const char* kVariantColor[3] = {"#d95f02", "#1b9e77", "#7570b3"};
+
+struct MetricSpec {
+    std::string key;    // column prefix in the CSVs: P, R, Fmax, Fmin
+    std::string label;  // axis label (gnuplot enhanced text)
+    std::string title;
+    bool has_interval;  // simulate.csv has its CI columns
+};
+
+const std::vector<MetricSpec>& metric_specs() {
+    static const std::vector<MetricSpec> specs = {
+        // one figure each
+        {"P", "E[P(r_{max}, N)]", "Precision E[P(r_max, N)] against N", true},
+        {"R", "E[R(r_{min}, N)]", "Recall E[R(r_min, N)] against N", true},
+        {"Fmax", "E[F(r_{max}, N)]", "F-score E[F(r_max, N)] against N", false},
+        {"Fmin", "E[F(r_{min}, N)]", "F-score E[F(r_min, N)] against N", false},
+    };
+    return specs;
+}
+
+std::string json_text(const nlohmann::json& j) {
+    if (j.is_string()) return j.get<std::string>();
+    if (j.is_number_float()) return short_number(j.get<double>());
+    return j.dump();
+}
+
+// Table-2 regime bands: II before m1, III until m2, IV until m3, V after (α sorted, so the
+// regimes are contiguous in N).
+std::string regime_shading(const nlohmann::json& regimes, int n) {
+    if (regimes.is_null()) return "";
+    const int m1 = regimes.value("m1", 0), m2 = regimes.value("m2", 0), m3 = regimes.value("m3", 0);
+    std::vector<std::pair<std::string, int>> starts = {{"II", 1}};
+    if (m1 > 0) starts.push_back({"III", m1});
+    if (m2 > 0) starts.push_back({"IV", m2});
+    if (m3 > 0) starts.push_back({"V", m3});
+    const char* fills[4] = {"#fbfbfb", "#eef4fb", "#fdf3e7", "#f3eefa"};
+    std::ostringstream out;
+    for (std::size_t r = 0; r < starts.size(); ++r) {
+        const double from = starts[r].second;
+        const double to = r + 1 < starts.size() ? starts[r + 1].second : n;
+        if (to <= from) continue;
+        out << "  set object " << r + 1 << " rect from " << from << ", graph 0 to " << to
+            << ", graph 1 fc rgb '" << fills[r % 4] << "' fs solid 1.0 noborder behind\n";
+        out << "  set label " << r + 1 << " '" << starts[r].first << "' at "
+            << std::sqrt(from * std::max(to, from + 1.0))
+            << ", graph 0.04 center tc rgb '#777777'\n";
+    }
+    const char* names[3] = {"m_1", "m_2", "m_3"};
+    const int marks[3] = {m1, m2, m3};
+    for (int k = 0; k < 3; ++k) {
+        if (marks[k] <= 0) continue;
+        out << "  set arrow " << k + 1 << " from " << marks[k] << ", graph 0 to " << marks[k]
+            << ", graph 1 nohead dt 3 lc rgb '#888888'\n";
+        out << "  set label " << 10 + k << " '" << names[k] << "=" << marks[k] << "' at "
+            << marks[k] << ", graph " << (k == 1 ? 1.075 : 1.03)
+            << " center tc rgb '#555555' font ',11'\n";  // staggered: m's can be close
+    }
+    return out.str();
+}
+
+Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTable& sim,
+                     const CsvTable& bounds, int n, const nlohmann::json& regimes) {
+    // One row per N: mean, interval, then lower/upper per variant, then the paper violation flag.
+    std::map<std::string, std::map<int, std::pair<double, double>>>
+        envelope;  // variant → N → (lo, up)
+    std::map<int, bool> outside_paper;
+    const std::string lower = metric.key + "_lower", upper = metric.key + "_upper",
+                      inside = metric.key + "_inside";
+    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
+        const int N = std::stoi(bounds.text(r, "N"));
+        const std::string v = bounds.text(r, "variant");
+        envelope[v][N] = {bounds.number(r, lower), bounds.number(r, upper)};
+        if (v == "paper") outside_paper[N] = bounds.text(r, inside) == "0";
+    }
+    std::ostringstream dat;
+    dat << "# N mean ci_lo ci_hi paper_lower paper_upper exact-mean_lower exact-mean_upper "
+           "scale-invariant_lower "
+           "scale-invariant_upper outside_paper\n";
+    const std::string mean_col = metric.key + "_mean";
+    int violations = 0;
+    for (std::size_t r = 0; r < sim.rows.size(); ++r) {
+        const int N = std::stoi(sim.text(r, "N"));
+        const double mean = sim.number(r, mean_col);
+        const double lo = metric.has_interval ? sim.number(r, metric.key + "_ci_lo") : mean;
+        const double hi = metric.has_interval ? sim.number(r, metric.key + "_ci_hi") : mean;
+        dat << N << ' ' << format_double(mean) << ' ' << format_double(lo) << ' '
+            << format_double(hi);
+        for (const char* v : kVariants) {
+            const auto& e = envelope[v][N];
+            dat << ' ' << format_double(e.first) << ' ' << format_double(e.second);
+        }
+        violations += outside_paper[N];
+        dat << ' ' << (outside_paper[N] ? 1 : 0) << '\n';
+    }
+    Figure f;
+    f.id = "run" + std::to_string(run.index) + "_" + metric.key;
+    f.title = metric.title;
+    const std::string data_name = f.id + ".dat";
+    f.data.push_back({data_name, dat.str()});
+    std::ostringstream s;
+    s << "  set logscale x 2\n  set tmargin 3\n  set xrange [1:" << n
+      << "]\n  set yrange [-0.03:1.08]\n"
+      << "  set xlabel 'N (selected tokens, log scale)'\n  set ylabel '" << metric.label << "'\n"
+      << "  set key outside below horizontal maxrows 3 font ',11' spacing 1.05\n  set grid xtics "
+         "ytics lc rgb '#e5e5e5'\n"
+      << regime_shading(regimes, n) << "  plot '" << data_name
+      << "' using 1:3:4 with filledcurves lc rgb '#9ecae1' fs transparent solid 0.6 title '95% "
+         "interval', \\\n"
+      << "       '' using 1:2 with lines lw 2.5 lc rgb '#08519c' title 'Monte Carlo'";
+    for (int v = 0; v < 3; ++v) {
+        s << ", \\\n       '' using 1:" << 5 + 2 * v << " with lines lw 1.6 dt 2 lc rgb '"
+          << kVariantColor[v] << "' title '" << kVariants[v] << " lower'";
+        s << ", \\\n       '' using 1:" << 6 + 2 * v << " with lines lw 1.6 dt 1 lc rgb '"
+          << kVariantColor[v] << "' title '" << kVariants[v] << " upper'";
+    }
+    s << ", \\\n       '' using 1:($11 > 0 ? $2 : 1/0) with points pt 6 ps 1.1 lc rgb '#b00020' "
+         "title 'outside the paper envelope'\n";
+    f.script = s.str();
+    std::ostringstream caption;
+    caption << "Monte Carlo estimate with its 95% Student-t interval ("
+            << (metric.has_interval ? "shaded" : "F has no interval column; the mean is drawn")
+            << ") and the lower (dashed) and upper (solid) envelopes of the three bound variants "
+               "at their κ. ";
+    if (!regimes.is_null())
+        caption << "Background bands: Table-2 regimes II–V, with m<sub>1</sub>, m<sub>2</sub>, "
+                   "m<sub>3</sub> marked. ";
+    if (violations > 0) {
+        caption << "<span class=\"bad\">The estimate lies outside the paper envelope at "
+                << violations << " N (red circles)</span>; see the violations table.";
+    } else {
+        caption << "The estimate lies inside the paper envelope at every N.";
+    }
+    f.caption = caption.str();
+    return f;
+}
+
+std::string parameter_table(const nlohmann::json& manifest) {
+    const auto& config = manifest.at("config");
+    std::vector<std::vector<std::string>> rows;
+    std::set<std::string> from_preset;
+    if (manifest.contains("from_preset"))
+        for (const auto& p : manifest.at("from_preset"))
+            from_preset.insert(p.get<std::string>());
+    for (const auto& [key, value] : config.at("model").items()) {
+        if (value.is_string() && value.get<std::string>().empty()) continue;
+        rows.push_back(
+            {key, html_escape(json_text(value)), from_preset.count(key) ? "preset" : ""});
+    }
+    for (const char* key :
+         {"d", "kappa", "trials", "seed", "N", "rank", "distance", "sink_mode", "norm_cv"}) {
+        const auto& v = config.at(key);
+        rows.push_back({key, v.is_null() ? "fitted per variant" : html_escape(json_text(v)),
+                        from_preset.count(key) ? "preset" : ""});
+    }
+    rows.push_back({"threads", json_text(manifest.at("threads")), ""});
+    rows.push_back({"version / commit",
+                    html_escape(json_text(manifest.at("version")) + " / " +
+                                json_text(manifest.at("git_commit"))),
+                    ""});
+    if (manifest.contains("command"))
+        rows.push_back(
+            {"command", "<code>" + html_escape(json_text(manifest.at("command"))) + "</code>", ""});
+    return html_table({"parameter", "value", "source"}, rows);
+}
+
+std::string envelope_table(const nlohmann::json& point) {
+    std::vector<std::vector<std::string>> rows;
+    for (const char* v : kVariants) {
+        const auto& e = point.at("envelopes").at(v);
+        const auto& worst = e.at("largest_violation");
+        const double value = worst.at("value").get<double>();
+        rows.push_back({v,
+                        json_text(e.at("kappa")) +
+                            (e.at("kappa_fitted").get<bool>() ? " (fitted)" : " (given)"),
+                        json_text(e.at("kappa_lower95")),
+                        short_number(e.at("fraction_inside_P").get<double>()),
+                        short_number(e.at("fraction_inside_R").get<double>()),
+                        short_number(e.at("fraction_inside").get<double>()),
+                        value > 0 ? "<span class=\"bad\">" + short_number(value) + " (" +
+                                        worst.at("metric").get<std::string>() + ", N = " +
+                                        std::to_string(worst.at("N").get<int>()) + ")</span>"
+                                  : "none"});
+    }
+    return html_table(
+        {"variant", "κ", "largest κ with ≥95% lower bounds holding", "fraction of N inside (P)",
+         "inside (R)", "inside (P and R points)", "largest violation"},
+        rows);
+}
+
+std::string violation_table(const CsvTable& sim, const CsvTable& bounds) {
+    struct Row {
+        double size;
+        std::vector<std::string> cells;
+    };
+    std::vector<Row> found;
+    std::map<int, std::size_t> sim_row;
+    for (std::size_t r = 0; r < sim.rows.size(); ++r)
+        sim_row[std::stoi(sim.text(r, "N"))] = r;
+    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
+        for (const char* m : {"P", "R"}) {
+            const double violation = bounds.number(r, std::string(m) + "_violation");
+            if (violation <= 0) continue;
+            const int N = std::stoi(bounds.text(r, "N"));
+            const std::size_t s = sim_row.at(N);
+            found.push_back(
+                {violation,
+                 {bounds.text(r, "variant"), std::to_string(N), bounds.text(r, "regime"), m,
+                  short_number(sim.number(s, std::string(m) + "_mean")) + " [" +
+                      short_number(sim.number(s, std::string(m) + "_ci_lo")) + ", " +
+                      short_number(sim.number(s, std::string(m) + "_ci_hi")) + "]",
+                  short_number(bounds.number(r, std::string(m) + "_lower")),
+                  short_number(bounds.number(r, std::string(m) + "_upper")),
+                  short_number(violation)}});
+        }
+    }
+    if (found.empty()) return "<p>No estimate lies outside any envelope.</p>\n";
+    std::stable_sort(found.begin(), found.end(),
+                     [](const Row& a, const Row& b) { return a.size > b.size; });
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t i = 0; i < found.size() && i < 20; ++i)
+        rows.push_back(found[i].cells);
+    std::ostringstream out;
+    out << "<p>" << found.size()
+        << " (variant, N, metric) points lie outside their envelope — the 95% interval misses "
+        << "[lower, upper] entirely. The largest " << rows.size() << ":</p>\n"
+        << html_table({"variant", "N", "regime", "metric", "estimate [95% interval]", "lower",
+                       "upper", "violation"},
+                      rows)
+        << "<p>The literal <code>paper</code> upper bound on P is expected to fail at small N: in "
+           "eq. (10) the sink's "
+           "M<sub>0</sub> has no self term, so μ<sub>0j</sub> is about 2a<sub>0</sub><sup>2</sup> "
+           "too small (SPEC §3). "
+           "Note too that the paper's scale B is linear in the value scale while the margins Δ, "
+           "Δ<sub>0</sub> are "
+           "quadratic, so the <code>paper</code> bounds change when every v is multiplied by c; "
+           "the "
+           "<code>scale-invariant</code> variant does not.</p>\n";
+    return out.str();
+}
+
+std::string realised_table(const nlohmann::json& point) {
+    if (!point.contains("realised")) return "<p>d = ∞: no sampling, nothing realised.</p>\n";
+    const auto& realised = point.at("realised");
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& lag : realised.at("cos_by_lag")) {
+        rows.push_back(
+            {"mean cos(v<sub>i</sub>, v<sub>i+" + std::to_string(lag.at("lag").get<int>()) +
+                 "</sub>)",
+             lag.contains("requested") ? json_text(lag.at("requested")) : "explicit matrix",
+             lag.contains("expected_after_normalisation")
+                 ? json_text(lag.at("expected_after_normalisation"))
+                 : "",
+             json_text(lag.at("mean")), json_text(lag.at("se"))});
+    }
+    const auto& sink = realised.at("cos_to_sink");
+    rows.push_back({"mean cos(v<sub>0</sub>, v<sub>j</sub>)",
+                    sink.contains("requested") ? json_text(sink.at("requested")) : "",
+                    sink.contains("expected_after_normalisation")
+                        ? json_text(sink.at("expected_after_normalisation"))
+                        : "",
+                    json_text(sink.at("mean")), json_text(sink.at("se"))});
+    rows.push_back({"mean ‖v<sub>i</sub>‖ / nominal (i ≥ 1)", "1", "",
+                    json_text(realised.at("norm_ratio_mean").at("mean")),
+                    json_text(realised.at("norm_ratio_mean").at("se"))});
+    rows.push_back({"CV of ‖v<sub>i</sub>‖ over i ≥ 1", "", "",
+                    json_text(realised.at("norm_ratio_cv").at("mean")),
+                    json_text(realised.at("norm_ratio_cv").at("se"))});
+    return html_table({"statistic", "requested", "expected after normalisation at this d",
+                       "realised mean", "standard error"},
+                      rows);
+}
+
+std::string decisions_list(const nlohmann::json& manifest) {
+    std::ostringstream out;
+    out << "<ul class=\"decisions\">";
+    for (const auto& d : manifest.at("decisions"))
+        out << "<li>" << html_escape(d.get<std::string>()) << "</li>";
+    out << "</ul>\n";
+    return out.str();
+}
+
+}  // namespace
+
+std::vector<Section> simulation_sections(const RunFolder& run) {
+    const CsvTable sim = read_csv_table((fs::path(run.dir) / "simulate.csv").string());
+    const CsvTable bounds = read_csv_table((fs::path(run.dir) / "bounds.csv").string());
+    const auto& point = run.manifest.at("points").at(0);
+    const int n = point.at("n").get<int>();
+    const nlohmann::json regimes =
+        point.contains("regimes") ? point.at("regimes") : nlohmann::json(nullptr);
+
+    std::vector<Section> sections;
+    Section overview;
+    overview.title = "Parameters";
+    overview.html_before = parameter_table(run.manifest);
+    sections.push_back(overview);
+
+    Section metrics;
+    metrics.title = "Precision and Recall against N with the envelopes (cf. the paper's Figure 5)";
+    std::ostringstream intro;
+    intro << "<p>n = " << n << " tokens, d = " << json_text(point.at("d")) << ", "
+          << point.at("trials").get<long long>() << " trials per N";
+    if (!regimes.is_null()) {
+        intro << "; Table-2 regimes: m<sub>1</sub> = " << regimes.value("m1", 0)
+              << ", m<sub>2</sub> = " << regimes.value("m2", 0)
+              << ", m<sub>3</sub> = " << regimes.value("m3", 0)
+              << " (p<sub>base</sub> = " << short_number(regimes.at("p_base").get<double>()) << ")";
+    }
+    intro << ".</p>\n";
+    metrics.html_before = intro.str();
+    for (const auto& spec : metric_specs())
+        metrics.figures.push_back(metric_figure(run, spec, sim, bounds, n, regimes));
+    sections.push_back(metrics);
+
+    Section agreement;
+    agreement.title = "κ and envelope agreement";
+    agreement.html_before = envelope_table(point) + violation_table(sim, bounds);
+    sections.push_back(agreement);
+
+    Section realised;
+    realised.title = "What the generator realised";
+    realised.html_before = realised_table(point);
+    sections.push_back(realised);
+
+    Section decisions;
+    decisions.title = "Decisions taken";
+    decisions.html_before = decisions_list(run.manifest);
+    sections.push_back(decisions);
+    return sections;
+}
+
+std::vector<Section> sweep_sections(const RunFolder& run) {
+    const CsvTable sweep = read_csv_table((fs::path(run.dir) / "sweep.csv").string());
+    const simulate::RunConfig config = simulate::run_config_from_json(run.manifest.at("config"));
+    std::vector<Section> sections;
+    Section overview;
+    overview.title = "Parameters";
+    overview.html_before = parameter_table(run.manifest);
+    sections.push_back(overview);
+
+    // A few N to follow across each parameter: powers of two from the sizes present.
+    std::set<int> present;
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r)
+        present.insert(std::stoi(sweep.text(r, "N")));
+    std::vector<int> follow;
+    for (int N : {2, 4, 16, 64, 256})
+        if (present.count(N) && follow.size() < 4) follow.push_back(N);
+    for (int N : present)
+        if (follow.size() < 3 && std::find(follow.begin(), follow.end(), N) == follow.end())
+            follow.push_back(N);
+    std::sort(follow.begin(), follow.end());
+    const char* colors[5] = {"#08519c", "#d95f02", "#1b9e77", "#7570b3", "#e7298a"};
+
+    Section panels;
+    panels.title = "Metrics against each swept parameter";
+    panels.html_before =
+        "<p>For each swept parameter, the other swept parameters are held at their first value. "
+        "Points: Monte Carlo means with 95% intervals; dashed and solid lines: the paper lower and "
+        "upper bounds at the fitted κ of each grid point.</p>\n";
+    for (std::size_t p = 0; p < config.sweep.size(); ++p) {
+        const auto& [name, values] = config.sweep[p];
+        for (const char* metric : {"P", "R"}) {
+            std::ostringstream dat;
+            dat << "# " << name
+                << " then, per followed N: mean ci_lo ci_hi paper_lower paper_upper\n";
+            bool positive = true;
+            double lo_value = 1e300, hi_value = -1e300;
+            for (double value : values) {
+                positive = positive && value > 0;
+                lo_value = std::min(lo_value, value);
+                hi_value = std::max(hi_value, value);
+                dat << format_double(value);
+                for (int N : follow) {
+                    std::size_t match = sweep.rows.size();
+                    for (std::size_t r = 0; r < sweep.rows.size() && match == sweep.rows.size();
+                         ++r) {
+                        if (std::stoi(sweep.text(r, "N")) != N) continue;
+                        bool ok = sweep.number(r, name) == value;
+                        for (std::size_t q = 0; q < config.sweep.size() && ok; ++q) {
+                            if (q != p)
+                                ok = sweep.number(r, config.sweep[q].first) ==
+                                     config.sweep[q].second.front();
+                        }
+                        if (ok) match = r;
+                    }
+                    if (match == sweep.rows.size()) {
+                        dat << " nan nan nan nan nan";
+                        continue;
+                    }
+                    const std::string m(metric);
+                    dat << ' ' << sweep.text(match, m + "_mean") << ' '
+                        << sweep.text(match, m + "_ci_lo") << ' ' << sweep.text(match, m + "_ci_hi")
+                        << ' ' << sweep.text(match, m + "_lower_paper") << ' '
+                        << sweep.text(match, m + "_upper_paper");
+                }
+                dat << '\n';
+            }
+            Figure f;
+            f.id = "run" + std::to_string(run.index) + "_sweep_" + name + "_" + metric;
+            f.title = std::string(metric == std::string("P") ? "Precision" : "Recall") +
+                      " against " + name;
+            f.data.push_back({f.id + ".dat", dat.str()});
+            std::ostringstream s;
+            if (positive && hi_value / lo_value >= 10) s << "  set logscale x\n";
+            s << "  set xlabel '" << name << "'\n  set ylabel '"
+              << (metric == std::string("P") ? "E[P(r_{max}, N)]" : "E[R(r_{min}, N)]")
+              << "'\n  set yrange [-0.03:1.08]\n  set key outside right top font ',11'\n  set grid "
+                 "lc rgb '#e5e5e5'\n"
+              << "  set offsets graph 0.03, graph 0.03, 0, 0\n  plot ";
+            for (std::size_t k = 0; k < follow.size(); ++k) {
+                const int c = 2 + 5 * static_cast<int>(k);
+                if (k) s << ", \\\n       ";
+                s << "'" << f.id << ".dat' using 1:" << c << ":" << c + 1 << ":" << c + 2
+                  << " with yerrorlines lw 2 pt 7 lc rgb '" << colors[k]
+                  << "' title 'N = " << follow[k] << "', \\\n"
+                  << "       '' using 1:" << c + 3 << " with lines dt 2 lc rgb '" << colors[k]
+                  << "' notitle, \\\n"
+                  << "       '' using 1:" << c + 4 << " with lines dt 1 lw 0.8 lc rgb '"
+                  << colors[k] << "' notitle";
+            }
+            s << "\n";
+            f.script = s.str();
+            f.caption =
+                "Followed N: the dashed line of each colour is the paper lower bound, the thin "
+                "solid line its upper bound.";
+            panels.figures.push_back(f);
+        }
+    }
+    sections.push_back(panels);
+
+    // Table 1: sensitivities of the paper bounds at the first grid point.
+    Section table1;
+    table1.title = "Table 1: sensitivity of the bounds, d(bound)/d(log parameter)";
+    {
+        const auto points = simulate::grid_points(config);
+        const simulate::PointSetup setup = simulate::setup_point(config, points.front());
+        theory::BoundSettings settings;
+        settings.d = std::isinf(setup.d) ? 1e6 : setup.d;
+        const auto& env = run.manifest.at("points").at(0).at("envelopes").at("paper");
+        settings.kappa = env.at("kappa").is_number() ? env.at("kappa").get<double>() : 1.0;
+        std::vector<int> sizes;
+        const int n = static_cast<int>(setup.head.alpha.size());
+        for (int N : follow)
+            if (N <= n) sizes.push_back(N);
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& r : theory::bound_sensitivities(setup.spec.model, sizes, settings)) {
+            rows.push_back({r.parameter, std::to_string(r.N), short_number(r.precision_lower),
+                            short_number(r.precision_upper), short_number(r.recall_lower),
+                            short_number(r.recall_upper)});
+        }
+        std::ostringstream html;
+        html << "<p>Central differences of the <code>paper</code> bounds at the first grid point "
+                "(κ = "
+             << short_number(settings.kappa) << ", d = " << short_number(settings.d)
+             << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
+                "the parameter.</p>\n"
+             << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"},
+                           rows);
+        table1.html_before = html.str();
+    }
+    sections.push_back(table1);
+
+    Section agreement;
+    agreement.title = "κ and envelope agreement per grid point";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& point : run.manifest.at("points")) {
+        std::string values;
+        for (const auto& [k, v] : point.at("values").items())
+            values += k + "=" + json_text(v) + " ";
+        std::vector<std::string> row = {std::to_string(point.at("grid").get<int>()),
+                                        html_escape(values)};
+        for (const char* v : kVariants) {
+            const auto& e = point.at("envelopes").at(v);
+            row.push_back(json_text(e.at("kappa")) + " / " +
+                          short_number(e.at("fraction_inside").get<double>()));
+        }
+        rows.push_back(row);
+    }
+    agreement.html_before = html_table({"grid", "values", "paper κ / inside",
+                                        "exact-mean κ / inside", "scale-invariant κ / inside"},
+                                       rows);
+    sections.push_back(agreement);
+
+    Section decisions;
+    decisions.title = "Decisions taken";
+    decisions.html_before = decisions_list(run.manifest);
+    sections.push_back(decisions);
+    return sections;
+}
+
+}  // namespace attngeo::reports
