@@ -15,6 +15,8 @@ Runner register_simulate(CLI::App& app);
 Runner register_sweep(CLI::App& app);
 Runner register_merge(CLI::App& app);
 Runner register_report(CLI::App& app);
+Runner register_capture(CLI::App& app);
+Runner register_generate(CLI::App& app);
 
 // The command line as typed, for manifests.
 const std::string& command_line();

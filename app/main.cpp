@@ -43,6 +43,12 @@ int main(int argc, char** argv) {
     add(attngeo::cli::register_merge, "merge", "combine shard run folders exactly");
     add(attngeo::cli::register_report, "report",
         "figures and an offline HTML report from run folders");
+#ifdef ATTNGEO_WITH_EMPIRICAL
+    add(attngeo::cli::register_capture, "capture",
+        "attention rows and value states of a real checkpoint (libtorch)");
+    add(attngeo::cli::register_generate, "generate",
+        "greedy text generation, to see a checkpoint is alive");
+#endif
 
     try {
         app.parse(argc, argv);

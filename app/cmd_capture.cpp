@@ -1,0 +1,57 @@
+// `attngeo capture` and `attngeo generate`: real checkpoints through libtorch (SPEC §6); the
+// work is in empirical/capture.hpp (the CLI stays free of torch headers).
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "empirical/capture.hpp"
+
+namespace attngeo::cli {
+
+Runner register_capture(CLI::App& app) {
+    auto r = std::make_shared<empirical::CaptureRequest>();
+    app.add_option("--model", r->model,
+                   "Hugging Face folder (config.json + safetensors), llama2.c .bin or .gguf")
+        ->required();
+    app.add_option("--tokens", r->tokens_file,
+                   "Token ids: one sequence per line, space-separated, all lines the same length")
+        ->required();
+    app.add_option("--out", r->out, "Output FILE.safetensors")->required();
+    app.add_option("--queries", r->queries, "Attention rows to capture: last or all")
+        ->check(CLI::IsMember({"last", "all"}))
+        ->capture_default_str();
+    app.add_option("--dtype", r->dtype,
+                   "Weights and activations: float32, bfloat16, float16 or float64 (alpha is "
+                   "always float32)")
+        ->check(CLI::IsMember({"float32", "bfloat16", "float16", "float64"}))
+        ->capture_default_str();
+    app.add_option("--device", r->device, "cpu, cuda or cuda:k")->capture_default_str();
+    app.add_flag("--hidden-states", r->hidden_states,
+                 "Also write hidden_states.{0..L} and layer_outputs.{l}");
+    app.add_option("--sliding-window", r->sliding_window,
+                   "Override the config's sliding window (keys per query; 0 = none)");
+    app.footer(
+        "Writes logits [B,T,V], attentions.{l} [B,H,Tq,T], values.{l} [B,H_kv,T,d_head] (float32) "
+        "and input_ids.");
+    return [r] { empirical::run_capture(*r); };
+}
+
+Runner register_generate(CLI::App& app) {
+    auto r = std::make_shared<empirical::GenerateRequest>();
+    app.add_option("--model", r->model, "Hugging Face folder, llama2.c .bin or .gguf")->required();
+    app.add_option("--prompt", r->prompt, "Prompt text (needs a llama2.c tokenizer)");
+    app.add_option("--tokens", r->tokens_file,
+                   "Prompt token ids (first line), instead of --prompt");
+    app.add_option("--tokenizer", r->tokenizer,
+                   "llama2.c tokenizer.bin (default: tokenizer.bin or tok*.bin beside the model)");
+    app.add_option("-n,--steps", r->steps,
+                   "Positions, counting BOS and the prompt (as llama2.c's run.c -n)")
+        ->capture_default_str();
+    app.add_option("--temperature", r->temperature,
+                   "Sampling temperature; 0 = greedy (the only mode)")
+        ->capture_default_str();
+    app.add_option("--dtype", r->dtype, "float32, bfloat16 or float16")->capture_default_str();
+    app.add_option("--device", r->device, "cpu, cuda or cuda:k")->capture_default_str();
+    return [r] { empirical::run_generate(*r); };
+}
+
+}  // namespace attngeo::cli

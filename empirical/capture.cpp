@@ -1,0 +1,271 @@
+// `attngeo capture` and `attngeo generate` on top of Transformer; see capture.hpp.
+#include "empirical/capture.hpp"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "empirical/llama2c.hpp"
+#include "empirical/safetensors.hpp"
+#include "empirical/transformer.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::empirical {
+namespace {
+
+HostTensor host_view(const std::string& name, const torch::Tensor& t) {
+    const auto cpu = std::make_shared<torch::Tensor>(t.to(torch::kCPU).contiguous());
+    HostTensor h;
+    h.name = name;
+    h.dtype = cpu->scalar_type() == torch::kInt64 ? DType::I64 : DType::F32;
+    h.shape.assign(cpu->sizes().begin(), cpu->sizes().end());
+    h.data = cpu->data_ptr();
+    h.bytes = static_cast<std::size_t>(cpu->numel()) * cpu->element_size();
+    h.owner = std::shared_ptr<const void>(cpu, cpu->data_ptr());
+    return h;
+}
+
+torch::Tensor ids_tensor(const std::vector<std::vector<std::int64_t>>& rows) {
+    const auto B = static_cast<std::int64_t>(rows.size()),
+               T = static_cast<std::int64_t>(rows.front().size());
+    auto ids = torch::empty({B, T}, torch::kInt64);
+    for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t t = 0; t < T; ++t)
+            ids[b][t] = rows[b][t];
+    return ids;
+}
+
+std::string find_tokenizer(const std::string& model, const std::string& given) {
+    if (!given.empty()) return given;
+    const fs::path folder =
+        fs::is_directory(model) ? fs::path(model) : fs::path(model).parent_path();
+    if (fs::exists(folder / "tokenizer.bin")) return (folder / "tokenizer.bin").string();
+    if (fs::exists(folder)) {
+        for (const auto& entry : fs::directory_iterator(folder)) {
+            const std::string name = entry.path().filename().string();
+            if (name.rfind("tok", 0) == 0 && entry.path().extension() == ".bin")
+                return entry.path().string();
+        }
+    }
+    return "";
+}
+
+// run.c's safe_printf: a single-byte piece that is neither printable nor whitespace is dropped.
+bool printable_piece(const std::string& piece) {
+    if (piece.empty()) return false;
+    if (piece.size() == 1) {
+        const unsigned char c = static_cast<unsigned char>(piece[0]);
+        return std::isprint(c) || std::isspace(c);
+    }
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::int64_t>> read_token_file(const std::string& path,
+                                                       bool equal_lengths) {
+    std::ifstream in(path);
+    if (!in) throw InputError("--tokens '" + path + "': cannot open");
+    std::vector<std::vector<std::int64_t>> rows;
+    std::string line;
+    int number = 0;
+    while (std::getline(in, line)) {
+        ++number;
+        std::istringstream fields(line);
+        std::vector<std::int64_t> row;
+        std::string field;
+        while (fields >> field) {
+            std::size_t used = 0;
+            long long id = -1;
+            try {
+                id = std::stoll(field, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != field.size() || id < 0) {
+                throw InputError(
+                    "--tokens '" + path + "' line " + std::to_string(number) + ": '" + field +
+                    "' is not a token id (expected non-negative integers separated by spaces)");
+            }
+            row.push_back(id);
+        }
+        if (row.empty()) continue;
+        if (equal_lengths && !rows.empty() && row.size() != rows.front().size()) {
+            throw InputError("--tokens '" + path + "' line " + std::to_string(number) + ": " +
+                             std::to_string(row.size()) + " ids, expected " +
+                             std::to_string(rows.front().size()) +
+                             " like the first line (one batch)");
+        }
+        rows.push_back(std::move(row));
+    }
+    if (rows.empty()) throw InputError("--tokens '" + path + "': no token ids");
+    return rows;
+}
+
+void run_capture(const CaptureRequest& r) {
+    if (r.queries != "last" && r.queries != "all")
+        throw InputError("--queries: '" + r.queries + "', expected all or last");
+    if (r.out.empty()) throw InputError("--out: an output .safetensors file is required");
+    const auto rows = read_token_file(r.tokens_file, true);
+    Transformer model = Transformer::load(r.model, LoadOptions{r.device, r.dtype});
+    if (r.sliding_window >= 0) model.set_sliding_window(r.sliding_window);
+    CaptureOptions options;
+    options.queries = r.queries == "all" ? QueryRows::all : QueryRows::last;
+    options.hidden_states = r.hidden_states;
+    const torch::Tensor ids = ids_tensor(rows);
+    const CaptureResult result = model.forward(ids, options);
+    std::vector<HostTensor> tensors;
+    tensors.push_back(host_view("input_ids", ids));
+    tensors.push_back(host_view("logits", result.logits));
+    for (std::size_t l = 0; l < result.layers.size(); ++l) {
+        tensors.push_back(host_view("attentions." + std::to_string(l), result.layers[l].attention));
+        tensors.push_back(host_view("values." + std::to_string(l), result.layers[l].values));
+    }
+    for (std::size_t l = 0; l < result.hidden_states.size(); ++l) {
+        tensors.push_back(host_view("hidden_states." + std::to_string(l), result.hidden_states[l]));
+    }
+    for (std::size_t l = 0; l < result.layer_outputs.size(); ++l) {
+        tensors.push_back(host_view("layer_outputs." + std::to_string(l), result.layer_outputs[l]));
+    }
+    write_safetensors(
+        r.out, tensors,
+        {{"producer", "attngeo capture"}, {"model", r.model}, {"queries", r.queries}});
+}
+
+std::string run_generate(const GenerateRequest& r) {
+    if (r.temperature != 0) throw InputError("--temperature: only 0 (greedy) is supported");
+    if (r.steps < 1) throw InputError("-n: " + std::to_string(r.steps) + ", expected >= 1");
+    const Transformer model = Transformer::load(r.model, LoadOptions{r.device, r.dtype});
+    const ModelConfig& config = model.config();
+    const std::string tokenizer_path = find_tokenizer(r.model, r.tokenizer);
+    std::unique_ptr<Llama2cTokenizer> tokenizer;
+    if (!tokenizer_path.empty())
+        tokenizer = std::make_unique<Llama2cTokenizer>(tokenizer_path, config.vocab_size);
+    std::vector<std::int64_t> prompt;
+    if (!r.tokens_file.empty()) {
+        prompt = read_token_file(r.tokens_file, false).front();
+    } else {
+        if (!tokenizer)
+            throw InputError(
+                "--prompt needs a tokenizer: pass --tokenizer tokenizer.bin or use --tokens FILE");
+        for (int id : tokenizer->encode(r.prompt, /*bos=*/true, /*eos=*/false))
+            prompt.push_back(id);
+    }
+    const int bos = config.bos_token_id >= 0 ? config.bos_token_id : 1;
+    std::vector<std::int64_t> sequence = {prompt.front()};
+    std::string text;
+    CaptureOptions options;
+    options.all_logits = false;
+    for (int pos = 0; pos < r.steps; ++pos) {
+        std::int64_t next;
+        if (pos + 1 < static_cast<int>(prompt.size())) {
+            next = prompt[pos + 1];
+        } else {
+            const auto ids = torch::tensor(sequence, torch::kInt64).unsqueeze(0);
+            next = model.forward(ids, options).logits.argmax(-1).item<std::int64_t>();
+        }
+        if (next == bos) break;  // run.c: BOS delimits sequences
+        const std::string piece =
+            tokenizer ? tokenizer->decode(static_cast<int>(sequence.back()), static_cast<int>(next))
+                      : " " + std::to_string(next);
+        if (printable_piece(piece)) {
+            text += piece;
+            std::cout << piece << std::flush;
+        }
+        sequence.push_back(next);
+    }
+    std::cout << "\n";
+    return text + "\n";
+}
+
+namespace {
+
+// Random weights under LLaMA names, generated on demand.
+class SyntheticStore : public TensorStore {
+  public:
+    explicit SyntheticStore(const ModelConfig& c) {
+        auto add = [&](const std::string& name, std::vector<std::int64_t> shape, double scale) {
+            auto t = std::make_shared<torch::Tensor>(torch::randn(shape) * scale);
+            HostTensor h;
+            h.name = name;
+            h.file = "synthetic";
+            h.shape = shape;
+            h.data = t->data_ptr();
+            h.bytes = static_cast<std::size_t>(t->numel()) * 4;
+            h.owner = std::shared_ptr<const void>(t, t->data_ptr());
+            tensors_[name] = h;
+        };
+        const std::int64_t h = c.hidden_size, d = c.head_dim, I = c.intermediate_size;
+        const double w = 1.0 / std::sqrt(static_cast<double>(h));
+        add("model.embed_tokens.weight", {c.vocab_size, h}, 1.0);
+        add("model.norm.weight", {h}, 1.0);
+        add("lm_head.weight", {c.vocab_size, h}, w);
+        for (int i = 0; i < c.num_layers; ++i) {
+            const std::string p = "model.layers." + std::to_string(i) + ".";
+            add(p + "input_layernorm.weight", {h}, 1.0);
+            add(p + "post_attention_layernorm.weight", {h}, 1.0);
+            add(p + "self_attn.q_proj.weight", {c.num_heads * d, h}, w);
+            add(p + "self_attn.k_proj.weight", {c.num_kv_heads * d, h}, w);
+            add(p + "self_attn.v_proj.weight", {c.num_kv_heads * d, h}, w);
+            add(p + "self_attn.o_proj.weight", {h, c.num_heads * d}, w);
+            add(p + "mlp.gate_proj.weight", {I, h}, w);
+            add(p + "mlp.up_proj.weight", {I, h}, w);
+            add(p + "mlp.down_proj.weight", {h, I}, 1.0 / std::sqrt(static_cast<double>(I)));
+        }
+    }
+    bool contains(const std::string& name) const override { return tensors_.count(name) > 0; }
+    HostTensor get(const std::string& name) const override { return tensors_.at(name); }
+    std::vector<std::string> names() const override {
+        std::vector<std::string> out;
+        for (const auto& [name, t] : tensors_)
+            out.push_back(name);
+        return out;
+    }
+    std::string describe() const override { return "synthetic"; }
+
+  private:
+    std::map<std::string, HostTensor> tensors_;
+};
+
+}  // namespace
+
+struct SyntheticForward::Impl {
+    std::unique_ptr<Transformer> model;
+    torch::Tensor ids;
+};
+
+SyntheticForward::SyntheticForward(const SyntheticLlama& s, const std::string& device)
+    : impl_(std::make_unique<Impl>()) {
+    torch::manual_seed(0);
+    ModelConfig c;
+    c.family = "llama";
+    c.vocab_size = s.vocab;
+    c.hidden_size = s.hidden;
+    c.num_layers = s.layers;
+    c.num_heads = s.heads;
+    c.num_kv_heads = s.kv_heads;
+    c.head_dim = s.hidden / s.heads;
+    c.intermediate_size = s.intermediate;
+    c.max_positions = s.tokens;
+    const SyntheticStore store(c);
+    impl_->model = std::make_unique<Transformer>(c, store, LoadOptions{device, "float32"});
+    impl_->ids = torch::randint(s.vocab, {1, s.tokens}, torch::kInt64);
+}
+
+SyntheticForward::~SyntheticForward() = default;
+
+void SyntheticForward::run(bool capture) {
+    CaptureOptions options;
+    options.queries = QueryRows::last;
+    options.capture = capture;
+    options.all_logits = false;
+    const auto result = impl_->model->forward(impl_->ids, options);
+    (void)result;
+}
+
+}  // namespace attngeo::empirical

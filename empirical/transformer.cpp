@@ -1,0 +1,397 @@
+// The shared blocks (norms, rotary, attention with capture, MLP) and the table-driven loader;
+// see transformer.hpp. Every tensor lookup states its expected shape.
+#include "empirical/transformer.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "empirical/gguf.hpp"
+#include "empirical/llama2c.hpp"
+#include "empirical/safetensors.hpp"
+
+namespace F = torch::nn::functional;
+namespace fs = std::filesystem;
+
+namespace attngeo::empirical {
+namespace {
+
+torch::Dtype torch_dtype(DType d) {
+    switch (d) {
+        case DType::F64:
+            return torch::kFloat64;
+        case DType::F32:
+            return torch::kFloat32;
+        case DType::F16:
+            return torch::kFloat16;
+        case DType::BF16:
+            return torch::kBFloat16;
+        case DType::I64:
+            return torch::kInt64;
+        case DType::I32:
+            return torch::kInt32;
+        case DType::I16:
+            return torch::kInt16;
+        case DType::I8:
+            return torch::kInt8;
+        case DType::U8:
+            return torch::kUInt8;
+        case DType::BOOL:
+            return torch::kBool;
+    }
+    throw std::logic_error("torch_dtype: unknown dtype");
+}
+
+torch::Dtype compute_dtype(const std::string& name) {
+    if (name == "float32") return torch::kFloat32;
+    if (name == "bfloat16") return torch::kBFloat16;
+    if (name == "float16") return torch::kFloat16;
+    if (name == "float64") return torch::kFloat64;
+    throw InputError("--dtype: '" + name + "', expected float32, bfloat16, float16 or float64");
+}
+
+torch::Device parse_device(const std::string& name) {
+    if (name == "cpu") return torch::kCPU;
+    if (name.rfind("cuda", 0) == 0) {
+        if (!torch::cuda::is_available()) {
+            throw InputError("--device " + name +
+                             ": CUDA is not available (no GPU, or libtorch built without CUDA)");
+        }
+        int index = 0;
+        if (name.size() > 4) {
+            if (name[4] != ':')
+                throw InputError("--device: '" + name + "', expected cpu, cuda or cuda:k");
+            try {
+                index = std::stoi(name.substr(5));
+            } catch (const std::exception&) {
+                throw InputError("--device: '" + name + "', expected cuda:k with an integer k");
+            }
+            if (index < 0 || index >= static_cast<int>(torch::cuda::device_count())) {
+                throw InputError("--device " + name + ": only " +
+                                 std::to_string(torch::cuda::device_count()) + " CUDA device(s)");
+            }
+        }
+        return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+    }
+    throw InputError("--device: '" + name + "', expected cpu, cuda or cuda:k");
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    std::ostringstream out;
+    out << '[';
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        out << (i ? "," : "") << shape[i];
+    return out.str() + ']';
+}
+
+std::string expand(const std::string& pattern, int layer) {
+    const auto at = pattern.find("{i}");
+    return at == std::string::npos
+               ? pattern
+               : pattern.substr(0, at) + std::to_string(layer) + pattern.substr(at + 3);
+}
+
+// Looks tensors up through the family's table, checks shapes, converts to device and dtype.
+class Fetcher {
+  public:
+    Fetcher(const TensorStore& store, const Architecture& arch, torch::Device device,
+            torch::Dtype dtype)
+        : store_(store), arch_(arch), device_(device), dtype_(dtype) {}
+
+    // `expected` is in nn.Linear orientation ([out, in]); transposed entries are stored [in, out].
+    torch::Tensor get(TensorId id, int layer, std::vector<std::int64_t> expected) const {
+        const TensorName* entry = nullptr;
+        for (const auto& t : arch_.tensors)
+            if (t.id == id) entry = &t;
+        if (!entry) return {};
+        std::vector<std::int64_t> stored = expected;
+        if (entry->transpose && stored.size() == 2) std::swap(stored[0], stored[1]);
+        for (const auto& pattern : entry->patterns) {
+            const std::string name = expand(pattern, layer);
+            if (!store_.contains(name)) continue;
+            const HostTensor h = store_.get(name);
+            if (h.shape != stored) {
+                throw InputError("'" + h.file + "': tensor '" + name + "' has shape " +
+                                 shape_text(h.shape) + ", expected " + shape_text(stored) +
+                                 " from the config");
+            }
+            torch::Tensor t = torch::from_blob(const_cast<void*>(h.data), h.shape,
+                                               torch::TensorOptions().dtype(torch_dtype(h.dtype)))
+                                  .to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true);
+            if (!t.isfinite().all().item<bool>()) {
+                throw InputError("'" + h.file + "': tensor '" + name + "' contains NaN or inf");
+            }
+            return entry->transpose ? t.t().contiguous() : t;
+        }
+        if (entry->optional) return {};
+        throw InputError("'" + store_.describe() + "': missing tensor '" +
+                         expand(entry->patterns.front(), layer) + "'");
+    }
+
+  private:
+    const TensorStore& store_;
+    const Architecture& arch_;
+    torch::Device device_;
+    torch::Dtype dtype_;
+};
+
+torch::Tensor rotate_half(const torch::Tensor& x) {
+    const auto half = x.size(-1) / 2;
+    return torch::cat({-x.slice(-1, half), x.slice(-1, 0, half)}, -1);
+}
+
+// Pickles start with the protocol opcode 0x80, torch.save zips with "PK".
+bool looks_like_pickle(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[2] = {0, 0};
+    in.read(magic, 2);
+    return (static_cast<unsigned char>(magic[0]) == 0x80) || (magic[0] == 'P' && magic[1] == 'K');
+}
+
+}  // namespace
+
+Transformer Transformer::load(const std::string& path, const LoadOptions& options) {
+    if (fs::is_directory(path)) {
+        const ModelConfig config = read_hf_config((fs::path(path) / "config.json").string());
+        const SafetensorsCheckpoint store(path);
+        return Transformer(config, store, options);
+    }
+    if (!fs::exists(path)) throw InputError("--model '" + path + "': no such file or folder");
+    const std::string extension = fs::path(path).extension().string();
+    if (extension == ".gguf") {
+        const GgufCheckpoint store(path);
+        return Transformer(store.config(), store, options);
+    }
+    if (looks_like_pickle(path) || extension == ".pt" || extension == ".pth") {
+        throw InputError(
+            "--model '" + path +
+            "': a PyTorch pickle checkpoint; attngeo never unpickles (it can run code). "
+            "Convert it: python3 -c \"from transformers import AutoModelForCausalLM as M; "
+            "M.from_pretrained('DIR').save_pretrained('OUT', safe_serialization=True)\"");
+    }
+    if (extension == ".bin") {
+        const Llama2cCheckpoint store(path);
+        return Transformer(store.config(), store, options);
+    }
+    throw InputError("--model '" + path +
+                     "': expected a Hugging Face folder, a llama2.c .bin or a .gguf file");
+}
+
+Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
+                         const LoadOptions& options)
+    : config_(config),
+      arch_(&architecture_for(config.family)),
+      device_(parse_device(options.device)),
+      dtype_(compute_dtype(options.dtype)) {
+    const Fetcher f(store, *arch_, device_, dtype_);
+    const std::int64_t V = config.vocab_size, h = config.hidden_size, H = config.num_heads,
+                       Hkv = config.num_kv_heads, d = config.head_dim, I = config.intermediate_size;
+    embed_ = f.get(TensorId::embed, 0, {V, h});
+    if (arch_->learned_positions)
+        position_embed_ = f.get(TensorId::position_embed, 0, {config.max_positions, h});
+    final_norm_ = f.get(TensorId::final_norm, 0, {h});
+    final_norm_bias_ = f.get(TensorId::final_norm_bias, 0, {h});
+    lm_head_ = f.get(TensorId::lm_head, 0, {V, h});
+    if (!lm_head_.defined()) {
+        if (!config.tie_word_embeddings && config.family != "gpt2") {
+            throw InputError("'" + store.describe() +
+                             "': no output head tensor and tie_word_embeddings is false");
+        }
+        lm_head_ = embed_;  // tied
+    }
+    for (int i = 0; i < config.num_layers; ++i) {
+        Layer l;
+        l.attn_norm = f.get(TensorId::attn_norm, i, {h});
+        l.attn_norm_bias = f.get(TensorId::attn_norm_bias, i, {h});
+        switch (arch_->qkv) {
+            case QkvLayout::separate:
+                l.q = f.get(TensorId::q, i, {H * d, h});
+                l.k = f.get(TensorId::k, i, {Hkv * d, h});
+                l.v = f.get(TensorId::v, i, {Hkv * d, h});
+                break;
+            case QkvLayout::blocks: {  // [q | k | v] along the output dimension
+                const auto w = f.get(TensorId::qkv, i, {3 * H * d, h});
+                const auto b = f.get(TensorId::qkv_bias, i, {3 * H * d});
+                l.q = w.slice(0, 0, H * d).contiguous();
+                l.k = w.slice(0, H * d, 2 * H * d).contiguous();
+                l.v = w.slice(0, 2 * H * d).contiguous();
+                l.q_bias = b.slice(0, 0, H * d).contiguous();
+                l.k_bias = b.slice(0, H * d, 2 * H * d).contiguous();
+                l.v_bias = b.slice(0, 2 * H * d).contiguous();
+                break;
+            }
+            case QkvLayout::per_head: {  // viewed [H, 3, d, …]: q, k, v interleaved per head
+                const auto w = f.get(TensorId::qkv, i, {3 * H * d, h}).view({H, 3, d, h});
+                const auto b = f.get(TensorId::qkv_bias, i, {3 * H * d}).view({H, 3, d});
+                l.q = w.select(1, 0).reshape({H * d, h});
+                l.k = w.select(1, 1).reshape({H * d, h});
+                l.v = w.select(1, 2).reshape({H * d, h});
+                l.q_bias = b.select(1, 0).reshape({H * d});
+                l.k_bias = b.select(1, 1).reshape({H * d});
+                l.v_bias = b.select(1, 2).reshape({H * d});
+                break;
+            }
+        }
+        l.o = f.get(TensorId::o, i, {h, H * d});
+        l.o_bias = f.get(TensorId::o_bias, i, {h});
+        l.mlp_norm = f.get(TensorId::mlp_norm, i, {h});
+        l.mlp_norm_bias = f.get(TensorId::mlp_norm_bias, i, {h});
+        if (arch_->gated_mlp) l.gate = f.get(TensorId::gate, i, {I, h});
+        l.up = f.get(TensorId::up, i, {I, h});
+        l.up_bias = f.get(TensorId::up_bias, i, {I});
+        l.down = f.get(TensorId::down, i, {h, I});
+        l.down_bias = f.get(TensorId::down_bias, i, {h});
+        layers_.push_back(std::move(l));
+    }
+    rotary_dims_ = !arch_->rotary ? 0 : static_cast<int>(config.head_dim * config.rotary_pct);
+    if (rotary_dims_ % 2 != 0)
+        throw InputError("config: rotary dimensions " + std::to_string(rotary_dims_) +
+                         " must be even");
+}
+
+torch::Tensor Transformer::norm(const torch::Tensor& x, const torch::Tensor& weight,
+                                const torch::Tensor& bias) const {
+    if (arch_->norm == NormKind::layer_norm) {
+        return F::layer_norm(x, F::LayerNormFuncOptions({config_.hidden_size})
+                                    .weight(weight)
+                                    .bias(bias)
+                                    .eps(config_.norm_eps));
+    }
+    // RMSNorm in float32 whatever the model dtype, as the reference does.
+    const auto xf = x.to(torch::kFloat32);
+    const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.norm_eps);
+    if (arch_->norm == NormKind::rms_one_plus_weight)
+        return (normed * (1.0 + weight.to(torch::kFloat32))).to(dtype_);
+    return weight * normed.to(dtype_);
+}
+
+torch::Tensor Transformer::activation(const torch::Tensor& x) const {
+    const std::string& a = config_.hidden_act;
+    if (a == "silu") return F::silu(x);
+    if (a == "gelu") return torch::gelu(x);
+    if (a == "gelu_pytorch_tanh") return torch::gelu(x, "tanh");
+    // gelu_new, written out as transformers' NewGELUActivation.
+    return 0.5 * x *
+           (1.0 + torch::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * torch::pow(x, 3.0))));
+}
+
+torch::Tensor Transformer::mlp(const torch::Tensor& x, const Layer& l) const {
+    if (arch_->gated_mlp)
+        return F::linear(activation(F::linear(x, l.gate)) * F::linear(x, l.up), l.down);
+    return F::linear(activation(F::linear(x, l.up, l.up_bias)), l.down, l.down_bias);
+}
+
+CaptureResult Transformer::forward(const torch::Tensor& ids_in,
+                                   const CaptureOptions& options) const {
+    torch::NoGradGuard no_grad;
+    if (ids_in.dim() != 2) throw InputError("token ids must be [B, T]");
+    const auto ids = ids_in.to(device_, torch::kInt64);
+    const std::int64_t B = ids.size(0), T = ids.size(1);
+    if (T < 1 || B < 1) throw InputError("token ids must be non-empty");
+    const auto lo = ids.min().item<std::int64_t>(), hi = ids.max().item<std::int64_t>();
+    if (lo < 0 || hi >= config_.vocab_size) {
+        throw InputError("token id " + std::to_string(lo < 0 ? lo : hi) +
+                         " outside the vocabulary 0.." + std::to_string(config_.vocab_size - 1));
+    }
+    if (arch_->learned_positions && T > config_.max_positions) {
+        throw InputError("sequence length " + std::to_string(T) + " exceeds the model's " +
+                         std::to_string(config_.max_positions) + " positions");
+    }
+    const std::int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, d = config_.head_dim;
+    const auto float_options = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
+
+    torch::Tensor x = F::embedding(ids, embed_);
+    if (arch_->embed_scale)
+        x = x * torch::tensor(std::sqrt(static_cast<double>(config_.hidden_size)), x.options());
+    if (arch_->learned_positions) x = x + position_embed_.slice(0, 0, T);
+
+    torch::Tensor cos, sin;
+    if (rotary_dims_ > 0) {
+        // inv_freq = 1/θ^(2i/rot) and angles in float32, as the reference implementations do.
+        const auto exponents =
+            torch::arange(0, rotary_dims_, 2,
+                          torch::TensorOptions().dtype(torch::kInt64).device(device_))
+                .to(torch::kFloat32) /
+            static_cast<double>(rotary_dims_);
+        const auto inv_freq = 1.0 / torch::pow(config_.rope_theta, exponents);
+        auto positions = torch::arange(T, float_options);
+        if (config_.rope_scaling_factor != 1) positions = positions / config_.rope_scaling_factor;
+        const auto freqs = torch::outer(positions, inv_freq);
+        const auto angles = torch::cat({freqs, freqs}, -1);  // [T, rot]
+        cos = angles.cos().to(dtype_);
+        sin = angles.sin().to(dtype_);
+    }
+    auto rope = [&](const torch::Tensor& t) {
+        if (rotary_dims_ == 0) return t;
+        if (rotary_dims_ == d) return t * cos + rotate_half(t) * sin;
+        const auto rotated = t.slice(-1, 0, rotary_dims_);
+        return torch::cat({rotated * cos + rotate_half(rotated) * sin, t.slice(-1, rotary_dims_)},
+                          -1);
+    };
+
+    CaptureResult result;
+    if (options.hidden_states) result.hidden_states.push_back(x.to(torch::kFloat32));
+    const double scale = std::sqrt(static_cast<double>(d));
+    const std::int64_t chunk = std::max<std::int64_t>(1, options.query_chunk);
+    const auto key_index =
+        torch::arange(T, torch::TensorOptions().dtype(torch::kInt64).device(device_)).unsqueeze(0);
+    for (const Layer& l : layers_) {
+        const auto h = norm(x, l.attn_norm, l.attn_norm_bias);
+        const auto q = rope(F::linear(h, l.q, l.q_bias).view({B, T, H, d}).transpose(1, 2));
+        const auto k = rope(F::linear(h, l.k, l.k_bias).view({B, T, Hkv, d}).transpose(1, 2));
+        const auto v = F::linear(h, l.v, l.v_bias).view({B, T, Hkv, d}).transpose(1, 2);
+        LayerCapture capture;
+        if (options.capture) capture.values = v.to(torch::kFloat32).contiguous();
+        const auto k_all = (Hkv == H ? k : k.repeat_interleave(H / Hkv, 1)).to(torch::kFloat32);
+        const auto v_all = Hkv == H ? v : v.repeat_interleave(H / Hkv, 1);
+        auto out = torch::empty({B, H, T, d}, v.options());
+        const bool keep_all = options.capture && options.queries == QueryRows::all;
+        const bool keep_last = options.capture && options.queries == QueryRows::last;
+        if (keep_all) capture.attention = torch::empty({B, H, T, T}, float_options);
+        for (std::int64_t r0 = 0; r0 < T; r0 += chunk) {
+            const std::int64_t r1 = std::min(T, r0 + chunk);
+            const auto query_index = torch::arange(r0, r1, key_index.options()).unsqueeze(1);
+            auto allowed = key_index <= query_index;  // causal
+            if (config_.sliding_window > 0)
+                allowed = allowed & (key_index > query_index - config_.sliding_window);
+            auto scores =
+                torch::matmul(q.slice(2, r0, r1).to(torch::kFloat32), k_all.transpose(2, 3)) /
+                scale;
+            scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+            const auto probs = torch::softmax(scores, -1);  // α in float32
+            out.slice(2, r0, r1).copy_(torch::matmul(probs.to(v.scalar_type()), v_all));
+            if (keep_all) {
+                capture.attention.slice(2, r0, r1).copy_(probs);
+            } else if (keep_last && r1 == T) {
+                capture.attention = probs.slice(2, r1 - r0 - 1).contiguous();
+            }
+        }
+        const auto attended = F::linear(out.transpose(1, 2).reshape({B, T, H * d}), l.o, l.o_bias);
+        if (config_.parallel_residual) {
+            x = x + attended + mlp(norm(x, l.mlp_norm, l.mlp_norm_bias), l);
+        } else {
+            x = x + attended;
+            x = x + mlp(norm(x, l.mlp_norm, l.mlp_norm_bias), l);
+        }
+        if (options.hidden_states) result.layer_outputs.push_back(x.to(torch::kFloat32));
+        if (options.capture) result.layers.push_back(std::move(capture));
+    }
+    const auto final_hidden = norm(x, final_norm_, final_norm_bias_);
+    if (options.hidden_states) {
+        for (std::size_t i = 0; i + 1 < result.layer_outputs.size(); ++i)
+            result.hidden_states.push_back(result.layer_outputs[i]);
+        result.hidden_states.push_back(final_hidden.to(torch::kFloat32));
+    }
+    const auto head_input = options.all_logits ? final_hidden : final_hidden.slice(1, T - 1);
+    result.logits = F::linear(head_input, lm_head_).to(torch::kFloat32);
+    if (!torch::isfinite(result.logits).all().item<bool>()) {
+        throw InputError(
+            "non-finite activations: the logits contain NaN or inf (dtype too narrow for this "
+            "model?)");
+    }
+    return result;
+}
+
+}  // namespace attngeo::empirical

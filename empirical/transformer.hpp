@@ -1,0 +1,79 @@
+// A decoder-only transformer in libtorch for the five families, built from a checkpoint's
+// tensors and the family's table, with the attention rows and value states captured per head.
+// α for captured rows is computed explicitly in float32: softmax(q·kᵀ/√d_head + mask).
+// (Internal to empirical/: the only place that includes torch headers.)
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "empirical/architecture.hpp"
+#include "empirical/model_config.hpp"
+#include "empirical/tensor_store.hpp"
+
+namespace attngeo::empirical {
+
+struct LoadOptions {
+    std::string device = "cpu";     // cpu | cuda | cuda:k
+    std::string dtype = "float32";  // float32 | bfloat16 | float16: weights and activations
+};
+
+enum class QueryRows { last, all };
+
+struct CaptureOptions {
+    QueryRows queries = QueryRows::last;
+    bool capture = true;         // false: a plain forward (α and values not kept)
+    bool hidden_states = false;  // embeddings, each layer's output, the final-normed output
+    bool all_logits = true;      // logits for every position, else only the last
+    int query_chunk = 256;       // rows of attention computed at once: memory O(chunk·T)
+};
+
+// What one forward returns, float32 on the host-or-device of the model.
+struct LayerCapture {
+    torch::Tensor attention;  // [B, H, Tq, T] softmax probabilities of the captured query rows
+    torch::Tensor values;     // [B, H_kv, T, d_head] value states before any GQA repeat
+};
+struct CaptureResult {
+    torch::Tensor logits;                      // [B, T, V] (or [B, 1, V] without all_logits)
+    std::vector<LayerCapture> layers;          // [layers]
+    std::vector<torch::Tensor> hidden_states;  // [layers + 1] of [B, T, hidden] when asked
+    std::vector<torch::Tensor> layer_outputs;  // [layers] of [B, T, hidden] when asked
+};
+
+class Transformer {
+  public:
+    // `path`: a Hugging Face folder (config.json + safetensors), a llama2.c .bin or a .gguf.
+    static Transformer load(const std::string& path, const LoadOptions& options = {});
+    // From a tensor store and config (tests, other formats).
+    Transformer(const ModelConfig& config, const TensorStore& store, const LoadOptions& options);
+
+    const ModelConfig& config() const { return config_; }
+    torch::Device device() const { return device_; }
+    // Overrides the sliding window (keys per query; 0 = full causal).
+    void set_sliding_window(int keys) { config_.sliding_window = keys; }
+
+    // ids: [B, T] int64 token ids (T ≤ max_positions when known).
+    CaptureResult forward(const torch::Tensor& ids, const CaptureOptions& options) const;
+
+  private:
+    struct Layer {
+        torch::Tensor attn_norm, attn_norm_bias, q, k, v, q_bias, k_bias, v_bias, o, o_bias;
+        torch::Tensor mlp_norm, mlp_norm_bias, gate, up, up_bias, down, down_bias;
+    };
+    torch::Tensor norm(const torch::Tensor& x, const torch::Tensor& weight,
+                       const torch::Tensor& bias) const;
+    torch::Tensor mlp(const torch::Tensor& x, const Layer& layer) const;
+    torch::Tensor activation(const torch::Tensor& x) const;
+
+    ModelConfig config_;
+    const Architecture* arch_;
+    torch::Device device_;
+    torch::Dtype dtype_;
+    torch::Tensor embed_, position_embed_, final_norm_, final_norm_bias_, lm_head_;
+    std::vector<Layer> layers_;
+    int rotary_dims_ = 0;
+};
+
+}  // namespace attngeo::empirical

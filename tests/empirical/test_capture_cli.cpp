@@ -1,0 +1,162 @@
+// `attngeo capture` / `attngeo generate` end to end: the written safetensors match the golden
+// tensors, and bad input exits 2 with one line naming the file or flag, writing nothing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "empirical/safetensors.hpp"
+
+namespace fs = std::filesystem;
+using namespace attngeo::empirical;
+
+namespace {
+
+fs::path shared() {
+    if (const char* env = std::getenv("ATTNGEO_SHARED")) return env;
+    return fs::path(ATTNGEO_SOURCE_DIR) / ".." / "shared";
+}
+
+fs::path scratch() {
+    const fs::path dir =
+        fs::temp_directory_path() / ("attngeo_test_capture_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    return dir;
+}
+
+struct CliRun {
+    int code;
+    std::string out, err;
+};
+
+CliRun run(const std::string& args) {
+    const fs::path err = scratch() / "err.txt", out = scratch() / "out.txt";
+    const int status = std::system(
+        (std::string(ATTNGEO_EXE) + " " + args + " >" + out.string() + " 2>" + err.string())
+            .c_str());
+    auto slurp = [](const fs::path& p) {
+        std::ifstream in(p);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::vector<float> floats(const HostTensor& h) {
+    std::vector<float> v(h.numel());
+    std::memcpy(v.data(), h.data, h.bytes);
+    return v;
+}
+
+double max_diff(const HostTensor& a, const HostTensor& b) {
+    EXPECT_EQ(a.shape, b.shape) << a.name;
+    if (a.shape != b.shape) return 1e300;
+    const auto x = floats(a), y = floats(b);
+    double m = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        m = std::max(m, std::abs(double(x[i]) - y[i]));
+    return m;
+}
+
+}  // namespace
+
+TEST(CaptureCli, WritesTheGoldenTensors) {
+    const fs::path model = shared() / "golden" / "gpt-neox";
+    if (!fs::exists(model)) {
+        if (std::getenv("ATTNGEO_REQUIRE_SHARED")) FAIL() << "shared data missing";
+        GTEST_SKIP() << "shared data not found";
+    }
+    const SafetensorsFile golden((model / "golden.safetensors").string());
+    const HostTensor ids = golden.get("input_ids");
+    std::vector<std::int64_t> id(ids.numel());
+    std::memcpy(id.data(), ids.data, ids.bytes);
+    std::ofstream tokens(scratch() / "ids.txt");
+    for (std::int64_t b = 0; b < ids.shape[0]; ++b) {
+        for (std::int64_t t = 0; t < ids.shape[1]; ++t)
+            tokens << (t ? " " : "") << id[b * ids.shape[1] + t];
+        tokens << "\n";
+    }
+    tokens.close();
+    const fs::path out = scratch() / "capture.safetensors";
+    const CliRun r =
+        run("capture --model " + model.string() + " --tokens " + (scratch() / "ids.txt").string() +
+            " --out " + out.string() + " --queries all");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const SafetensorsFile captured(out.string());
+    EXPECT_LE(max_diff(captured.get("logits"), golden.get("logits")), 1e-4);
+    for (int l = 0; l < 3; ++l) {
+        EXPECT_LE(max_diff(captured.get("attentions." + std::to_string(l)),
+                           golden.get("attentions." + std::to_string(l))),
+                  1e-5);
+        EXPECT_LE(max_diff(captured.get("values." + std::to_string(l)),
+                           golden.get("values." + std::to_string(l))),
+                  1e-5);
+    }
+    const fs::path last = scratch() / "last.safetensors";
+    ASSERT_EQ(run("capture --model " + model.string() + " --tokens " +
+                  (scratch() / "ids.txt").string() + " --out " + last.string())
+                  .code,
+              0);
+    EXPECT_EQ(SafetensorsFile(last.string()).get("attentions.0").shape,
+              (std::vector<std::int64_t>{2, 4, 1, 16}));
+}
+
+TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
+    const fs::path model = shared() / "golden" / "gpt2";
+    if (!fs::exists(model)) GTEST_SKIP() << "shared data not found";
+    const fs::path out = scratch() / "never.safetensors";
+    std::ofstream(scratch() / "ragged.txt") << "1 2 3\n4 5\n";
+    std::ofstream(scratch() / "big.txt") << "1 2 999\n";
+    std::ofstream(scratch() / "words.txt") << "1 two 3\n";
+    std::ofstream(scratch() / "ok.txt") << "1 2 3\n";
+    std::ofstream(scratch() / "pytorch_model.bin") << "\x80\x02 pickle";
+    const std::string common = " --out " + out.string();
+    struct Case {
+        std::string args, needle;
+    } cases[] = {
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "ragged.txt").string() +
+             common,
+         "line 2"},
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "big.txt").string() +
+             common,
+         "vocabulary"},
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "words.txt").string() +
+             common,
+         "'two'"},
+        {"capture --model /nonexistent/model --tokens " + (scratch() / "ok.txt").string() + common,
+         "/nonexistent/model"},
+        {"capture --model " + (scratch() / "pytorch_model.bin").string() + " --tokens " +
+             (scratch() / "ok.txt").string() + common,
+         "pickle"},
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
+             common + " --device cuda",
+         "--device"},
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
+             common + " --queries some",
+         "--queries"},
+    };
+    for (const auto& c : cases) {
+        const CliRun r = run(c.args);
+        EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+        EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << c.args;
+    }
+}
+
+TEST(GenerateCli, PrintsLlama2cText) {
+    const fs::path model = shared() / "models" / "stories260K" / "stories260K.bin";
+    if (!fs::exists(model)) GTEST_SKIP() << "shared data not found";
+    const CliRun r =
+        run("generate --model " + model.string() + " --prompt 'Once upon a time' -n 64");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out,
+              "Once upon a time, there was a little girl named Lily. She loved to play outside in "
+              "the park. One day, she "
+              "saw a big, red ball. She wanted to play with it, but it was too high.\nLily\n");
+}
