@@ -13,4 +13,10 @@ class InputError : public std::runtime_error {
     explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// theory/ and simulate/ reject invalid arguments Boost.Math-style: a std::domain_error whose
+// message starts with the function's name.
+[[noreturn]] inline void throw_domain_error(const char* function, const std::string& what) {
+    throw std::domain_error(std::string(function) + ": " + what);
+}
+
 }  // namespace attngeo

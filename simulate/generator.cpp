@@ -5,22 +5,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/errors.hpp"
+#include "common/format.hpp"
+
 namespace attngeo::simulate {
-namespace {
-
-[[noreturn]] void fail(const char* function, const std::string& what) {
-    throw std::domain_error(std::string(function) + ": " + what);
-}
-
-std::string num(double x) {
-    std::ostringstream out;
-    out.precision(17);
-    out << x;
-    return out.str();
-}
-
-}  // namespace
-
 SinkMode parse_sink_mode(const std::string& text) {
     if (text == "exact") return SinkMode::exact;
     if (text == "project") return SinkMode::project;
@@ -32,7 +20,8 @@ const char* to_string(SinkMode mode) {
 }
 
 double kms_inverse_sum(int L, double r) {
-    if (L < 1) fail("kms_inverse_sum", "L = " + std::to_string(L) + ", expected L >= 1");
+    if (L < 1)
+        throw_domain_error("kms_inverse_sum", "L = " + std::to_string(L) + ", expected L >= 1");
     return (L * (1 - r) + 2 * r) / (1 + r);
 }
 
@@ -43,35 +32,39 @@ double max_feasible_rho0(int L, double beta) {
 ValueGenerator::ValueGenerator(GeneratorSettings settings)
     : settings_(std::move(settings)), n_(static_cast<int>(settings_.norms.size())) {
     const char* fn = "ValueGenerator";
-    if (settings_.d < 1) fail(fn, "d = " + std::to_string(settings_.d) + ", expected d >= 1");
-    if (n_ < 2) fail(fn, "need at least 2 tokens, got n = " + std::to_string(n_));
+    if (settings_.d < 1)
+        throw_domain_error(fn, "d = " + std::to_string(settings_.d) + ", expected d >= 1");
+    if (n_ < 2) throw_domain_error(fn, "need at least 2 tokens, got n = " + std::to_string(n_));
     for (int i = 0; i < n_; ++i) {
         if (!(settings_.norms[i] >= 0) || !std::isfinite(settings_.norms[i])) {
-            fail(fn, "norm " + std::to_string(i) + " = " + num(settings_.norms[i]) +
-                         ", expected finite and >= 0");
+            throw_domain_error(fn, "norm " + std::to_string(i) + " = " +
+                                       format_double(settings_.norms[i]) +
+                                       ", expected finite and >= 0");
         }
     }
     if (!(settings_.norm_cv >= 0) || !std::isfinite(settings_.norm_cv)) {
-        fail(fn, "norm_cv = " + num(settings_.norm_cv) + ", expected >= 0");
+        throw_domain_error(fn, "norm_cv = " + format_double(settings_.norm_cv) + ", expected >= 0");
     }
     log_sigma_ = std::sqrt(std::log1p(settings_.norm_cv * settings_.norm_cv));
     if (settings_.cosine) {
         const Eigen::MatrixXd& K = *settings_.cosine;
         if (K.rows() != n_ || K.cols() != n_)
-            fail(fn, "cosine matrix size does not match n = " + std::to_string(n_));
+            throw_domain_error(fn, "cosine matrix size does not match n = " + std::to_string(n_));
         Eigen::LLT<Eigen::MatrixXd> llt(K);
         if (llt.info() != Eigen::Success) {
-            fail(fn,
-                 "the explicit cosine matrix is not positive definite, so no Gaussian directions "
-                 "have it as covariance");
+            throw_domain_error(
+                fn,
+                "the explicit cosine matrix is not positive definite, so no Gaussian directions "
+                "have it as covariance");
         }
         cholesky_ = llt.matrixL();
         return;
     }
     if (!(settings_.beta > 0) || !std::isfinite(settings_.beta))
-        fail(fn, "beta = " + num(settings_.beta) + ", expected beta > 0");
+        throw_domain_error(fn, "beta = " + format_double(settings_.beta) + ", expected beta > 0");
     if (!(std::abs(settings_.rho0) <= 1))
-        fail(fn, "rho0 = " + num(settings_.rho0) + ", expected -1 <= rho0 <= 1");
+        throw_domain_error(
+            fn, "rho0 = " + format_double(settings_.rho0) + ", expected -1 <= rho0 <= 1");
     const int L = n_ - 1;
     r_ = std::exp(-settings_.beta);
     innovation_ = std::sqrt(1 - r_ * r_);
@@ -79,11 +72,12 @@ ValueGenerator::ValueGenerator(GeneratorSettings settings)
         const double inverse_sum = kms_inverse_sum(L, r_);
         const double tau2 = 1 - settings_.rho0 * settings_.rho0 * inverse_sum;
         if (tau2 < 0) {
-            fail(fn, "rho0 = " + num(settings_.rho0) +
-                         " is infeasible with beta = " + num(settings_.beta) +
-                         " and L = " + std::to_string(L) + ": the largest feasible |rho0| is " +
-                         num(max_feasible_rho0(L, settings_.beta)) +
-                         " (or use --sink-mode project, which changes the token-token cosines)");
+            throw_domain_error(
+                fn, "rho0 = " + format_double(settings_.rho0) +
+                        " is infeasible with beta = " + format_double(settings_.beta) +
+                        " and L = " + std::to_string(L) + ": the largest feasible |rho0| is " +
+                        format_double(max_feasible_rho0(L, settings_.beta)) +
+                        " (or use --sink-mode project, which changes the token-token cosines)");
         }
         sink_noise_ = std::sqrt(tau2);
         // K⁻¹1 of the tridiagonal inverse: 1/(1+r) at both ends, (1−r)/(1+r) inside.

@@ -40,6 +40,31 @@ void accumulate(const std::vector<theory::SelectionMetrics>& rows, SimulationSum
     }
 }
 
+// The per-trial sink cosine and norm statistics shared by both realised-statistics paths:
+// to_sink[j] = cos(v_0, v_j) and norm[j] = ‖v_j‖ for j ≥ 1.
+void add_sink_and_norm_statistics(const std::vector<double>& to_sink, const double* norm,
+                                  const Eigen::VectorXd& nominal, RealisedSums& sums) {
+    const int n = static_cast<int>(to_sink.size());
+    double sink_total = 0, ratio_sum = 0, ratio_sq = 0;
+    int counted = 0;
+    for (int j = 1; j < n; ++j) {
+        sink_total += to_sink[j];
+        if (nominal[j] > 0) {
+            const double ratio = norm[j] / nominal[j];
+            ratio_sum += ratio;
+            ratio_sq += ratio * ratio;
+            ++counted;
+        }
+    }
+    sums.cos_to_sink.add(sink_total / (n - 1));
+    if (counted > 0) {
+        const double mean = ratio_sum / counted;
+        const double variance = std::max(ratio_sq / counted - mean * mean, 0.0);
+        sums.norm_ratio_mean.add(mean);
+        sums.norm_ratio_cv.add(mean > 0 ? std::sqrt(variance) / mean : 0.0);
+    }
+}
+
 }  // namespace
 
 void RealisedSums::merge(const RealisedSums& o) {
@@ -97,24 +122,10 @@ void add_realised_statistics(const theory::RowMatrix& values, const Eigen::Vecto
             total += unit.row(i).dot(unit.row(i + k));
         if (pairs > 0) sums.cos_by_lag[k - 1].add(total / pairs);
     }
-    double to_sink = 0, ratio_sum = 0, ratio_sq = 0;
-    int counted = 0;
-    for (int j = 1; j < n; ++j) {
-        to_sink += unit.row(0).dot(unit.row(j));
-        if (nominal[j] > 0) {
-            const double ratio = norms[j] / nominal[j];
-            ratio_sum += ratio;
-            ratio_sq += ratio * ratio;
-            ++counted;
-        }
-    }
-    sums.cos_to_sink.add(to_sink / (n - 1));
-    if (counted > 0) {
-        const double mean = ratio_sum / counted;
-        const double variance = std::max(ratio_sq / counted - mean * mean, 0.0);
-        sums.norm_ratio_mean.add(mean);
-        sums.norm_ratio_cv.add(mean > 0 ? std::sqrt(variance) / mean : 0.0);
-    }
+    std::vector<double> to_sink(n);
+    for (int j = 1; j < n; ++j)
+        to_sink[j] = unit.row(0).dot(unit.row(j));
+    add_sink_and_norm_statistics(to_sink, norms.data(), nominal, sums);
 }
 
 void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
@@ -138,24 +149,10 @@ void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
             total += cosine(i, i + k);
         if (pairs > 0) sums.cos_by_lag[k - 1].add(total / pairs);
     }
-    double to_sink = 0, ratio_sum = 0, ratio_sq = 0;
-    int counted = 0;
-    for (int j = 1; j < n; ++j) {
-        to_sink += cosine(0, j);
-        if (nominal[j] > 0) {
-            const double ratio = norm[j] / nominal[j];
-            ratio_sum += ratio;
-            ratio_sq += ratio * ratio;
-            ++counted;
-        }
-    }
-    sums.cos_to_sink.add(to_sink / (n - 1));
-    if (counted > 0) {
-        const double mean = ratio_sum / counted;
-        const double variance = std::max(ratio_sq / counted - mean * mean, 0.0);
-        sums.norm_ratio_mean.add(mean);
-        sums.norm_ratio_cv.add(mean > 0 ? std::sqrt(variance) / mean : 0.0);
-    }
+    std::vector<double> to_sink(n);
+    for (int j = 1; j < n; ++j)
+        to_sink[j] = cosine(0, j);
+    add_sink_and_norm_statistics(to_sink, norm.data(), nominal, sums);
 }
 
 TrialEngine::TrialEngine(const SimulationSpec& spec)

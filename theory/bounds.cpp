@@ -9,6 +9,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/errors.hpp"
+#include "common/format.hpp"
+
 #include "theory/models.hpp"
 
 namespace attngeo::theory {
@@ -21,23 +24,12 @@ constexpr double kUnitRoundoff = 0x1p-53;
 // increasing before ξ* and decreasing after, which lets the pair maximum use a binary search.
 const double kPeakXi = std::sqrt(std::sqrt(2.0) - 1.0);
 
-[[noreturn]] void fail(const char* function, const std::string& what) {
-    throw std::domain_error(std::string(function) + ": " + what);
-}
-
-std::string num(double x) {
-    std::ostringstream out;
-    out.precision(17);
-    out << x;
-    return out.str();
-}
-
 void validate_settings(const BoundSettings& s, const char* function) {
     if (!(s.d >= 1))
-        fail(function,
-             "d = " + num(s.d) + ", expected d >= 1 (or inf for the d -> infinity limit)");
+        throw_domain_error(function, "d = " + format_double(s.d) +
+                                         ", expected d >= 1 (or inf for the d -> infinity limit)");
     if (!(s.kappa > 0) || !std::isfinite(s.kappa))
-        fail(function, "kappa = " + num(s.kappa) + ", expected kappa > 0");
+        throw_domain_error(function, "kappa = " + format_double(s.kappa) + ", expected kappa > 0");
 }
 
 Eigen::VectorXd effective_weights(const HeadModel& model) {
@@ -106,22 +98,25 @@ const char* to_string(BoundVariant variant) {
 void validate_head_model(const HeadModel& m, const char* function) {
     const auto n = m.alpha.size();
     if (n < 2)
-        fail(function, "need at least 2 tokens (the sink and one more), got " + std::to_string(n));
+        throw_domain_error(
+            function, "need at least 2 tokens (the sink and one more), got " + std::to_string(n));
     if (m.norms.size() != n)
-        fail(function, "norms has " + std::to_string(m.norms.size()) +
-                           " entries, expected n = " + std::to_string(n));
+        throw_domain_error(function, "norms has " + std::to_string(m.norms.size()) +
+                                         " entries, expected n = " + std::to_string(n));
     if (m.cosine.rows() != n || m.cosine.cols() != n) {
-        fail(function, "cosine matrix is " + std::to_string(m.cosine.rows()) + "x" +
-                           std::to_string(m.cosine.cols()) + ", expected " + std::to_string(n) +
-                           "x" + std::to_string(n));
+        throw_domain_error(function, "cosine matrix is " + std::to_string(m.cosine.rows()) + "x" +
+                                         std::to_string(m.cosine.cols()) + ", expected " +
+                                         std::to_string(n) + "x" + std::to_string(n));
     }
     for (Eigen::Index i = 0; i < n; ++i) {
         if (!std::isfinite(m.alpha[i]) || m.alpha[i] < 0)
-            fail(function, "alpha[" + std::to_string(i) + "] = " + num(m.alpha[i]) +
-                               ", expected finite and >= 0");
+            throw_domain_error(function, "alpha[" + std::to_string(i) +
+                                             "] = " + format_double(m.alpha[i]) +
+                                             ", expected finite and >= 0");
         if (!std::isfinite(m.norms[i]) || m.norms[i] < 0)
-            fail(function, "norms[" + std::to_string(i) + "] = " + num(m.norms[i]) +
-                               ", expected finite and >= 0");
+            throw_domain_error(function, "norms[" + std::to_string(i) +
+                                             "] = " + format_double(m.norms[i]) +
+                                             ", expected finite and >= 0");
     }
     validate_cosine_matrix(m.cosine, function);
 }
@@ -202,7 +197,7 @@ double mean_gap(double a_i, double a_j, double M_i, double M_j) {
 }
 
 double p_minus(double xi) {
-    if (std::isnan(xi)) fail("p_minus", "xi is NaN");
+    if (std::isnan(xi)) throw_domain_error("p_minus", "xi is NaN");
     if (xi <= 0) return 0.5;
     if (std::isinf(xi)) return 0.0;
     static const boost::math::normal_distribution<double> standard_normal;
@@ -225,7 +220,8 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
     validate_settings(settings, "bounds_reference");
     const int n = static_cast<int>(model.alpha.size());
     if (N < 1 || N > n)
-        fail("bounds_reference", "N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
+        throw_domain_error("bounds_reference",
+                           "N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
 
     const Eigen::VectorXd a = effective_weights(model);
     const std::vector<int> order = selection_order(ranking_scores(model, settings.ranking));
@@ -292,7 +288,8 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
     const int n = static_cast<int>(model.alpha.size());
     for (int N : sizes) {
         if (N < 1 || N > n)
-            fail("BoundTerms", "N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
+            throw_domain_error("BoundTerms",
+                               "N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
     }
     std::vector<int> wanted(sizes);
     std::sort(wanted.begin(), wanted.end());

@@ -7,16 +7,15 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "common/errors.hpp"
+#include "common/format.hpp"
+
 namespace attngeo::theory {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kUnitRoundoff = 0x1p-53;
 constexpr double kCosineEpsilon = 1e-12;  // SPEC §2: 1e-12 in the cosine denominator
-
-[[noreturn]] void fail(const char* function, const std::string& what) {
-    throw std::domain_error(std::string(function) + ": " + what);
-}
 
 void finish(SelectionMetrics& m, int n) {
     if (m.N == n) {  // nothing left out: P = R = F = 1 by convention
@@ -33,8 +32,8 @@ void finish(SelectionMetrics& m, int n) {
 void check_sizes(const std::vector<int>& sizes, int n, const char* function) {
     for (int N : sizes) {
         if (N < 1 || N > n) {
-            fail(function,
-                 "selection size N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
+            throw_domain_error(function, "selection size N = " + std::to_string(N) +
+                                             " outside 1.." + std::to_string(n));
         }
     }
 }
@@ -111,19 +110,20 @@ double cosine_distance(const double* s, double s_norm, const double* y, int d) {
 
 void validate_token_geometry(const TokenGeometry& tokens, const char* function) {
     const auto n = tokens.alpha.size();
-    if (n < 1) fail(function, "no tokens (n = 0)");
+    if (n < 1) throw_domain_error(function, "no tokens (n = 0)");
     if (tokens.values.rows() != n) {
-        fail(function, "alpha has " + std::to_string(n) + " entries but values has " +
-                           std::to_string(tokens.values.rows()) + " rows");
+        throw_domain_error(function, "alpha has " + std::to_string(n) + " entries but values has " +
+                                         std::to_string(tokens.values.rows()) + " rows");
     }
-    if (tokens.values.cols() < 1) fail(function, "value dimension d = 0");
+    if (tokens.values.cols() < 1) throw_domain_error(function, "value dimension d = 0");
     for (Eigen::Index i = 0; i < n; ++i) {
         if (!std::isfinite(tokens.alpha[i]) || tokens.alpha[i] < 0) {
-            fail(function, "alpha[" + std::to_string(i) + "] = " + std::to_string(tokens.alpha[i]) +
-                               ", expected finite and >= 0");
+            throw_domain_error(function, "alpha[" + std::to_string(i) +
+                                             "] = " + std::to_string(tokens.alpha[i]) +
+                                             ", expected finite and >= 0");
         }
     }
-    if (!tokens.values.allFinite()) fail(function, "values contain NaN or inf");
+    if (!tokens.values.allFinite()) throw_domain_error(function, "values contain NaN or inf");
 }
 
 Eigen::VectorXd selection_scores(const TokenGeometry& tokens, Ranking ranking) {
@@ -477,9 +477,10 @@ void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd&
     const int n = static_cast<int>(ranked.rows());
     check_sizes(sizes, n, "selection_metrics_from_gram");
     if (gram.rows() != n || gram.cols() != n) {
-        fail("selection_metrics_from_gram", "Gram matrix is " + std::to_string(gram.rows()) + "x" +
-                                                std::to_string(gram.cols()) + ", expected " +
-                                                std::to_string(n) + "x" + std::to_string(n));
+        throw_domain_error("selection_metrics_from_gram",
+                           "Gram matrix is " + std::to_string(gram.rows()) + "x" +
+                               std::to_string(gram.cols()) + ", expected " + std::to_string(n) +
+                               "x" + std::to_string(n));
     }
     out.clear();
     GramDecider decider(ranked, gram, distance, radii);
@@ -527,8 +528,10 @@ std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::Matri
                                                               Distance distance) {
     const int n = static_cast<int>(gram.rows());
     if (gram.cols() != n || n < 1)
-        fail("selection_metrics_expected_gram", "Gram matrix must be square and non-empty");
-    if (!gram.allFinite()) fail("selection_metrics_expected_gram", "Gram matrix has NaN or inf");
+        throw_domain_error("selection_metrics_expected_gram",
+                           "Gram matrix must be square and non-empty");
+    if (!gram.allFinite())
+        throw_domain_error("selection_metrics_expected_gram", "Gram matrix has NaN or inf");
     check_sizes(sizes, n, "selection_metrics_expected_gram");
     std::vector<int> wanted(sizes);
     std::sort(wanted.begin(), wanted.end());
@@ -585,7 +588,8 @@ BallMetrics metrics_at_radius(const TokenGeometry& tokens, int N, double radius,
     const int d = static_cast<int>(tokens.values.cols());
     check_sizes({N}, n, "metrics_at_radius");
     if (!(radius >= 0))
-        fail("metrics_at_radius", "radius = " + std::to_string(radius) + ", expected >= 0");
+        throw_domain_error("metrics_at_radius",
+                           "radius = " + std::to_string(radius) + ", expected >= 0");
     const std::vector<int> order = selection_order(selection_scores(tokens, ranking));
     std::vector<char> selected(n, 0);
     RowMatrix y(n, d);

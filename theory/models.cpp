@@ -8,24 +8,16 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/errors.hpp"
+#include "common/format.hpp"
+
 #include "theory/metrics.hpp"
 
 namespace attngeo::theory {
 namespace {
 
-[[noreturn]] void fail(const char* function, const std::string& what) {
-    throw std::domain_error(std::string(function) + ": " + what);
-}
-
-std::string num(double x) {
-    std::ostringstream out;
-    out.precision(17);
-    out << x;
-    return out.str();
-}
-
 void check_length(int L, const char* function) {
-    if (L < 1) fail(function, "L = " + std::to_string(L) + ", expected L >= 1");
+    if (L < 1) throw_domain_error(function, "L = " + std::to_string(L) + ", expected L >= 1");
 }
 
 }  // namespace
@@ -33,19 +25,23 @@ void check_length(int L, const char* function) {
 void validate_assumption3(const Assumption3Profile& p, const char* function) {
     check_length(p.L, function);
     if (!(p.p_sink > 0 && p.p_sink < 1))
-        fail(function, "p_sink = " + num(p.p_sink) + ", expected 0 < p_sink < 1");
+        throw_domain_error(function,
+                           "p_sink = " + format_double(p.p_sink) + ", expected 0 < p_sink < 1");
     if (!(p.eta >= 0) || !std::isfinite(p.eta))
-        fail(function, "eta = " + num(p.eta) + ", expected eta >= 0");
+        throw_domain_error(function, "eta = " + format_double(p.eta) + ", expected eta >= 0");
     if (p.T1 < p.T2 && !(p.eta < 1)) {
-        fail(function, "eta = " + num(p.eta) +
-                           ", expected eta < 1 when T1 < T2 (weights must stay positive)");
+        throw_domain_error(function,
+                           "eta = " + format_double(p.eta) +
+                               ", expected eta < 1 when T1 < T2 (weights must stay positive)");
     }
     if (!(0 <= p.T1 && p.T1 <= p.T2 && p.T2 <= p.L)) {
-        fail(function, "T1 = " + std::to_string(p.T1) + ", T2 = " + std::to_string(p.T2) +
-                           ", L = " + std::to_string(p.L) + ": expected 0 <= T1 <= T2 <= L");
+        throw_domain_error(function,
+                           "T1 = " + std::to_string(p.T1) + ", T2 = " + std::to_string(p.T2) +
+                               ", L = " + std::to_string(p.L) + ": expected 0 <= T1 <= T2 <= L");
     }
     if (!std::isfinite(p.omega))
-        fail(function, "omega = " + num(p.omega) + ", expected a finite number");
+        throw_domain_error(function,
+                           "omega = " + format_double(p.omega) + ", expected a finite number");
 }
 
 double assumption3_shape(const Assumption3Profile& p, int i) {
@@ -60,7 +56,8 @@ double assumption3_p_base(const Assumption3Profile& p) {
     for (int i = 1; i <= p.L; ++i)
         total += assumption3_shape(p, i);
     if (!std::isfinite(total))
-        fail("assumption3_p_base", "the exponential phase overflows (eta*(L-T2) too large)");
+        throw_domain_error("assumption3_p_base",
+                           "the exponential phase overflows (eta*(L-T2) too large)");
     return (1.0 - p.p_sink) / total;
 }
 
@@ -81,7 +78,8 @@ Eigen::VectorXd uniform_weights(int L) {
 Eigen::VectorXd zipf_weights(int L, double exponent) {
     check_length(L, "zipf_weights");
     if (!(exponent >= 0) || !std::isfinite(exponent))
-        fail("zipf_weights", "exponent s = " + num(exponent) + ", expected s >= 0");
+        throw_domain_error("zipf_weights",
+                           "exponent s = " + format_double(exponent) + ", expected s >= 0");
     std::vector<double> w(L + 1);
     for (int i = 0; i <= L; ++i)
         w[i] = std::pow(i + 1.0, -exponent);
@@ -90,17 +88,18 @@ Eigen::VectorXd zipf_weights(int L, double exponent) {
 
 Eigen::VectorXd normalized_weights(const std::vector<double>& weights, const char* function) {
     if (weights.size() < 2)
-        fail(function, "need at least 2 weights (the sink and one token), got " +
-                           std::to_string(weights.size()));
+        throw_domain_error(function, "need at least 2 weights (the sink and one token), got " +
+                                         std::to_string(weights.size()));
     double total = 0;
     for (std::size_t i = 0; i < weights.size(); ++i) {
         if (!std::isfinite(weights[i]) || weights[i] < 0) {
-            fail(function, "weight " + std::to_string(i) + " = " + num(weights[i]) +
-                               ", expected finite and >= 0");
+            throw_domain_error(function, "weight " + std::to_string(i) + " = " +
+                                             format_double(weights[i]) +
+                                             ", expected finite and >= 0");
         }
         total += weights[i];
     }
-    if (!(total > 0)) fail(function, "weights sum to 0, expected a positive total");
+    if (!(total > 0)) throw_domain_error(function, "weights sum to 0, expected a positive total");
     Eigen::VectorXd alpha(weights.size());
     for (std::size_t i = 0; i < weights.size(); ++i)
         alpha[i] = weights[i] / total;
@@ -121,7 +120,8 @@ ProfileSpec parse_profile_spec(const std::string& text) {
         spec.zipf_exponent = std::strtod(value.c_str(), &end);
         if (value.empty() || end != value.c_str() + value.size() || !(spec.zipf_exponent >= 0) ||
             !std::isfinite(spec.zipf_exponent)) {
-            fail("parse_profile_spec", "'" + text + "': expected zipf:s with a finite s >= 0");
+            throw_domain_error("parse_profile_spec",
+                               "'" + text + "': expected zipf:s with a finite s >= 0");
         }
         return spec;
     }
@@ -130,8 +130,8 @@ ProfileSpec parse_profile_spec(const std::string& text) {
         spec.path = text.substr(5);
         return spec;
     }
-    fail("parse_profile_spec",
-         "'" + text + "': expected assumption3, uniform, zipf:s or file:PATH");
+    throw_domain_error("parse_profile_spec",
+                       "'" + text + "': expected assumption3, uniform, zipf:s or file:PATH");
 }
 
 std::string to_string(const ProfileSpec& spec) {
@@ -141,7 +141,7 @@ std::string to_string(const ProfileSpec& spec) {
         case ProfileSpec::Kind::uniform:
             return "uniform";
         case ProfileSpec::Kind::zipf:
-            return "zipf:" + num(spec.zipf_exponent);
+            return "zipf:" + format_double(spec.zipf_exponent);
         case ProfileSpec::Kind::file:
             return "file:" + spec.path;
     }
@@ -151,9 +151,10 @@ std::string to_string(const ProfileSpec& spec) {
 Eigen::VectorXd assumption1_norms(int L, double C, double lambda) {
     check_length(L, "assumption1_norms");
     if (!(C > 0) || !std::isfinite(C))
-        fail("assumption1_norms", "C = " + num(C) + ", expected C > 0");
+        throw_domain_error("assumption1_norms", "C = " + format_double(C) + ", expected C > 0");
     if (!(lambda > 0 && lambda < 1))
-        fail("assumption1_norms", "lambda = " + num(lambda) + ", expected 0 < lambda < 1");
+        throw_domain_error("assumption1_norms",
+                           "lambda = " + format_double(lambda) + ", expected 0 < lambda < 1");
     Eigen::VectorXd norms = Eigen::VectorXd::Constant(L + 1, C);
     norms[0] = lambda * C;
     return norms;
@@ -162,9 +163,11 @@ Eigen::VectorXd assumption1_norms(int L, double C, double lambda) {
 Eigen::MatrixXd exponential_cosine_matrix(int L, double beta, double rho0) {
     check_length(L, "exponential_cosine_matrix");
     if (!(beta > 0) || !std::isfinite(beta))
-        fail("exponential_cosine_matrix", "beta = " + num(beta) + ", expected beta > 0");
+        throw_domain_error("exponential_cosine_matrix",
+                           "beta = " + format_double(beta) + ", expected beta > 0");
     if (!(std::abs(rho0) <= 1))
-        fail("exponential_cosine_matrix", "rho0 = " + num(rho0) + ", expected -1 <= rho0 <= 1");
+        throw_domain_error("exponential_cosine_matrix",
+                           "rho0 = " + format_double(rho0) + ", expected -1 <= rho0 <= 1");
     const int n = L + 1;
     std::vector<double> by_lag(n);
     for (int k = 0; k < n; ++k)
@@ -181,22 +184,24 @@ Eigen::MatrixXd exponential_cosine_matrix(int L, double beta, double rho0) {
 
 void validate_cosine_matrix(const Eigen::MatrixXd& c, const char* function) {
     if (c.rows() != c.cols())
-        fail(function, "cosine matrix is " + std::to_string(c.rows()) + "x" +
-                           std::to_string(c.cols()) + ", expected square");
+        throw_domain_error(function, "cosine matrix is " + std::to_string(c.rows()) + "x" +
+                                         std::to_string(c.cols()) + ", expected square");
     const auto n = c.rows();
     auto where = [&](Eigen::Index j, Eigen::Index k) {
-        return "cosine[" + std::to_string(j) + "][" + std::to_string(k) + "] = " + num(c(j, k));
+        return "cosine[" + std::to_string(j) + "][" + std::to_string(k) +
+               "] = " + format_double(c(j, k));
     };
     for (Eigen::Index j = 0; j < n; ++j) {
         for (Eigen::Index k = 0; k < n; ++k) {
             const double v = c(j, k);
             if (!std::isfinite(v) || std::abs(v) > 1 + 1e-9)
-                fail(function, where(j, k) + ", expected within [-1, 1]");
+                throw_domain_error(function, where(j, k) + ", expected within [-1, 1]");
             if (j == k && std::abs(v - 1) > 1e-9)
-                fail(function, where(j, k) + ", expected 1 on the diagonal");
+                throw_domain_error(function, where(j, k) + ", expected 1 on the diagonal");
             if (std::abs(v - c(k, j)) > 1e-9) {
-                fail(function, where(j, k) + " differs from cosine[" + std::to_string(k) + "][" +
-                                   std::to_string(j) + "], expected a symmetric matrix");
+                throw_domain_error(function, where(j, k) + " differs from cosine[" +
+                                                 std::to_string(k) + "][" + std::to_string(j) +
+                                                 "], expected a symmetric matrix");
             }
         }
     }
@@ -220,8 +225,9 @@ const char* to_string(Regime regime) {
 
 std::vector<Regime> regimes_by_size(const Eigen::VectorXd& alpha, double p_base, double eta) {
     if (!(p_base > 0) || !(eta >= 0))
-        fail("regimes_by_size", "p_base = " + num(p_base) + ", eta = " + num(eta) +
-                                    ": expected p_base > 0 and eta >= 0");
+        throw_domain_error("regimes_by_size", "p_base = " + format_double(p_base) +
+                                                  ", eta = " + format_double(eta) +
+                                                  ": expected p_base > 0 and eta >= 0");
     const std::vector<int> order = selection_order(alpha);
     std::vector<Regime> regimes(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
