@@ -4,6 +4,7 @@
 
 #include "app/commands.hpp"
 #include "empirical/capture.hpp"
+#include "empirical/extract.hpp"
 
 namespace attngeo::cli {
 
@@ -52,6 +53,52 @@ Runner register_generate(CLI::App& app) {
     app.add_option("--dtype", r->dtype, "float32, bfloat16 or float16")->capture_default_str();
     app.add_option("--device", r->device, "cpu, cuda or cuda:k")->capture_default_str();
     return [r] { empirical::run_generate(*r); };
+}
+
+}  // namespace attngeo::cli
+
+namespace attngeo::cli {
+
+Runner register_extract(CLI::App& app) {
+    auto r = std::make_shared<empirical::ExtractRequest>();
+    app.add_option("--model", r->model, "Hugging Face folder, llama2.c .bin or .gguf")->required();
+    app.add_option("--tokens", r->tokens_file,
+                   "Pre-tokenised documents: one per line, space-separated ids");
+    app.add_option("--corpus", r->corpus,
+                   "Text corpus (blank-line separated) or JSONL with a text field");
+    app.add_option("--out", r->out, "Output folder")->required();
+    app.add_option("--context", r->context, "Window length: BOS + context - 1 tokens")
+        ->capture_default_str();
+    app.add_option("--docs", r->docs,
+                   "Documents to use (0 = all); shorter ones are skipped and counted")
+        ->capture_default_str();
+    app.add_option("--bos", r->bos, "auto: add the model's BOS unless the document starts with it")
+        ->check(CLI::IsMember({"auto", "yes", "no"}))
+        ->capture_default_str();
+    app.add_option("--stride", r->stride,
+                   "More windows per document, this many tokens apart (0 = one)")
+        ->capture_default_str();
+    app.add_option("--seed", r->seed, "Document order: 0 = file order, else a seeded shuffle")
+        ->capture_default_str();
+    app.add_option("--max-lag", r->max_lag, "Cosine by lag 1..max-lag")->capture_default_str();
+    app.add_option("--N", r->sizes, "Selection sizes: all | pow2 | list")->capture_default_str();
+    app.add_option("--rank", r->rank, "attn or contrib")
+        ->check(CLI::IsMember({"attn", "contrib"}))
+        ->capture_default_str();
+    app.add_option("--distance", r->distance, "euclidean or cosine")
+        ->check(CLI::IsMember({"euclidean", "cosine"}))
+        ->capture_default_str();
+    app.add_option("--dtype", r->dtype, "float32, bfloat16, float16 or float64")
+        ->capture_default_str();
+    app.add_option("--device", r->device, "cpu, cuda or cuda:k")->capture_default_str();
+    app.add_flag("--quiet", r->quiet, "No progress on stderr");
+    app.footer(
+        "Writes heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv, per_doc.safetensors, "
+        "manifest.json.");
+    return [r] {
+        r->command_line = command_line();
+        empirical::run_extract(*r);
+    };
 }
 
 }  // namespace attngeo::cli

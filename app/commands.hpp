@@ -17,6 +17,7 @@ Runner register_merge(CLI::App& app);
 Runner register_report(CLI::App& app);
 Runner register_capture(CLI::App& app);
 Runner register_generate(CLI::App& app);
+Runner register_extract(CLI::App& app);
 
 // The command line as typed, for manifests.
 const std::string& command_line();

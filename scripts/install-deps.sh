@@ -10,7 +10,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libeigen3-dev libboost-math-dev libcli11-dev nlohmann-json3-dev librandom123-dev \
   libopenblas-dev libopenblas0-pthread libomp-dev \
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev \
-  libtorch-dev \
+  libtorch-dev libicu-dev \
   gnuplot-nox >/dev/null
 # Headless Chromium renders the HTML report in its screenshot test (not needed to run attngeo).
 if [ "${ATTNGEO_WITH_CHROMIUM:-1}" = "1" ]; then
