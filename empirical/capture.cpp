@@ -1,7 +1,6 @@
 // `attngeo capture` and `attngeo generate` on top of Transformer; see capture.hpp.
 #include "empirical/capture.hpp"
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -53,16 +52,6 @@ std::string find_tokenizer(const std::string& model, const std::string& given) {
         }
     }
     return "";
-}
-
-// run.c's safe_printf: a single-byte piece that is neither printable nor whitespace is dropped.
-bool printable_piece(const std::string& piece) {
-    if (piece.empty()) return false;
-    if (piece.size() == 1) {
-        const unsigned char c = static_cast<unsigned char>(piece[0]);
-        return std::isprint(c) || std::isspace(c);
-    }
-    return true;
 }
 
 }  // namespace
@@ -173,10 +162,9 @@ std::string run_generate(const GenerateRequest& r) {
         const std::string piece =
             tokenizer ? tokenizer->decode(static_cast<int>(sequence.back()), static_cast<int>(next))
                       : " " + std::to_string(next);
-        if (printable_piece(piece)) {
-            text += piece;
-            std::cout << piece << std::flush;
-        }
+        const std::string shown = Llama2cTokenizer::printable(piece);  // run.c's safe_printf
+        text += shown;
+        std::cout << shown << std::flush;
         sequence.push_back(next);
     }
     std::cout << "\n";

@@ -12,16 +12,15 @@
 #include <fstream>
 
 #include "empirical/safetensors.hpp"
+#include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo::empirical;
 
 namespace {
 
-fs::path shared() {
-    if (const char* env = std::getenv("ATTNGEO_SHARED")) return env;
-    return fs::path(ATTNGEO_SOURCE_DIR) / ".." / "shared";
-}
+using attngeo::test_support::shared_folder;
+using attngeo::test_support::shared_required;
 
 fs::path scratch() {
     const fs::path dir =
@@ -66,9 +65,9 @@ double max_diff(const HostTensor& a, const HostTensor& b) {
 }  // namespace
 
 TEST(CaptureCli, WritesTheGoldenTensors) {
-    const fs::path model = shared() / "golden" / "gpt-neox";
+    const fs::path model = shared_folder() / "golden" / "gpt-neox";
     if (!fs::exists(model)) {
-        if (std::getenv("ATTNGEO_REQUIRE_SHARED")) FAIL() << "shared data missing";
+        if (shared_required()) FAIL() << "shared data missing";
         GTEST_SKIP() << "shared data not found";
     }
     const SafetensorsFile golden((model / "golden.safetensors").string());
@@ -107,7 +106,7 @@ TEST(CaptureCli, WritesTheGoldenTensors) {
 }
 
 TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
-    const fs::path model = shared() / "golden" / "gpt2";
+    const fs::path model = shared_folder() / "golden" / "gpt2";
     if (!fs::exists(model)) GTEST_SKIP() << "shared data not found";
     const fs::path out = scratch() / "never.safetensors";
     std::ofstream(scratch() / "ragged.txt") << "1 2 3\n4 5\n";
@@ -150,7 +149,7 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
 }
 
 TEST(GenerateCli, PrintsLlama2cText) {
-    const fs::path model = shared() / "models" / "stories260K" / "stories260K.bin";
+    const fs::path model = shared_folder() / "models" / "stories260K" / "stories260K.bin";
     if (!fs::exists(model)) GTEST_SKIP() << "shared data not found";
     const CliRun r =
         run("generate --model " + model.string() + " --prompt 'Once upon a time' -n 64");

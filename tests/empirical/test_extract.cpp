@@ -15,12 +15,16 @@
 #include "empirical/extract.hpp"
 #include "empirical/statistics.hpp"
 #include "reports/csv_table.hpp"
+#include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
 using namespace attngeo::empirical;
 
 namespace {
+
+using attngeo::test_support::shared_folder;
+using attngeo::test_support::shared_required;
 
 StatisticsSettings settings_for(int n, std::vector<int> sizes = {}) {
     StatisticsSettings s;
@@ -31,11 +35,6 @@ StatisticsSettings settings_for(int n, std::vector<int> sizes = {}) {
             sizes.push_back(N);
     s.sizes = sizes;
     return s;
-}
-
-fs::path shared() {
-    if (const char* env = std::getenv("ATTNGEO_SHARED")) return env;
-    return fs::path(ATTNGEO_SOURCE_DIR) / ".." / "shared";
 }
 
 }  // namespace
@@ -139,10 +138,10 @@ TEST(Windows, BosRulesSkipsAndStrides) {
 }
 
 TEST(Extract, Stories260kMatchesStatisticsFromLlama2cDumps) {
-    const fs::path ref = shared() / "golden" / "llama2c-stories260K";
-    const fs::path model = shared() / "models" / "stories260K" / "stories260K.bin";
+    const fs::path ref = shared_folder() / "golden" / "llama2c-stories260K";
+    const fs::path model = shared_folder() / "models" / "stories260K" / "stories260K.bin";
     if (!fs::exists(model)) {
-        if (std::getenv("ATTNGEO_REQUIRE_SHARED")) FAIL() << "shared data missing";
+        if (shared_required()) FAIL() << "shared data missing";
         GTEST_SKIP() << "shared data not found";
     }
     auto read_bytes = [](const fs::path& p) {

@@ -24,6 +24,7 @@
 #include "empirical/capture.hpp"
 #include "empirical/safetensors.hpp"
 #include "empirical/transformer.hpp"
+#include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
@@ -31,15 +32,13 @@ using namespace attngeo::empirical;
 
 namespace {
 
-fs::path shared_dir() {
-    if (const char* env = std::getenv("ATTNGEO_SHARED")) return env;
-    return fs::path(ATTNGEO_SOURCE_DIR) / ".." / "shared";
-}
+using attngeo::test_support::shared_folder;
+using attngeo::test_support::shared_required;
 
-#define REQUIRE_SHARED(path)                                                                    \
-    if (!fs::exists(path)) {                                                                    \
-        if (std::getenv("ATTNGEO_REQUIRE_SHARED")) FAIL() << "shared data missing: " << (path); \
-        GTEST_SKIP() << "shared data not found at " << (path) << " (set ATTNGEO_SHARED)";       \
+#define REQUIRE_SHARED(path)                                                              \
+    if (!fs::exists(path)) {                                                              \
+        if (shared_required()) FAIL() << "shared data missing: " << (path);               \
+        GTEST_SKIP() << "shared data not found at " << (path) << " (set ATTNGEO_SHARED)"; \
     }
 
 torch::Tensor to_torch(const HostTensor& h) {
@@ -61,7 +60,7 @@ struct GoldenCase {
 class HuggingFaceGolden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(HuggingFaceGolden, MatchesTransformers) {
-    const fs::path dir = shared_dir() / "golden" / GetParam().folder;
+    const fs::path dir = shared_folder() / "golden" / GetParam().folder;
     REQUIRE_SHARED(dir);
     Transformer model = Transformer::load(dir.string());
     if (GetParam().sliding_window >= 0) model.set_sliding_window(GetParam().sliding_window);
@@ -148,7 +147,7 @@ TEST(HuggingFaceGoldenBf16, Bfloat16ComputeStaysWithinBf16Precision) {
     // --dtype bfloat16 keeps weights and activations in bf16 (8 significant bits, relative
     // rounding 2^-9 per op); α is still softmax in float32. Measured: attention rows move by up
     // to 0.11 and logits by 5% of their range over 3 layers of this large random init.
-    const fs::path dir = shared_dir() / "golden" / "llama-bf16";
+    const fs::path dir = shared_folder() / "golden" / "llama-bf16";
     REQUIRE_SHARED(dir);
     const Transformer model = Transformer::load(dir.string(), LoadOptions{"cpu", "bfloat16"});
     const SafetensorsFile golden((dir / "golden.safetensors").string());
@@ -182,8 +181,8 @@ std::vector<float> read_floats(const fs::path& path) {
 class Llama2cGolden : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Llama2cGolden, ForwardMatchesRunC) {
-    const fs::path ref = shared_dir() / "golden" / "llama2c-stories260K";
-    const fs::path model_path = shared_dir() / "models" / "stories260K" / GetParam();
+    const fs::path ref = shared_folder() / "golden" / "llama2c-stories260K";
+    const fs::path model_path = shared_folder() / "models" / "stories260K" / GetParam();
     REQUIRE_SHARED(model_path);
     const Transformer model = Transformer::load(model_path.string());
     std::ifstream token_file(ref / "stories260K_ref_once.tokens.i32", std::ios::binary);
@@ -230,7 +229,7 @@ struct RunCase {
     std::string text;
 };
 std::vector<RunCase> run_c_cases() {
-    std::ifstream in(shared_dir() / "golden" / "llama2c-stories260K" /
+    std::ifstream in(shared_folder() / "golden" / "llama2c-stories260K" /
                      "llama2c_stories260K_greedy.txt");
     std::vector<RunCase> cases;
     std::string line;
@@ -257,14 +256,14 @@ std::vector<RunCase> run_c_cases() {
 }
 
 TEST_P(Llama2cGolden, GreedyGenerationReproducesRunCText) {
-    const fs::path model_path = shared_dir() / "models" / "stories260K" / GetParam();
+    const fs::path model_path = shared_folder() / "models" / "stories260K" / GetParam();
     REQUIRE_SHARED(model_path);
     const auto cases = run_c_cases();
     ASSERT_EQ(cases.size(), 4u);
     for (const auto& c : cases) {
         GenerateRequest request;
         request.model = model_path.string();
-        request.tokenizer = (shared_dir() / "models" / "stories260K" / "tok512.bin").string();
+        request.tokenizer = (shared_folder() / "models" / "stories260K" / "tok512.bin").string();
         request.prompt = c.prompt;
         request.steps = c.steps;
         testing::internal::CaptureStdout();
@@ -284,7 +283,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, Llama2cGolden,
                          });
 
 TEST(Transformer, BadCheckpointsAndInputsAreInputErrors) {
-    const fs::path dir = shared_dir() / "golden" / "llama-gqa";
+    const fs::path dir = shared_folder() / "golden" / "llama-gqa";
     REQUIRE_SHARED(dir);
     const fs::path tmp =
         fs::temp_directory_path() / ("attngeo_golden_" + std::to_string(::getpid()));

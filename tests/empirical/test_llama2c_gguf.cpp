@@ -23,6 +23,7 @@
 #include "common/errors.hpp"
 #include "empirical/gguf.hpp"
 #include "empirical/llama2c.hpp"
+#include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
@@ -30,24 +31,11 @@ using namespace attngeo::empirical;
 
 namespace {
 
+using attngeo::test_support::shared_folder;
+using attngeo::test_support::shared_required;
+
 // ------------------------------------------------------------------------------------------
 // Helpers
-
-fs::path shared_folder() {
-    if (const char* env = std::getenv("ATTNGEO_SHARED"); env && *env) return env;
-    const fs::path source = __FILE__;  // <repo>/tests/empirical/test_llama2c_gguf.cpp
-    if (source.is_absolute()) {
-        const fs::path candidate =
-            source.parent_path().parent_path().parent_path() / ".." / "shared";
-        if (fs::is_directory(candidate)) return candidate;
-    }
-    return "/work/main/../shared";
-}
-
-bool shared_required() {
-    const char* env = std::getenv("ATTNGEO_REQUIRE_SHARED");
-    return env && std::string(env) == "1";
-}
 
 #define REQUIRE_SHARED_FILE(path)                                                               \
     if (!fs::exists(path)) {                                                                    \

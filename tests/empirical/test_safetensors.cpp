@@ -18,8 +18,12 @@
 
 #include "common/errors.hpp"
 #include "empirical/safetensors.hpp"
+#include "tests/support/shared_data.hpp"
 
 namespace {
+
+using attngeo::test_support::shared_folder;
+using attngeo::test_support::shared_required;
 
 namespace fs = std::filesystem;
 using attngeo::InputError;
@@ -300,26 +304,6 @@ TEST(Safetensors, WriterRejectsInconsistentTensorsAndUnwritablePaths) {
 
 // ------------------------------------------------------------------------------------------
 // Golden files from the shared folder
-
-fs::path shared_folder() {
-    if (const char* env = std::getenv("ATTNGEO_SHARED"); env && *env) return env;
-#ifdef ATTNGEO_SOURCE_DIR  // set by tests/CMakeLists.txt to the repository root
-    return fs::path(ATTNGEO_SOURCE_DIR) / ".." / "shared";
-#else
-    const fs::path source = __FILE__;  // <repo>/tests/empirical/test_safetensors.cpp
-    if (source.is_absolute()) {
-        const fs::path candidate =
-            source.parent_path().parent_path().parent_path() / ".." / "shared";
-        if (fs::is_directory(candidate)) return candidate;
-    }
-    return "/work/main/../shared";
-#endif
-}
-
-bool shared_required() {
-    const char* env = std::getenv("ATTNGEO_REQUIRE_SHARED");
-    return env && std::string(env) == "1";
-}
 
 #define REQUIRE_GOLDEN(golden)                                                                  \
     const fs::path golden = shared_folder() / "golden";                                         \

@@ -18,6 +18,7 @@
 
 #include "common/errors.hpp"
 #include "empirical/tokenizer.hpp"
+#include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
@@ -25,22 +26,11 @@ using namespace attngeo::empirical;
 
 namespace {
 
+using attngeo::test_support::shared_folder;
+using attngeo::test_support::shared_required;
+
 // ------------------------------------------------------------------------------------------
 // Helpers
-
-fs::path shared_folder() {
-    if (const char* env = std::getenv("ATTNGEO_SHARED"); env && *env) return env;
-#ifdef ATTNGEO_SOURCE_DIR  // set by tests/CMakeLists.txt to the repository root
-    return fs::path(ATTNGEO_SOURCE_DIR) / ".." / "shared";
-#else
-    return "/work/main/../shared";
-#endif
-}
-
-bool shared_required() {
-    const char* env = std::getenv("ATTNGEO_REQUIRE_SHARED");
-    return env && std::string(env) == "1";
-}
 
 #define REQUIRE_SHARED_FILE(path)                                                               \
     if (!fs::exists(path)) {                                                                    \

@@ -1,0 +1,23 @@
+// Where the tests find ../shared (golden references, real checkpoints, tokenizers) and whether
+// its absence must fail rather than skip — one definition for every test file.
+#pragma once
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace attngeo::test_support {
+
+// $ATTNGEO_SHARED when set and non-empty, else <repository>/../shared (ATTNGEO_SOURCE_DIR is the
+// repository root, defined by tests/CMakeLists.txt).
+inline std::filesystem::path shared_folder() {
+    if (const char* env = std::getenv("ATTNGEO_SHARED"); env && *env) return env;
+    return std::filesystem::path(ATTNGEO_SOURCE_DIR) / ".." / "shared";
+}
+
+// CI sets ATTNGEO_REQUIRE_SHARED=1 so that missing shared data fails instead of skipping.
+inline bool shared_required() {
+    const char* env = std::getenv("ATTNGEO_REQUIRE_SHARED");
+    return env && std::string(env) == "1";
+}
+
+}  // namespace attngeo::test_support
