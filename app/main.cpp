@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
         "attention rows and value states of a real checkpoint (libtorch)");
     add(attngeo::cli::register_generate, "generate",
         "greedy text generation, to see a checkpoint is alive");
+    add(attngeo::cli::register_extract, "extract",
+        "per-head statistics of a checkpoint over a corpus (libtorch)");
 #endif
 
     try {

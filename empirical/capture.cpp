@@ -9,7 +9,7 @@
 
 #include "common/errors.hpp"
 #include "empirical/llama2c.hpp"
-#include "empirical/safetensors.hpp"
+#include "common/safetensors.hpp"
 #include "empirical/transformer.hpp"
 
 namespace fs = std::filesystem;

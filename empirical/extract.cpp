@@ -18,7 +18,7 @@
 #include "common/format.hpp"
 #include "common/number_list.hpp"
 #include "empirical/capture.hpp"
-#include "empirical/safetensors.hpp"
+#include "common/safetensors.hpp"
 #include "empirical/statistics.hpp"
 #include "empirical/tokenizer.hpp"
 #include "empirical/transformer.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "empirical/model_config.hpp"
-#include "empirical/tensor_store.hpp"
+#include "common/tensor_store.hpp"
 
 namespace attngeo::empirical {
 

@@ -10,7 +10,7 @@
 #include "common/errors.hpp"
 #include "empirical/gguf.hpp"
 #include "empirical/llama2c.hpp"
-#include "empirical/safetensors.hpp"
+#include "common/safetensors.hpp"
 
 namespace F = torch::nn::functional;
 namespace fs = std::filesystem;

@@ -11,7 +11,7 @@
 
 #include "empirical/architecture.hpp"
 #include "empirical/model_config.hpp"
-#include "empirical/tensor_store.hpp"
+#include "common/tensor_store.hpp"
 
 namespace attngeo::empirical {
 

@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "empirical/safetensors.hpp"
+#include "common/safetensors.hpp"
 #include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
-using namespace attngeo::empirical;
+using namespace attngeo;
 
 namespace {
 

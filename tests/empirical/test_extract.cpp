@@ -19,6 +19,7 @@
 
 namespace fs = std::filesystem;
 using namespace attngeo;
+using namespace attngeo;
 using namespace attngeo::empirical;
 
 namespace {

@@ -22,11 +22,12 @@
 
 #include "common/errors.hpp"
 #include "empirical/capture.hpp"
-#include "empirical/safetensors.hpp"
+#include "common/safetensors.hpp"
 #include "empirical/transformer.hpp"
 #include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
+using namespace attngeo;
 using namespace attngeo;
 using namespace attngeo::empirical;
 

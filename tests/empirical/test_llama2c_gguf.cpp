@@ -27,6 +27,7 @@
 
 namespace fs = std::filesystem;
 using namespace attngeo;
+using namespace attngeo;
 using namespace attngeo::empirical;
 
 namespace {

@@ -22,6 +22,7 @@
 
 namespace fs = std::filesystem;
 using namespace attngeo;
+using namespace attngeo;
 using namespace attngeo::empirical;
 
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "empirical/safetensors.hpp"
+#include "common/safetensors.hpp"
 #include "tests/support/shared_data.hpp"
 
 namespace {
@@ -27,7 +27,7 @@ using attngeo::test_support::shared_required;
 
 namespace fs = std::filesystem;
 using attngeo::InputError;
-using namespace attngeo::empirical;
+using namespace attngeo;
 
 // One scratch folder per process (CTest runs tests in parallel processes), removed at exit.
 const fs::path& scratch() {

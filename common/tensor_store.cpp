@@ -1,10 +1,10 @@
 // dtype helpers for host tensors; see tensor_store.hpp.
-#include "empirical/tensor_store.hpp"
+#include "common/tensor_store.hpp"
 
 #include <cstring>
 #include <stdexcept>
 
-namespace attngeo::empirical {
+namespace attngeo {
 
 std::size_t dtype_size(DType dtype) {
     switch (dtype) {
@@ -90,4 +90,4 @@ float bfloat16_to_float(std::uint16_t b) {
     return f;
 }
 
-}  // namespace attngeo::empirical
+}  // namespace attngeo

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace attngeo::empirical {
+namespace attngeo {
 
 enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
 std::size_t dtype_size(DType dtype);
@@ -40,4 +40,4 @@ class TensorStore {
 float half_to_float(std::uint16_t h);
 float bfloat16_to_float(std::uint16_t b);
 
-}  // namespace attngeo::empirical
+}  // namespace attngeo

@@ -1,7 +1,7 @@
 // safetensors reading (mmap + a validated header) and writing (temp file + rename), and the
 // Hugging Face folder layout on top of it; see safetensors.hpp. Untrusted headers are checked
 // field by field so that a corrupt file is an InputError and never an out-of-bounds read.
-#include "empirical/safetensors.hpp"
+#include "common/safetensors.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -23,7 +23,7 @@
 
 #include "common/errors.hpp"
 
-namespace attngeo::empirical {
+namespace attngeo {
 namespace {
 
 namespace fs = std::filesystem;
@@ -628,4 +628,4 @@ void write_safetensors(const std::string& path, const std::vector<HostTensor>& t
     }
 }
 
-}  // namespace attngeo::empirical
+}  // namespace attngeo

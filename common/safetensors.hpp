@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "empirical/tensor_store.hpp"
+#include "common/tensor_store.hpp"
 
-namespace attngeo::empirical {
+namespace attngeo {
 
 // DType from a safetensors dtype string ("F32", "BF16", ...); false when unknown.
 bool parse_safetensors_dtype(const std::string& text, DType& dtype);
@@ -85,4 +85,4 @@ bool is_safetensors_folder(const std::string& folder);
 void write_safetensors(const std::string& path, const std::vector<HostTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
-}  // namespace attngeo::empirical
+}  // namespace attngeo
