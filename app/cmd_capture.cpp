@@ -92,11 +92,31 @@ Runner register_extract(CLI::App& app) {
         ->capture_default_str();
     app.add_option("--device", r->device, "cpu, cuda or cuda:k")->capture_default_str();
     app.add_flag("--quiet", r->quiet, "No progress on stderr");
+    app.add_flag("--resume", r->resume,
+                 "Continue an interrupted run in --out from its last checkpoint");
+    app.add_option("--shard", r->shard,
+                   "Run shard i of n (i/n): windows [i W/n, (i+1) W/n); combine with attngeo merge")
+        ->capture_default_str();
+    app.add_option("--checkpoint-every", r->checkpoint_seconds,
+                   "Seconds between checkpoints of the exact state (0 = after every window)")
+        ->capture_default_str();
+    app.add_option("--stop-after", r->stop_after,
+                   "Stop (resumably, exit 130) after this many windows in this invocation; for "
+                   "time-limited jobs")
+        ->capture_default_str();
+    auto metrics = std::make_shared<std::string>("device");
+    app.add_option("--metrics", *metrics,
+                   "device: Gram matrices for all-N P/R batched over heads in libtorch on "
+                   "--device; cpu: per head in theory/ (same counts either way)")
+        ->check(CLI::IsMember({"device", "cpu"}))
+        ->capture_default_str();
     app.footer(
         "Writes heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv, per_doc.safetensors, "
-        "manifest.json.");
-    return [r] {
+        "sums.safetensors (exact state, for merge) and manifest.json. Ctrl-C checkpoints and "
+        "stops; --resume continues.");
+    return [r, metrics] {
         r->command_line = command_line();
+        r->metrics_on_device = *metrics == "device";
         empirical::run_extract(*r);
     };
 }

@@ -13,7 +13,8 @@ Runner register_report(CLI::App& app) {
         std::string out;
     };
     auto o = std::make_shared<ReportOptions>();
-    app.add_option("--in", o->in, "Run folders (simulate, sweep), each with its manifest.json")
+    app.add_option("--in", o->in,
+                   "Run folders (simulate, sweep, extract, compare), each with its manifest.json")
         ->required();
     app.add_option("--out", o->out,
                    "Report folder: index.html, figures/*.svg|png with gnuplot scripts and data")

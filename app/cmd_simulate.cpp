@@ -10,9 +10,29 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "simulate/run.hpp"
+#ifdef ATTNGEO_WITH_EMPIRICAL
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "empirical/extract.hpp"
+#endif
 
 namespace attngeo::cli {
 namespace {
+
+#ifdef ATTNGEO_WITH_EMPIRICAL
+// merge serves simulate/sweep shards and extract shards; the first folder's manifest decides.
+bool is_extract_run(const std::string& dir) {
+    std::ifstream in(dir + "/manifest.json");
+    nlohmann::json manifest;
+    try {
+        in >> manifest;
+    } catch (const std::exception&) {
+        return false;  // merge_runs reports the folder
+    }
+    return manifest.value("kind", "") == "extract";
+}
+#endif
 
 struct SimulateOptions {
     simulate::RunConfig config;
@@ -186,9 +206,16 @@ Runner register_merge(CLI::App& app) {
     app.add_option("--out", o->out, "Output folder")->required();
     app.add_option("--threads", o->threads, "Threads for the kappa fit")->capture_default_str();
     app.footer(
-        "Adds the shards' exact sums: the result equals the unsharded run byte for byte (except "
-        "the manifest).");
+        "Adds the shards' exact sums (simulate, sweep or extract runs): the result equals the "
+        "unsharded run byte for byte (except the manifest).");
     return [o] {
+#ifdef ATTNGEO_WITH_EMPIRICAL
+        if (is_extract_run(o->dirs.front())) {
+            empirical::merge_extract(o->dirs, o->out, command_line());
+            std::cout << "merged " << o->dirs.size() << " extract shards into " << o->out << "\n";
+            return;
+        }
+#endif
         const auto manifest =
             simulate::merge_runs(o->dirs, o->out, o->threads, {{"command", command_line()}});
         print_summary(manifest, o->out);

@@ -15,6 +15,7 @@ Runner register_simulate(CLI::App& app);
 Runner register_sweep(CLI::App& app);
 Runner register_merge(CLI::App& app);
 Runner register_report(CLI::App& app);
+Runner register_compare(CLI::App& app);
 Runner register_capture(CLI::App& app);
 Runner register_generate(CLI::App& app);
 Runner register_extract(CLI::App& app);

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
     add(attngeo::cli::register_merge, "merge", "combine shard run folders exactly");
     add(attngeo::cli::register_report, "report",
         "figures and an offline HTML report from run folders");
+    add(attngeo::cli::register_compare, "compare",
+        "fits, envelopes and correlations of an extract folder");
 #ifdef ATTNGEO_WITH_EMPIRICAL
     add(attngeo::cli::register_capture, "capture",
         "attention rows and value states of a real checkpoint (libtorch)");
@@ -63,6 +65,9 @@ int main(int argc, char** argv) {
     try {
         runners.at(chosen)();
         return 0;
+    } catch (const attngeo::Interrupted& e) {
+        std::cerr << "attngeo " << chosen->get_name() << ": " << e.what() << "\n";
+        return 130;
     } catch (const attngeo::InputError& e) {
         std::cerr << "attngeo " << chosen->get_name() << ": " << e.what() << "\n";
         return 2;

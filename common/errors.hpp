@@ -13,6 +13,13 @@ class InputError : public std::runtime_error {
     explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A long run stopped on request (Ctrl-C, SIGTERM, a window budget) after saving its state;
+// main prints the message and exits with 130, the shell's code for an interrupt.
+class Interrupted : public std::runtime_error {
+  public:
+    explicit Interrupted(const std::string& message) : std::runtime_error(message) {}
+};
+
 // theory/ and simulate/ reject invalid arguments Boost.Math-style: a std::domain_error whose
 // message starts with the function's name.
 [[noreturn]] inline void throw_domain_error(const char* function, const std::string& what) {

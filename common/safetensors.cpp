@@ -543,8 +543,9 @@ std::vector<std::string> SafetensorsCheckpoint::files() const {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-void write_safetensors(const std::string& path, const std::vector<HostTensor>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+void write_safetensors_streamed(const std::string& path, const std::vector<TensorSpec>& tensors,
+                                const std::function<void(std::size_t, std::ostream&)>& write_tensor,
+                                const std::map<std::string, std::string>& metadata) {
     // ordered_json keeps "__metadata__" first and the tensors in the caller's order, as the
     // reference writer lays them out.
     using ordered_json = nlohmann::ordered_json;
@@ -556,8 +557,9 @@ void write_safetensors(const std::string& path, const std::vector<HostTensor>& t
         header["__metadata__"] = std::move(meta);
     }
     std::set<std::string> names;
+    std::vector<std::uint64_t> sizes;
     std::uint64_t offset = 0;
-    for (const HostTensor& tensor : tensors) {
+    for (const TensorSpec& tensor : tensors) {
         const std::string where = "write_safetensors: tensor '" + tensor.name + "'";
         if (tensor.name == "__metadata__") throw std::invalid_argument(where + ": reserved name");
         if (!names.insert(tensor.name).second) {
@@ -573,21 +575,16 @@ void write_safetensors(const std::string& path, const std::vector<HostTensor>& t
                 throw std::invalid_argument(where + ": shape too large");
             }
         }
-        std::uint64_t needed = 0;
-        if (!multiply_checked(numel, dtype_size(tensor.dtype), needed) || needed != tensor.bytes) {
-            throw std::invalid_argument(where + ": " + std::to_string(tensor.bytes) +
-                                        " bytes for shape " + shape_text(tensor.shape) + " of " +
-                                        to_string(tensor.dtype));
-        }
-        if (tensor.bytes > 0 && tensor.data == nullptr) {
-            throw std::invalid_argument(where + ": null data");
-        }
+        std::uint64_t bytes = 0;
+        if (!multiply_checked(numel, dtype_size(tensor.dtype), bytes))
+            throw std::invalid_argument(where + ": shape too large");
         ordered_json entry = ordered_json::object();
         entry["dtype"] = to_string(tensor.dtype);
         entry["shape"] = tensor.shape;
-        entry["data_offsets"] = {offset, offset + tensor.bytes};
+        entry["data_offsets"] = {offset, offset + bytes};
         header[tensor.name] = std::move(entry);
-        offset += tensor.bytes;
+        offset += bytes;
+        sizes.push_back(bytes);
     }
     std::string header_text;
     try {
@@ -602,30 +599,65 @@ void write_safetensors(const std::string& path, const std::vector<HostTensor>& t
             static_cast<char>((static_cast<std::uint64_t>(header_text.size()) >> (8 * i)) & 0xffu);
     }
 
-    // Streamed rather than through write_file_atomic's string, so a large capture is not held
-    // in memory twice; same temporary name and rename protocol.
+    // Streamed rather than through write_file_atomic's string, so a large file is not held
+    // in memory; same temporary name and rename protocol.
     const std::string temp = path + ".tmp." + std::to_string(::getpid());
-    {
+    try {
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
         if (!out) throw InputError("cannot write '" + path + "': cannot create " + temp);
         out.write(length, 8);
         out.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
-        for (const HostTensor& tensor : tensors) {
-            if (tensor.bytes == 0) continue;
-            out.write(static_cast<const char*>(tensor.data),
-                      static_cast<std::streamsize>(tensor.bytes));
+        for (std::size_t i = 0; i < tensors.size(); ++i) {
+            const auto before = out.tellp();
+            write_tensor(i, out);
+            if (out && static_cast<std::uint64_t>(out.tellp() - before) != sizes[i]) {
+                throw std::logic_error("write_safetensors: tensor '" + tensors[i].name +
+                                       "': " + std::to_string(out.tellp() - before) +
+                                       " bytes written, expected " + std::to_string(sizes[i]));
+            }
         }
         out.flush();
-        if (!out) {
-            out.close();
-            std::remove(temp.c_str());
-            throw InputError("cannot write '" + path + "': write failed (disk full?)");
-        }
+        if (!out) throw InputError("cannot write '" + path + "': write failed (disk full?)");
+    } catch (...) {
+        std::remove(temp.c_str());
+        throw;
     }
     if (std::rename(temp.c_str(), path.c_str()) != 0) {
         std::remove(temp.c_str());
         throw InputError("cannot write '" + path + "': rename from temporary file failed");
     }
+}
+
+void write_safetensors(const std::string& path, const std::vector<HostTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+    std::vector<TensorSpec> specs;
+    for (const HostTensor& tensor : tensors) {
+        specs.push_back({tensor.name, tensor.dtype, tensor.shape});
+        std::uint64_t numel = 1, needed = 0;
+        for (auto extent : tensor.shape)
+            if (extent < 0 || !multiply_checked(numel, static_cast<std::uint64_t>(extent), numel))
+                numel = 0;  // reported by the streamed writer
+        const bool sized =
+            multiply_checked(numel, dtype_size(tensor.dtype), needed) && needed == tensor.bytes;
+        const bool shape_ok = std::all_of(tensor.shape.begin(), tensor.shape.end(),
+                                          [](std::int64_t e) { return e >= 0; });
+        if (shape_ok && !sized) {
+            throw std::invalid_argument(
+                "write_safetensors: tensor '" + tensor.name + "': " + std::to_string(tensor.bytes) +
+                " bytes for shape " + shape_text(tensor.shape) + " of " + to_string(tensor.dtype));
+        }
+        if (tensor.bytes > 0 && tensor.data == nullptr) {
+            throw std::invalid_argument("write_safetensors: tensor '" + tensor.name +
+                                        "': null data");
+        }
+    }
+    write_safetensors_streamed(
+        path, specs,
+        [&](std::size_t i, std::ostream& out) {
+            out.write(static_cast<const char*>(tensors[i].data),
+                      static_cast<std::streamsize>(tensors[i].bytes));
+        },
+        metadata);
 }
 
 }  // namespace attngeo

@@ -2,8 +2,10 @@
 // model.safetensors or a sharded model.safetensors.index.json). Every malformed header is an
 // InputError naming the file, so a bad checkpoint never reaches a device as wrong numbers.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -84,5 +86,17 @@ bool is_safetensors_folder(const std::string& folder);
 // reserved names, bytes != numel · dtype size, negative dimensions, null data.
 void write_safetensors(const std::string& path, const std::vector<HostTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
+
+// The same file, with each tensor's bytes produced by `write_tensor(index, out)` instead of held
+// in memory (a per-document array larger than RAM is copied through in pieces). The callback
+// must write exactly numel · dtype size bytes; anything else is a std::logic_error.
+struct TensorSpec {
+    std::string name;
+    DType dtype = DType::F32;
+    std::vector<std::int64_t> shape;
+};
+void write_safetensors_streamed(const std::string& path, const std::vector<TensorSpec>& tensors,
+                                const std::function<void(std::size_t, std::ostream&)>& write_tensor,
+                                const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace attngeo

@@ -2,7 +2,14 @@
 // (layer, head) → output files, each written atomically; see extract.hpp.
 #include "empirical/extract.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <functional>
+#include <map>
 
 #include <chrono>
 #include <cstdio>
@@ -17,28 +24,23 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/number_list.hpp"
-#include "empirical/capture.hpp"
 #include "common/safetensors.hpp"
+#include "empirical/capture.hpp"
+#include "empirical/device_metrics.hpp"
 #include "empirical/statistics.hpp"
 #include "empirical/tokenizer.hpp"
 #include "empirical/transformer.hpp"
+#include "simulate/run.hpp"
 
 namespace fs = std::filesystem;
 
 namespace attngeo::empirical {
 namespace {
 
-HostTensor float_tensor(const std::string& name, std::vector<std::int64_t> shape,
-                        std::shared_ptr<std::vector<float>> data) {
-    HostTensor h;
-    h.name = name;
-    h.dtype = DType::F32;
-    h.shape = std::move(shape);
-    h.data = data->data();
-    h.bytes = data->size() * sizeof(float);
-    h.owner = std::shared_ptr<const void>(data, data->data());
-    return h;
-}
+// Wall time of the pipeline's parts, for the manifest and the benchmark.
+struct TimingSplit {
+    double forward = 0, capture = 0, metrics_device = 0, statistics = 0;
+};
 
 // Deterministic Fisher–Yates with SplitMix64, so the order is the same on every platform.
 void seeded_shuffle(std::vector<std::vector<std::int64_t>>& items, std::uint64_t seed) {
@@ -125,96 +127,132 @@ std::vector<std::vector<std::int64_t>> make_windows(
     return windows;
 }
 
-void run_extract(const ExtractRequest& r) {
-    const auto start = std::chrono::steady_clock::now();
-    if (r.out.empty()) throw InputError("--out: an output folder is required");
-    if (r.tokens_file.empty() == r.corpus.empty())
-        throw InputError("--tokens / --corpus: give exactly one of them");
-    if (r.max_lag < 1)
-        throw InputError("--max-lag: " + std::to_string(r.max_lag) + ", expected >= 1");
-    const Transformer model = Transformer::load(r.model, LoadOptions{r.device, r.dtype});
-    const ModelConfig& config = model.config();
-    std::string tokenizer_name = "none (--tokens)";
-    std::vector<std::vector<std::int64_t>> documents;
-    if (!r.tokens_file.empty()) {
-        documents = read_token_file(r.tokens_file, false);
-    } else {
-        const auto tokenizer = tokenizer_for_model(r.model, config.vocab_size);
-        tokenizer_name = tokenizer->name();
-        for (const std::string& text : read_corpus(r.corpus)) {
-            std::vector<std::int64_t> ids;
-            for (int id : tokenizer->encode(text))
-                ids.push_back(id);
-            if (!ids.empty()) documents.push_back(std::move(ids));
-        }
-        if (documents.empty()) throw InputError("--corpus '" + r.corpus + "': no documents");
-    }
-    if (r.seed != 0) seeded_shuffle(documents, r.seed);
-    std::int64_t skipped = 0;
-    const auto windows =
-        make_windows(documents, r.context, config.bos_token_id >= 0 ? config.bos_token_id : 1,
-                     r.bos, r.stride, r.docs, skipped);
-    if (windows.empty()) {
-        throw InputError(
-            (r.tokens_file.empty() ? "--corpus '" + r.corpus : "--tokens '" + r.tokens_file) +
-            "': no document has " + std::to_string(r.context) + " tokens (all " +
-            std::to_string(skipped) + " skipped); lower --context");
-    }
-    StatisticsSettings settings;
-    settings.context = r.context;
-    settings.max_lag = std::min(r.max_lag, r.context - 2);
-    settings.sizes = parse_selection_sizes(r.sizes, r.context, "--N");
-    settings.ranking = theory::parse_ranking(r.rank);
-    settings.distance = theory::parse_distance(r.distance);
-    const int L = config.num_layers, H = config.num_heads,
-              group = config.num_heads / config.num_kv_heads, d = config.head_dim;
-    std::vector<std::vector<HeadStatistics>> stats(
-        L, std::vector<HeadStatistics>(H, HeadStatistics(settings)));
+namespace {
 
-    const bool progress = !r.quiet && ::isatty(STDERR_FILENO);
-    CaptureOptions options;
-    options.queries = QueryRows::last;
-    options.all_logits = false;
-    for (std::size_t w = 0; w < windows.size(); ++w) {
-        const auto ids = torch::tensor(windows[w], torch::kInt64).unsqueeze(0);
-        const CaptureResult result = model.forward(ids, options);
-        for (int l = 0; l < L; ++l) {
-            const auto attention =
-                result.layers[l].attention.to(torch::kCPU).contiguous();  // [1, H, 1, T]
-            const auto values =
-                result.layers[l].values.to(torch::kCPU).contiguous();  // [1, Hkv, T, d]
-            const float* a = attention.data_ptr<float>();
-            const float* v = values.data_ptr<float>();
-            for (int h = 0; h < H; ++h) {
-                stats[l][h].add_document(a + static_cast<std::size_t>(h) * r.context,
-                                         v + static_cast<std::size_t>(h / group) * r.context * d,
-                                         d);
-            }
-        }
-        if (progress) {
-            const double elapsed =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            const double rate = (w + 1) / elapsed;
-            std::fprintf(stderr, "\rextract: %zu/%zu windows, %.2f windows/s, ETA %.0f s   ", w + 1,
-                         windows.size(), rate, (windows.size() - w - 1) / rate);
-        }
+// SIGINT/SIGTERM set a flag; the loop finishes the current window, checkpoints and stops.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) {
+    g_interrupted = 1;
+}
+class InterruptGuard {
+  public:
+    InterruptGuard() {
+        g_interrupted = 0;
+        struct sigaction action {};
+        action.sa_handler = on_interrupt;
+        sigemptyset(&action.sa_mask);
+        ::sigaction(SIGINT, &action, &old_int_);
+        ::sigaction(SIGTERM, &action, &old_term_);
     }
-    if (progress) std::fprintf(stderr, "\n");
+    ~InterruptGuard() {
+        ::sigaction(SIGINT, &old_int_, nullptr);
+        ::sigaction(SIGTERM, &old_term_, nullptr);
+    }
 
-    const std::int64_t D = static_cast<std::int64_t>(windows.size());
+  private:
+    struct sigaction old_int_ {
+    }, old_term_{};
+};
+
+constexpr const char* kStateFormat = "attngeo-extract-state-1";
+
+std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t hash) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i)
+        hash = (hash ^ p[i]) * 1099511628211ULL;
+    return hash;
+}
+
+std::string hex64(std::uint64_t x) {
+    char buffer[17];
+    std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(x));
+    return buffer;
+}
+
+// Per (layer, head) statistics of one run: [layers][heads].
+using StatisticsGrid = std::vector<std::vector<HeadStatistics>>;
+
+// The layout of one window's record in the per-document spill file and of per_doc.safetensors:
+// P [L, H, S], R [L, H, S], rho0 [L, H], lambda [L, H], float32.
+struct PerDocLayout {
+    std::int64_t layers = 0, heads = 0, sizes = 0;
+    std::int64_t block(int tensor) const {
+        return tensor < 2 ? layers * heads * sizes : layers * heads;
+    }
+    std::int64_t offset(int tensor) const {
+        std::int64_t o = 0;
+        for (int t = 0; t < tensor; ++t)
+            o += block(t);
+        return o;
+    }
+    std::int64_t record_floats() const { return offset(4); }
+};
+const char* const kPerDocNames[4] = {"P", "R", "rho0", "lambda"};
+
+// The exact state of every head as one I64 tensor, with what identifies the run.
+void save_state(const std::string& path, const StatisticsGrid& stats,
+                const std::map<std::string, std::string>& metadata) {
+    auto words = std::make_shared<std::vector<std::int64_t>>();
+    for (const auto& layer : stats)
+        for (const HeadStatistics& head : layer)
+            head.save(*words);
+    HostTensor state;
+    state.name = "state";
+    state.dtype = DType::I64;
+    state.shape = {static_cast<std::int64_t>(words->size())};
+    state.data = words->data();
+    state.bytes = words->size() * sizeof(std::int64_t);
+    state.owner = std::shared_ptr<const void>(words, words->data());
+    auto meta = metadata;
+    meta["format"] = kStateFormat;
+    write_safetensors(path, {state}, meta);
+}
+
+// Loads what save_state wrote into `stats` (already constructed with the run's settings).
+std::map<std::string, std::string> load_state(const std::string& path, StatisticsGrid& stats) {
+    const SafetensorsFile file(path);
+    const auto& meta = file.metadata();
+    if (!meta.count("format") || meta.at("format") != kStateFormat)
+        throw InputError("'" + path + "': not an attngeo extract state (format '" +
+                         (meta.count("format") ? meta.at("format") : "") + "', expected '" +
+                         kStateFormat + "')");
+    const HostTensor state = file.get("state");
+    std::size_t expected = 0;
+    for (const auto& layer : stats)
+        for (const HeadStatistics& head : layer)
+            expected += head.saved_words();
+    if (state.dtype != DType::I64 || state.shape.size() != 1 ||
+        static_cast<std::size_t>(state.shape[0]) != expected)
+        throw InputError("'" + path + "': tensor 'state' has shape " +
+                         std::to_string(state.shape.empty() ? 0 : state.shape[0]) + " of " +
+                         to_string(state.dtype) + ", expected [" + std::to_string(expected) +
+                         "] of I64 (a run with other settings?)");
+    std::vector<std::int64_t> words(expected);
+    std::memcpy(words.data(), state.data, expected * sizeof(std::int64_t));
+    const std::int64_t* cursor = words.data();
+    for (auto& layer : stats)
+        for (HeadStatistics& head : layer)
+            head.load(cursor, words.data() + words.size());
+    return meta;
+}
+
+// Everything a finished run writes, from its exact state and per-document arrays; used by
+// extract and by merge so both give the same bytes.
+void write_outputs(const fs::path& out, const StatisticsSettings& settings,
+                   const StatisticsGrid& stats, int group, std::int64_t documents,
+                   const std::function<void(int tensor, std::ostream&)>& per_doc_tensor,
+                   const std::map<std::string, std::string>& state_metadata,
+                   const nlohmann::json& manifest) {
+    const int L = static_cast<int>(stats.size()), H = static_cast<int>(stats[0].size());
+    const int context = settings.context;
     std::ostringstream heads, pr, by_position, lags, diag;
     heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,rho0,"
-             "sink_mass,last_mass,"
-             "m_sink,m_last,m_rest,regime\n";
+             "sink_mass,last_mass,m_sink,m_last,m_rest,regime\n";
     pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
     by_position << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
     lags << "layer,head,lag,cos_mean,pairs\n";
     diag << "layer,head,N,s_norm,s_norm_no_sink,s_norm_no_last,cos_s_v0,cos_s_vL\n";
     const std::size_t S = settings.sizes.size();
-    auto P = std::make_shared<std::vector<float>>(D * L * H * S),
-         R = std::make_shared<std::vector<float>>(D * L * H * S);
-    auto rho0 = std::make_shared<std::vector<float>>(D * L * H),
-         lambda = std::make_shared<std::vector<float>>(D * L * H);
     auto f = [](double x) { return format_double(x); };
     for (int l = 0; l < L; ++l) {
         for (int h = 0; h < H; ++h) {
@@ -237,7 +275,7 @@ void run_extract(const ExtractRequest& r) {
             }
             const auto norms = s.norm_by_position(), alphas = s.alpha_by_position(),
                        contribs = s.contrib_by_position();
-            for (int pos = 0; pos < r.context; ++pos) {
+            for (int pos = 0; pos < context; ++pos) {
                 by_position << l << ',' << h << ',' << pos << ',' << f(norms[pos]) << ','
                             << f(alphas[pos]) << ',' << f(contribs[pos]) << '\n';
             }
@@ -245,27 +283,290 @@ void run_extract(const ExtractRequest& r) {
                 lags << l << ',' << h << ',' << lag << ',' << f(s.cos_at_lag(lag)) << ','
                      << s.pairs_at_lag(lag) << '\n';
             }
-            for (std::int64_t doc = 0; doc < D; ++doc) {
-                const std::size_t base = (static_cast<std::size_t>(doc) * L + l) * H + h;
-                (*rho0)[base] = s.per_doc_rho0()[doc];
-                (*lambda)[base] = s.per_doc_lambda()[doc];
-                for (std::size_t i = 0; i < S; ++i) {
-                    (*P)[base * S + i] = s.per_doc_precision()[doc][i];
-                    (*R)[base * S + i] = s.per_doc_recall()[doc][i];
-                }
-            }
         }
     }
-    auto sizes_data =
-        std::make_shared<std::vector<std::int64_t>>(settings.sizes.begin(), settings.sizes.end());
-    HostTensor sizes_tensor;
-    sizes_tensor.name = "N";
-    sizes_tensor.dtype = DType::I64;
-    sizes_tensor.shape = {static_cast<std::int64_t>(S)};
-    sizes_tensor.data = sizes_data->data();
-    sizes_tensor.bytes = S * sizeof(std::int64_t);
-    sizes_tensor.owner = std::shared_ptr<const void>(sizes_data, sizes_data->data());
+    const std::int64_t S64 = static_cast<std::int64_t>(S);
+    const std::vector<TensorSpec> specs = {{"P", DType::F32, {documents, L, H, S64}},
+                                           {"R", DType::F32, {documents, L, H, S64}},
+                                           {"rho0", DType::F32, {documents, L, H}},
+                                           {"lambda", DType::F32, {documents, L, H}},
+                                           {"N", DType::I64, {S64}}};
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) throw InputError("--out '" + out.string() + "': cannot create folder: " + ec.message());
+    write_safetensors_streamed(
+        (out / "per_doc.safetensors").string(), specs, [&](std::size_t t, std::ostream& stream) {
+            if (t < 4) {
+                per_doc_tensor(static_cast<int>(t), stream);
+            } else {
+                const std::vector<std::int64_t> sizes(settings.sizes.begin(), settings.sizes.end());
+                stream.write(reinterpret_cast<const char*>(sizes.data()),
+                             sizes.size() * sizeof(std::int64_t));
+            }
+        });
+    save_state((out / "sums.safetensors").string(), stats, state_metadata);
+    write_file_atomic((out / "heads.csv").string(), heads.str());
+    write_file_atomic((out / "pr.csv").string(), pr.str());
+    write_file_atomic((out / "by_position.csv").string(), by_position.str());
+    write_file_atomic((out / "cos_by_lag.csv").string(), lags.str());
+    write_file_atomic((out / "diag.csv").string(), diag.str());
+    write_file_atomic((out / "manifest.json").string(),
+                      manifest.dump(2) + "\n");  // last: marks it complete
+}
 
+nlohmann::json decisions() {
+    return nlohmann::json::array({
+        "Final causal query row only; value head for query head h is h / (H/H_kv); alpha = "
+        "softmax(q k^T/sqrt(d) + mask) in float32.",
+        "Geometry in double from the float32 captures; documents averaged per head.",
+        "Sums over documents are exact (2^-64 fixed point in 128-bit integers), so a resumed or "
+        "merged run equals the uninterrupted one bit for bit.",
+        "lambda = mean |v_0| / median_{i>=1} of the document-mean norm profile; cv_positional "
+        "over that profile (i>=1); cv_pooled over all tokens i>=1 of all documents.",
+        "rho0 = mean over documents of mean_{j>=1} cos(v_0, v_j); cos by lag over pairs i>=1.",
+        "Regime: Retriever if m_last is the largest of (m_sink, m_last, m_rest), Mixer if the "
+        "middle one, Reset if the smallest (SPEC 6).",
+        "Shard i/n takes windows [i W/n, (i+1) W/n) of the W windows in run order.",
+    });
+}
+
+StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settings) {
+    return StatisticsGrid(layers, std::vector<HeadStatistics>(heads, HeadStatistics(settings)));
+}
+
+StatisticsSettings settings_from_json(const nlohmann::json& j) {
+    StatisticsSettings s;
+    s.context = j.at("context").get<int>();
+    s.max_lag = j.at("max_lag").get<int>();
+    s.sizes = j.at("sizes").get<std::vector<int>>();
+    s.ranking = theory::parse_ranking(j.at("rank").get<std::string>());
+    s.distance = theory::parse_distance(j.at("distance").get<std::string>());
+    return s;
+}
+
+}  // namespace
+
+void run_extract(const ExtractRequest& r) {
+    const auto start = std::chrono::steady_clock::now();
+    if (r.out.empty()) throw InputError("--out: an output folder is required");
+    if (r.tokens_file.empty() == r.corpus.empty())
+        throw InputError("--tokens / --corpus: give exactly one of them");
+    if (r.max_lag < 1)
+        throw InputError("--max-lag: " + std::to_string(r.max_lag) + ", expected >= 1");
+    if (r.checkpoint_seconds < 0)
+        throw InputError("--checkpoint-every: " + std::to_string(r.checkpoint_seconds) +
+                         ", expected >= 0 seconds");
+    const simulate::Shard shard = simulate::parse_shard(r.shard);
+    const Transformer model = Transformer::load(r.model, LoadOptions{r.device, r.dtype});
+    const ModelConfig& config = model.config();
+    std::string tokenizer_name = "none (--tokens)";
+    std::vector<std::vector<std::int64_t>> documents;
+    if (!r.tokens_file.empty()) {
+        documents = read_token_file(r.tokens_file, false);
+    } else {
+        const auto tokenizer = tokenizer_for_model(r.model, config.vocab_size);
+        tokenizer_name = tokenizer->name();
+        for (const std::string& text : read_corpus(r.corpus)) {
+            std::vector<std::int64_t> ids;
+            for (int id : tokenizer->encode(text))
+                ids.push_back(id);
+            if (!ids.empty()) documents.push_back(std::move(ids));
+        }
+        if (documents.empty()) throw InputError("--corpus '" + r.corpus + "': no documents");
+    }
+    for (const auto& doc : documents)
+        for (std::int64_t id : doc)
+            if (id < 0 || id >= config.vocab_size)
+                throw InputError((r.tokens_file.empty() ? "--corpus '" + r.corpus
+                                                        : "--tokens '" + r.tokens_file) +
+                                 "': token id " + std::to_string(id) +
+                                 " outside the model's vocabulary 0.." +
+                                 std::to_string(config.vocab_size - 1));
+    if (r.seed != 0) seeded_shuffle(documents, r.seed);
+    std::int64_t skipped = 0;
+    const auto all_windows =
+        make_windows(documents, r.context, config.bos_token_id >= 0 ? config.bos_token_id : 1,
+                     r.bos, r.stride, r.docs, skipped);
+    if (all_windows.empty()) {
+        throw InputError(
+            (r.tokens_file.empty() ? "--corpus '" + r.corpus : "--tokens '" + r.tokens_file) +
+            "': no document has " + std::to_string(r.context) + " tokens (all " +
+            std::to_string(skipped) + " skipped); lower --context");
+    }
+    StatisticsSettings settings;
+    settings.context = r.context;
+    settings.max_lag = std::min(r.max_lag, r.context - 2);
+    settings.sizes = parse_selection_sizes(r.sizes, r.context, "--N");
+    settings.ranking = theory::parse_ranking(r.rank);
+    settings.distance = theory::parse_distance(r.distance);
+    const int L = config.num_layers, H = config.num_heads,
+              group = config.num_heads / config.num_kv_heads, d = config.head_dim;
+    const nlohmann::json settings_json = {{"context", settings.context},
+                                          {"max_lag", settings.max_lag},
+                                          {"sizes", settings.sizes},
+                                          {"rank", r.rank},
+                                          {"distance", r.distance},
+                                          {"layers", L},
+                                          {"heads", H},
+                                          {"kv_heads", config.num_kv_heads},
+                                          {"head_dim", d},
+                                          {"family", config.family},
+                                          {"dtype", r.dtype}};
+    // What makes two runs (or shards) the same: the settings, the model's shape and every
+    // window's token ids. The device is left out: a run may move between machines.
+    std::uint64_t fingerprint = 1469598103934665603ULL;
+    const std::string settings_text = settings_json.dump();
+    fingerprint = fnv1a(settings_text.data(), settings_text.size(), fingerprint);
+    for (const auto& w : all_windows)
+        fingerprint = fnv1a(w.data(), w.size() * sizeof(std::int64_t), fingerprint);
+    const std::int64_t W = static_cast<std::int64_t>(all_windows.size());
+    const std::int64_t first = W * shard.index / shard.count,
+                       end = W * (shard.index + 1) / shard.count;
+    const std::int64_t D = end - first;
+    std::map<std::string, std::string> state_metadata = {
+        {"run_fingerprint", hex64(fingerprint)},
+        {"shard", std::to_string(shard.index) + "/" + std::to_string(shard.count)},
+        {"windows", std::to_string(D)},
+        {"settings", settings_text}};
+
+    const fs::path out(r.out), partial = fs::path(r.out) / ".partial";
+    const fs::path state_path = partial / "state.safetensors", spill_path = partial / "per_doc.bin";
+    StatisticsGrid stats = make_grid(L, H, settings);
+    std::int64_t done = 0;
+    const PerDocLayout layout{L, H, static_cast<std::int64_t>(settings.sizes.size())};
+    const std::int64_t record_bytes = layout.record_floats() * sizeof(float);
+    if (fs::exists(state_path)) {
+        if (!r.resume)
+            throw InputError("--out '" + r.out +
+                             "': holds an interrupted extract (.partial/); pass --resume to "
+                             "continue it, or remove the folder");
+        const auto meta = SafetensorsFile(state_path.string()).metadata();
+        if (!meta.count("run_fingerprint") || !meta.count("shard") ||
+            meta.at("run_fingerprint") != state_metadata.at("run_fingerprint") ||
+            meta.at("shard") != state_metadata.at("shard"))
+            throw InputError("--resume: '" + state_path.string() +
+                             "' belongs to a different run (model, corpus, windows, settings or "
+                             "shard differ); use another --out");
+        load_state(state_path.string(), stats);
+        done = stats[0][0].documents();
+        std::error_code ec;
+        const auto spilled = fs::file_size(spill_path, ec);
+        if (ec || static_cast<std::int64_t>(spilled) < done * record_bytes)
+            throw InputError("--resume: '" + spill_path.string() + "' is missing or shorter than " +
+                             std::to_string(done) + " documents; the checkpoint cannot be used");
+        fs::resize_file(spill_path, done * record_bytes);  // drop a record written after it
+    } else {
+        std::error_code ec;
+        fs::create_directories(partial, ec);
+        if (ec) throw InputError("--out '" + r.out + "': cannot create folder: " + ec.message());
+        std::ofstream(spill_path, std::ios::binary | std::ios::trunc);
+    }
+    const bool show_progress = !r.quiet && ::isatty(STDERR_FILENO);
+    if (!r.quiet && done > 0)
+        std::fprintf(stderr, "extract: resuming after %lld of %lld windows\n",
+                     static_cast<long long>(done), static_cast<long long>(D));
+
+    std::FILE* spill = std::fopen(spill_path.c_str(), "ab");
+    if (!spill) throw InputError("--out '" + r.out + "': cannot open " + spill_path.string());
+    auto checkpoint = [&] {
+        if (std::fflush(spill) != 0 || ::fsync(::fileno(spill)) != 0)
+            throw InputError("--out '" + r.out + "': cannot write " + spill_path.string() +
+                             " (disk full?)");
+        save_state(state_path.string(), stats, state_metadata);
+    };
+    CaptureOptions options;
+    options.queries = QueryRows::last;
+    options.all_logits = false;
+    TimingSplit timing;
+    InterruptGuard guard;
+    auto last_checkpoint = std::chrono::steady_clock::now();
+    const std::int64_t started_at = done;
+    std::vector<float> record(layout.record_floats());
+    bool stopped = false;
+    try {
+        for (std::int64_t w = done; w < D; ++w) {
+            if (g_interrupted || (r.stop_after > 0 && w - started_at >= r.stop_after)) {
+                stopped = true;
+                break;
+            }
+            auto t0 = std::chrono::steady_clock::now();
+            const auto ids = torch::tensor(all_windows[first + w], torch::kInt64).unsqueeze(0);
+            const CaptureResult result = model.forward(ids, options);
+            auto t1 = std::chrono::steady_clock::now();
+            timing.forward += std::chrono::duration<double>(t1 - t0).count();
+            const bool device_gram = r.metrics_on_device && uses_gram_path(settings);
+            for (int l = 0; l < L; ++l) {
+                const LayerCapture& capture = result.layers[l];
+                const auto attention = capture.attention.to(torch::kCPU).contiguous();  // [1,H,1,T]
+                const auto values = capture.values.to(torch::kCPU).contiguous();  // [1,Hkv,T,d]
+                const float* a = attention.data_ptr<float>();
+                const float* v = values.data_ptr<float>();
+                auto t2 = std::chrono::steady_clock::now();
+                timing.capture += std::chrono::duration<double>(t2 - t1).count();
+                std::vector<Eigen::MatrixXd> grams;
+                if (device_gram) {
+                    std::vector<std::vector<int>> orders(H);
+                    for (int h = 0; h < H; ++h)
+                        orders[h] =
+                            head_order(a + static_cast<std::size_t>(h) * r.context,
+                                       v + static_cast<std::size_t>(h / group) * r.context * d,
+                                       r.context, d, settings.ranking);
+                    grams = ranked_gram_batched(capture.attention[0].select(1, 0),
+                                                capture.values[0], orders);
+                }
+                auto t3 = std::chrono::steady_clock::now();
+                timing.metrics_device += std::chrono::duration<double>(t3 - t2).count();
+                for (int h = 0; h < H; ++h) {
+                    const DocumentRecord doc = stats[l][h].add_document(
+                        a + static_cast<std::size_t>(h) * r.context,
+                        v + static_cast<std::size_t>(h / group) * r.context * d, d,
+                        device_gram ? &grams[h] : nullptr);
+                    const std::int64_t head = static_cast<std::int64_t>(l) * H + h,
+                                       S = layout.sizes;
+                    std::copy(doc.precision.begin(), doc.precision.end(),
+                              record.begin() + layout.offset(0) + head * S);
+                    std::copy(doc.recall.begin(), doc.recall.end(),
+                              record.begin() + layout.offset(1) + head * S);
+                    record[layout.offset(2) + head] = doc.rho0;
+                    record[layout.offset(3) + head] = doc.lambda;
+                }
+                t1 = std::chrono::steady_clock::now();
+                timing.statistics += std::chrono::duration<double>(t1 - t3).count();
+            }
+            if (std::fwrite(record.data(), sizeof(float), record.size(), spill) != record.size())
+                throw InputError("--out '" + r.out + "': cannot write " + spill_path.string() +
+                                 " (disk full?)");
+            const auto now = std::chrono::steady_clock::now();
+            if (std::chrono::duration<double>(now - last_checkpoint).count() >=
+                r.checkpoint_seconds) {
+                checkpoint();
+                last_checkpoint = now;
+            }
+            if (show_progress) {
+                const double elapsed = std::chrono::duration<double>(now - start).count();
+                const double rate = (w + 1 - started_at) / elapsed;
+                std::fprintf(stderr,
+                             "\rextract: %lld/%lld windows  %.2f windows/s  ETA %.0f s      ",
+                             static_cast<long long>(w + 1), static_cast<long long>(D), rate,
+                             (D - w - 1) / rate);
+            }
+        }
+        checkpoint();
+    } catch (...) {
+        std::fclose(spill);
+        throw;
+    }
+    std::fclose(spill);
+    if (show_progress) std::fprintf(stderr, "\n");
+    if (stopped) {
+        throw Interrupted("stopped after " + std::to_string(stats[0][0].documents()) + " of " +
+                          std::to_string(D) +
+                          " windows; the state is saved: run the same command with --resume "
+                          "to continue");
+    }
+
+    const double total_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const nlohmann::json manifest = {
         {"tool", "attngeo"},
         {"version", kVersion},
@@ -279,7 +580,9 @@ void run_extract(const ExtractRequest& r) {
           {"heads", H},
           {"kv_heads", config.num_kv_heads},
           {"head_dim", d},
-          {"vocab", config.vocab_size}}},
+          {"vocab", config.vocab_size},
+          {"dtype", r.dtype},
+          {"device", r.device}}},
         {"parameters",
          {{"context", r.context},
           {"docs", r.docs},
@@ -288,45 +591,149 @@ void run_extract(const ExtractRequest& r) {
           {"seed", r.seed},
           {"max_lag", settings.max_lag},
           {"N", r.sizes},
+          {"sizes", settings.sizes.size()},
           {"rank", r.rank},
           {"distance", r.distance},
           {"dtype", r.dtype},
           {"device", r.device},
+          {"metrics",
+           !uses_gram_path(settings) ? "per-N reference (sparse N grid)"
+           : r.metrics_on_device
+               ? "Gram matrices batched on the device (libtorch), certified counting (theory/)"
+               : "theory/ certified Gram path per head"},
+          {"shard", state_metadata.at("shard")},
           {"tokens", r.tokens_file},
           {"corpus", r.corpus}}},
+        {"run_fingerprint", state_metadata.at("run_fingerprint")},
         {"documents",
-         {{"windows_used", D}, {"skipped_too_short", skipped}, {"in_file", documents.size()}}},
+         {{"windows_used", D},
+          {"windows_in_run", W},
+          {"skipped_too_short", skipped},
+          {"in_file", documents.size()}}},
         {"tokenizer", tokenizer_name},
-        {"decisions",
-         nlohmann::json::array({
-             "Final causal query row only; value head for query head h is h / (H/H_kv); alpha = "
-             "softmax(q k^T/sqrt(d) + mask) in float32.",
-             "Geometry in double from the float32 captures; documents averaged per head.",
-             "lambda = mean |v_0| / median_{i>=1} of the document-mean norm profile; cv_positional "
-             "over that profile (i>=1); cv_pooled over all tokens i>=1 of all documents.",
-             "rho0 = mean over documents of mean_{j>=1} cos(v_0, v_j); cos by lag over pairs i>=1.",
-             "Regime: Retriever if m_last is the largest of (m_sink, m_last, m_rest), Mixer if the "
-             "middle one, Reset if the smallest (SPEC 6).",
-         })},
+        {"decisions", decisions()},
         {"timings",
-         {{"total_s",
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}}},
+         {{"total_s", total_s},
+          {"note", "this invocation only (a resumed run counts from its resume)"},
+          {"forward_s", timing.forward},
+          {"capture_copy_s", timing.capture},
+          {"metrics_device_s", timing.metrics_device},
+          {"statistics_s", timing.statistics}}},
     };
-    std::error_code ec;
-    fs::create_directories(r.out, ec);
-    if (ec) throw InputError("--out '" + r.out + "': cannot create folder: " + ec.message());
-    const fs::path out(r.out);
-    write_safetensors((out / "per_doc.safetensors").string(),
-                      {float_tensor("P", {D, L, H, static_cast<std::int64_t>(S)}, P),
-                       float_tensor("R", {D, L, H, static_cast<std::int64_t>(S)}, R),
-                       float_tensor("rho0", {D, L, H}, rho0),
-                       float_tensor("lambda", {D, L, H}, lambda), sizes_tensor});
-    write_file_atomic((out / "heads.csv").string(), heads.str());
-    write_file_atomic((out / "pr.csv").string(), pr.str());
-    write_file_atomic((out / "by_position.csv").string(), by_position.str());
-    write_file_atomic((out / "cos_by_lag.csv").string(), lags.str());
-    write_file_atomic((out / "diag.csv").string(), diag.str());
-    write_file_atomic((out / "manifest.json").string(), manifest.dump(2) + "\n");
+    std::ifstream spilled(spill_path, std::ios::binary);
+    std::vector<char> block;
+    write_outputs(
+        out, settings, stats, group, D,
+        [&](int tensor, std::ostream& stream) {
+            block.resize(layout.block(tensor) * sizeof(float));
+            for (std::int64_t doc = 0; doc < D; ++doc) {
+                spilled.seekg(doc * record_bytes + layout.offset(tensor) * sizeof(float));
+                spilled.read(block.data(), static_cast<std::streamsize>(block.size()));
+                if (!spilled)
+                    throw InputError("'" + spill_path.string() + "': truncated while copying");
+                stream.write(block.data(), static_cast<std::streamsize>(block.size()));
+            }
+        },
+        state_metadata, manifest);
+    spilled.close();
+    fs::remove_all(partial);
+}
+
+nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::string& out_dir,
+                             const std::string& command_line) {
+    if (dirs.empty()) throw InputError("merge: no run folders given");
+    struct Shard {
+        std::string dir;
+        nlohmann::json manifest;
+        std::map<std::string, std::string> meta;
+        int index = 0, count = 0;
+    };
+    std::vector<Shard> shards;
+    for (const std::string& dir : dirs) {
+        Shard s;
+        s.dir = dir;
+        std::ifstream in(fs::path(dir) / "manifest.json");
+        if (!in) throw InputError("merge: '" + dir + "': no manifest.json (an unfinished shard?)");
+        try {
+            in >> s.manifest;
+        } catch (const std::exception&) {
+            throw InputError("merge: '" + dir + "/manifest.json': not valid JSON");
+        }
+        if (s.manifest.value("kind", "") != "extract")
+            throw InputError("merge: '" + dir + "': not an extract run");
+        s.meta = SafetensorsFile((fs::path(dir) / "sums.safetensors").string()).metadata();
+        if (!s.meta.count("shard") || !s.meta.count("run_fingerprint") || !s.meta.count("settings"))
+            throw InputError("merge: '" + dir + "/sums.safetensors': no shard metadata");
+        if (std::sscanf(s.meta.at("shard").c_str(), "%d/%d", &s.index, &s.count) != 2)
+            throw InputError("merge: '" + dir + "/sums.safetensors': bad shard '" +
+                             s.meta.at("shard") + "'");
+        shards.push_back(std::move(s));
+    }
+    std::sort(shards.begin(), shards.end(),
+              [](const Shard& a, const Shard& b) { return a.index < b.index; });
+    const int count = shards[0].count;
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        if (shards[i].meta.at("run_fingerprint") != shards[0].meta.at("run_fingerprint"))
+            throw InputError("merge: '" + shards[i].dir + "' is from a different run than '" +
+                             shards[0].dir + "' (model, windows or settings differ)");
+        if (shards[i].count != count || shards[i].index != static_cast<int>(i))
+            throw InputError("merge: shards must be 0/" + std::to_string(count) + " .. " +
+                             std::to_string(count - 1) + "/" + std::to_string(count) +
+                             ", each once; got '" + shards[i].dir + "' as " +
+                             shards[i].meta.at("shard"));
+    }
+    if (static_cast<int>(shards.size()) != count)
+        throw InputError("merge: " + std::to_string(shards.size()) +
+                         " shard folders given, the run has " + std::to_string(count));
+    const nlohmann::json settings_json = nlohmann::json::parse(shards[0].meta.at("settings"));
+    const StatisticsSettings settings = settings_from_json(settings_json);
+    const int L = settings_json.at("layers"), H = settings_json.at("heads");
+    const int group = H / settings_json.at("kv_heads").get<int>();
+    StatisticsGrid total = make_grid(L, H, settings);
+    std::vector<SafetensorsFile> per_doc;
+    std::int64_t D = 0;
+    for (const Shard& s : shards) {
+        StatisticsGrid part = make_grid(L, H, settings);
+        load_state((fs::path(s.dir) / "sums.safetensors").string(), part);
+        for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H; ++h)
+                total[l][h].merge(part[l][h]);
+        per_doc.emplace_back((fs::path(s.dir) / "per_doc.safetensors").string());
+        const std::int64_t docs = part[0][0].documents();
+        const std::vector<std::int64_t> expect[4] = {
+            {docs, L, H, static_cast<std::int64_t>(settings.sizes.size())},
+            {docs, L, H, static_cast<std::int64_t>(settings.sizes.size())},
+            {docs, L, H},
+            {docs, L, H}};
+        for (int t = 0; t < 4; ++t) {
+            const HostTensor tensor = per_doc.back().get(kPerDocNames[t]);
+            if (tensor.dtype != DType::F32 || tensor.shape != expect[t])
+                throw InputError("merge: '" + per_doc.back().path() + "': tensor '" +
+                                 kPerDocNames[t] + "' does not match the shard's sums");
+        }
+        D += docs;
+    }
+    nlohmann::json manifest = shards[0].manifest;
+    manifest["command"] = command_line;
+    manifest["parameters"]["shard"] = "0/1";
+    manifest["documents"]["windows_used"] = D;
+    manifest["merged_from"] = dirs;
+    manifest["timings"] = {{"note", "merged; see the shards' manifests for their timings"}};
+    std::map<std::string, std::string> meta = shards[0].meta;
+    meta["shard"] = "0/1";
+    meta["windows"] = std::to_string(D);
+    meta.erase("format");
+    write_outputs(
+        fs::path(out_dir), settings, total, group, D,
+        [&](int tensor, std::ostream& stream) {
+            for (const SafetensorsFile& file : per_doc) {
+                const HostTensor t = file.get(kPerDocNames[tensor]);
+                stream.write(static_cast<const char*>(t.data),
+                             static_cast<std::streamsize>(t.bytes));
+            }
+        },
+        meta, manifest);
+    return manifest;
 }
 
 }  // namespace attngeo::empirical

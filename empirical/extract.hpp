@@ -3,6 +3,7 @@
 // per_doc.safetensors, manifest.json. Torch-free header; the work runs in extract.cpp.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct ExtractRequest {
     std::string rank = "attn", distance = "euclidean";
     std::string dtype = "float32", device = "cpu";
     bool quiet = false;
+    bool resume = false;             // continue from OUT/.partial/ (checkpointed exact state)
+    std::string shard = "0/1";       // i/n: windows [i W/n, (i+1) W/n)
+    double checkpoint_seconds = 30;  // write the checkpoint at most this often (0 = every window)
+    std::int64_t stop_after = 0;     // > 0: stop (resumably) after this many windows
+    bool metrics_on_device = true;   // P/R batched over heads in libtorch; else theory/ per head
     std::string command_line;
 };
 
@@ -37,6 +43,13 @@ std::vector<std::vector<std::int64_t>> make_windows(
 // Documents of a corpus: plain text separated by blank lines, or JSONL (.jsonl) with "text".
 std::vector<std::string> read_corpus(const std::string& path);
 
+// Runs the request; throws Interrupted (after checkpointing) on Ctrl-C/SIGTERM or --stop-after.
 void run_extract(const ExtractRequest& request);
+
+// Combines shard folders of one run (same fingerprint, shards 0..n−1 each once) into `out`:
+// the exact sums are added and the per-document arrays concatenated, so every output file
+// except manifest.json equals the unsharded run's byte for byte. Returns the manifest.
+nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::string& out,
+                             const std::string& command_line);
 
 }  // namespace attngeo::empirical

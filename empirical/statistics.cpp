@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 namespace attngeo::empirical {
 namespace {
@@ -40,16 +41,16 @@ double cosine(const double* a, double norm_a, const double* b, double norm_b, in
 
 HeadStatistics::HeadStatistics(const StatisticsSettings& settings)
     : settings_(settings),
-      norm_sum_(settings.context, 0.0),
-      alpha_sum_(settings.context, 0.0),
-      contrib_sum_(settings.context, 0.0),
-      lag_sum_(settings.max_lag + 1, 0.0),
+      norm_sum_(settings.context),
+      alpha_sum_(settings.context),
+      contrib_sum_(settings.context),
+      lag_sum_(settings.max_lag + 1),
       lag_pairs_(settings.max_lag + 1, 0),
       precision_(settings.sizes.size()),
       recall_(settings.sizes.size()),
       fmax_(settings.sizes.size()),
       fmin_(settings.sizes.size()),
-      diag_(settings.sizes.size(), {0, 0, 0, 0, 0}) {
+      diag_(settings.sizes.size()) {
     if (settings.context < 2) throw std::domain_error("HeadStatistics: context must be >= 2");
     for (int N : settings.sizes) {
         if (N < 1 || N > settings.context)
@@ -58,7 +59,29 @@ HeadStatistics::HeadStatistics(const StatisticsSettings& settings)
     }
 }
 
-void HeadStatistics::add_document(const float* alpha, const float* values, int d) {
+std::vector<int> head_order(const float* alpha, const float* values, int n, int d,
+                            theory::Ranking ranking) {
+    theory::TokenGeometry tokens;
+    tokens.alpha.resize(n);
+    tokens.values.resize(n, ranking == theory::Ranking::attention ? 0 : d);
+    for (int i = 0; i < n; ++i) {
+        tokens.alpha[i] = alpha[i];
+        if (ranking != theory::Ranking::attention)
+            for (int t = 0; t < d; ++t)
+                tokens.values(i, t) = values[static_cast<std::size_t>(i) * d + t];
+    }
+    if (ranking == theory::Ranking::attention) {
+        return theory::selection_order(tokens.alpha);
+    }
+    return theory::selection_order(theory::selection_scores(tokens, ranking));
+}
+
+bool uses_gram_path(const StatisticsSettings& settings) {
+    return static_cast<int>(settings.sizes.size()) == settings.context;
+}
+
+DocumentRecord HeadStatistics::add_document(const float* alpha, const float* values, int d,
+                                            const Eigen::MatrixXd* ranked_gram) {
     const int n = settings_.context;
     const int last = n - 1;
     theory::TokenGeometry tokens;
@@ -79,56 +102,75 @@ void HeadStatistics::add_document(const float* alpha, const float* values, int d
     auto row = [&](int i) { return v + static_cast<std::size_t>(i) * d; };
 
     for (int i = 0; i < n; ++i) {
-        norm_sum_[i] += norm[i];
-        alpha_sum_[i] += tokens.alpha[i];
-        contrib_sum_[i] += tokens.alpha[i] * norm[i];
+        norm_sum_[i].add(norm[i]);
+        alpha_sum_[i].add(tokens.alpha[i]);
+        contrib_sum_[i].add(tokens.alpha[i] * norm[i]);
     }
     for (int i = 1; i < n; ++i) {
-        pooled_norm_ += norm[i];
-        pooled_norm_sq_ += norm[i] * norm[i];
+        pooled_norm_.add(norm[i]);
+        pooled_norm_sq_.add(norm[i] * norm[i]);
         ++pooled_count_;
     }
     double rho0 = 0;
     for (int j = 1; j < n; ++j)
         rho0 += cosine(row(0), norm[0], row(j), norm[j], d);
     rho0 /= (n - 1);
-    rho0_sum_ += rho0;
+    rho0_sum_.add(rho0);
     for (int lag = 1; lag <= settings_.max_lag; ++lag) {
+        // The document's sum at this lag is formed in double, then added exactly once.
+        double lag_total = 0;
         for (int i = 1; i + lag < n; ++i) {
-            lag_sum_[lag] += cosine(row(i), norm[i], row(i + lag), norm[i + lag], d);
+            lag_total += cosine(row(i), norm[i], row(i + lag), norm[i + lag], d);
             ++lag_pairs_[lag];
         }
+        lag_sum_[lag].add(lag_total);
     }
-    sink_mass_ += tokens.alpha[0];
-    last_mass_ += tokens.alpha[last];
-    m_sink_ += tokens.alpha[0] * norm[0];
-    m_last_ += tokens.alpha[last] * norm[last];
+    sink_mass_.add(tokens.alpha[0]);
+    last_mass_.add(tokens.alpha[last]);
+    m_sink_.add(tokens.alpha[0] * norm[0]);
+    m_last_.add(tokens.alpha[last] * norm[last]);
     std::vector<double> rest(d, 0.0);
     for (int i = 1; i < last; ++i)
         for (int t = 0; t < d; ++t)
             rest[t] += tokens.alpha[i] * row(i)[t];
-    m_rest_ += theory::euclidean_norm(rest.data(), d);
+    m_rest_.add(theory::euclidean_norm(rest.data(), d));
 
-    // P, R, F on the N grid: the Gram path for every N, the per-N path for a grid.
-    const bool all = static_cast<int>(settings_.sizes.size()) == n;
-    const auto rows = all ? theory::selection_metrics_gram(tokens, settings_.sizes,
-                                                           settings_.ranking, settings_.distance)
-                          : theory::selection_metrics_reference(
-                                tokens, settings_.sizes, settings_.ranking, settings_.distance);
-    std::vector<float> doc_p(rows.size()), doc_r(rows.size());
+    // P, R, F on the N grid: the certified Gram path for every N (G from the caller's device
+    // or formed here), the per-N reference for a sparse grid.
+    std::vector<theory::SelectionMetrics> rows;
+    if (ranked_gram != nullptr) {
+        if (ranked_gram->rows() != n || ranked_gram->cols() != n)
+            throw std::invalid_argument("HeadStatistics::add_document: Gram matrix of " +
+                                        std::to_string(ranked_gram->rows()) + "x" +
+                                        std::to_string(ranked_gram->cols()) + ", expected " +
+                                        std::to_string(n) + "x" + std::to_string(n));
+        const std::vector<int> order = head_order(alpha, values, n, d, settings_.ranking);
+        theory::RowMatrix ranked(n, d);
+        for (int k = 0; k < n; ++k)
+            ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
+        theory::selection_metrics_from_gram(ranked, *ranked_gram, settings_.sizes,
+                                            settings_.distance, rows);
+    } else if (uses_gram_path(settings_)) {
+        rows = theory::selection_metrics_gram(tokens, settings_.sizes, settings_.ranking,
+                                              settings_.distance);
+    } else {
+        rows = theory::selection_metrics_reference(tokens, settings_.sizes, settings_.ranking,
+                                                   settings_.distance);
+    }
+    DocumentRecord record;
+    record.precision.resize(rows.size());
+    record.recall.resize(rows.size());
     for (std::size_t s = 0; s < rows.size(); ++s) {
         precision_[s].add(rows[s].precision_at_rmax);
         recall_[s].add(rows[s].recall_at_rmin);
         fmax_[s].add(rows[s].f_at_rmax);
         fmin_[s].add(rows[s].f_at_rmin);
-        doc_p[s] = static_cast<float>(rows[s].precision_at_rmax);
-        doc_r[s] = static_cast<float>(rows[s].recall_at_rmin);
+        record.precision[s] = static_cast<float>(rows[s].precision_at_rmax);
+        record.recall[s] = static_cast<float>(rows[s].recall_at_rmin);
     }
-    per_doc_precision_.push_back(std::move(doc_p));
-    per_doc_recall_.push_back(std::move(doc_r));
-    per_doc_rho0_.push_back(static_cast<float>(rho0));
+    record.rho0 = static_cast<float>(rho0);
     const double doc_median = median_of(std::vector<double>(norm.begin() + 1, norm.end()));
-    per_doc_lambda_.push_back(static_cast<float>(doc_median > 0 ? norm[0] / doc_median : 0.0));
+    record.lambda = static_cast<float>(doc_median > 0 ? norm[0] / doc_median : 0.0);
 
     // Figure 7: s(N) in rank order, with the sink or the last token left out.
     const std::vector<int> order =
@@ -152,15 +194,97 @@ void HeadStatistics::add_document(const float* alpha, const float* values, int d
                 without_last += b * b;
             }
             auto& dg = diag_[next];
-            dg[0] += s_norm;
-            dg[1] += std::sqrt(without_sink);
-            dg[2] += std::sqrt(without_last);
-            dg[3] += cosine(s_vec.data(), s_norm, row(0), norm[0], d);
-            dg[4] += cosine(s_vec.data(), s_norm, row(last), norm[last], d);
+            dg[0].add(s_norm);
+            dg[1].add(std::sqrt(without_sink));
+            dg[2].add(std::sqrt(without_last));
+            dg[3].add(cosine(s_vec.data(), s_norm, row(0), norm[0], d));
+            dg[4].add(cosine(s_vec.data(), s_norm, row(last), norm[last], d));
             ++next;
         }
     }
     ++documents_;
+    return record;
+}
+
+// Every exact field once, in a fixed order: this order is the saved layout.
+template <class Self, class Visit>
+void HeadStatistics::visit_state(Self& self, Visit&& visit) {
+    visit(self.documents_);
+    for (auto* sums : {&self.norm_sum_, &self.alpha_sum_, &self.contrib_sum_, &self.lag_sum_})
+        for (auto& x : *sums)
+            visit(x.fixed);
+    for (auto* x : {&self.pooled_norm_, &self.pooled_norm_sq_, &self.rho0_sum_, &self.sink_mass_,
+                    &self.last_mass_, &self.m_sink_, &self.m_last_, &self.m_rest_})
+        visit(x->fixed);
+    visit(self.pooled_count_);
+    for (auto& pairs : self.lag_pairs_)
+        visit(pairs);
+    for (auto* moments : {&self.precision_, &self.recall_, &self.fmax_, &self.fmin_}) {
+        for (auto& m : *moments) {
+            visit(m.count);
+            visit(m.sum);
+            visit(m.sum_squares);
+        }
+    }
+    for (auto& row : self.diag_)
+        for (auto& x : row)
+            visit(x.fixed);
+}
+
+void HeadStatistics::save(std::vector<std::int64_t>& words) const {
+    visit_state(*this, [&](const auto& field) {
+        if constexpr (sizeof(field) == 16) {
+            const auto bits = static_cast<simulate::UInt128>(field);
+            words.push_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(bits >> 64)));
+            words.push_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(bits)));
+        } else {
+            words.push_back(field);
+        }
+    });
+}
+
+std::size_t HeadStatistics::saved_words() const {
+    std::size_t count = 0;
+    visit_state(*this, [&](const auto& field) { count += sizeof(field) == 16 ? 2 : 1; });
+    return count;
+}
+
+void HeadStatistics::load(const std::int64_t*& cursor, const std::int64_t* end) {
+    visit_state(*this, [&](auto& field) {
+        constexpr std::ptrdiff_t needed = sizeof(field) == 16 ? 2 : 1;
+        if (end - cursor < needed)
+            throw std::invalid_argument("HeadStatistics::load: the saved state is truncated");
+        if constexpr (sizeof(field) == 16) {
+            const simulate::UInt128 bits =
+                (static_cast<simulate::UInt128>(static_cast<std::uint64_t>(cursor[0])) << 64) |
+                static_cast<std::uint64_t>(cursor[1]);
+            field = static_cast<simulate::Int128>(bits);
+        } else {
+            field = cursor[0];
+        }
+        cursor += needed;
+    });
+}
+
+void HeadStatistics::merge(const HeadStatistics& other) {
+    if (other.settings_.context != settings_.context ||
+        other.settings_.max_lag != settings_.max_lag || other.settings_.sizes != settings_.sizes)
+        throw std::invalid_argument("HeadStatistics::merge: different settings");
+    // Field-wise integer addition, in the order of the saved layout.
+    std::vector<simulate::Int128> theirs;
+    visit_state(other, [&](const auto& field) { theirs.push_back(field); });
+    std::size_t k = 0;
+    visit_state(*this, [&](auto& field) {
+        using Field = std::remove_reference_t<decltype(field)>;
+        field = static_cast<Field>(field + static_cast<Field>(theirs[k++]));
+    });
+}
+
+bool HeadStatistics::operator==(const HeadStatistics& other) const {
+    std::vector<std::int64_t> a, b;
+    save(a);
+    other.save(b);
+    return a == b;
 }
 
 std::vector<double> HeadStatistics::norm_by_position() const {
@@ -204,8 +328,9 @@ double HeadStatistics::cv_positional() const {
 
 double HeadStatistics::cv_pooled() const {
     if (pooled_count_ == 0) return 0;
-    const double mean_norm = pooled_norm_ / pooled_count_;
-    const double variance = std::max(pooled_norm_sq_ / pooled_count_ - mean_norm * mean_norm, 0.0);
+    const double mean_norm = pooled_norm_.value() / pooled_count_;
+    const double variance =
+        std::max(pooled_norm_sq_.value() / pooled_count_ - mean_norm * mean_norm, 0.0);
     return mean_norm > 0 ? std::sqrt(variance) / mean_norm : 0.0;
 }
 
@@ -219,7 +344,7 @@ double HeadStatistics::rho0() const {
 }
 
 double HeadStatistics::cos_at_lag(int lag) const {
-    return lag_pairs_.at(lag) > 0 ? lag_sum_[lag] / lag_pairs_[lag] : std::nan("");
+    return lag_pairs_.at(lag) > 0 ? lag_sum_[lag].value() / lag_pairs_[lag] : std::nan("");
 }
 
 std::int64_t HeadStatistics::pairs_at_lag(int lag) const {

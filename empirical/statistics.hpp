@@ -21,7 +21,26 @@ struct StatisticsSettings {
     theory::Distance distance = theory::Distance::euclidean;
 };
 
-// One (layer, query head): sums over documents.
+// π for one head: token indices by descending score (α, or α‖v‖ with --rank contrib), ties to
+// the lower index, exactly as theory::selection_order ranks them.                      [n]
+std::vector<int> head_order(const float* alpha, const float* values, int n, int d,
+                            theory::Ranking ranking);
+
+// Whether P/R for this grid use the all-N Gram path (every N) or the per-N reference (a
+// sparse grid, where |sizes|·n·d is cheaper than n²·d).
+bool uses_gram_path(const StatisticsSettings& settings);
+
+// What one document contributes to the per-document arrays (per_doc.safetensors), kept out of
+// HeadStatistics so that its memory does not grow with the number of documents.
+struct DocumentRecord {
+    std::vector<float> precision, recall;  // [|sizes|] P(r_max,N), R(r_min,N)
+    float rho0 = 0;                        // mean_{j≥1} cos(v_0, v_j)
+    float lambda = 0;                      // ‖v_0‖ / median_{i≥1} ‖v_i‖ of this document
+};
+
+// One (layer, query head): sums over documents. Every sum is exact (simulate::ExactSum,
+// MomentSums), so the result does not depend on the order documents are added in: a run
+// resumed from a checkpoint, or merged from shards, equals the uninterrupted run bit for bit.
 class HeadStatistics {
   public:
     HeadStatistics() = default;
@@ -29,7 +48,22 @@ class HeadStatistics {
 
     // alpha: [n] final query row (token 0 = sink, n−1 = the query itself);
     // values: [n, d] value vectors of this head's kv head, row-major, float32.
-    void add_document(const float* alpha, const float* values, int d);
+    // ranked_gram: [n, n] Gram matrix of the contributions y_{π_k} in this head's rank order
+    // (head_order), formed elsewhere (the batched device path), or null to form it here.
+    // Either way the counts come from theory/'s certified core, so they equal the per-N
+    // reference exactly.
+    DocumentRecord add_document(const float* alpha, const float* values, int d,
+                                const Eigen::MatrixXd* ranked_gram = nullptr);
+
+    // Adds another head's sums (same settings); throws std::invalid_argument otherwise.
+    void merge(const HeadStatistics& other);
+    // The exact state as 64-bit words (int128 sums as two words), for checkpoints and merge.
+    void save(std::vector<std::int64_t>& words) const;
+    // Reads what save() wrote, advancing `cursor`; throws std::invalid_argument when the words
+    // run out before the state is complete.
+    void load(const std::int64_t*& cursor, const std::int64_t* end);
+    std::size_t saved_words() const;
+    bool operator==(const HeadStatistics& other) const;
 
     std::int64_t documents() const { return documents_; }
 
@@ -60,33 +94,28 @@ class HeadStatistics {
     const simulate::MomentSums& fmax(std::size_t s) const { return fmax_[s]; }
     const simulate::MomentSums& fmin(std::size_t s) const { return fmin_[s]; }
     // Figure 7 diagnostics at sizes()[s], means over documents.
-    double s_norm(std::size_t s) const { return diag_[s][0] / documents_; }
-    double s_norm_no_sink(std::size_t s) const { return diag_[s][1] / documents_; }
-    double s_norm_no_last(std::size_t s) const { return diag_[s][2] / documents_; }
-    double cos_s_v0(std::size_t s) const { return diag_[s][3] / documents_; }
-    double cos_s_vL(std::size_t s) const { return diag_[s][4] / documents_; }
-
-    // Per document, for bootstrap intervals: [documents][|sizes|] and [documents].
-    const std::vector<std::vector<float>>& per_doc_precision() const { return per_doc_precision_; }
-    const std::vector<std::vector<float>>& per_doc_recall() const { return per_doc_recall_; }
-    const std::vector<float>& per_doc_rho0() const { return per_doc_rho0_; }
-    const std::vector<float>& per_doc_lambda() const { return per_doc_lambda_; }
+    double s_norm(std::size_t s) const { return mean(diag_[s][0]); }
+    double s_norm_no_sink(std::size_t s) const { return mean(diag_[s][1]); }
+    double s_norm_no_last(std::size_t s) const { return mean(diag_[s][2]); }
+    double cos_s_v0(std::size_t s) const { return mean(diag_[s][3]); }
+    double cos_s_vL(std::size_t s) const { return mean(diag_[s][4]); }
 
   private:
-    double mean(double sum) const { return documents_ > 0 ? sum / documents_ : 0.0; }
+    using Sum = simulate::ExactSum;
+    double mean(const Sum& sum) const { return documents_ > 0 ? sum.value() / documents_ : 0.0; }
+    template <class Self, class Visit>
+    static void visit_state(Self& self, Visit&& visit);
     StatisticsSettings settings_;
     std::int64_t documents_ = 0;
-    std::vector<double> norm_sum_, alpha_sum_, contrib_sum_;  // [n]
-    double pooled_norm_ = 0, pooled_norm_sq_ = 0;
+    std::vector<Sum> norm_sum_, alpha_sum_, contrib_sum_;  // [n]
+    Sum pooled_norm_, pooled_norm_sq_;
     std::int64_t pooled_count_ = 0;
-    double rho0_sum_ = 0;
-    std::vector<double> lag_sum_;          // [max_lag + 1]
+    Sum rho0_sum_;
+    std::vector<Sum> lag_sum_;             // [max_lag + 1]
     std::vector<std::int64_t> lag_pairs_;  // [max_lag + 1]
-    double sink_mass_ = 0, last_mass_ = 0, m_sink_ = 0, m_last_ = 0, m_rest_ = 0;
+    Sum sink_mass_, last_mass_, m_sink_, m_last_, m_rest_;
     std::vector<simulate::MomentSums> precision_, recall_, fmax_, fmin_;  // [|sizes|]
-    std::vector<std::array<double, 5>> diag_;                             // [|sizes|]
-    std::vector<std::vector<float>> per_doc_precision_, per_doc_recall_;
-    std::vector<float> per_doc_rho0_, per_doc_lambda_;
+    std::vector<std::array<Sum, 5>> diag_;                                // [|sizes|]
 };
 
 }  // namespace attngeo::empirical

@@ -24,6 +24,8 @@ const std::map<std::string, SectionBuilder>& builders() {
     static const std::map<std::string, SectionBuilder> table = {
         {"simulate", simulation_sections},
         {"sweep", sweep_sections},
+        {"extract", extract_sections},
+        {"compare", compare_sections},
     };
     return table;
 }
@@ -121,7 +123,7 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
         const std::string kind = run.manifest.value("kind", "");
         if (!builders().count(kind)) {
             throw InputError("--in '" + run_dirs[i] + "': run kind '" + kind +
-                             "' has no report (known: simulate, sweep)");
+                             "' has no report (known: simulate, sweep, extract, compare)");
         }
         runs.push_back(std::move(run));
     }

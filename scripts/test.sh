@@ -15,4 +15,4 @@ ctest --test-dir build --output-on-failure -j"$JOBS"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DATTNGEO_SANITIZE=ON -DATTNGEO_WITH_TORCH=OFF
 cmake --build build-asan -j"$JOBS" --target test_theory test_common test_cli attngeo
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L "theory|common|cli"
+  ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L "theory|common|cli|compare"

@@ -7,18 +7,12 @@
 #include <cmath>
 #include <limits>
 
+#include "common/errors.hpp"
+
 namespace attngeo::simulate {
 namespace {
 
 constexpr double kLogKappaMin = -4, kLogKappaMax = 2;
-
-struct Agreement {
-    double fraction = 0, width = 0;
-    // Better: more points inside; on a tie, the narrower envelope.
-    bool better_than(const Agreement& o) const {
-        return fraction != o.fraction ? fraction > o.fraction : width < o.width;
-    }
-};
 
 std::vector<EnvelopeCheck> check_all(const std::vector<theory::BoundRow>& rows,
                                      const std::vector<SizeEstimates>& estimates) {
@@ -35,9 +29,9 @@ std::vector<EnvelopeCheck> check_all(const std::vector<theory::BoundRow>& rows,
     return checks;
 }
 
-Agreement agreement(const std::vector<theory::BoundRow>& rows,
-                    const std::vector<SizeEstimates>& estimates) {
-    Agreement a;
+KappaAgreement agreement(const std::vector<theory::BoundRow>& rows,
+                         const std::vector<SizeEstimates>& estimates) {
+    KappaAgreement a;
     int inside = 0;
     for (std::size_t s = 0; s < rows.size(); ++s) {
         const auto& b = rows[s];
@@ -69,54 +63,69 @@ double lower_bound_fraction(const std::vector<theory::BoundRow>& rows,
 // 0.002 decades) around the best point.
 double fit_kappa(const theory::BoundTerms& terms, double d,
                  const std::vector<SizeEstimates>& estimates, int threads) {
-    double best_log = kLogKappaMin;
-    Agreement best;
-    bool have = false;
-    auto search = [&](double from, double to, double step) {
-        const int count = static_cast<int>(std::lround((to - from) / step)) + 1;
-        std::vector<Agreement> results(count);
+    auto score = [&](const std::vector<double>& kappas) {
+        const int count = static_cast<int>(kappas.size());
+        std::vector<KappaAgreement> results(count);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (int i = 0; i < count; ++i) {
-            const double log_kappa = from + i * step;
-            results[i] = agreement(terms.evaluate(d, std::pow(10.0, log_kappa)), estimates);
-        }
-        for (int i = 0; i < count; ++i) {  // in order, so ties go to the smaller κ
-            const double log_kappa = from + i * step;
-            if (!have || results[i].better_than(best)) {
-                best = results[i];
-                best_log = log_kappa;
-                have = true;
-            }
-        }
+        for (int i = 0; i < count; ++i)
+            results[i] = agreement(terms.evaluate(d, kappas[i]), estimates);
+        return results;
     };
-    search(kLogKappaMin, kLogKappaMax, 0.2);
-    const double coarse = best_log;
-    search(std::max(kLogKappaMin, coarse - 0.2), std::min(kLogKappaMax, coarse + 0.2), 0.02);
-    const double medium = best_log;
-    search(std::max(kLogKappaMin, medium - 0.02), std::min(kLogKappaMax, medium + 0.02), 0.002);
-    return std::pow(10.0, best_log);
+    return fit_kappa_log_grid(score, {0.2, 0.02, 0.002});
 }
 
 // Largest κ with ≥ 95% of lower bounds holding. Lower bounds grow with κ, so the fraction is
 // non-increasing and bisection in log κ applies.
 double largest_kappa_lower95(const theory::BoundTerms& terms, double d,
                              const std::vector<SizeEstimates>& estimates) {
-    auto holds = [&](double log_kappa) {
-        return lower_bound_fraction(
-                   terms.evaluate(d, std::pow(10.0, log_kappa), /*lower_only=*/true), estimates) >=
+    return largest_kappa_where([&](double kappa) {
+        return lower_bound_fraction(terms.evaluate(d, kappa, /*lower_only=*/true), estimates) >=
                0.95;
-    };
-    if (!holds(kLogKappaMin)) return std::numeric_limits<double>::quiet_NaN();
-    if (holds(kLogKappaMax)) return std::pow(10.0, kLogKappaMax);
-    double lo = kLogKappaMin, hi = kLogKappaMax;
-    for (int iteration = 0; iteration < 40; ++iteration) {
-        const double mid = 0.5 * (lo + hi);
-        (holds(mid) ? lo : hi) = mid;
-    }
-    return std::pow(10.0, lo);
+    });
 }
 
 }  // namespace
+
+double fit_kappa_log_grid(const KappaScorer& score, const std::vector<double>& steps) {
+    if (steps.empty() || !(steps[0] > 0))
+        throw_domain_error("attngeo::simulate::fit_kappa_log_grid", "need positive grid steps");
+    double best_log = kLogKappaMin;
+    KappaAgreement best;
+    bool have = false;
+    auto search = [&](double from, double to, double step) {
+        const int count = static_cast<int>(std::lround((to - from) / step)) + 1;
+        std::vector<double> kappas(count);
+        for (int i = 0; i < count; ++i)
+            kappas[i] = std::pow(10.0, from + i * step);
+        const std::vector<KappaAgreement> results = score(kappas);
+        for (int i = 0; i < count; ++i) {  // in order, so ties go to the smaller κ
+            if (!have || results[i].better_than(best)) {
+                best = results[i];
+                best_log = from + i * step;
+                have = true;
+            }
+        }
+    };
+    search(kLogKappaMin, kLogKappaMax, steps[0]);
+    for (std::size_t stage = 1; stage < steps.size(); ++stage) {
+        const double around = best_log, window = steps[stage - 1];
+        search(std::max(kLogKappaMin, around - window), std::min(kLogKappaMax, around + window),
+               steps[stage]);
+    }
+    return std::pow(10.0, best_log);
+}
+
+double largest_kappa_where(const std::function<bool(double kappa)>& holds) {
+    auto holds_log = [&](double log_kappa) { return holds(std::pow(10.0, log_kappa)); };
+    if (!holds_log(kLogKappaMin)) return std::numeric_limits<double>::quiet_NaN();
+    if (holds_log(kLogKappaMax)) return std::pow(10.0, kLogKappaMax);
+    double lo = kLogKappaMin, hi = kLogKappaMax;
+    for (int iteration = 0; iteration < 40; ++iteration) {
+        const double mid = 0.5 * (lo + hi);
+        (holds_log(mid) ? lo : hi) = mid;
+    }
+    return std::pow(10.0, lo);
+}
 
 double envelope_violation(const Estimate& e, double lower, double upper) {
     const double lo = std::isnan(e.ci_lo) ? e.mean : e.ci_lo;

@@ -2,6 +2,7 @@
 // variants, κ given or fitted (best agreement, ties to the narrower envelope; and the largest κ
 // keeping ≥ 95% of lower bounds), and per N whether the estimate is inside.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,26 @@
 #include "theory/bounds.hpp"
 
 namespace attngeo::simulate {
+
+// ---- The κ search (SPEC §7), shared with compare/: generic over how points are scored.
+// Agreement of an envelope at one κ: fraction of points inside, and a width (any measure
+// where smaller is narrower, e.g. the mean or sum of upper − lower).
+struct KappaAgreement {
+    double fraction = 0, width = 0;
+    // Better: more points inside; on a tie, the narrower envelope.
+    bool better_than(const KappaAgreement& other) const {
+        return fraction != other.fraction ? fraction > other.fraction : width < other.width;
+    }
+};
+// Scores a batch of κ values (the whole grid of one stage, so a caller can parallelise).
+using KappaScorer = std::function<std::vector<KappaAgreement>(const std::vector<double>& kappas)>;
+// κ maximising agreement over log10 κ ∈ [−4, 2]: a grid with step `steps[0]` decades, then for
+// each further step a grid of that step over ± the previous step around the best point so far.
+// Ties keep the earlier point (the smaller κ within a stage, the earlier stage across stages).
+double fit_kappa_log_grid(const KappaScorer& score, const std::vector<double>& steps);
+// Largest κ in [1e-4, 1e2] with holds(κ), by 40 bisection steps in log κ, assuming holds is
+// monotone (true below some κ); NaN when it fails already at 1e-4.
+double largest_kappa_where(const std::function<bool(double kappa)>& holds);
 
 // Estimates of the four metrics at one N.
 struct SizeEstimates {

@@ -59,6 +59,35 @@ bool MomentSums::operator==(const MomentSums& other) const {
     return count == other.count && sum == other.sum && sum_squares == other.sum_squares;
 }
 
+namespace {
+constexpr long double kExactScale = 0x1p64L;
+constexpr Int128 kExactLimit = static_cast<Int128>(1) << 126;  // 2⁶² in fixed point
+}  // namespace
+
+void ExactSum::add(double x) {
+    if (!std::isfinite(x) || std::fabs(x) >= 0x1p62)
+        throw std::overflow_error("ExactSum::add: addend " + std::to_string(x) +
+                                  " is not finite or exceeds 2^62");
+    // x·2⁶⁴ is exact in long double (a power-of-two scale); one rounding to the integer.
+    const Int128 q =
+        static_cast<Int128>(std::nearbyintl(static_cast<long double>(x) * kExactScale));
+    fixed += q;
+    if (fixed >= kExactLimit || fixed <= -kExactLimit)
+        throw std::overflow_error("ExactSum::add: running sum exceeds 2^62");
+}
+
+void ExactSum::merge(const ExactSum& other) {
+    fixed += other.fixed;
+    if (fixed >= kExactLimit || fixed <= -kExactLimit)
+        throw std::overflow_error("ExactSum::merge: sum exceeds 2^62");
+}
+
+double ExactSum::value() const {
+    // |fixed| < 2¹²⁶ converts to long double with one rounding (64-bit mantissa); dividing by a
+    // power of two is exact, and the final conversion to double rounds once more.
+    return static_cast<double>(static_cast<long double>(fixed) / kExactScale);
+}
+
 Estimate estimate(const MomentSums& s) {
     Estimate e;
     e.count = s.count;

@@ -28,6 +28,18 @@ struct MomentSums {
     bool operator==(const MomentSums& other) const;
 };
 
+// An order-independent sum of reals: each addend is rounded once to a 2⁻⁶⁴ fixed-point
+// 128-bit integer (absolute resolution 5.4e-20), so documents added in any order, resumed
+// from a checkpoint or merged from shards give the same bits. Addends and the running sum must
+// stay below 2⁶² in magnitude; beyond that add() throws std::overflow_error rather than wrap.
+struct ExactSum {
+    Int128 fixed = 0;  // Σ round(x·2⁶⁴)
+    void add(double x);
+    void merge(const ExactSum& other);
+    double value() const;  // the sum, rounded once to double
+    bool operator==(const ExactSum& other) const { return fixed == other.fixed; }
+};
+
 // Mean, standard error and 95% Student-t interval of the values behind `sums`.
 struct Estimate {
     std::int64_t count = 0;

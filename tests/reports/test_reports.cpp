@@ -65,7 +65,9 @@ int check_references(const fs::path& out, const std::string& html) {
         if (target.rfind("http", 0) == 0) continue;
         const fs::path file = out / target;
         EXPECT_TRUE(fs::exists(file)) << target;
-        if (fs::exists(file)) EXPECT_GT(fs::file_size(file), 0u) << target;
+        if (fs::exists(file)) {
+            EXPECT_GT(fs::file_size(file), 0u) << target;
+        }
         ++checked;
     }
     return checked;

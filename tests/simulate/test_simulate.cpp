@@ -7,6 +7,7 @@
 #include <cmath>
 #include <iostream>
 #include <numeric>
+#include <random>
 
 #include "common/errors.hpp"
 #include "simulate/envelope.hpp"
@@ -395,4 +396,33 @@ TEST(Envelope, ViolationUsesTheIntervalAndFitImprovesAgreement) {
         EXPECT_GE(v.kappa, 1e-4);
         EXPECT_LE(v.kappa, 1e2);
     }
+}
+
+TEST(ExactSum, OrderDoesNotChangeTheBitsAndOverflowThrows) {
+    std::mt19937_64 rng(17);
+    std::uniform_real_distribution<double> magnitude(-30, 10);
+    std::vector<double> x(2000);
+    for (auto& v : x)
+        v = std::ldexp(1.0, static_cast<int>(magnitude(rng))) * (rng() % 2 ? 1.0 : -0.7);
+    simulate::ExactSum forward, backward, halves_a, halves_b;
+    long double reference = 0;  // plain long-double loop, for the printed difference
+    for (double v : x) {
+        forward.add(v);
+        reference += v;
+    }
+    for (auto it = x.rbegin(); it != x.rend(); ++it)
+        backward.add(*it);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        (i % 2 ? halves_a : halves_b).add(x[i]);
+    halves_a.merge(halves_b);
+    EXPECT_TRUE(forward == backward);
+    EXPECT_TRUE(forward == halves_a);
+    const double difference = std::abs(forward.value() - static_cast<double>(reference));
+    std::cout << "ExactSum vs long double loop: " << difference << "\n";
+    EXPECT_LE(difference, 2000 * 0x1p-64 + 1e-15 * std::abs(static_cast<double>(reference)));
+    simulate::ExactSum big;
+    EXPECT_THROW(big.add(0x1p62), std::overflow_error);
+    EXPECT_THROW(big.add(std::nan("")), std::overflow_error);
+    big.add(0x1p61);
+    EXPECT_THROW(big.add(0x1p61), std::overflow_error);
 }

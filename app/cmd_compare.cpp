@@ -1,0 +1,49 @@
+// `attngeo compare`: the fits, envelopes and correlations of an extract folder (SPEC §7, §9;
+// docs/compare-outputs.md). Torch-free: it reads extract's files, never a model. The work is
+// in compare/compare_run.hpp.
+#include <iostream>
+#include <memory>
+
+#include "app/commands.hpp"
+#include "common/csv.hpp"
+#include "compare/compare_run.hpp"
+
+namespace attngeo::cli {
+
+Runner register_compare(CLI::App& app) {
+    auto r = std::make_shared<compare::CompareRequest>();
+    auto kappa = std::make_shared<std::string>();
+    app.add_option("--emp", r->emp, "Folder written by attngeo extract")->required();
+    app.add_option("--sim", r->sim, "Folder written by attngeo simulate, recorded for the report");
+    app.add_option("--out", r->out, "Output folder")->required();
+    app.add_option("--cosines", r->cosines,
+                   "Envelope cosines: parametric (exp(-beta|j-k|) with the fitted beta) or "
+                   "plug-in (the measured cosine by lag)")
+        ->check(CLI::IsMember({"parametric", "plug-in"}))
+        ->capture_default_str();
+    app.add_option("--max-lag-fit", r->max_lag_fit,
+                   "Fit beta on lags 1..K, K = min(this, context - 1, lags measured)")
+        ->capture_default_str();
+    app.add_option("--kappa", *kappa,
+                   "Concentration constant kappa for every variant; default: fitted per variant "
+                   "(SPEC 7)");
+    app.add_option("--replicates", r->replicates,
+                   "Bootstrap resamples of documents for the corr(R, rho0) interval")
+        ->capture_default_str();
+    app.add_option("--seed", r->seed, "Bootstrap seed")->capture_default_str();
+    app.add_option("--threads", r->threads,
+                   "OpenMP threads over heads (0 = all cores); results do not depend on it")
+        ->capture_default_str();
+    app.footer(
+        "Writes fits.csv, profile.csv, bounds.csv, envelope.csv, agreement.csv, violations.csv,\n"
+        "kappa.json, corr_rho0.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv,\n"
+        "contrib_by_regime.csv, fitted_params.json and manifest.json (docs/compare-outputs.md).");
+    return [r, kappa] {
+        if (!kappa->empty()) r->kappa = parse_finite_double(*kappa, "--kappa");
+        r->command_line = command_line();
+        compare::run_compare(*r);
+        std::cout << "wrote " << r->out << '\n';
+    };
+}
+
+}  // namespace attngeo::cli

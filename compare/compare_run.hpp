@@ -1,0 +1,28 @@
+// `attngeo compare` (SPEC §7, docs/compare-outputs.md): reads an extract folder, fits the
+// assumption parameters per head, evaluates the envelopes against the measured P and R, the
+// recall–ρ0 correlation and the regime aggregates, and writes one output folder.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attngeo::compare {
+
+struct CompareRequest {
+    std::string emp;                     // attngeo extract folder (required)
+    std::string sim;                     // attngeo simulate folder, recorded in the manifest
+    std::string out;                     // output folder (required)
+    std::string cosines = "parametric";  // parametric | plug-in (envelope cosines)
+    int max_lag_fit = 64;                // K = min(this, context − 1, lags present)
+    std::optional<double> kappa;         // one κ for every variant; fitted when empty
+    int replicates = 2000;               // bootstrap resamples of documents
+    std::uint64_t seed = 1;              // bootstrap seed
+    int threads = 0;                     // OpenMP threads over heads; 0 = all cores
+    std::string command_line;            // for the manifest
+};
+
+// Validates every input before anything is written (InputError naming the flag or file), then
+// creates `out` and writes every file of docs/compare-outputs.md atomically.
+void run_compare(const CompareRequest& request);
+
+}  // namespace attngeo::compare

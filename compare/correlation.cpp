@@ -1,0 +1,246 @@
+// Recall–ρ0 correlation across heads with a document bootstrap; see correlation.hpp.
+// Resampling uses SplitMix64 with unbiased (masked rejection) bounded integers, so the intervals
+// are the same bits on every platform and compiler (std:: distributions are
+// implementation-defined).
+#include "compare/correlation.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/errors.hpp"
+#include "common/format.hpp"
+#include "common/safetensors.hpp"
+
+namespace attngeo::compare {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+}
+
+HostTensor fetch(const SafetensorsFile& file, const std::string& name, DType dtype,
+                 const std::vector<std::int64_t>& expected_shape) {
+    if (!file.contains(name))
+        throw InputError(file.path() + ": tensor \"" + name + "\" is missing (expected " +
+                         to_string(dtype) + " " + shape_text(expected_shape) + ")");
+    HostTensor t = file.get(name);
+    if (t.dtype != dtype)
+        throw InputError(file.path() + ": tensor \"" + name + "\" has dtype " + to_string(t.dtype) +
+                         ", expected " + to_string(dtype));
+    bool match = t.shape.size() == expected_shape.size();
+    for (std::size_t i = 0; match && i < t.shape.size(); ++i)
+        match = expected_shape[i] < 0 || t.shape[i] == expected_shape[i];
+    if (!match) {
+        std::vector<std::int64_t> shown = expected_shape;
+        for (std::size_t i = 0; i < shown.size() && i < t.shape.size(); ++i)
+            if (shown[i] < 0) shown[i] = t.shape[i];
+        throw InputError(file.path() + ": tensor \"" + name + "\" has shape " +
+                         shape_text(t.shape) + ", expected " + shape_text(shown));
+    }
+    return t;
+}
+
+std::vector<float> floats(const HostTensor& t) {
+    std::vector<float> out(static_cast<std::size_t>(t.numel()));
+    if (!out.empty()) std::memcpy(out.data(), t.data, out.size() * sizeof(float));
+    return out;
+}
+
+// SplitMix64 (Steele, Lea, Flood 2014): a fixed 64-bit recurrence, identical everywhere.
+class SplitMix64 {
+  public:
+    explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+    std::uint64_t next() {
+        std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    // Uniform on {0, …, bound−1} without modulo bias: draws masked to the next power of two
+    // above bound − 1, rejecting those ≥ bound (fewer than half are rejected on average).
+    std::uint64_t below(std::uint64_t bound) {
+        std::uint64_t mask = bound - 1;
+        for (int shift = 1; shift < 64; shift *= 2)
+            mask |= mask >> shift;
+        for (;;) {
+            const std::uint64_t x = next() & mask;
+            if (x < bound) return x;
+        }
+    }
+
+  private:
+    std::uint64_t state_;
+};
+
+// Percentile with linear interpolation between order statistics (Hyndman–Fan type 7, the
+// default of R and NumPy): position q·(m−1) in the sorted sample.
+double percentile_type7(std::vector<double> sorted, double q) {
+    std::sort(sorted.begin(), sorted.end());
+    const double position = q * static_cast<double>(sorted.size() - 1);
+    const auto below = static_cast<std::size_t>(std::floor(position));
+    const std::size_t above = std::min(below + 1, sorted.size() - 1);
+    const double fraction = position - static_cast<double>(below);
+    return sorted[below] + fraction * (sorted[above] - sorted[below]);
+}
+
+// Correlation per N of the document-weighted means: weight[d] = how often document d is drawn.
+std::vector<double> correlations_for(const PerDocArrays& a, const std::vector<double>& weight) {
+    const int H = a.layers * a.heads;
+    const int S = static_cast<int>(a.sizes.size());
+    double total = 0;
+    for (double w : weight)
+        total += w;
+    std::vector<double> y(H, 0.0);
+    std::vector<std::vector<double>> x(S, std::vector<double>(H, 0.0));
+    for (int d = 0; d < a.docs; ++d) {
+        if (weight[d] == 0) continue;
+        for (int h = 0; h < H; ++h) {
+            const std::size_t base = static_cast<std::size_t>(d) * H + h;
+            y[h] += weight[d] * a.rho0[base];
+            for (int s = 0; s < S; ++s)
+                x[s][h] += weight[d] * a.R[base * S + s];
+        }
+    }
+    for (int h = 0; h < H; ++h) {
+        y[h] /= total;
+        for (int s = 0; s < S; ++s)
+            x[s][h] /= total;
+    }
+    std::vector<double> out(S);
+    for (int s = 0; s < S; ++s)
+        out[s] = pearson(x[s], y);
+    return out;
+}
+
+}  // namespace
+
+PerDocArrays read_per_doc(const std::string& path) {
+    const SafetensorsFile file(path);
+    const HostTensor sizes = fetch(file, "N", DType::I64, {-1});
+    const HostTensor rho0 = fetch(file, "rho0", DType::F32, {-1, -1, -1});
+    const std::int64_t S = sizes.shape[0];
+    const auto& dlh = rho0.shape;
+    const HostTensor lambda = fetch(file, "lambda", DType::F32, dlh);
+    const HostTensor P = fetch(file, "P", DType::F32, {dlh[0], dlh[1], dlh[2], S});
+    const HostTensor R = fetch(file, "R", DType::F32, {dlh[0], dlh[1], dlh[2], S});
+    PerDocArrays a;
+    a.docs = static_cast<int>(dlh[0]);
+    a.layers = static_cast<int>(dlh[1]);
+    a.heads = static_cast<int>(dlh[2]);
+    a.sizes.resize(static_cast<std::size_t>(S));
+    for (std::int64_t s = 0; s < S; ++s) {
+        std::int64_t value = 0;
+        std::memcpy(&value, static_cast<const char*>(sizes.data) + s * 8, 8);
+        if (value < 1 || value > std::numeric_limits<int>::max())
+            throw InputError(path + ": tensor \"N\" holds " + std::to_string(value) +
+                             ", expected positive sizes");
+        a.sizes[s] = static_cast<int>(value);
+    }
+    a.P = floats(P);
+    a.R = floats(R);
+    a.rho0 = floats(rho0);
+    a.lambda = floats(lambda);
+    return a;
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+    if (x.size() != y.size())
+        throw_domain_error("attngeo::compare::pearson", "series of different lengths " +
+                                                            std::to_string(x.size()) + " and " +
+                                                            std::to_string(y.size()));
+    const std::size_t n = x.size();
+    if (n < 2) return kNaN;
+    // Two passes (centre first) so a large common offset does not cancel digits.
+    double mx = 0, my = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        mx += x[i], my += y[i];
+    mx /= static_cast<double>(n);
+    my /= static_cast<double>(n);
+    double sxx = 0, syy = 0, sxy = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double dx = x[i] - mx, dy = y[i] - my;
+        sxx += dx * dx;
+        syy += dy * dy;
+        sxy += dx * dy;
+    }
+    if (!(sxx > 0) || !(syy > 0)) return kNaN;
+    // Clamp: rounding can push a perfect correlation a few ulps past ±1.
+    return std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
+}
+
+std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, int replicates,
+                                                    std::uint64_t seed, int threads) {
+    const char* fn = "attngeo::compare::recall_rho0_correlation";
+    if (replicates < 0)
+        throw_domain_error(fn, "replicates = " + std::to_string(replicates) + " < 0");
+    if (arrays.docs < 1) throw_domain_error(fn, "no documents");
+    const std::size_t H = static_cast<std::size_t>(arrays.layers) * arrays.heads;
+    const std::size_t S = arrays.sizes.size();
+    if (arrays.R.size() != arrays.docs * H * S || arrays.rho0.size() != arrays.docs * H)
+        throw_domain_error(fn, "array sizes do not match [docs, layers, heads, S]");
+
+    const std::vector<double> ones(arrays.docs, 1.0);
+    const std::vector<double> point = correlations_for(arrays, ones);
+    // Replicate r draws from its own stream, SplitMix64(mix(key + r)) with key from the seed, so
+    // replicates can run in parallel and the result does not depend on the thread count.
+    const std::uint64_t key = SplitMix64(seed).next();
+    std::vector<std::vector<double>> by_replicate(replicates);  // [replicates][S]
+#pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) \
+    schedule(dynamic, 8)
+    for (int r = 0; r < replicates; ++r) {
+        SplitMix64 rng(SplitMix64(key + static_cast<std::uint64_t>(r)).next());
+        std::vector<double> weight(arrays.docs, 0.0);  // how often each document is drawn
+        for (int d = 0; d < arrays.docs; ++d)
+            weight[rng.below(static_cast<std::uint64_t>(arrays.docs))] += 1;
+        by_replicate[r] = correlations_for(arrays, weight);
+    }
+    std::vector<std::vector<double>> draws(S);  // [S][defined replicates]
+    std::vector<int> undefined(S, 0);
+    for (int r = 0; r < replicates; ++r)
+        for (std::size_t s = 0; s < S; ++s) {
+            if (std::isnan(by_replicate[r][s]))
+                ++undefined[s];
+            else
+                draws[s].push_back(by_replicate[r][s]);
+        }
+    std::vector<CorrelationRow> rows(S);
+    for (std::size_t s = 0; s < S; ++s) {
+        CorrelationRow& row = rows[s];
+        row.N = arrays.sizes[s];
+        row.heads = static_cast<int>(H);
+        row.corr = point[s];
+        row.replicates = replicates;
+        // A replicate whose correlation is undefined (a resample with zero variance) makes the
+        // interval undefined too, rather than silently narrowing it.
+        if (replicates == 0 || undefined[s] > 0) {
+            row.ci_lo = row.ci_hi = kNaN;
+        } else {
+            row.ci_lo = percentile_type7(draws[s], 0.025);
+            row.ci_hi = percentile_type7(draws[s], 0.975);
+        }
+    }
+    return rows;
+}
+
+void write_correlation_csv(const std::vector<CorrelationRow>& rows, const std::string& path) {
+    std::ostringstream out;
+    out << "N,heads,corr,ci_lo,ci_hi,replicates\n";
+    for (const auto& r : rows)
+        out << r.N << ',' << r.heads << ',' << format_double(r.corr) << ','
+            << format_double(r.ci_lo) << ',' << format_double(r.ci_hi) << ',' << r.replicates
+            << '\n';
+    write_file_atomic(path, out.str());
+}
+
+}  // namespace attngeo::compare

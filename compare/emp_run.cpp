@@ -1,0 +1,328 @@
+// Strict reader of `attngeo extract` folders; see emp_run.hpp. The CSVs are addressed by
+// header name and streamed row by row, since by_position.csv of a 7B model has a million rows.
+#include "compare/emp_run.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/csv.hpp"
+#include "common/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::compare {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& line) {
+    std::vector<std::string> fields;
+    std::string::size_type start = 0;
+    while (true) {
+        const auto comma = line.find(',', start);
+        std::string field =
+            line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!field.empty() && field.back() == '\r') field.pop_back();
+        fields.push_back(std::move(field));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return fields;
+}
+
+// One data row of a header-addressed CSV; every accessor names file, line and column on error.
+class CsvRow {
+  public:
+    CsvRow(const std::string& path, int line, const std::vector<std::string>& header,
+           const std::vector<std::string>& fields)
+        : path_(path), line_(line), header_(header), fields_(fields) {}
+
+    double number(int column) const { return parse_finite_double(fields_[column], where(column)); }
+    std::int64_t integer(int column) const {
+        const std::string& text = fields_[column];
+        errno = 0;
+        char* end = nullptr;
+        const long long value = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || end != text.c_str() + text.size() || errno != 0)
+            throw InputError(where(column) + ": '" + text + "' is not an integer");
+        return value;
+    }
+    const std::string& text(int column) const { return fields_[column]; }
+    std::string where(int column) const {
+        return path_ + " line " + std::to_string(line_) + " column '" + header_[column] + "'";
+    }
+    std::string where() const { return path_ + " line " + std::to_string(line_); }
+
+  private:
+    const std::string& path_;
+    int line_;
+    const std::vector<std::string>& header_;
+    const std::vector<std::string>& fields_;
+};
+
+// Streams `path`: checks the header holds `required` (returned as column indices in that
+// order) and that every row has the header's width, then calls `visit` per row.
+void for_each_row(const std::string& path, const std::vector<std::string>& required,
+                  const std::function<void(const CsvRow&, const std::vector<int>&)>& visit) {
+    std::ifstream in(path);
+    if (!in) throw InputError(path + ": cannot open file (expected an attngeo extract table)");
+    std::string line;
+    if (!std::getline(in, line)) throw InputError(path + ": empty file, expected a header line");
+    const auto header = split_commas(line);
+    std::vector<int> columns;
+    for (const auto& name : required) {
+        const auto it = std::find(header.begin(), header.end(), name);
+        if (it == header.end())
+            throw InputError(path + ": missing column '" + name + "' in the header");
+        columns.push_back(static_cast<int>(it - header.begin()));
+    }
+    int number = 1, rows = 0;
+    while (std::getline(in, line)) {
+        ++number;
+        if (line.empty() || line == "\r") continue;
+        const auto fields = split_commas(line);
+        if (fields.size() != header.size()) {
+            throw InputError(path + " line " + std::to_string(number) + ": " +
+                             std::to_string(fields.size()) + " fields, expected " +
+                             std::to_string(header.size()) + " like the header (ragged row)");
+        }
+        visit(CsvRow(path, number, header, fields), columns);
+        ++rows;
+    }
+    if (rows == 0) throw InputError(path + ": no data rows");
+}
+
+int json_int(const nlohmann::json& manifest, const std::string& path, const char* section,
+             const char* key, int minimum) {
+    const std::string name = std::string(section) + "." + key;
+    if (!manifest.contains(section) || !manifest.at(section).is_object() ||
+        !manifest.at(section).contains(key) || !manifest.at(section).at(key).is_number_integer())
+        throw InputError(path + ": missing integer '" + name + "'");
+    const auto value = manifest.at(section).at(key).get<std::int64_t>();
+    if (value < minimum || value > 1 << 24)
+        throw InputError(path + ": '" + name + "' = " + std::to_string(value) + ", expected " +
+                         std::to_string(minimum) + ".." + std::to_string(1 << 24));
+    return static_cast<int>(value);
+}
+
+// (layer, head) of a row, range-checked against the manifest.
+std::size_t head_index(const CsvRow& row, int layer_column, int head_column, int layers,
+                       int heads) {
+    const auto layer = row.integer(layer_column), head = row.integer(head_column);
+    if (layer < 0 || layer >= layers)
+        throw InputError(row.where(layer_column) + ": layer " + std::to_string(layer) +
+                         ", expected 0.." + std::to_string(layers - 1) + " (manifest.json)");
+    if (head < 0 || head >= heads)
+        throw InputError(row.where(head_column) + ": head " + std::to_string(head) +
+                         ", expected 0.." + std::to_string(heads - 1) + " (manifest.json)");
+    return static_cast<std::size_t>(layer) * heads + static_cast<std::size_t>(head);
+}
+
+std::string head_name(std::size_t index, int heads) {
+    return "layer " + std::to_string(index / heads) + " head " + std::to_string(index % heads);
+}
+
+void read_heads(const std::string& path, EmpiricalRun& run) {
+    std::vector<char> seen(run.rows.size(), 0);
+    for_each_row(path,
+                 {"layer", "head", "kv_head", "docs", "norm_mean", "norm_median", "cv_positional",
+                  "cv_pooled", "lambda", "rho0", "sink_mass", "last_mass", "m_sink", "m_last",
+                  "m_rest", "regime"},
+                 [&](const CsvRow& row, const std::vector<int>& c) {
+                     const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+                     if (seen[index])
+                         throw InputError(row.where() + ": " + head_name(index, run.heads) +
+                                          " appears twice");
+                     seen[index] = 1;
+                     EmpiricalHead& h = run.rows[index];
+                     h.kv_head = static_cast<int>(row.integer(c[2]));
+                     h.docs = row.integer(c[3]);
+                     if (h.docs < 1)
+                         throw InputError(row.where(c[3]) + ": expected at least 1 document");
+                     double* targets[] = {&h.norm_mean, &h.norm_median, &h.cv_positional,
+                                          &h.cv_pooled, &h.lambda,      &h.rho0,
+                                          &h.sink_mass, &h.last_mass,   &h.m_sink,
+                                          &h.m_last,    &h.m_rest};
+                     for (int k = 0; k < 11; ++k)
+                         *targets[k] = row.number(c[4 + k]);
+                     h.regime = row.text(c[15]);
+                     if (h.regime != "Retriever" && h.regime != "Mixer" && h.regime != "Reset")
+                         throw InputError(row.where(c[15]) + ": '" + h.regime +
+                                          "', expected Retriever, Mixer or Reset");
+                 });
+    for (std::size_t i = 0; i < seen.size(); ++i)
+        if (!seen[i]) throw InputError(path + ": no row for " + head_name(i, run.heads));
+}
+
+void read_pr(const std::string& path, EmpiricalRun& run) {
+    // N grid: collected per head, then required to be the same for every head.
+    std::vector<std::map<int, std::array<double, 6>>> by_head(run.rows.size());
+    for_each_row(
+        path, {"layer", "head", "N", "P_mean", "P_se", "R_mean", "R_se", "Fmax_mean", "Fmin_mean"},
+        [&](const CsvRow& row, const std::vector<int>& c) {
+            const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+            const auto N = row.integer(c[2]);
+            if (N < 1 || N > run.context)
+                throw InputError(row.where(c[2]) + ": N = " + std::to_string(N) + ", expected 1.." +
+                                 std::to_string(run.context));
+            std::array<double, 6> values{};
+            for (int k = 0; k < 6; ++k)
+                values[k] = row.number(c[3 + k]);
+            if (!by_head[index].emplace(static_cast<int>(N), values).second)
+                throw InputError(row.where() + ": " + head_name(index, run.heads) +
+                                 " N = " + std::to_string(N) + " appears twice");
+        });
+    for (const auto& [N, values] : by_head[0])
+        run.sizes.push_back(N);
+    for (std::size_t i = 0; i < by_head.size(); ++i) {
+        const auto& rows = by_head[i];
+        bool same = rows.size() == run.sizes.size();
+        std::size_t k = 0;
+        for (auto it = rows.begin(); same && it != rows.end(); ++it, ++k)
+            same = it->first == run.sizes[k];
+        if (!same)
+            throw InputError(path + ": " + head_name(i, run.heads) + " has " +
+                             std::to_string(rows.size()) +
+                             " N values, expected the same N grid as layer 0 head 0 (" +
+                             std::to_string(run.sizes.size()) + " values)");
+        EmpiricalHead& h = run.rows[i];
+        for (const auto& [N, v] : rows) {
+            h.P_mean.push_back(v[0]);
+            h.P_se.push_back(v[1]);
+            h.R_mean.push_back(v[2]);
+            h.R_se.push_back(v[3]);
+            h.Fmax_mean.push_back(v[4]);
+            h.Fmin_mean.push_back(v[5]);
+        }
+    }
+}
+
+void read_by_position(const std::string& path, EmpiricalRun& run) {
+    const std::size_t n = run.context;
+    std::vector<std::vector<char>> seen(run.rows.size(), std::vector<char>(n, 0));
+    for (auto& h : run.rows) {
+        h.norm_by_position.assign(n, 0);
+        h.alpha_by_position.assign(n, 0);
+        h.contrib_by_position.assign(n, 0);
+    }
+    for_each_row(path, {"layer", "head", "pos", "norm_mean", "alpha_mean", "contrib_mean"},
+                 [&](const CsvRow& row, const std::vector<int>& c) {
+                     const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+                     const auto pos = row.integer(c[2]);
+                     if (pos < 0 || pos >= static_cast<std::int64_t>(n))
+                         throw InputError(row.where(c[2]) + ": position " + std::to_string(pos) +
+                                          ", expected 0.." + std::to_string(n - 1) +
+                                          " (manifest.json parameters.context)");
+                     if (seen[index][pos])
+                         throw InputError(row.where() + ": " + head_name(index, run.heads) +
+                                          " position " + std::to_string(pos) + " appears twice");
+                     seen[index][pos] = 1;
+                     EmpiricalHead& h = run.rows[index];
+                     h.norm_by_position[pos] = row.number(c[3]);
+                     h.alpha_by_position[pos] = row.number(c[4]);
+                     h.contrib_by_position[pos] = row.number(c[5]);
+                     if (h.alpha_by_position[pos] < 0 || h.norm_by_position[pos] < 0)
+                         throw InputError(row.where() + ": negative alpha_mean or norm_mean");
+                 });
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+        const auto missing = std::find(seen[i].begin(), seen[i].end(), 0);
+        if (missing != seen[i].end())
+            throw InputError(path + ": no row for " + head_name(i, run.heads) + " position " +
+                             std::to_string(missing - seen[i].begin()) +
+                             " (expected positions 0.." + std::to_string(n - 1) + ")");
+        double total = 0;
+        for (double a : run.rows[i].alpha_by_position)
+            total += a;
+        if (!(std::abs(total - 1) <= 1e-3))
+            throw InputError(path + ": " + head_name(i, run.heads) + " alpha_mean sums to " +
+                             std::to_string(total) + ", expected 1 (within 1e-3)");
+    }
+}
+
+void read_cos_by_lag(const std::string& path, EmpiricalRun& run) {
+    std::vector<std::map<int, std::pair<double, std::int64_t>>> by_head(run.rows.size());
+    for_each_row(
+        path, {"layer", "head", "lag", "cos_mean", "pairs"},
+        [&](const CsvRow& row, const std::vector<int>& c) {
+            const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+            const auto lag = row.integer(c[2]);
+            if (lag < 1 || lag >= run.context)
+                throw InputError(row.where(c[2]) + ": lag " + std::to_string(lag) +
+                                 ", expected 1.." + std::to_string(run.context - 1));
+            const double cosine = row.number(c[3]);
+            if (std::abs(cosine) > 1 + 1e-9)
+                throw InputError(row.where(c[3]) + ": " + std::to_string(cosine) +
+                                 ", expected a cosine in [-1, 1]");
+            if (!by_head[index]
+                     .emplace(static_cast<int>(lag), std::make_pair(cosine, row.integer(c[4])))
+                     .second)
+                throw InputError(row.where() + ": " + head_name(index, run.heads) + " lag " +
+                                 std::to_string(lag) + " appears twice");
+        });
+    run.max_lag = static_cast<int>(by_head[0].size());
+    for (std::size_t i = 0; i < by_head.size(); ++i) {
+        const auto& lags = by_head[i];
+        // Lags must be exactly 1..K, the same K for every head.
+        if (static_cast<int>(lags.size()) != run.max_lag || lags.empty() ||
+            lags.begin()->first != 1 || lags.rbegin()->first != run.max_lag)
+            throw InputError(path + ": " + head_name(i, run.heads) + " does not have lags 1.." +
+                             std::to_string(run.max_lag) + " like layer 0 head 0");
+        for (const auto& [lag, value] : lags) {
+            run.rows[i].cos_by_lag.push_back(value.first);
+            run.rows[i].pairs_by_lag.push_back(value.second);
+        }
+    }
+}
+
+}  // namespace
+
+EmpiricalRun read_empirical_run(const std::string& dir) {
+    EmpiricalRun run;
+    run.dir = dir;
+    if (!fs::is_directory(dir))
+        throw InputError("--emp '" + dir + "': not a folder (expected an attngeo extract folder)");
+    const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
+    {
+        std::ifstream in(manifest_path);
+        if (!in)
+            throw InputError(manifest_path +
+                             ": cannot open file (expected an attngeo extract folder)");
+        try {
+            run.manifest = nlohmann::json::parse(in);
+        } catch (const std::exception&) {
+            throw InputError(manifest_path + ": not valid JSON");
+        }
+    }
+    if (!run.manifest.is_object() || !run.manifest.contains("kind") ||
+        run.manifest.at("kind") != "extract")
+        throw InputError(manifest_path + ": kind is " +
+                         (run.manifest.is_object() && run.manifest.contains("kind")
+                              ? run.manifest.at("kind").dump()
+                              : std::string("missing")) +
+                         ", expected \"extract\" (a folder written by attngeo extract)");
+    run.layers = json_int(run.manifest, manifest_path, "model", "layers", 1);
+    run.heads = json_int(run.manifest, manifest_path, "model", "heads", 1);
+    run.head_dim = json_int(run.manifest, manifest_path, "model", "head_dim", 1);
+    run.context = json_int(run.manifest, manifest_path, "parameters", "context", 2);
+    run.rows.resize(static_cast<std::size_t>(run.layers) * run.heads);
+    for (int l = 0; l < run.layers; ++l)
+        for (int h = 0; h < run.heads; ++h) {
+            run.rows[static_cast<std::size_t>(l) * run.heads + h].layer = l;
+            run.rows[static_cast<std::size_t>(l) * run.heads + h].head = h;
+        }
+    const fs::path folder(dir);
+    read_heads((folder / "heads.csv").string(), run);
+    read_pr((folder / "pr.csv").string(), run);
+    read_by_position((folder / "by_position.csv").string(), run);
+    read_cos_by_lag((folder / "cos_by_lag.csv").string(), run);
+    return run;
+}
+
+}  // namespace attngeo::compare

@@ -1,0 +1,52 @@
+// Reading an `attngeo extract` folder back (SPEC §6–7): manifest.json and the four per-head
+// tables compare needs (heads.csv, pr.csv, by_position.csv, cos_by_lag.csv), checked strictly
+// so that a truncated or hand-edited folder is an InputError naming the file, never a wrong fit.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace attngeo::compare {
+
+// Everything measured for one (layer, head).
+struct EmpiricalHead {
+    int layer = 0, head = 0, kv_head = 0;
+    std::int64_t docs = 0;  // documents averaged
+    // heads.csv: document-mean norms, their CVs, λ = ‖v_0‖ / median_{i≥1}‖v_i‖, ρ0, masses.
+    double norm_mean = 0, norm_median = 0, cv_positional = 0, cv_pooled = 0;
+    double lambda = 0, rho0 = 0, sink_mass = 0, last_mass = 0;
+    double m_sink = 0, m_last = 0, m_rest = 0;  // ‖α_0v_0‖, ‖α_Lv_L‖, ‖Σ_rest α_iv_i‖
+    std::string regime;                         // Retriever | Mixer | Reset
+    // pr.csv, over the run's N grid.                                               [S]
+    std::vector<double> P_mean, P_se, R_mean, R_se, Fmax_mean, Fmin_mean;
+    // by_position.csv, positions 0..n−1 (0 = sink, n = context).                   [n]
+    std::vector<double> norm_by_position, alpha_by_position, contrib_by_position;
+    // cos_by_lag.csv, lags 1..K.                                                   [K]
+    std::vector<double> cos_by_lag;
+    std::vector<std::int64_t> pairs_by_lag;
+};
+
+// One extract folder.
+struct EmpiricalRun {
+    std::string dir;          // as given
+    nlohmann::json manifest;  // manifest.json as read
+    int layers = 0, heads = 0, head_dim = 0;
+    int context = 0;                  // n tokens per window, sink included (L = n − 1)
+    int max_lag = 0;                  // K: lags 1..K in cos_by_lag.csv
+    std::vector<int> sizes;           // [S] the N grid of pr.csv, ascending
+    std::vector<EmpiricalHead> rows;  // [layers · heads], index layer · heads + head
+
+    const EmpiricalHead& at(int layer, int head) const {
+        return rows[static_cast<std::size_t>(layer) * heads + head];
+    }
+};
+
+// Reads `dir`. manifest.json must have kind "extract", model.layers/heads/head_dim and
+// parameters.context; every CSV must hold its named columns (any order, extra columns
+// ignored), one row per (layer, head[, N | pos | lag]) with no gaps or duplicates, finite
+// numbers only. Any defect is an InputError naming the file (with line and column where there
+// is one) and what was expected.
+EmpiricalRun read_empirical_run(const std::string& dir);
+
+}  // namespace attngeo::compare

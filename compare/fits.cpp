@@ -1,0 +1,436 @@
+// Decay and profile fits; see fits.hpp. The searches scan a grid before any local method so a
+// multimodal objective (ω of the oscillatory phase, above all) never strands the fit in the
+// first valley it meets.
+#include "compare/fits.hpp"
+
+#include <algorithm>
+#include <boost/math/tools/minima.hpp>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <string>
+
+#include "common/errors.hpp"
+#include "common/format.hpp"
+
+namespace attngeo::compare {
+namespace {
+
+constexpr int kBetaGrid = 240;  // intervals of the log-β scan
+constexpr int kBrentBits = std::numeric_limits<double>::digits / 2;
+constexpr double kPi = 3.14159265358979323846;
+
+void validate_cosines(const std::vector<double>& cosines, std::size_t minimum,
+                      const char* function) {
+    if (cosines.size() < minimum)
+        throw_domain_error(function, "got " + std::to_string(cosines.size()) +
+                                         " lags, expected at least " + std::to_string(minimum));
+    for (std::size_t k = 0; k < cosines.size(); ++k) {
+        if (!std::isfinite(cosines[k]) || std::abs(cosines[k]) > 1 + 1e-9)
+            throw_domain_error(function, "c(" + std::to_string(k + 1) +
+                                             ") = " + format_double(cosines[k]) +
+                                             ", expected a finite cosine in [-1, 1]");
+    }
+}
+
+// Minimises f(β) over [kBetaMin, kBetaMax]: a log-spaced scan, then Brent in log β on the two
+// grid cells around the best grid point. Returns the better of the two.
+template <class F>
+double minimise_over_beta(F f) {
+    const double u_lo = std::log(kBetaMin), u_hi = std::log(kBetaMax);
+    auto at = [&](int j) { return u_lo + (u_hi - u_lo) * j / kBetaGrid; };
+    int best = 0;
+    double best_value = std::numeric_limits<double>::infinity();
+    for (int j = 0; j <= kBetaGrid; ++j) {
+        const double value = f(std::exp(at(j)));
+        if (value < best_value) best_value = value, best = j;
+    }
+    const double lo = at(std::max(best - 1, 0)), hi = at(std::min(best + 1, kBetaGrid));
+    std::uintmax_t iterations = 200;
+    const auto [u, value] = boost::math::tools::brent_find_minima(
+        [&](double v) { return f(std::exp(v)); }, lo, hi, kBrentBits, iterations);
+    return value <= best_value ? std::exp(u) : std::exp(at(best));
+}
+
+double offset_c_inf(const std::vector<double>& cosines, double beta) {
+    double numerator = 0, denominator = 0;
+    for (std::size_t k = 0; k < cosines.size(); ++k) {
+        const double e = std::exp(-beta * static_cast<double>(k + 1));
+        numerator += (cosines[k] - e) * (1 - e);
+        denominator += (1 - e) * (1 - e);
+    }
+    return denominator > 0 ? numerator / denominator : 0.0;
+}
+
+double offset_sse(const std::vector<double>& cosines, double beta, double c_inf) {
+    double sse = 0;
+    for (std::size_t k = 0; k < cosines.size(); ++k) {
+        const double e = std::exp(-beta * static_cast<double>(k + 1));
+        const double r = cosines[k] - c_inf - (1 - c_inf) * e;
+        sse += r * r;
+    }
+    return sse;
+}
+
+// ---- Assumption 3 -------------------------------------------------------------------------
+
+// The data of a profile fit: y_i = log α_i, m_i = 1 where α_i > 0 (i = 1..L).
+struct LogProfile {
+    int L = 0;
+    double p_sink = 0;
+    std::vector<double> y, mask;  // [L + 1], index 0 unused
+    // Prefix sums over i = 1..k of m, m·i, m·i², m·y, m·y·i, m·y².              [L + 1]
+    std::vector<double> m, mi, mii, my, myi, myy;
+};
+
+LogProfile make_log_profile(const std::vector<double>& alpha) {
+    LogProfile p;
+    p.L = static_cast<int>(alpha.size()) - 1;
+    p.p_sink = alpha[0];
+    p.y.assign(p.L + 1, 0);
+    p.mask.assign(p.L + 1, 0);
+    for (auto* v : {&p.m, &p.mi, &p.mii, &p.my, &p.myi, &p.myy})
+        v->assign(p.L + 1, 0);
+    for (int i = 1; i <= p.L; ++i) {
+        const double m = alpha[i] > 0 ? 1.0 : 0.0;
+        const double y = alpha[i] > 0 ? std::log(alpha[i]) : 0.0;
+        p.y[i] = y;
+        p.mask[i] = m;
+        p.m[i] = p.m[i - 1] + m;
+        p.mi[i] = p.mi[i - 1] + m * i;
+        p.mii[i] = p.mii[i - 1] + m * i * static_cast<double>(i);
+        p.my[i] = p.my[i - 1] + m * y;
+        p.myi[i] = p.myi[i - 1] + m * y * i;
+        p.myy[i] = p.myy[i - 1] + m * y * y;
+    }
+    return p;
+}
+
+// The largest admissible η for (T1, T2): < 1 with an oscillatory phase (1 + η cos ωi > 0), and
+// η(L − T2) ≤ 600 so the exponential phase cannot overflow (e^600 ≈ 4e260, with room for
+// the sum over any realistic number of tokens).
+double eta_max(int L, int T1, int T2) {
+    double limit = T1 < T2 ? 0.999 : 20.0;
+    if (L > T2) limit = std::min(limit, 600.0 / (L - T2));
+    return T2 == L && T1 == T2 ? 0.0 : limit;
+}
+
+// Sums of the oscillatory regressor f_i = cos(ωi) over a range, with y.
+struct CosineSums {
+    double c = 0, cc = 0, yc = 0;
+};
+
+// Linearised model log α_i ≈ c + η f_i with free offset c and η ∈ [0, η_max]: returns the SSE
+// of the least-squares fit from the sums of the three phases.
+struct LinearFit {
+    double sse = std::numeric_limits<double>::infinity();
+    double eta = 0;
+};
+
+LinearFit linear_fit(const LogProfile& p, int T1, int T2, const CosineSums& osc) {
+    const int L = p.L;
+    const double n = p.m[L], sy = p.my[L], syy = p.myy[L];
+    const double count = p.m[L] - p.m[T2], si = p.mi[L] - p.mi[T2], sii = p.mii[L] - p.mii[T2];
+    const double sy_e = p.my[L] - p.my[T2], syi = p.myi[L] - p.myi[T2];
+    const double t = T2;
+    const double sf = osc.c + (si - t * count);
+    const double sff = osc.cc + (sii - 2 * t * si + t * t * count);
+    const double syf = osc.yc + (syi - t * sy_e);
+    const double var_f = sff - sf * sf / n, cov = syf - sy * sf / n, syy_c = syy - sy * sy / n;
+    LinearFit fit;
+    const double limit = eta_max(L, T1, T2);
+    fit.eta = var_f > 1e-12 * (sff + 1) ? std::clamp(cov / var_f, 0.0, limit) : 0.0;
+    fit.sse = std::max(syy_c - 2 * fit.eta * cov + fit.eta * fit.eta * var_f, 0.0);
+    return fit;
+}
+
+// Σ over (T1, T2] of m·cos(ωi), m·cos², m·y·cos, by rotating e^{iωk} (error ~ k·ε).
+CosineSums cosine_sums(const LogProfile& p, int T1, int T2, double omega) {
+    CosineSums s;
+    const std::complex<double> step(std::cos(omega), std::sin(omega));
+    std::complex<double> z = std::polar(1.0, omega * (T1 + 1));
+    for (int i = T1 + 1; i <= T2; ++i, z *= step) {
+        const double c = z.real() * p.mask[i];
+        s.c += c;
+        s.cc += c * c;
+        s.yc += c * p.y[i];
+    }
+    return s;
+}
+
+struct Candidate {
+    int T1 = 0, T2 = 0;
+    double omega = 0, eta = 0;
+    double sse = std::numeric_limits<double>::infinity();
+};
+
+// Step (1): the coarse (T1, T2) grid against every ω of the grid, with per-ω prefix sums.
+Candidate coarse_search(const LogProfile& p, int omega_steps) {
+    const int L = p.L;
+    const int step = std::max(1, (L + 31) / 32);
+    std::vector<int> grid;
+    for (int t = 0; t < L; t += step)
+        grid.push_back(t);
+    grid.push_back(L);
+    Candidate best;
+    std::vector<double> pc(L + 1), pcc(L + 1), pyc(L + 1);
+    for (int j = 0; j <= omega_steps; ++j) {
+        const double omega = kPi * j / omega_steps;
+        const std::complex<double> rotation(std::cos(omega), std::sin(omega));
+        std::complex<double> z = rotation;
+        for (int i = 1; i <= L; ++i, z *= rotation) {
+            const double c = z.real() * p.mask[i];
+            pc[i] = pc[i - 1] + c;
+            pcc[i] = pcc[i - 1] + c * c;
+            pyc[i] = pyc[i - 1] + c * p.y[i];
+        }
+        for (std::size_t a = 0; a < grid.size(); ++a) {
+            for (std::size_t b = a; b < grid.size(); ++b) {
+                const int T1 = grid[a], T2 = grid[b];
+                if (T1 == T2 && j > 0) continue;  // ω plays no part without an oscillatory phase
+                const CosineSums osc{pc[T2] - pc[T1], pcc[T2] - pcc[T1], pyc[T2] - pyc[T1]};
+                const LinearFit fit = linear_fit(p, T1, T2, osc);
+                if (fit.sse < best.sse) best = {T1, T2, omega, fit.eta, fit.sse};
+            }
+        }
+    }
+    return best;
+}
+
+// Step (2): every (T1, T2) within ±radius of `from` at ω fixed.
+Candidate refine_thresholds(const LogProfile& p, const Candidate& from, int radius) {
+    Candidate best = from;
+    const int L = p.L;
+    std::vector<double> pc(L + 1), pcc(L + 1), pyc(L + 1);
+    const std::complex<double> rotation(std::cos(from.omega), std::sin(from.omega));
+    std::complex<double> z = rotation;
+    for (int i = 1; i <= L; ++i, z *= rotation) {
+        const double c = z.real() * p.mask[i];
+        pc[i] = pc[i - 1] + c;
+        pcc[i] = pcc[i - 1] + c * c;
+        pyc[i] = pyc[i - 1] + c * p.y[i];
+    }
+    for (int T1 = std::max(0, from.T1 - radius); T1 <= std::min(L, from.T1 + radius); ++T1) {
+        for (int T2 = std::max(T1, from.T2 - radius); T2 <= std::min(L, from.T2 + radius); ++T2) {
+            const CosineSums osc{pc[T2] - pc[T1], pcc[T2] - pcc[T1], pyc[T2] - pyc[T1]};
+            const LinearFit fit = linear_fit(p, T1, T2, osc);
+            if (fit.sse < best.sse) best = {T1, T2, from.omega, fit.eta, fit.sse};
+        }
+    }
+    return best;
+}
+
+// ω for fixed (T1, T2): the grid, then Brent on the linearised SSE around the best point.
+Candidate refine_omega(const LogProfile& p, const Candidate& from, int omega_steps) {
+    if (from.T1 == from.T2) {
+        Candidate c = from;
+        c.omega = 0;
+        return c;
+    }
+    auto sse_at = [&](double omega) {
+        return linear_fit(p, from.T1, from.T2, cosine_sums(p, from.T1, from.T2, omega));
+    };
+    Candidate best = from;
+    best.sse = sse_at(from.omega).sse;
+    for (int j = 0; j <= omega_steps; ++j) {
+        const double omega = kPi * j / omega_steps;
+        const LinearFit fit = sse_at(omega);
+        if (fit.sse < best.sse) best.omega = omega, best.eta = fit.eta, best.sse = fit.sse;
+    }
+    const double width = kPi / omega_steps;
+    std::uintmax_t iterations = 100;
+    const auto [omega, sse] = boost::math::tools::brent_find_minima(
+        [&](double w) { return sse_at(w).sse; }, std::max(0.0, best.omega - width),
+        std::min(kPi, best.omega + width), kBrentBits, iterations);
+    if (sse < best.sse) best.omega = omega, best.eta = sse_at(omega).eta, best.sse = sse;
+    return best;
+}
+
+// The exact objective: log residuals of the normalised Assumption-3 profile.
+double exact_sse(const LogProfile& p, int T1, int T2, double eta, double omega) {
+    theory::Assumption3Profile profile;
+    profile.L = p.L;
+    profile.p_sink = p.p_sink;
+    profile.T1 = T1;
+    profile.T2 = T2;
+    profile.eta = eta;
+    profile.omega = omega;
+    const double log_base = std::log(theory::assumption3_p_base(profile));
+    double sse = 0;
+    for (int i = 1; i <= p.L; ++i) {
+        if (p.mask[i] == 0) continue;
+        // log w_i directly for the exponential phase, so η(i − T2) never round-trips exp/log.
+        const double log_w =
+            i > T2 ? eta * (i - T2) : std::log(theory::assumption3_shape(profile, i));
+        const double r = p.y[i] - log_base - log_w;
+        sse += r * r;
+    }
+    return sse;
+}
+
+// Brent over η ∈ [0, η_max] at fixed (T1, T2, ω).
+Candidate polish_eta(const LogProfile& p, Candidate c, int bits) {
+    const double limit = eta_max(p.L, c.T1, c.T2);
+    if (limit <= 0) {
+        c.eta = 0;
+        c.sse = exact_sse(p, c.T1, c.T2, 0, c.omega);
+        return c;
+    }
+    std::uintmax_t iterations = 100;
+    const auto [eta, sse] = boost::math::tools::brent_find_minima(
+        [&](double e) { return exact_sse(p, c.T1, c.T2, e, c.omega); }, 0.0, limit, bits,
+        iterations);
+    const double current = exact_sse(p, c.T1, c.T2, std::min(c.eta, limit), c.omega);
+    if (sse <= current) {
+        c.eta = eta;
+        c.sse = sse;
+    } else {
+        c.eta = std::min(c.eta, limit);
+        c.sse = current;
+    }
+    return c;
+}
+
+// Step (3): alternate Brent over η and over ω (within one ω grid cell either side).
+Candidate polish(const LogProfile& p, Candidate c, double omega_width) {
+    c = polish_eta(p, c, kBrentBits);
+    if (c.T1 == c.T2) return c;
+    for (int round = 0; round < 3; ++round) {
+        std::uintmax_t iterations = 100;
+        const auto [omega, sse] = boost::math::tools::brent_find_minima(
+            [&](double w) { return exact_sse(p, c.T1, c.T2, c.eta, w); },
+            std::max(0.0, c.omega - omega_width), std::min(kPi, c.omega + omega_width), kBrentBits,
+            iterations);
+        if (sse < c.sse) c.omega = omega, c.sse = sse;
+        c = polish_eta(p, c, kBrentBits);
+    }
+    return c;
+}
+
+void validate_alpha(const std::vector<double>& alpha, const char* function) {
+    if (alpha.size() < 3)
+        throw_domain_error(function, "got " + std::to_string(alpha.size()) +
+                                         " positions, expected at least 3 (sink + 2 tokens)");
+    double total = 0;
+    int positive = 0;
+    for (std::size_t i = 0; i < alpha.size(); ++i) {
+        if (!std::isfinite(alpha[i]) || alpha[i] < 0)
+            throw_domain_error(function, "alpha[" + std::to_string(i) +
+                                             "] = " + format_double(alpha[i]) +
+                                             ", expected finite and >= 0");
+        total += alpha[i];
+        if (i > 0 && alpha[i] > 0) ++positive;
+    }
+    if (!(std::abs(total - 1) <= 1e-6))
+        throw_domain_error(function,
+                           "alpha sums to " + format_double(total) + ", expected 1 within 1e-6");
+    if (!(alpha[0] > 0 && alpha[0] < 1))
+        throw_domain_error(function,
+                           "alpha[0] = " + format_double(alpha[0]) + ", expected 0 < p_sink < 1");
+    if (positive < 2)
+        throw_domain_error(function, "only " + std::to_string(positive) +
+                                         " positive weights after the sink, expected >= 2");
+}
+
+}  // namespace
+
+double exponential_decay_sse(const std::vector<double>& cosines, double beta) {
+    double sse = 0;
+    for (std::size_t k = 0; k < cosines.size(); ++k) {
+        const double r = cosines[k] - std::exp(-beta * static_cast<double>(k + 1));
+        sse += r * r;
+    }
+    return sse;
+}
+
+DecayFit fit_exponential_decay(const std::vector<double>& cosines) {
+    validate_cosines(cosines, 1, "fit_exponential_decay");
+    DecayFit fit;
+    fit.lags = static_cast<int>(cosines.size());
+    fit.beta = minimise_over_beta([&](double b) { return exponential_decay_sse(cosines, b); });
+    for (std::size_t k = 0; k < cosines.size(); ++k)
+        fit.mae += std::abs(cosines[k] - std::exp(-fit.beta * static_cast<double>(k + 1)));
+    fit.mae /= static_cast<double>(cosines.size());
+    return fit;
+}
+
+OffsetDecayFit fit_offset_exponential_decay(const std::vector<double>& cosines) {
+    validate_cosines(cosines, 2, "fit_offset_exponential_decay");
+    OffsetDecayFit fit;
+    fit.lags = static_cast<int>(cosines.size());
+    fit.beta = minimise_over_beta(
+        [&](double b) { return offset_sse(cosines, b, offset_c_inf(cosines, b)); });
+    fit.c_inf = offset_c_inf(cosines, fit.beta);
+    for (std::size_t k = 0; k < cosines.size(); ++k) {
+        const double e = std::exp(-fit.beta * static_cast<double>(k + 1));
+        fit.mae += std::abs(cosines[k] - fit.c_inf - (1 - fit.c_inf) * e);
+    }
+    fit.mae /= static_cast<double>(cosines.size());
+    return fit;
+}
+
+double assumption3_log_sse(const std::vector<double>& alpha,
+                           const theory::Assumption3Profile& profile) {
+    const LogProfile p = make_log_profile(alpha);
+    return exact_sse(p, profile.T1, profile.T2, profile.eta, profile.omega);
+}
+
+ProfileFit fit_assumption3_profile(const std::vector<double>& alpha) {
+    validate_alpha(alpha, "fit_assumption3_profile");
+    const LogProfile p = make_log_profile(alpha);
+    const int L = p.L;
+    const int omega_steps = std::min(4096, 2 * L);
+    const int radius = std::max(1, (L + 31) / 32);
+
+    // (1) coarse grid, (2) thresholds at step 1 and ω rescanned, twice.
+    Candidate c = coarse_search(p, omega_steps);
+    for (int round = 0; round < 2; ++round) {
+        c = refine_thresholds(p, c, radius);
+        c = refine_omega(p, c, omega_steps);
+    }
+    // (3) the exact objective: (η, ω) polished, then T1, T2 moved by ±1 while that helps.
+    const double omega_width = kPi / omega_steps;
+    c.eta = std::min(c.eta, eta_max(L, c.T1, c.T2));
+    c = polish(p, c, omega_width);
+    for (int move = 0; move < 20; ++move) {
+        Candidate best = c;
+        for (int d1 = -1; d1 <= 1; ++d1) {
+            for (int d2 = -1; d2 <= 1; ++d2) {
+                Candidate next = c;
+                next.T1 += d1;
+                next.T2 += d2;
+                if ((d1 == 0 && d2 == 0) || next.T1 < 0 || next.T2 > L || next.T1 > next.T2)
+                    continue;
+                if (next.T1 == next.T2) next.omega = 0;
+                next = polish_eta(p, next, 30);
+                if (next.sse < best.sse) best = next;
+            }
+        }
+        if (!(best.sse < c.sse)) break;
+        c = polish(p, best, omega_width);
+    }
+    if (c.T1 == c.T2) c.omega = 0;
+
+    ProfileFit fit;
+    fit.profile.L = L;
+    fit.profile.p_sink = p.p_sink;
+    fit.profile.T1 = c.T1;
+    fit.profile.T2 = c.T2;
+    fit.profile.eta = c.eta;
+    fit.profile.omega = c.omega;
+    fit.p_base = theory::assumption3_p_base(fit.profile);
+    const double sse = exact_sse(p, c.T1, c.T2, c.eta, c.omega);
+    const double count = p.m[L], mean = p.my[L] / count;
+    double sst = 0;
+    for (int i = 1; i <= L; ++i)
+        if (p.mask[i] != 0) sst += (p.y[i] - mean) * (p.y[i] - mean);
+    fit.positions = static_cast<int>(count);
+    fit.rmse_log = std::sqrt(sse / count);
+    // A log profile that is constant up to rounding has no variance to explain: R² is 1 when
+    // the fit is exact to the same rounding, else 0.
+    const double rounding = count * 1e-24 * std::max(1.0, mean * mean);
+    fit.r2_log = sst > rounding ? 1 - sse / sst : (sse <= rounding ? 1.0 : 0.0);
+    return fit;
+}
+
+}  // namespace attngeo::compare

@@ -1,0 +1,508 @@
+// Tests of the extract-folder reader and of `attngeo compare` end to end, on a small synthetic
+// extract folder written here (no libtorch): every head has a known exponential cosine decay
+// and a known Assumption-3 profile, so fits.csv and profile.csv must give them back; broken
+// folders must exit 2 with one line naming the file and write nothing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/format.hpp"
+#include "common/safetensors.hpp"
+#include "compare/emp_run.hpp"
+#include "theory/models.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::compare {
+namespace {
+
+constexpr int kLayers = 2, kHeads = 2, kContext = 64, kDocs = 3, kHeadDim = 4;
+const std::vector<int> kSizes = {1, 2, 4, 8, 16, 32, 64};
+const char* const kRegimeOf[] = {"Retriever", "Mixer", "Reset", "Mixer"};
+
+// The known parameters of head i = layer · kHeads + head.
+double beta_of(int i) {
+    return 0.05 * (1 << i);
+}
+double rho0_of(int i) {
+    return 0.05 * i - 0.05;
+}
+theory::Assumption3Profile profile_of(int i) {
+    theory::Assumption3Profile p;
+    p.L = kContext - 1;
+    p.p_sink = 0.1 + 0.1 * i;
+    p.T1 = 8 + 2 * i;
+    p.T2 = 50 - i;
+    p.eta = 0.1 + 0.02 * i;
+    p.omega = 0.3 + 0.05 * i;
+    return p;
+}
+
+fs::path scratch() {
+    const fs::path dir =
+        fs::temp_directory_path() / ("attngeo_test_compare_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void put(const fs::path& path, const std::string& content) {
+    std::ofstream(path) << content;
+}
+
+HostTensor tensor(const std::string& name, DType dtype, std::vector<std::int64_t> shape,
+                  std::shared_ptr<void> data, std::size_t bytes) {
+    HostTensor t;
+    t.name = name;
+    t.dtype = dtype;
+    t.shape = std::move(shape);
+    t.data = data.get();
+    t.bytes = bytes;
+    t.owner = data;
+    return t;
+}
+
+// A complete extract folder: manifest.json, heads.csv, pr.csv, by_position.csv,
+// cos_by_lag.csv and per_doc.safetensors, with the known parameters above.
+fs::path make_extract_folder(const std::string& name) {
+    const fs::path dir = scratch() / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const nlohmann::json manifest = {
+        {"kind", "extract"},
+        {"model",
+         {{"layers", kLayers},
+          {"heads", kHeads},
+          {"kv_heads", kHeads},
+          {"head_dim", kHeadDim},
+          {"family", "synthetic"}}},
+        {"parameters", {{"context", kContext}, {"max_lag", kContext - 2}, {"N", "list"}}}};
+    put(dir / "manifest.json", manifest.dump(2));
+    std::ostringstream heads, pr, pos, lags;
+    heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,rho0,"
+             "sink_mass,last_mass,m_sink,m_last,m_rest,regime\n";
+    pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
+    pos << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
+    lags << "layer,head,lag,cos_mean,pairs\n";
+    auto f = [](double x) { return format_double(x); };
+    for (int l = 0; l < kLayers; ++l) {
+        for (int h = 0; h < kHeads; ++h) {
+            const int i = l * kHeads + h;
+            const Eigen::VectorXd alpha = theory::assumption3_weights(profile_of(i));
+            heads << l << ',' << h << ',' << h << ',' << kDocs << ",0.98,1,0.01,0.2,0.5,"
+                  << f(rho0_of(i)) << ',' << f(alpha[0]) << ',' << f(alpha[kContext - 1])
+                  << ",0.1,0.2,0.3," << kRegimeOf[i] << '\n';
+            for (std::size_t s = 0; s < kSizes.size(); ++s)
+                pr << l << ',' << h << ',' << kSizes[s] << ',' << kDocs << ',' << f(0.9 - 0.1 * s)
+                   << ",0.01," << f(0.3 + 0.1 * s) << ",0.01,0.5,0.5\n";
+            for (int p = 0; p < kContext; ++p)
+                pos << l << ',' << h << ',' << p << ',' << (p == 0 ? "0.5" : "1") << ','
+                    << f(alpha[p]) << ',' << f(alpha[p] * (p == 0 ? 0.5 : 1)) << '\n';
+            for (int k = 1; k <= kContext - 2; ++k)
+                lags << l << ',' << h << ',' << k << ',' << f(std::exp(-beta_of(i) * k)) << ','
+                     << kDocs * (kContext - 1 - k) << '\n';
+        }
+    }
+    put(dir / "heads.csv", heads.str());
+    put(dir / "pr.csv", pr.str());
+    put(dir / "by_position.csv", pos.str());
+    put(dir / "cos_by_lag.csv", lags.str());
+
+    const std::int64_t S = kSizes.size(), cells = kDocs * kLayers * kHeads;
+    auto P = std::shared_ptr<float[]>(new float[cells * S]);
+    auto R = std::shared_ptr<float[]>(new float[cells * S]);
+    auto rho0 = std::shared_ptr<float[]>(new float[cells]);
+    auto lambda = std::shared_ptr<float[]>(new float[cells]);
+    auto sizes = std::shared_ptr<std::int64_t[]>(new std::int64_t[S]);
+    for (std::int64_t c = 0; c < cells; ++c) {
+        const int head = static_cast<int>(c % (kLayers * kHeads)), doc = static_cast<int>(c / 4);
+        rho0[c] = static_cast<float>(rho0_of(head) + 0.01 * doc);
+        lambda[c] = 0.5f;
+        for (std::int64_t s = 0; s < S; ++s) {
+            P[c * S + s] = static_cast<float>(0.9 - 0.1 * s);
+            R[c * S + s] = static_cast<float>(0.3 + 0.1 * s + 0.02 * head + 0.01 * doc);
+        }
+    }
+    for (std::int64_t s = 0; s < S; ++s)
+        sizes[s] = kSizes[s];
+    const std::vector<std::int64_t> dlhs = {kDocs, kLayers, kHeads, S},
+                                    dlh = {kDocs, kLayers, kHeads};
+    write_safetensors((dir / "per_doc.safetensors").string(),
+                      {tensor("P", DType::F32, dlhs, P, cells * S * 4),
+                       tensor("R", DType::F32, dlhs, R, cells * S * 4),
+                       tensor("rho0", DType::F32, dlh, rho0, cells * 4),
+                       tensor("lambda", DType::F32, dlh, lambda, cells * 4),
+                       tensor("N", DType::I64, {S}, sizes, S * 8)});
+    return dir;
+}
+
+// Replaces the first line starting with `match` with `replacement`.
+void edit_line(const fs::path& path, const std::string& match, const std::string& replacement) {
+    std::istringstream in(slurp(path));
+    std::ostringstream out;
+    std::string line;
+    bool done = false;
+    while (std::getline(in, line)) {
+        if (!done && line.rfind(match, 0) == 0) {
+            line = replacement;
+            done = true;
+        }
+        out << line << '\n';
+    }
+    ASSERT_TRUE(done) << match;
+    put(path, out.str());
+}
+
+// Removes column `name` from the header and every row of a CSV.
+void drop_column(const fs::path& path, const std::string& name) {
+    std::istringstream in(slurp(path));
+    std::ostringstream out;
+    std::string line;
+    int column = -1;
+    while (std::getline(in, line)) {
+        std::vector<std::string> fields;
+        std::stringstream ss(line);
+        std::string field;
+        while (std::getline(ss, field, ','))
+            fields.push_back(field);
+        if (column < 0)
+            column =
+                static_cast<int>(std::find(fields.begin(), fields.end(), name) - fields.begin());
+        fields.erase(fields.begin() + column);
+        for (std::size_t k = 0; k < fields.size(); ++k)
+            out << (k ? "," : "") << fields[k];
+        out << '\n';
+    }
+    put(path, out.str());
+}
+
+std::string reader_error(const fs::path& dir) {
+    try {
+        read_empirical_run(dir.string());
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// A header-addressed CSV: rows of name → field.
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& path) {
+    std::istringstream in(slurp(path));
+    std::string line;
+    std::vector<std::string> header;
+    std::vector<std::map<std::string, std::string>> rows;
+    while (std::getline(in, line)) {
+        std::vector<std::string> fields;
+        std::stringstream ss(line);
+        std::string field;
+        while (std::getline(ss, field, ','))
+            fields.push_back(field);
+        if (header.empty()) {
+            header = fields;
+            continue;
+        }
+        std::map<std::string, std::string> row;
+        for (std::size_t k = 0; k < header.size() && k < fields.size(); ++k)
+            row[header[k]] = fields[k];
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::string first_line(const fs::path& path) {
+    std::istringstream in(slurp(path));
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+struct RunResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+RunResult run(const std::string& args) {
+    const fs::path err_path = scratch() / "stderr.txt";
+    const std::string command = std::string(ATTNGEO_EXE) + " " + args + " 2>" + err_path.string();
+    RunResult r;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buffer[4096];
+    std::size_t got;
+    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0)
+        r.out.append(buffer, got);
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = slurp(err_path);
+    return r;
+}
+
+TEST(EmpiricalRunReader, ReadsTheSyntheticFolder) {
+    const auto dir = make_extract_folder("reader_good");
+    const EmpiricalRun run = read_empirical_run(dir.string());
+    EXPECT_EQ(run.layers, kLayers);
+    EXPECT_EQ(run.heads, kHeads);
+    EXPECT_EQ(run.head_dim, kHeadDim);
+    EXPECT_EQ(run.context, kContext);
+    EXPECT_EQ(run.max_lag, kContext - 2);
+    EXPECT_EQ(run.sizes, kSizes);
+    const EmpiricalHead& h = run.at(1, 0);
+    EXPECT_EQ(h.regime, "Reset");
+    EXPECT_DOUBLE_EQ(h.rho0, rho0_of(2));
+    EXPECT_DOUBLE_EQ(h.cos_by_lag[4], std::exp(-beta_of(2) * 5));
+    EXPECT_EQ(h.pairs_by_lag[0], kDocs * (kContext - 2));
+    EXPECT_DOUBLE_EQ(h.alpha_by_position[0], profile_of(2).p_sink);
+    EXPECT_DOUBLE_EQ(h.R_mean[2], 0.3 + 0.1 * 2);
+}
+
+TEST(EmpiricalRunReader, BadFoldersNameTheFileAndWhatWasExpected) {
+    {
+        const auto dir = make_extract_folder("missing_column");
+        drop_column(dir / "heads.csv", "rho0");
+        const auto message = reader_error(dir);
+        EXPECT_NE(message.find("heads.csv"), std::string::npos) << message;
+        EXPECT_NE(message.find("missing column 'rho0'"), std::string::npos) << message;
+    }
+    {
+        const auto dir = make_extract_folder("ragged");
+        edit_line(dir / "by_position.csv", "1,1,7,", "1,1,7,1,0.01");
+        const auto message = reader_error(dir);
+        EXPECT_NE(message.find("by_position.csv line"), std::string::npos) << message;
+        EXPECT_NE(message.find("ragged"), std::string::npos) << message;
+    }
+    {
+        const auto dir = make_extract_folder("not_a_number");
+        edit_line(dir / "cos_by_lag.csv", "0,1,3,", "0,1,3,abc,100");
+        const auto message = reader_error(dir);
+        EXPECT_NE(message.find("cos_by_lag.csv line"), std::string::npos) << message;
+        EXPECT_NE(message.find("'cos_mean'"), std::string::npos) << message;
+    }
+    {
+        const auto dir = make_extract_folder("nan_cell");
+        edit_line(dir / "pr.csv", "0,0,4,", "0,0,4,3,nan,0,0.5,0,0.5,0.5");
+        const auto message = reader_error(dir);
+        EXPECT_NE(message.find("pr.csv line"), std::string::npos) << message;
+        EXPECT_NE(message.find("'P_mean'"), std::string::npos) << message;
+    }
+    {
+        const auto dir = make_extract_folder("missing_position");
+        edit_line(dir / "by_position.csv", "0,1,9,", "0,1,8,1,0.01,0.01");  // 8 twice, no 9
+        const auto message = reader_error(dir);
+        EXPECT_NE(message.find("by_position.csv"), std::string::npos) << message;
+        EXPECT_NE(message.find("position 8 appears twice"), std::string::npos) << message;
+    }
+    {
+        const auto dir = make_extract_folder("missing_head");
+        edit_line(dir / "heads.csv", "1,1,", "");
+        const auto message = reader_error(dir);
+        EXPECT_NE(message.find("heads.csv: no row for layer 1 head 1"), std::string::npos)
+            << message;
+    }
+    {
+        const auto dir = make_extract_folder("wrong_kind");
+        put(dir / "manifest.json", R"({"kind": "simulate"})");
+        const auto message = reader_error(dir);
+        EXPECT_NE(message.find("manifest.json"), std::string::npos) << message;
+        EXPECT_NE(message.find("expected \"extract\""), std::string::npos) << message;
+    }
+    {
+        const auto dir = make_extract_folder("missing_file");
+        fs::remove(dir / "pr.csv");
+        const auto message = reader_error(dir);
+        EXPECT_NE(message.find("pr.csv: cannot open"), std::string::npos) << message;
+    }
+    EXPECT_NE(reader_error(scratch() / "no_such_folder").find("not a folder"), std::string::npos);
+}
+
+TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
+    const auto dir = make_extract_folder("cli_good");
+    const fs::path out = scratch() / "cli_good_out";
+    fs::remove_all(out);
+    const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string() +
+                            " --replicates 50 --threads 2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+
+    const std::map<std::string, std::string> headers = {
+        {"fits.csv",
+         "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,cv_pooled,rho0"},
+        {"profile.csv", "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log"},
+        {"bounds.csv",
+         "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,P_inside,"
+         "R_inside"},
+        {"envelope.csv", "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper"},
+        {"agreement.csv", "variant,scope,layer,points,inside,fraction,worst_excess"},
+        {"violations.csv", "variant,layer,head,N,metric,value,lower,upper,excess"},
+        {"corr_rho0.csv", "N,heads,corr,ci_lo,ci_hi,replicates"},
+        {"regimes.csv", "layer,head,regime,m_sink,m_last,m_rest,sink_mass,last_mass"},
+        {"regime_counts.csv", "layer,Retriever,Mixer,Reset"},
+        {"pr_by_regime.csv", "regime,N,heads,P_mean,R_mean"},
+        {"contrib_by_regime.csv", "regime,pos,heads,alpha_mean,contrib_mean"}};
+    for (const auto& [file, header] : headers)
+        EXPECT_EQ(first_line(out / file), header) << file;
+    for (const char* file : {"kappa.json", "fitted_params.json", "manifest.json"})
+        EXPECT_TRUE(fs::is_regular_file(out / file)) << file;
+
+    double worst_beta = 0, worst_eta = 0;
+    const auto fits = read_csv(out / "fits.csv");
+    ASSERT_EQ(fits.size(), 4u);
+    for (const auto& row : fits) {
+        const int i = std::stoi(row.at("layer")) * kHeads + std::stoi(row.at("head"));
+        const double beta = std::stod(row.at("beta"));
+        worst_beta = std::max(worst_beta, std::abs(beta - beta_of(i)) / beta_of(i));
+        EXPECT_NEAR(beta, beta_of(i), 1e-6 * beta_of(i)) << i;
+        EXPECT_LT(std::stod(row.at("mae")), 1e-8) << i;
+        EXPECT_NEAR(std::stod(row.at("beta_offset")), beta_of(i), 1e-5 * beta_of(i)) << i;
+        EXPECT_NEAR(std::stod(row.at("c_inf")), 0, 1e-6) << i;
+        EXPECT_DOUBLE_EQ(std::stod(row.at("rho0")), rho0_of(i));
+        EXPECT_DOUBLE_EQ(std::stod(row.at("lambda")), 0.5);
+        EXPECT_DOUBLE_EQ(std::stod(row.at("C")), 1.0);
+    }
+    const auto profiles = read_csv(out / "profile.csv");
+    ASSERT_EQ(profiles.size(), 5u);
+    EXPECT_EQ(profiles.back().at("layer"), "-1");
+    EXPECT_EQ(profiles.back().at("head"), "-1");
+    for (std::size_t k = 0; k < 4; ++k) {
+        const auto& row = profiles[k];
+        const int i = std::stoi(row.at("layer")) * kHeads + std::stoi(row.at("head"));
+        const auto truth = profile_of(i);
+        EXPECT_NEAR(std::stod(row.at("p_sink")), truth.p_sink, 1e-12) << i;
+        EXPECT_NEAR(std::stoi(row.at("T1")), truth.T1, 2) << i;
+        EXPECT_NEAR(std::stoi(row.at("T2")), truth.T2, 1) << i;
+        EXPECT_NEAR(std::stod(row.at("eta")), truth.eta, 1e-3 * truth.eta) << i;
+        EXPECT_NEAR(std::stod(row.at("omega")), truth.omega, 1e-3 * truth.omega) << i;
+        EXPECT_GT(std::stod(row.at("r2_log")), 0.9999) << i;
+        worst_eta = std::max(worst_eta, std::abs(std::stod(row.at("eta")) - truth.eta) / truth.eta);
+    }
+    std::cout << "largest relative beta error: " << worst_beta
+              << ", largest relative eta error: " << worst_eta << "\n";
+
+    const auto counts = read_csv(out / "regime_counts.csv");
+    ASSERT_EQ(counts.size(), 2u);
+    EXPECT_EQ(counts[0].at("Retriever"), "1");
+    EXPECT_EQ(counts[0].at("Mixer"), "1");
+    EXPECT_EQ(counts[1].at("Reset"), "1");
+    EXPECT_EQ(counts[1].at("Mixer"), "1");
+    const auto by_regime = read_csv(out / "pr_by_regime.csv");
+    ASSERT_EQ(by_regime.size(), 3 * kSizes.size());
+    for (const auto& row : by_regime)
+        if (row.at("regime") == "Mixer") {
+            EXPECT_EQ(row.at("heads"), "2");
+        }
+
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    EXPECT_EQ(manifest.at("kind"), "compare");
+    EXPECT_EQ(manifest.at("emp"), fs::absolute(dir).lexically_normal().string());
+    EXPECT_TRUE(manifest.at("sim").is_null());
+    EXPECT_FALSE(manifest.at("decisions").empty());
+
+    // The simulate command of fitted_params.json runs as printed (with a short budget).
+    const auto params = nlohmann::json::parse(slurp(out / "fitted_params.json"));
+    EXPECT_EQ(params.at("L"), kContext - 1);
+    EXPECT_EQ(params.at("d"), kHeadDim);
+    std::string command = params.at("simulate_command");
+    ASSERT_EQ(command.rfind("attngeo simulate ", 0), 0u) << command;
+    const auto at_out = command.find(" --out sim_fitted");
+    ASSERT_NE(at_out, std::string::npos) << command;
+    command = command.substr(8, at_out - 8) + " --trials 4 --N 1,2 --out " +
+              (scratch() / "sim_fitted").string();
+    const RunResult sim = run(command);
+    EXPECT_EQ(sim.exit_code, 0) << command << "\n" << sim.err;
+}
+
+TEST(CompareCli, TheSimFolderIsCheckedAndRecorded) {
+    const auto dir = make_extract_folder("cli_sim");
+    const fs::path sim = scratch() / "cli_sim_run";
+    fs::remove_all(sim);
+    ASSERT_EQ(run("simulate --d 4 --L 15 --T1 2 --T2 10 --trials 4 --N 1,2 --kappa 1 --out " +
+                  sim.string())
+                  .exit_code,
+              0);
+    const fs::path out = scratch() / "cli_sim_out";
+    fs::remove_all(out);
+    const RunResult good = run("compare --emp " + dir.string() + " --sim " + sim.string() +
+                               " --out " + out.string() + " --replicates 0 --kappa 0.5");
+    ASSERT_EQ(good.exit_code, 0) << good.err;
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    EXPECT_EQ(manifest.at("sim"), fs::absolute(sim).lexically_normal().string());
+    EXPECT_EQ(manifest.at("parameters").at("kappa"), 0.5);
+
+    const fs::path bad_out = scratch() / "cli_sim_bad_out";
+    fs::remove_all(bad_out);
+    const RunResult bad = run("compare --emp " + dir.string() + " --sim " + dir.string() +
+                              " --out " + bad_out.string());
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    EXPECT_NE(bad.err.find("manifest.json"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("expected \"simulate\""), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(bad_out));
+}
+
+TEST(CompareCli, BrokenFoldersExitTwoNamingTheFileAndWriteNothing) {
+    struct Breakage {
+        std::string name, file;
+        std::function<void(const fs::path&)> apply;
+    };
+    const std::vector<Breakage> cases = {
+        {"no_column", "heads.csv",
+         [](const fs::path& d) { drop_column(d / "heads.csv", "regime"); }},
+        {"ragged", "pr.csv",
+         [](const fs::path& d) { edit_line(d / "pr.csv", "1,0,8,", "1,0,8,3,0.5"); }},
+        {"bad_regime", "heads.csv",
+         [](const fs::path& d) {
+             std::string text = slurp(d / "heads.csv");
+             text.replace(text.find("Reset"), 5, "Sleeper");
+             put(d / "heads.csv", text);
+         }},
+        {"no_per_doc", "per_doc.safetensors",
+         [](const fs::path& d) { fs::remove(d / "per_doc.safetensors"); }},
+        {"truncated_per_doc", "per_doc.safetensors",
+         [](const fs::path& d) {
+             const std::string bytes = slurp(d / "per_doc.safetensors");
+             put(d / "per_doc.safetensors", bytes.substr(0, bytes.size() / 2));
+         }},
+        {"no_manifest", "manifest.json",
+         [](const fs::path& d) { fs::remove(d / "manifest.json"); }},
+    };
+    for (const Breakage& b : cases) {
+        const auto dir = make_extract_folder("broken_" + b.name);
+        b.apply(dir);
+        const fs::path out = scratch() / ("broken_out_" + b.name);
+        fs::remove_all(out);
+        const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string());
+        EXPECT_EQ(r.exit_code, 2) << b.name << ": " << r.err;
+        EXPECT_NE(r.err.find(b.file), std::string::npos) << b.name << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << b.name << ": " << r.err;
+        EXPECT_FALSE(fs::exists(out)) << b.name;
+    }
+    // Bad flags.
+    const auto dir = make_extract_folder("bad_flags");
+    const fs::path out = scratch() / "bad_flags_out";
+    for (const std::string flags :
+         {"--max-lag-fit 1", "--replicates -1", "--kappa -2", "--cosines exact", "--threads -1"}) {
+        const RunResult r =
+            run("compare --emp " + dir.string() + " --out " + out.string() + " " + flags);
+        EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
+        EXPECT_NE(r.err.find(flags.substr(0, flags.find(' '))), std::string::npos)
+            << flags << ": " << r.err;
+        EXPECT_FALSE(fs::exists(out)) << flags;
+    }
+}
+
+}  // namespace
+}  // namespace attngeo::compare

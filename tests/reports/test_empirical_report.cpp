@@ -1,0 +1,355 @@
+// Tests for the extract and compare sections of reports/: from small synthetic folders with
+// known numbers, every referenced file exists, the figure data are those numbers aggregated
+// over heads, a compare folder whose extract folder is gone still reports (with a warning),
+// and a compare folder without one of its own files is an InputError naming it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "reports/report.hpp"
+
+namespace fs = std::filesystem;
+using namespace attngeo;
+
+namespace {
+
+fs::path scratch() {
+    const fs::path dir =
+        fs::temp_directory_path() / ("attngeo_test_emp_report_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::string slurp(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write(const fs::path& path, const std::string& text) {
+    std::ofstream(path) << text;
+}
+
+// Every href/src that is not an anchor or URL must name an existing, non-empty file (as in
+// test_reports.cpp).
+int check_references(const fs::path& out, const std::string& html) {
+    const std::regex reference(R"((?:href|src)=\"([^\"#][^\"]*)\")");
+    int checked = 0;
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), reference);
+         it != std::sregex_iterator(); ++it) {
+        const std::string target = (*it)[1];
+        if (target.rfind("http", 0) == 0) continue;
+        const fs::path file = out / target;
+        EXPECT_TRUE(fs::exists(file)) << target;
+        if (fs::exists(file)) {
+            EXPECT_GT(fs::file_size(file), 0u) << target;
+        }
+        ++checked;
+    }
+    return checked;
+}
+
+std::size_t count(const std::string& haystack, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = haystack.find(needle); at != std::string::npos;
+         at = haystack.find(needle, at + 1))
+        ++n;
+    return n;
+}
+
+// The data rows of a figure .dat file (comment lines skipped), split on spaces.
+std::vector<std::vector<std::string>> dat_rows(const fs::path& path) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(slurp(path));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream fields(line);
+        std::vector<std::string> row;
+        std::string field;
+        while (fields >> field)
+            row.push_back(field);
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// A synthetic extract folder: 2 layers × 3 heads, 8 positions, N = 1..8. Head k = 3·layer +
+// head has sink norm 0.5 + 0.1k (mean over heads 0.75) and P(N) = 1/N + 0.01k. Regimes:
+// layer 0 Retriever, Mixer, Reset; layer 1 Mixer, Mixer, Reset. Head (0, 0) is the clearest
+// Retriever, (1, 1) the clearest Mixer, (1, 2) the clearest Reset.
+const int kPositions = 8;
+const char* kRegime[6] = {"Retriever", "Mixer", "Reset", "Mixer", "Mixer", "Reset"};
+const double kMagnitudes[6][3] = {  // m_sink, m_last, m_rest
+    {0.1, 0.8, 0.1},   {0.2, 0.3, 0.5}, {0.5, 0.1, 0.4},
+    {0.3, 0.35, 0.35}, {0.1, 0.4, 0.7}, {0.45, 0.0, 0.55}};
+
+fs::path make_extract(const std::string& name) {
+    const fs::path dir = scratch() / name;
+    fs::create_directories(dir);
+    std::ostringstream heads, pr, by_position, cos, diag;
+    heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,rho0,"
+             "sink_mass,last_mass,m_sink,m_last,m_rest,regime\n";
+    pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
+    by_position << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
+    cos << "layer,head,lag,cos_mean,pairs\n";
+    diag << "layer,head,N,s_norm,s_norm_no_sink,s_norm_no_last,cos_s_v0,cos_s_vL\n";
+    for (int k = 0; k < 6; ++k) {
+        const int layer = k / 3, head = k % 3;
+        const auto& m = kMagnitudes[k];
+        heads << layer << ',' << head << ",0,4,2,2," << 0.02 + 0.01 * k << ',' << 0.2 + 0.05 * k
+              << ',' << 0.25 << ',' << 0.1 * k << ",0.3,0.1," << m[0] << ',' << m[1] << ',' << m[2]
+              << ',' << kRegime[k] << '\n';
+        for (int N = 1; N <= kPositions; ++N) {
+            pr << layer << ',' << head << ',' << N << ",4," << 1.0 / N + 0.01 * k << ",0,"
+               << 1.0 - 0.5 / N << ",0,0.5,0.5\n";
+            diag << layer << ',' << head << ',' << N << ',' << 1.0 + 0.1 * N << ',' << 0.9 << ','
+                 << 0.8 << ',' << 0.5 << ',' << -0.2 << '\n';
+        }
+        for (int p = 0; p < kPositions; ++p) {
+            const double norm = p == 0 ? 0.5 + 0.1 * k : 2.0 + 0.01 * p;
+            const double alpha = p == 0 ? 0.3 : 0.1;
+            by_position << layer << ',' << head << ',' << p << ',' << norm << ',' << alpha << ','
+                        << alpha * norm << '\n';
+        }
+        for (int lag = 1; lag < kPositions - 1; ++lag)
+            cos << layer << ',' << head << ',' << lag << ',' << std::exp(-0.3 * lag) + 0.01 * k
+                << ",10\n";
+    }
+    write(dir / "heads.csv", heads.str());
+    write(dir / "pr.csv", pr.str());
+    write(dir / "by_position.csv", by_position.str());
+    write(dir / "cos_by_lag.csv", cos.str());
+    write(dir / "diag.csv", diag.str());
+    write(dir / "manifest.json",
+          R"({"kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
+              "kv_heads": 1, "head_dim": 4, "vocab": 32, "path": "synthetic.bin"},
+              "parameters": {"context": 8}, "documents": {"windows_used": 4},
+              "decisions": ["synthetic test data"], "version": "test", "git_commit": "none",
+              "command": "test"})");
+    return dir;
+}
+
+// A synthetic compare folder per docs/compare-outputs.md, pointing at `emp`.
+fs::path make_compare(const std::string& name, const std::string& emp, const std::string& sim) {
+    const fs::path dir = scratch() / name;
+    fs::create_directories(dir);
+    std::ostringstream fits, profile, bounds, envelope, regimes, counts, pr_regime, contrib;
+    fits << "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,cv_pooled,"
+            "rho0\n";
+    profile << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log\n";
+    for (int k = 0; k < 6; ++k) {
+        fits << k / 3 << ',' << k % 3 << ",0.3," << 0.01 * (k + 1) << ",0.35,0.02,"
+             << 0.005 * (k + 1) << ",0.25,2," << 0.02 + 0.01 * k << ',' << 0.2 + 0.05 * k << ','
+             << 0.1 * k << '\n';
+        profile << k / 3 << ',' << k % 3 << ",0.3,0.1,0.02,0.5,2,5,0.9,0.1\n";
+    }
+    profile << "-1,-1,0.3,0.1,0.02,0.5,2,5,0.95,0.05\n";
+    envelope << "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper\n";
+    for (const char* v : {"paper", "exact-mean", "scale-invariant"})
+        for (int N = 1; N <= kPositions; ++N)
+            envelope << v << ',' << N << ",6," << 1.0 / N + 0.025 << ',' << 1.0 - 0.5 / N
+                     << ",0.125," << 0.875 + 0.01 * N << ",0.25,1\n";
+    write(dir / "fits.csv", fits.str());
+    write(dir / "profile.csv", profile.str());
+    write(dir / "envelope.csv", envelope.str());
+    write(dir / "agreement.csv",
+          "variant,scope,layer,points,inside,fraction,worst_excess\n"
+          "paper,global,-1,96,90,0.9375,0.25\nexact-mean,global,-1,96,96,1,0\n"
+          "scale-invariant,global,-1,96,95,0.98958333333333337,0.0625\n"
+          "paper,layer,0,48,44,0.91666666666666663,0.25\npaper,layer,1,48,46,"
+          "0.95833333333333337,0.125\n");
+    write(dir / "violations.csv",
+          "variant,layer,head,N,metric,value,lower,upper,excess\n"
+          "paper,0,1,3,P,0.0625,0.125,0.9,0.0625\n");
+    write(dir / "kappa.json",
+          R"({"cosines": "parametric", "variants": {"paper": {"kappa": 0.5,
+              "fraction_inside": 0.9375, "mean_width": 0.5, "kappa_lower95": 0.25,
+              "lower_fraction_at_kappa_lower95": 0.96}, "exact-mean": {"kappa": 1,
+              "fraction_inside": 1, "mean_width": 0.6, "kappa_lower95": 1,
+              "lower_fraction_at_kappa_lower95": 1}}})");
+    write(dir / "corr_rho0.csv",
+          "N,heads,corr,ci_lo,ci_hi,replicates\n1,6,0.25,-0.5,0.75,200\n2,6,0.625,0.125,0.875,200\n"
+          "3,6,0.5,0,0.75,200\n8,6,nan,nan,nan,200\n");
+    regimes << "layer,head,regime,m_sink,m_last,m_rest,sink_mass,last_mass\n";
+    for (int k = 0; k < 6; ++k)
+        regimes << k / 3 << ',' << k % 3 << ',' << kRegime[k] << ",0,0,0,0,0\n";
+    write(dir / "regimes.csv", regimes.str());
+    write(dir / "regime_counts.csv", "layer,Retriever,Mixer,Reset\n0,1,1,1\n1,0,2,1\n");
+    pr_regime << "regime,N,heads,P_mean,R_mean\n";
+    contrib << "regime,pos,heads,alpha_mean,contrib_mean\n";
+    for (const char* r : {"Retriever", "Mixer", "Reset"}) {
+        for (int N = 1; N <= kPositions; ++N)
+            pr_regime << r << ',' << N << ",2," << 1.0 / N << ',' << 1.0 - 0.5 / N << '\n';
+        for (int p = 0; p < kPositions; ++p)
+            contrib << r << ',' << p << ",2,0.1," << (p == 0 ? 0.25 : 0.125) << '\n';
+    }
+    write(dir / "pr_by_regime.csv", pr_regime.str());
+    write(dir / "contrib_by_regime.csv", contrib.str());
+    write(dir / "fitted_params.json",
+          R"({"beta": 0.3, "lambda": 0.25, "C": 2, "rho0": 0.25, "d": 4, "L": 7,
+              "simulate_command": "attngeo simulate --L 7"})");
+    nlohmann::json manifest = {{"kind", "compare"},
+                               {"emp", emp},
+                               {"sim", sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(sim)},
+                               {"parameters", {{"cosines", "parametric"}, {"max_lag_fit", 64}}},
+                               {"decisions", {"synthetic compare"}},
+                               {"version", "test"},
+                               {"git_commit", "none"},
+                               {"command", "test"}};
+    write(dir / "manifest.json", manifest.dump(2));
+    return dir;
+}
+
+}  // namespace
+
+TEST(EmpiricalReport, ExtractFiguresCarryTheFoldersNumbers) {
+    const fs::path emp = make_extract("extract");
+    const fs::path out = scratch() / "report_extract";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({emp.string()}, out.string()));
+    const int references = check_references(out, html);
+    std::cout << "checked " << references << " references\n";
+    // Figures 2 (two), 4, 5, 7, 8, 10, 11.
+    EXPECT_EQ(count(html, "<svg"), 8u);
+    for (const char* needle :
+         {"Model and extraction", "Figure 2 (left)", "Figure 4", "Figure 5", "Figure 7", "Figure 8",
+          "Figure 10", "Figure 11", "mean λ", "synthetic test data", "synthetic.bin"})
+        EXPECT_NE(html.find(needle), std::string::npos) << needle;
+
+    const fs::path figures = out / "figures";
+    const auto norm = dat_rows(figures / "run0_fig2_norm_by_position.dat");
+    ASSERT_EQ(norm.size(), std::size_t(kPositions));
+    EXPECT_EQ(norm[0][0], "0");
+    EXPECT_NEAR(std::stod(norm[0][1]), 0.75, 1e-12);  // mean over heads of 0.5 + 0.1k
+    EXPECT_NEAR(std::stod(norm[3][1]), 2.03, 1e-12);
+
+    const auto counts = dat_rows(figures / "run0_fig8_regimes_by_layer.dat");
+    ASSERT_EQ(counts.size(), 2u);
+    EXPECT_EQ(counts[0], (std::vector<std::string>{"0", "1", "1", "1"}));
+    EXPECT_EQ(counts[1], (std::vector<std::string>{"1", "0", "2", "1"}));
+
+    const auto pr = dat_rows(figures / "run0_fig5_precision_recall.dat");
+    ASSERT_EQ(pr.size(), std::size_t(kPositions));
+    EXPECT_NEAR(std::stod(pr[1][1]), 0.5 + 0.025, 1e-12);  // N = 2: 1/2 + mean of 0.01k
+    EXPECT_NEAR(std::stod(pr[1][2]), 0.75, 1e-12);
+
+    const auto alpha = dat_rows(figures / "run0_fig4_alpha_by_position.dat");
+    EXPECT_NEAR(std::stod(alpha[0][1]), 0.3, 1e-12);
+    EXPECT_EQ(alpha[0][4], "nan");  // no fitted profile for an extract folder
+
+    // Retriever heads: only (0, 0); per regime P at N = 1: Mixer heads k = 1, 3, 4.
+    const auto by_regime = dat_rows(figures / "run0_fig11_precision_recall_by_regime.dat");
+    EXPECT_NEAR(std::stod(by_regime[0][1]), 1.0, 1e-12);
+    EXPECT_NEAR(std::stod(by_regime[0][4]), 1.0 + 0.01 * 8 / 3, 1e-12);
+    EXPECT_EQ(by_regime[0][6], "3");
+
+    // Figure 7 takes the clearest head of each regime.
+    for (const char* needle :
+         {"Retriever = layer 0 head 0", "Mixer = layer 1 head 1", "Reset = layer 1 head 2"})
+        EXPECT_NE(html.find(needle), std::string::npos) << needle;
+    const auto diag = dat_rows(figures / "run0_fig7_regime_diagnostics_Mixer.dat");
+    ASSERT_EQ(diag.size(), std::size_t(kPositions));
+    EXPECT_NEAR(std::stod(diag[1][1]), 1.2, 1e-12);
+}
+
+TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
+    const fs::path emp = make_extract("extract");
+    const fs::path sim = scratch() / "sim";
+    fs::create_directories(sim);
+    write(sim / "simulate.csv", "N,P_mean,R_mean\n1,0.875,0.5\n2,0.625,0.75\n");
+    const fs::path cmp = make_compare("compare", fs::absolute(emp).string(), sim.string());
+    const fs::path out = scratch() / "report_compare";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
+    check_references(out, html);
+    // Figures 2 (two), 3 (two), 4, 5, 6, 7, 8, 10, 11.
+    EXPECT_EQ(count(html, "<svg"), 11u);
+    EXPECT_EQ(html.find("class=\"warn\""), std::string::npos);
+    for (const char* needle :
+         {"Figure 3 (left)", "Figure 3 (right)", "Figure 6", "fraction inside", "worst excess",
+          "κ per bound variant", "attngeo simulate --L 7", "synthetic compare",
+          "synthetic test data", "global (mean over heads)"})
+        EXPECT_NE(html.find(needle), std::string::npos) << needle;
+
+    const fs::path figures = out / "figures";
+    // Figure 4: the fitted profile at the sink is p_sink, then p_base · w_i (1 in phase one).
+    const auto alpha = dat_rows(figures / "run0_fig4_alpha_by_position.dat");
+    ASSERT_EQ(alpha.size(), std::size_t(kPositions));
+    EXPECT_NEAR(std::stod(alpha[0][4]), 0.3, 1e-15);
+    EXPECT_NEAR(std::stod(alpha[1][4]), 0.1, 1e-15);
+    EXPECT_NEAR(std::stod(alpha[4][4]), 0.1 * (1 + 0.02 * std::cos(0.5 * 4)), 1e-15);
+    EXPECT_NEAR(std::stod(alpha[7][4]), 0.1 * std::exp(0.02 * 2), 1e-15);
+    // Figure 5: measured means, the three envelopes, and the simulation.
+    const auto pr = dat_rows(figures / "run0_fig5_precision_recall.dat");
+    ASSERT_EQ(pr.size(), std::size_t(kPositions));
+    ASSERT_EQ(pr[0].size(), 17u);
+    EXPECT_NEAR(std::stod(pr[0][1]), 1.025, 1e-12);
+    EXPECT_EQ(pr[0][3], "0.125");                    // paper P_lower
+    EXPECT_NEAR(std::stod(pr[1][4]), 0.895, 1e-12);  // paper P_upper at N = 2
+    EXPECT_EQ(pr[1][15], "0.625");                   // simulation P at N = 2
+    EXPECT_EQ(pr[2][15], "nan");
+    // Figure 6 and Figure 3.
+    const auto corr = dat_rows(figures / "run0_fig6_corr_recall_rho0.dat");
+    ASSERT_EQ(corr.size(), 4u);
+    EXPECT_EQ(corr[1][1], "0.625");
+    const auto mae = dat_rows(figures / "run0_fig3_mae_histogram.dat");
+    int heads = 0;
+    for (const auto& row : mae)
+        heads += std::stoi(row[3]);
+    EXPECT_EQ(heads, 6);
+    // The median-MAE example is a head from fits.csv with its measured cosines.
+    const auto example = dat_rows(figures / "run0_fig3_fit_examples_1.dat");
+    ASSERT_FALSE(example.empty());
+    EXPECT_NEAR(std::stod(example[0][2]), std::exp(-0.3), 1e-12);
+    EXPECT_NEAR(std::stod(example[0][3]), 0.02 + 0.98 * std::exp(-0.35), 1e-12);
+}
+
+TEST(EmpiricalReport, CompareWithoutItsExtractFolderWarnsAndDrawsWhatItHas) {
+    const fs::path cmp =
+        make_compare("compare_orphan", (scratch() / "no_such_extract").string(), "");
+    const fs::path out = scratch() / "report_orphan";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
+    check_references(out, html);
+    EXPECT_NE(html.find("is missing or has no heads.csv"), std::string::npos);
+    // Figures 2 (right), 3 (left), 4 (fit only), 5, 6, 8, 10, 11.
+    EXPECT_EQ(count(html, "<svg"), 8u);
+    const auto counts = dat_rows(out / "figures" / "run0_fig8_regimes_by_layer.dat");
+    ASSERT_EQ(counts.size(), 2u);
+    EXPECT_EQ(counts[1], (std::vector<std::string>{"1", "0", "2", "1"}));
+    const auto pr = dat_rows(out / "figures" / "run0_fig5_precision_recall.dat");
+    EXPECT_NEAR(std::stod(pr[0][1]), 1.025, 1e-12);  // envelope.csv's P_mean
+}
+
+TEST(EmpiricalReport, MissingFilesAreInputErrorsNamingThem) {
+    const fs::path emp = make_extract("extract");
+    const fs::path cmp = make_compare("compare_no_fits", fs::absolute(emp).string(), "");
+    fs::remove(cmp / "fits.csv");
+    try {
+        reports::write_report({cmp.string()}, (scratch() / "r1").string());
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("fits.csv"), std::string::npos) << e.what();
+    }
+    const fs::path broken = make_extract("extract_no_pr");
+    fs::remove(broken / "pr.csv");
+    try {
+        reports::write_report({broken.string()}, (scratch() / "r2").string());
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("pr.csv"), std::string::npos) << e.what();
+    }
+    const fs::path bad_regime = make_extract("extract_bad_regime");
+    std::string heads = slurp(bad_regime / "heads.csv");
+    heads.replace(heads.find("Retriever"), 9, "Sponge");
+    write(bad_regime / "heads.csv", heads);
+    EXPECT_THROW(reports::write_report({bad_regime.string()}, (scratch() / "r3").string()),
+                 InputError);
+}
