@@ -104,11 +104,12 @@ Runner register_extract(CLI::App& app) {
                    "Stop (resumably, exit 130) after this many windows in this invocation; for "
                    "time-limited jobs")
         ->capture_default_str();
-    auto metrics = std::make_shared<std::string>("device");
+    auto metrics = std::make_shared<std::string>("auto");
     app.add_option("--metrics", *metrics,
-                   "device: Gram matrices for all-N P/R batched over heads in libtorch on "
-                   "--device; cpu: per head in theory/ (same counts either way)")
-        ->check(CLI::IsMember({"device", "cpu"}))
+                   "Where the all-N Gram matrices are formed: device (batched over heads in "
+                   "libtorch on --device), cpu (per head in theory/), auto (device on CUDA, cpu "
+                   "otherwise); the counts are the same either way")
+        ->check(CLI::IsMember({"auto", "device", "cpu"}))
         ->capture_default_str();
     app.footer(
         "Writes heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv, per_doc.safetensors, "
@@ -116,7 +117,8 @@ Runner register_extract(CLI::App& app) {
         "stops; --resume continues.");
     return [r, metrics] {
         r->command_line = command_line();
-        r->metrics_on_device = *metrics == "device";
+        r->metrics_on_device =
+            *metrics == "device" || (*metrics == "auto" && r->device.rfind("cuda", 0) == 0);
         empirical::run_extract(*r);
     };
 }

@@ -33,5 +33,5 @@ for N in all pow2; do
   row "synthetic 8L/512/8H (GQA 2), N=$N" "$work/synthetic_$N"
 done
 "$attngeo" extract --model "$work/synthetic" --tokens "$work/synthetic/windows.txt" \
-  --context 1024 --N all --metrics cpu --quiet --out "$work/synthetic_cpu"
-row "synthetic, N=all, --metrics cpu" "$work/synthetic_cpu"
+  --context 1024 --N all --metrics device --quiet --out "$work/synthetic_device"
+row "synthetic, N=all, --metrics device" "$work/synthetic_device"

@@ -28,7 +28,7 @@ struct ExtractRequest {
     std::string shard = "0/1";       // i/n: windows [i W/n, (i+1) W/n)
     double checkpoint_seconds = 30;  // write the checkpoint at most this often (0 = every window)
     std::int64_t stop_after = 0;     // > 0: stop (resumably) after this many windows
-    bool metrics_on_device = true;   // P/R batched over heads in libtorch; else theory/ per head
+    bool metrics_on_device = false;  // all-N Gram matrices batched in libtorch; else theory/
     std::string command_line;
 };
 

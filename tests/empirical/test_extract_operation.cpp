@@ -1,6 +1,6 @@
 // Tests of how extract runs rather than what it measures: the batched device Gram path against
 // theory/'s per-N reference, the exact state (save/load/merge), and on stories260K that a run
-// stopped and resumed, a run cut into shards and merged, and a run with --metrics cpu all write
+// stopped and resumed, a run cut into shards and merged, and a run with --metrics device all write
 // the same bytes as one uninterrupted run.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -180,7 +180,7 @@ TEST(HeadStatistics, SavedStateRoundTripsAndMergeEqualsOneRun) {
     EXPECT_THROW(first.merge(incompatible), std::invalid_argument);
 }
 
-TEST(ExtractOperation, ResumedShardedAndCpuRunsEqualTheUninterruptedRun) {
+TEST(ExtractOperation, ResumedShardedAndDeviceRunsEqualTheUninterruptedRun) {
     const fs::path model = shared_folder() / "models" / "stories260K" / "stories260K.bin";
     if (!fs::exists(model)) {
         if (shared_required()) FAIL() << "shared data missing: " << model;
@@ -192,7 +192,7 @@ TEST(ExtractOperation, ResumedShardedAndCpuRunsEqualTheUninterruptedRun) {
                              " --docs 12 --quiet --max-lag 16";
     const std::string common = base + " --context 64";
     ASSERT_EQ(run_cli(common + " --out " + (dir / "full").string()), 0);
-    ASSERT_EQ(run_cli(common + " --metrics cpu --out " + (dir / "cpu").string()), 0);
+    ASSERT_EQ(run_cli(common + " --metrics device --out " + (dir / "device").string()), 0);
     for (int i = 0; i < 3; ++i)
         ASSERT_EQ(run_cli(common + " --shard " + std::to_string(i) + "/3 --out " +
                           (dir / ("shard" + std::to_string(i))).string()),
@@ -216,7 +216,7 @@ TEST(ExtractOperation, ResumedShardedAndCpuRunsEqualTheUninterruptedRun) {
     EXPECT_EQ(run_cli(base + " --context 32 --resume --out " + (dir / "other").string(), &err), 2);
     EXPECT_NE(err.find("different run"), std::string::npos) << err;
 
-    for (const char* variant : {"cpu", "merged", "resumed"}) {
+    for (const char* variant : {"device", "merged", "resumed"}) {
         for (const char* file : {"heads.csv", "pr.csv", "by_position.csv", "cos_by_lag.csv",
                                  "diag.csv", "per_doc.safetensors", "sums.safetensors"}) {
             const std::string expected = slurp(dir / "full" / file);
