@@ -435,6 +435,19 @@ void run_extract(const ExtractRequest& r) {
     std::int64_t done = 0;
     const PerDocLayout layout{L, H, static_cast<std::int64_t>(settings.sizes.size())};
     const std::int64_t record_bytes = layout.record_floats() * sizeof(float);
+    if (r.resume && !fs::exists(state_path) && fs::exists(out / "manifest.json") &&
+        fs::exists(out / "sums.safetensors")) {
+        const auto meta = SafetensorsFile((out / "sums.safetensors").string()).metadata();
+        if (meta.count("run_fingerprint") && meta.count("shard") &&
+            meta.at("run_fingerprint") == state_metadata.at("run_fingerprint") &&
+            meta.at("shard") == state_metadata.at("shard")) {
+            std::fprintf(stderr,
+                         "extract: '%s' already holds this run, complete; nothing to "
+                         "resume\n",
+                         r.out.c_str());
+            return;
+        }
+    }
     if (fs::exists(state_path)) {
         if (!r.resume)
             throw InputError("--out '" + r.out +

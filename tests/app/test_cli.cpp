@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_files.hpp"
 #include "theory/bounds.hpp"
 #include "theory/metrics.hpp"
 #include "theory/parametric.hpp"
@@ -24,37 +25,15 @@ using namespace attngeo::theory;
 
 namespace {
 
-struct RunResult {
-    int exit_code = -1;
-    std::string out, err;
-};
+using RunResult = attngeo::test_support::CliResult;
+using attngeo::test_support::slurp;
 
-// One folder per test process: CTest runs the cases of this file in parallel processes.
 fs::path scratch() {
-    const fs::path dir =
-        fs::temp_directory_path() / ("attngeo_test_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
-}
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    return attngeo::test_support::scratch_folder("cli");
 }
 
 RunResult run(const std::string& args) {
-    const fs::path err_path = scratch() / "stderr.txt";
-    const std::string command = std::string(ATTNGEO_EXE) + " " + args + " 2>" + err_path.string();
-    RunResult r;
-    FILE* pipe = popen(command.c_str(), "r");
-    char buffer[4096];
-    std::size_t got;
-    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-        r.out.append(buffer, got);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(err_path);
-    return r;
+    return attngeo::test_support::run_program(ATTNGEO_EXE, args, scratch());
 }
 
 std::string write(const std::string& name, const std::string& content) {

@@ -23,6 +23,7 @@
 #include "common/format.hpp"
 #include "common/safetensors.hpp"
 #include "compare/emp_run.hpp"
+#include "tests/support/test_files.hpp"
 #include "theory/models.hpp"
 
 namespace fs = std::filesystem;
@@ -52,16 +53,10 @@ theory::Assumption3Profile profile_of(int i) {
     return p;
 }
 
-fs::path scratch() {
-    const fs::path dir =
-        fs::temp_directory_path() / ("attngeo_test_compare_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
-}
+using attngeo::test_support::slurp;
 
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+fs::path scratch() {
+    return attngeo::test_support::scratch_folder("compare");
 }
 
 void put(const fs::path& path, const std::string& content) {
@@ -234,24 +229,10 @@ std::string first_line(const fs::path& path) {
     return line;
 }
 
-struct RunResult {
-    int exit_code = -1;
-    std::string out, err;
-};
+using RunResult = attngeo::test_support::CliResult;
 
 RunResult run(const std::string& args) {
-    const fs::path err_path = scratch() / "stderr.txt";
-    const std::string command = std::string(ATTNGEO_EXE) + " " + args + " 2>" + err_path.string();
-    RunResult r;
-    FILE* pipe = popen(command.c_str(), "r");
-    char buffer[4096];
-    std::size_t got;
-    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-        r.out.append(buffer, got);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(err_path);
-    return r;
+    return attngeo::test_support::run_program(ATTNGEO_EXE, args, scratch());
 }
 
 TEST(EmpiricalRunReader, ReadsTheSyntheticFolder) {

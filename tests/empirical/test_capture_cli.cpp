@@ -13,6 +13,7 @@
 
 #include "common/safetensors.hpp"
 #include "tests/support/shared_data.hpp"
+#include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
@@ -23,27 +24,13 @@ using attngeo::test_support::shared_folder;
 using attngeo::test_support::shared_required;
 
 fs::path scratch() {
-    const fs::path dir =
-        fs::temp_directory_path() / ("attngeo_test_capture_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
+    return attngeo::test_support::scratch_folder("capture");
 }
 
-struct CliRun {
-    int code;
-    std::string out, err;
-};
+using CliRun = attngeo::test_support::CliResult;
 
 CliRun run(const std::string& args) {
-    const fs::path err = scratch() / "err.txt", out = scratch() / "out.txt";
-    const int status = std::system(
-        (std::string(ATTNGEO_EXE) + " " + args + " >" + out.string() + " 2>" + err.string())
-            .c_str());
-    auto slurp = [](const fs::path& p) {
-        std::ifstream in(p);
-        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    };
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+    return attngeo::test_support::run_program(ATTNGEO_EXE, args, scratch());
 }
 
 std::vector<float> floats(const HostTensor& h) {
@@ -85,7 +72,7 @@ TEST(CaptureCli, WritesTheGoldenTensors) {
     const CliRun r =
         run("capture --model " + model.string() + " --tokens " + (scratch() / "ids.txt").string() +
             " --out " + out.string() + " --queries all");
-    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
     const SafetensorsFile captured(out.string());
     EXPECT_LE(max_diff(captured.get("logits"), golden.get("logits")), 1e-4);
     for (int l = 0; l < 3; ++l) {
@@ -99,7 +86,7 @@ TEST(CaptureCli, WritesTheGoldenTensors) {
     const fs::path last = scratch() / "last.safetensors";
     ASSERT_EQ(run("capture --model " + model.string() + " --tokens " +
                   (scratch() / "ids.txt").string() + " --out " + last.string())
-                  .code,
+                  .exit_code,
               0);
     EXPECT_EQ(SafetensorsFile(last.string()).get("attentions.0").shape,
               (std::vector<std::int64_t>{2, 4, 1, 16}));
@@ -141,7 +128,7 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
     };
     for (const auto& c : cases) {
         const CliRun r = run(c.args);
-        EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+        EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
         EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << "\n" << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_FALSE(fs::exists(out)) << c.args;
@@ -153,7 +140,7 @@ TEST(GenerateCli, PrintsLlama2cText) {
     if (!fs::exists(model)) GTEST_SKIP() << "shared data not found";
     const CliRun r =
         run("generate --model " + model.string() + " --prompt 'Once upon a time' -n 64");
-    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out,
               "Once upon a time, there was a little girl named Lily. She loved to play outside in "
               "the park. One day, she "

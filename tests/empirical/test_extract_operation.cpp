@@ -16,6 +16,7 @@
 #include "empirical/device_metrics.hpp"
 #include "empirical/statistics.hpp"
 #include "tests/support/shared_data.hpp"
+#include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
@@ -60,28 +61,16 @@ struct RandomLayer {
     }
 };
 
+using attngeo::test_support::slurp;
+
 fs::path scratch() {
-    static const fs::path dir =
-        fs::temp_directory_path() / ("attngeo_test_extract_op_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
+    return attngeo::test_support::scratch_folder("extract_op");
 }
 
 int run_cli(const std::string& args, std::string* err_text = nullptr) {
-    const fs::path err = scratch() / "err.txt";
-    const int status = std::system(
-        (std::string(ATTNGEO_EXE) + " " + args + " >/dev/null 2>" + err.string()).c_str());
-    if (err_text) {
-        std::ifstream in(err);
-        *err_text =
-            std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const auto result = attngeo::test_support::run_program(ATTNGEO_EXE, args, scratch());
+    if (err_text) *err_text = result.err;
+    return result.exit_code;
 }
 
 }  // namespace
@@ -211,6 +200,11 @@ TEST(ExtractOperation, ResumedShardedAndDeviceRunsEqualTheUninterruptedRun) {
               130);
     ASSERT_EQ(run_cli(common + " --resume --out " + (dir / "resumed").string()), 0);
     EXPECT_FALSE(fs::exists(dir / "resumed" / ".partial"));
+    // Resuming a finished run does nothing (and says so).
+    const auto finished = fs::last_write_time(dir / "resumed" / "heads.csv");
+    EXPECT_EQ(run_cli(common + " --resume --out " + (dir / "resumed").string(), &err), 0);
+    EXPECT_NE(err.find("nothing to resume"), std::string::npos) << err;
+    EXPECT_EQ(fs::last_write_time(dir / "resumed" / "heads.csv"), finished);
     // A checkpoint of another run is refused rather than mixed in.
     ASSERT_EQ(run_cli(common + " --stop-after 2 --out " + (dir / "other").string()), 130);
     EXPECT_EQ(run_cli(base + " --context 32 --resume --out " + (dir / "other").string(), &err), 2);

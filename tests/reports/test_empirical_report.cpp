@@ -14,22 +14,17 @@
 
 #include "common/errors.hpp"
 #include "reports/report.hpp"
+#include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
 
 namespace {
 
-fs::path scratch() {
-    const fs::path dir =
-        fs::temp_directory_path() / ("attngeo_test_emp_report_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
-}
+using attngeo::test_support::slurp;
 
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+fs::path scratch() {
+    return attngeo::test_support::scratch_folder("emp_report");
 }
 
 void write(const fs::path& path, const std::string& text) {

@@ -16,22 +16,17 @@
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
 #include "simulate/run.hpp"
+#include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
 
 namespace {
 
-fs::path scratch() {
-    const fs::path dir =
-        fs::temp_directory_path() / ("attngeo_test_reports_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
-}
+using attngeo::test_support::slurp;
 
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+fs::path scratch() {
+    return attngeo::test_support::scratch_folder("reports");
 }
 
 // A small simulate run (and a sweep) written through the library, as the CLI does.
