@@ -91,6 +91,12 @@ Runner register_extract(CLI::App& app) {
     app.add_option("--dtype", r->dtype, "float32, bfloat16, float16 or float64")
         ->capture_default_str();
     app.add_option("--device", r->device, "cpu, cuda or cuda:k")->capture_default_str();
+    app.add_option("--engine", r->engine,
+                   "Forward: torch (libtorch, any family and device), runc (llama2.c .bin on "
+                   "CPU: a scalar port of run.c, bit-identical to it), auto (runc where it "
+                   "applies)")
+        ->check(CLI::IsMember({"auto", "torch", "runc"}))
+        ->capture_default_str();
     app.add_flag("--quiet", r->quiet, "No progress on stderr");
     app.add_flag("--resume", r->resume,
                  "Continue an interrupted run in --out from its last checkpoint");

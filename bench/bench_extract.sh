@@ -25,13 +25,16 @@ echo "| run | context | docs | docs/s | forward s | capture s | gram s | statist
 echo "|---|---|---|---|---|---|---|---|---|"
 for N in all pow2; do
   "$attngeo" extract --model "$shared/models/stories260K/stories260K.bin" \
-    --corpus "$(dirname "$0")/../examples/stories260K_corpus.txt" --context 128 --N $N \
+    --corpus "$(dirname "$0")/../examples/stories260K_corpus.txt" --context 128 --N $N --engine torch \
     --quiet --out "$work/s260k_$N"
   row "stories260K, N=$N" "$work/s260k_$N"
   "$attngeo" extract --model "$work/synthetic" --tokens "$work/synthetic/windows.txt" \
     --context 1024 --N $N --quiet --out "$work/synthetic_$N"
   row "synthetic 8L/512/8H (GQA 2), N=$N" "$work/synthetic_$N"
 done
+"$attngeo" extract --model "$shared/models/stories260K/stories260K.bin" --engine runc \
+  --corpus "$(dirname "$0")/../examples/stories260K_corpus.txt" --context 128 --quiet --out "$work/s260k_runc"
+row "stories260K, N=all, --engine runc" "$work/s260k_runc"
 "$attngeo" extract --model "$work/synthetic" --tokens "$work/synthetic/windows.txt" \
   --context 1024 --N all --metrics device --quiet --out "$work/synthetic_device"
 row "synthetic, N=all, --metrics device" "$work/synthetic_device"

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include <chrono>
 #include <cstdio>
@@ -27,6 +28,8 @@
 #include "common/safetensors.hpp"
 #include "empirical/capture.hpp"
 #include "empirical/device_metrics.hpp"
+#include "empirical/llama2c.hpp"
+#include "empirical/runc_forward.hpp"
 #include "empirical/statistics.hpp"
 #include "empirical/tokenizer.hpp"
 #include "empirical/transformer.hpp"
@@ -357,8 +360,28 @@ void run_extract(const ExtractRequest& r) {
         throw InputError("--checkpoint-every: " + std::to_string(r.checkpoint_seconds) +
                          ", expected >= 0 seconds");
     const simulate::Shard shard = simulate::parse_shard(r.shard);
-    const Transformer model = Transformer::load(r.model, LoadOptions{r.device, r.dtype});
-    const ModelConfig& config = model.config();
+    if (r.engine != "auto" && r.engine != "torch" && r.engine != "runc")
+        throw InputError("--engine: '" + r.engine + "', expected auto, torch or runc");
+    const bool llama2c_file = !fs::is_directory(r.model) && fs::path(r.model).extension() == ".bin";
+    const bool use_runc = r.engine == "runc" || (r.engine == "auto" && llama2c_file &&
+                                                 r.device == "cpu" && r.dtype == "float32");
+    if (use_runc && (!llama2c_file || r.device != "cpu" || r.dtype != "float32"))
+        throw InputError(
+            "--engine runc: only for a llama2.c .bin checkpoint with --device cpu "
+            "and --dtype float32");
+    // Either the libtorch forward (any family, any device) or, for llama2.c checkpoints, the
+    // scalar port of run.c whose α and values equal run.c's bit for bit.
+    std::optional<Transformer> model;
+    std::optional<RunCForward> runc;
+    ModelConfig config;
+    if (use_runc) {
+        const Llama2cCheckpoint checkpoint(r.model);
+        config = checkpoint.config();
+        runc.emplace(checkpoint);
+    } else {
+        model.emplace(Transformer::load(r.model, LoadOptions{r.device, r.dtype}));
+        config = model->config();
+    }
     std::string tokenizer_name = "none (--tokens)";
     std::vector<std::vector<std::int64_t>> documents;
     if (!r.tokens_file.empty()) {
@@ -503,17 +526,41 @@ void run_extract(const ExtractRequest& r) {
                 break;
             }
             auto t0 = std::chrono::steady_clock::now();
-            const auto ids = torch::tensor(all_windows[first + w], torch::kInt64).unsqueeze(0);
-            const CaptureResult result = model.forward(ids, options);
+            CaptureResult result;
+            RunCForward::LastRow runc_row;
+            if (runc) {
+                runc_row = runc->run(all_windows[first + w]);
+            } else {
+                const auto ids = torch::tensor(all_windows[first + w], torch::kInt64).unsqueeze(0);
+                result = model->forward(ids, options);
+            }
             auto t1 = std::chrono::steady_clock::now();
             timing.forward += std::chrono::duration<double>(t1 - t0).count();
-            const bool device_gram = r.metrics_on_device && uses_gram_path(settings);
+            const bool device_gram = !runc && r.metrics_on_device && uses_gram_path(settings);
+            std::vector<float> runc_values;  // [Hkv, T, d] of one layer
             for (int l = 0; l < L; ++l) {
-                const LayerCapture& capture = result.layers[l];
-                const auto attention = capture.attention.to(torch::kCPU).contiguous();  // [1,H,1,T]
-                const auto values = capture.values.to(torch::kCPU).contiguous();  // [1,Hkv,T,d]
-                const float* a = attention.data_ptr<float>();
-                const float* v = values.data_ptr<float>();
+                torch::Tensor attention, values;
+                const float *a = nullptr, *v = nullptr;
+                if (runc) {
+                    // run.c's cache is [T, kv_dim] per layer; the statistics read [Hkv, T, d].
+                    const int Hkv = config.num_kv_heads, kv_dim = Hkv * d;
+                    runc_values.resize(static_cast<std::size_t>(Hkv) * r.context * d);
+                    const float* cache =
+                        runc_row.values.data() + static_cast<std::size_t>(l) * r.context * kv_dim;
+                    for (int kv = 0; kv < Hkv; ++kv)
+                        for (int t = 0; t < r.context; ++t)
+                            std::copy_n(cache + static_cast<std::size_t>(t) * kv_dim + kv * d, d,
+                                        runc_values.begin() +
+                                            (static_cast<std::size_t>(kv) * r.context + t) * d);
+                    a = runc_row.attention.data() + static_cast<std::size_t>(l) * H * r.context;
+                    v = runc_values.data();
+                } else {
+                    attention =
+                        result.layers[l].attention.to(torch::kCPU).contiguous();    // [1,H,1,T]
+                    values = result.layers[l].values.to(torch::kCPU).contiguous();  // [1,Hkv,T,d]
+                    a = attention.data_ptr<float>();
+                    v = values.data_ptr<float>();
+                }
                 auto t2 = std::chrono::steady_clock::now();
                 timing.capture += std::chrono::duration<double>(t2 - t1).count();
                 std::vector<Eigen::MatrixXd> grams;
@@ -524,8 +571,8 @@ void run_extract(const ExtractRequest& r) {
                             head_order(a + static_cast<std::size_t>(h) * r.context,
                                        v + static_cast<std::size_t>(h / group) * r.context * d,
                                        r.context, d, settings.ranking);
-                    grams = ranked_gram_batched(capture.attention[0].select(1, 0),
-                                                capture.values[0], orders);
+                    grams = ranked_gram_batched(result.layers[l].attention[0].select(1, 0),
+                                                result.layers[l].values[0], orders);
                 }
                 auto t3 = std::chrono::steady_clock::now();
                 timing.metrics_device += std::chrono::duration<double>(t3 - t2).count();
@@ -594,6 +641,8 @@ void run_extract(const ExtractRequest& r) {
           {"kv_heads", config.num_kv_heads},
           {"head_dim", d},
           {"vocab", config.vocab_size},
+          {"engine",
+           runc ? "runc (scalar port of llama2.c's run.c, bit-identical to it)" : "libtorch"},
           {"dtype", r.dtype},
           {"device", r.device}}},
         {"parameters",
@@ -609,9 +658,10 @@ void run_extract(const ExtractRequest& r) {
           {"distance", r.distance},
           {"dtype", r.dtype},
           {"device", r.device},
+          {"engine", runc ? "runc" : "torch"},
           {"metrics",
            !uses_gram_path(settings) ? "per-N reference (sparse N grid)"
-           : r.metrics_on_device
+           : (!runc && r.metrics_on_device)
                ? "Gram matrices batched on the device (libtorch), certified counting (theory/)"
                : "theory/ certified Gram path per head"},
           {"shard", state_metadata.at("shard")},

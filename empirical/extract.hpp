@@ -23,6 +23,8 @@ struct ExtractRequest {
     std::string sizes = "all";  // all | pow2 | list
     std::string rank = "attn", distance = "euclidean";
     std::string dtype = "float32", device = "cpu";
+    // auto: the run.c port for llama2.c .bin checkpoints on CPU in float32, libtorch otherwise.
+    std::string engine = "auto";
     bool quiet = false;
     bool resume = false;             // continue from OUT/.partial/ (checkpointed exact state)
     std::string shard = "0/1";       // i/n: windows [i W/n, (i+1) W/n)

@@ -178,7 +178,7 @@ TEST(ExtractOperation, ResumedShardedAndDeviceRunsEqualTheUninterruptedRun) {
     const fs::path corpus = fs::path(ATTNGEO_SOURCE_DIR) / "examples" / "stories260K_corpus.txt";
     const fs::path dir = scratch();
     const std::string base = "extract --model " + model.string() + " --corpus " + corpus.string() +
-                             " --docs 12 --quiet --max-lag 16";
+                             " --docs 12 --quiet --max-lag 16 --engine torch";
     const std::string common = base + " --context 64";
     ASSERT_EQ(run_cli(common + " --out " + (dir / "full").string()), 0);
     ASSERT_EQ(run_cli(common + " --metrics device --out " + (dir / "device").string()), 0);

@@ -23,7 +23,9 @@
 #include "common/errors.hpp"
 #include "empirical/gguf.hpp"
 #include "empirical/llama2c.hpp"
+#include "empirical/runc_forward.hpp"
 #include "tests/support/shared_data.hpp"
+#include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
@@ -951,4 +953,52 @@ TEST(Gguf, SyntheticMalformedFilesAreInputErrors) {
         const std::string path = write_scratch("vocab.gguf", tiny.builder.build());
         expect_input_error([&] { GgufCheckpoint g(path); }, {path, "4 rows", "8 tokens"});
     }
+}
+
+// The scalar port of run.c's forward reproduces run.c's own dumps bit for bit: the last
+// attention row of every (layer, head), the whole value cache and the last logits.
+TEST(RunCForward, EqualsRunCDumpsBitForBit) {
+    const fs::path ref = attngeo::test_support::shared_folder() / "golden" / "llama2c-stories260K";
+    const fs::path model =
+        attngeo::test_support::shared_folder() / "models" / "stories260K" / "stories260K.bin";
+    if (!fs::exists(ref) || !fs::exists(model)) {
+        if (attngeo::test_support::shared_required()) FAIL() << "shared data missing";
+        GTEST_SKIP() << "stories260K not found (set ATTNGEO_SHARED)";
+    }
+    auto read_floats = [](const fs::path& path) {
+        const std::string bytes = attngeo::test_support::slurp(path);
+        std::vector<float> out(bytes.size() / 4);
+        std::memcpy(out.data(), bytes.data(), out.size() * 4);
+        return out;
+    };
+    const std::string token_bytes =
+        attngeo::test_support::slurp(ref / "stories260K_ref_once.tokens.i32");
+    std::vector<std::int32_t> ids(token_bytes.size() / 4);
+    std::memcpy(ids.data(), token_bytes.data(), ids.size() * 4);
+    const int T = static_cast<int>(ids.size());
+    const Llama2cCheckpoint checkpoint(model.string());
+    const RunCForward forward(checkpoint);
+    const auto row = forward.run(std::vector<std::int64_t>(ids.begin(), ids.end()));
+    const auto attn = read_floats(ref / "stories260K_ref_once.attn.f32");      // [5, 8, T, T]
+    const auto vcache = read_floats(ref / "stories260K_ref_once.vcache.f32");  // [5, T, 32]
+    const auto logits = read_floats(ref / "stories260K_ref_once.logits.f32");  // [T, 512]
+    double worst_attention = 0, worst_values = 0, worst_logits = 0;
+    for (int l = 0; l < 5; ++l)
+        for (int h = 0; h < 8; ++h)
+            for (int t = 0; t < T; ++t)
+                worst_attention = std::max(
+                    worst_attention,
+                    std::abs(double(row.attention[(l * 8 + h) * T + t]) -
+                             attn[((static_cast<std::size_t>(l) * 8 + h) * T + (T - 1)) * T + t]));
+    for (std::size_t i = 0; i < vcache.size(); ++i)
+        worst_values = std::max(worst_values, std::abs(double(row.values[i]) - vcache[i]));
+    for (int k = 0; k < 512; ++k)
+        worst_logits =
+            std::max(worst_logits, std::abs(double(row.logits[k]) - logits[(T - 1) * 512 + k]));
+    std::cout << "run.c port vs run.c dumps: attention " << worst_attention << ", values "
+              << worst_values << ", logits " << worst_logits << "\n";
+    EXPECT_EQ(worst_attention, 0.0);
+    EXPECT_EQ(worst_values, 0.0);
+    EXPECT_EQ(worst_logits, 0.0);
+    EXPECT_THROW(forward.run({1, 600}), InputError);
 }
