@@ -49,7 +49,17 @@ double minimise_over_beta(F f) {
     std::uintmax_t iterations = 200;
     const auto [u, value] = boost::math::tools::brent_find_minima(
         [&](double v) { return f(std::exp(v)); }, lo, hi, kBrentBits, iterations);
-    return value <= best_value ? std::exp(u) : std::exp(at(best));
+    const double beta =
+        std::clamp(value <= best_value ? std::exp(u) : std::exp(at(best)), kBetaMin, kBetaMax);
+    // When the least-squares optimum lies at a bound (c(1) ≤ 0: no decay to fit, β → ∞; or a
+    // constant cosine of 1: β → 0) the objective is flat to rounding near it and Brent stops
+    // anywhere on the plateau. Report the bound itself, so the answer does not depend on the
+    // optimiser's path (and an independent refit can reproduce it).
+    const double value_at_beta = f(beta);
+    const double flat = value_at_beta + 1e-12 * std::abs(value_at_beta);
+    if (f(kBetaMax) <= flat) return kBetaMax;
+    if (f(kBetaMin) <= flat) return kBetaMin;
+    return beta;
 }
 
 double offset_c_inf(const std::vector<double>& cosines, double beta) {

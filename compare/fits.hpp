@@ -24,7 +24,9 @@ struct DecayFit {
 // Least squares of e^{−βk} to c(k), k = 1..K (SPEC §7), where cosines[k − 1] = c(k): a scan of
 // 241 log-spaced β in [kBetaMin, kBetaMax] brackets the minimum, then Brent's method
 // (boost::math::tools::brent_find_minima) refines it in log β to about 1e-8 relative.
-// Requires K ≥ 1 and every c(k) finite with |c(k)| ≤ 1 + 1e-9.
+// Requires K ≥ 1 and every c(k) finite with |c(k)| ≤ 1 + 1e-9. When the optimum is at a bound
+// of the interval (e.g. c(1) ≤ 0: β → ∞) the bound itself is returned, not a point of the
+// numerically flat plateau near it.
 DecayFit fit_exponential_decay(const std::vector<double>& cosines);
 
 // Σ_k (c(k) − e^{−βk})², the objective of fit_exponential_decay (no validation; for tests).
