@@ -14,6 +14,7 @@
 
 #include "common/errors.hpp"
 #include "reports/report.hpp"
+#include "tests/reports/browser_check.hpp"
 #include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
@@ -304,6 +305,15 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     ASSERT_FALSE(example.empty());
     EXPECT_NEAR(std::stod(example[0][2]), std::exp(-0.3), 1e-12);
     EXPECT_NEAR(std::stod(example[0][3]), 0.02 + 0.98 * std::exp(-0.35), 1e-12);
+}
+
+TEST(EmpiricalReport, HeadlessChromiumScreenshotOfTheCompareReportIsNotBlank) {
+    const fs::path emp = make_extract("extract");
+    const fs::path cmp = make_compare("compare_shot", fs::absolute(emp).string(), "");
+    const fs::path out = scratch() / "report_compare_shot";
+    fs::remove_all(out);
+    const std::string index = reports::write_report({cmp.string()}, out.string());
+    attngeo::test_support::expect_screenshot_not_blank(index, out);
 }
 
 TEST(EmpiricalReport, CompareWithoutItsExtractFolderWarnsAndDrawsWhatItHas) {

@@ -1,0 +1,124 @@
+// A headless-Chromium check shared by the report tests: render index.html to a PNG and check
+// it is not blank, with a minimal PNG reader (zlib only) to count ink and colours.
+#pragma once
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_files.hpp"
+
+namespace attngeo::test_support {
+
+// Minimal PNG reader (8-bit RGB/RGBA, non-interlaced, as Chromium writes): returns the share
+// of pixels that are not near-white and the number of distinct colours seen.
+struct PngSummary {
+    double ink = 0;
+    std::size_t colours = 0;
+};
+inline PngSummary summarise_png(const std::string& bytes) {
+    EXPECT_EQ(bytes.substr(1, 3), "PNG");
+    std::size_t pos = 8;
+    std::uint32_t width = 0, height = 0;
+    int channels = 0;
+    std::string idat;
+    auto be32 = [&](std::size_t at) {
+        return (std::uint32_t(std::uint8_t(bytes[at])) << 24) |
+               (std::uint32_t(std::uint8_t(bytes[at + 1])) << 16) |
+               (std::uint32_t(std::uint8_t(bytes[at + 2])) << 8) |
+               std::uint32_t(std::uint8_t(bytes[at + 3]));
+    };
+    while (pos + 8 <= bytes.size()) {
+        const std::uint32_t length = be32(pos);
+        const std::string type = bytes.substr(pos + 4, 4);
+        if (type == "IHDR") {
+            width = be32(pos + 8);
+            height = be32(pos + 12);
+            EXPECT_EQ(bytes[pos + 16], 8) << "bit depth";
+            const int colour_type = bytes[pos + 17];
+            channels = colour_type == 6 ? 4 : colour_type == 2 ? 3 : 0;
+            EXPECT_NE(channels, 0) << "colour type " << colour_type;
+            EXPECT_EQ(bytes[pos + 20], 0) << "interlaced";
+        } else if (type == "IDAT") {
+            idat += bytes.substr(pos + 8, length);
+        }
+        pos += 12 + length;
+    }
+    const std::size_t stride = std::size_t(width) * channels;
+    std::vector<unsigned char> raw((stride + 1) * height);
+    uLongf size = raw.size();
+    EXPECT_EQ(
+        uncompress(raw.data(), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()),
+        Z_OK);
+    std::vector<unsigned char> image(stride * height), previous(stride, 0);
+    for (std::uint32_t y = 0; y < height; ++y) {
+        const unsigned char filter = raw[y * (stride + 1)];
+        const unsigned char* in = &raw[y * (stride + 1) + 1];
+        unsigned char* row = &image[y * stride];
+        for (std::size_t x = 0; x < stride; ++x) {
+            const int a = x >= std::size_t(channels) ? row[x - channels] : 0, b = previous[x],
+                      c = x >= std::size_t(channels) ? previous[x - channels] : 0;
+            int predictor = 0;
+            if (filter == 1) predictor = a;
+            if (filter == 2) predictor = b;
+            if (filter == 3) predictor = (a + b) / 2;
+            if (filter == 4) {
+                const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b),
+                          pc = std::abs(p - c);
+                predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+            }
+            row[x] = static_cast<unsigned char>(in[x] + predictor);
+        }
+        std::copy(row, row + stride, previous.begin());
+    }
+    PngSummary s;
+    std::set<std::uint32_t> colours;
+    std::size_t ink = 0;
+    for (std::size_t p = 0; p < std::size_t(width) * height; ++p) {
+        const unsigned char* px = &image[p * channels];
+        if (px[0] < 235 || px[1] < 235 || px[2] < 235) ++ink;
+        if (colours.size() < 100000) colours.insert((px[0] << 16) | (px[1] << 8) | px[2]);
+    }
+    s.ink = double(ink) / (double(width) * height);
+    s.colours = colours.size();
+    return s;
+}
+
+// Renders `index` (a report's index.html) with headless Chromium into out/shot.png and expects
+// ink and colour: a report whose figures failed to inline would be nearly blank. Skips when
+// Chromium is absent, except on CI (CI or ATTNGEO_REQUIRE_CHROMIUM set), where it fails.
+inline void expect_screenshot_not_blank(const std::string& index,
+                                        const std::filesystem::path& out) {
+    const char* chromium = "/usr/bin/chromium";
+    const bool required =
+        std::getenv("CI") != nullptr || std::getenv("ATTNGEO_REQUIRE_CHROMIUM") != nullptr;
+    if (::access(chromium, X_OK) != 0) {
+        if (required) FAIL() << "chromium is required on CI (apt-get install chromium)";
+        GTEST_SKIP() << "chromium not installed (apt-get install chromium)";
+    }
+    const std::filesystem::path shot = out / "shot.png", profile = out / "chromium-profile";
+    const std::string command =
+        std::string(chromium) +
+        " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+        "--disable-background-networking --disable-component-update --disable-sync "
+        "--hide-scrollbars --user-data-dir=" +
+        profile.string() + " --window-size=1200,2400 --screenshot=" + shot.string() + " file://" +
+        std::filesystem::absolute(index).string() + " > " + (out / "chromium.log").string() +
+        " 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << slurp(out / "chromium.log");
+    ASSERT_TRUE(std::filesystem::exists(shot)) << slurp(out / "chromium.log");
+    const PngSummary s = summarise_png(slurp(shot));
+    std::cout << "screenshot: " << s.ink * 100 << "% non-white pixels, " << s.colours
+              << " colours\n";
+    EXPECT_GT(s.ink, 0.02);
+    EXPECT_GT(s.colours, 50u);
+}
+
+}  // namespace attngeo::test_support
