@@ -14,7 +14,7 @@
 
 #include "common/errors.hpp"
 #include "reports/report.hpp"
-#include "tests/reports/browser_check.hpp"
+#include "tests/reports/report_checks.hpp"
 #include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
@@ -22,6 +22,7 @@ using namespace attngeo;
 
 namespace {
 
+using attngeo::test_support::check_references;
 using attngeo::test_support::slurp;
 
 fs::path scratch() {
@@ -30,25 +31,6 @@ fs::path scratch() {
 
 void write(const fs::path& path, const std::string& text) {
     std::ofstream(path) << text;
-}
-
-// Every href/src that is not an anchor or URL must name an existing, non-empty file (as in
-// test_reports.cpp).
-int check_references(const fs::path& out, const std::string& html) {
-    const std::regex reference(R"((?:href|src)=\"([^\"#][^\"]*)\")");
-    int checked = 0;
-    for (auto it = std::sregex_iterator(html.begin(), html.end(), reference);
-         it != std::sregex_iterator(); ++it) {
-        const std::string target = (*it)[1];
-        if (target.rfind("http", 0) == 0) continue;
-        const fs::path file = out / target;
-        EXPECT_TRUE(fs::exists(file)) << target;
-        if (fs::exists(file)) {
-            EXPECT_GT(fs::file_size(file), 0u) << target;
-        }
-        ++checked;
-    }
-    return checked;
 }
 
 std::size_t count(const std::string& haystack, const std::string& needle) {

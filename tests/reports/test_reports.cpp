@@ -16,7 +16,7 @@
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
 #include "simulate/run.hpp"
-#include "tests/reports/browser_check.hpp"
+#include "tests/reports/report_checks.hpp"
 #include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
@@ -24,6 +24,7 @@ using namespace attngeo;
 
 namespace {
 
+using attngeo::test_support::check_references;
 using attngeo::test_support::expect_screenshot_not_blank;
 using attngeo::test_support::slurp;
 
@@ -50,24 +51,6 @@ fs::path make_run(const std::string& name, const std::string& kind) {
     const auto sums = simulate::run_grid(config, 2, false, timings);
     simulate::write_run(dir.string(), config, sums, 2, {{"command", "test"}}, timings);
     return dir;
-}
-
-// Every href/src that is not an anchor or URL must name an existing, non-empty file.
-int check_references(const fs::path& out, const std::string& html) {
-    const std::regex reference(R"((?:href|src)=\"([^\"#][^\"]*)\")");
-    int checked = 0;
-    for (auto it = std::sregex_iterator(html.begin(), html.end(), reference);
-         it != std::sregex_iterator(); ++it) {
-        const std::string target = (*it)[1];
-        if (target.rfind("http", 0) == 0) continue;
-        const fs::path file = out / target;
-        EXPECT_TRUE(fs::exists(file)) << target;
-        if (fs::exists(file)) {
-            EXPECT_GT(fs::file_size(file), 0u) << target;
-        }
-        ++checked;
-    }
-    return checked;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// A headless-Chromium check shared by the report tests: render index.html to a PNG and check
-// it is not blank, with a minimal PNG reader (zlib only) to count ink and colours.
+// Checks shared by the report tests: every file a report links exists and is non-empty, and a
+// headless-Chromium render of index.html is not blank (a minimal PNG reader, zlib only).
 #pragma once
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +17,25 @@
 #include "tests/support/test_files.hpp"
 
 namespace attngeo::test_support {
+
+// Every href/src in `html` that is not an anchor or URL must name an existing, non-empty file
+// under `out`. Returns how many were checked.
+inline int check_references(const std::filesystem::path& out, const std::string& html) {
+    const std::regex reference(R"((?:href|src)=\"([^\"#][^\"]*)\")");
+    int checked = 0;
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), reference);
+         it != std::sregex_iterator(); ++it) {
+        const std::string target = (*it)[1];
+        if (target.rfind("http", 0) == 0) continue;
+        const std::filesystem::path file = out / target;
+        EXPECT_TRUE(std::filesystem::exists(file)) << target;
+        if (std::filesystem::exists(file)) {
+            EXPECT_GT(std::filesystem::file_size(file), 0u) << target;
+        }
+        ++checked;
+    }
+    return checked;
+}
 
 // Minimal PNG reader (8-bit RGB/RGBA, non-interlaced, as Chromium writes): returns the share
 // of pixels that are not near-white and the number of distinct colours seen.
