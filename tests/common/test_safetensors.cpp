@@ -19,9 +19,11 @@
 #include "common/errors.hpp"
 #include "common/safetensors.hpp"
 #include "tests/support/shared_data.hpp"
+#include "tests/support/test_files.hpp"
 
 namespace {
 
+using attngeo::test_support::expect_input_error;
 using attngeo::test_support::shared_folder;
 using attngeo::test_support::shared_required;
 
@@ -81,24 +83,6 @@ std::string file_bytes(const std::string& header, const std::string& data) {
 std::string hand_file(const std::string& name, const std::string& header,
                       const std::string& data = std::string()) {
     return write_bytes(scratch() / name, file_bytes(header, data)).string();
-}
-
-// Runs `action`, which must throw InputError whose one-line message holds every phrase.
-void expect_input_error(const std::function<void()>& action,
-                        const std::vector<std::string>& phrases) {
-    try {
-        action();
-        ADD_FAILURE() << "expected InputError, nothing thrown";
-    } catch (const InputError& error) {
-        const std::string message = error.what();
-        for (const auto& phrase : phrases) {
-            EXPECT_NE(message.find(phrase), std::string::npos)
-                << "message lacks \"" << phrase << "\": " << message;
-        }
-        EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
-    } catch (const std::exception& error) {
-        ADD_FAILURE() << "expected InputError, got another exception: " << error.what();
-    }
 }
 
 void expect_file_error(const std::string& path, const std::vector<std::string>& phrases) {

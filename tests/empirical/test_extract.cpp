@@ -19,13 +19,11 @@
 
 namespace fs = std::filesystem;
 using namespace attngeo;
-using namespace attngeo;
 using namespace attngeo::empirical;
 
 namespace {
 
 using attngeo::test_support::shared_folder;
-using attngeo::test_support::shared_required;
 
 StatisticsSettings settings_for(int n, std::vector<int> sizes = {}) {
     StatisticsSettings s;
@@ -144,10 +142,7 @@ TEST(Windows, BosRulesSkipsAndStrides) {
 void check_against_llama2c_dumps(const std::string& engine) {
     const fs::path ref = shared_folder() / "golden" / "llama2c-stories260K";
     const fs::path model = shared_folder() / "models" / "stories260K" / "stories260K.bin";
-    if (!fs::exists(model)) {
-        if (shared_required()) FAIL() << "shared data missing";
-        GTEST_SKIP() << "shared data not found";
-    }
+    REQUIRE_SHARED_FILE(model);
     auto read_bytes = [](const fs::path& p) {
         std::ifstream in(p, std::ios::binary);
         return std::vector<char>((std::istreambuf_iterator<char>(in)),

@@ -22,7 +22,6 @@ namespace fs = std::filesystem;
 using namespace attngeo;
 using namespace attngeo::empirical;
 using attngeo::test_support::shared_folder;
-using attngeo::test_support::shared_required;
 
 namespace {
 
@@ -171,10 +170,7 @@ TEST(HeadStatistics, SavedStateRoundTripsAndMergeEqualsOneRun) {
 
 TEST(ExtractOperation, ResumedShardedAndDeviceRunsEqualTheUninterruptedRun) {
     const fs::path model = shared_folder() / "models" / "stories260K" / "stories260K.bin";
-    if (!fs::exists(model)) {
-        if (shared_required()) FAIL() << "shared data missing: " << model;
-        GTEST_SKIP() << "stories260K not found (set ATTNGEO_SHARED)";
-    }
+    REQUIRE_SHARED_FILE(model);
     const fs::path corpus = fs::path(ATTNGEO_SOURCE_DIR) / "examples" / "stories260K_corpus.txt";
     const fs::path dir = scratch();
     const std::string base = "extract --model " + model.string() + " --corpus " + corpus.string() +

@@ -21,26 +21,18 @@
 #include <sstream>
 
 #include "common/errors.hpp"
-#include "empirical/capture.hpp"
 #include "common/safetensors.hpp"
+#include "empirical/capture.hpp"
 #include "empirical/transformer.hpp"
 #include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
-using namespace attngeo;
 using namespace attngeo;
 using namespace attngeo::empirical;
 
 namespace {
 
 using attngeo::test_support::shared_folder;
-using attngeo::test_support::shared_required;
-
-#define REQUIRE_SHARED(path)                                                              \
-    if (!fs::exists(path)) {                                                              \
-        if (shared_required()) FAIL() << "shared data missing: " << (path);               \
-        GTEST_SKIP() << "shared data not found at " << (path) << " (set ATTNGEO_SHARED)"; \
-    }
 
 torch::Tensor to_torch(const HostTensor& h) {
     const auto dtype = h.dtype == DType::I64 ? torch::kInt64 : torch::kFloat32;
@@ -62,7 +54,7 @@ class HuggingFaceGolden : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(HuggingFaceGolden, MatchesTransformers) {
     const fs::path dir = shared_folder() / "golden" / GetParam().folder;
-    REQUIRE_SHARED(dir);
+    REQUIRE_SHARED_FILE(dir);
     Transformer model = Transformer::load(dir.string());
     if (GetParam().sliding_window >= 0) model.set_sliding_window(GetParam().sliding_window);
     const SafetensorsFile golden((dir / "golden.safetensors").string());
@@ -149,7 +141,7 @@ TEST(HuggingFaceGoldenBf16, Bfloat16ComputeStaysWithinBf16Precision) {
     // rounding 2^-9 per op); α is still softmax in float32. Measured: attention rows move by up
     // to 0.11 and logits by 5% of their range over 3 layers of this large random init.
     const fs::path dir = shared_folder() / "golden" / "llama-bf16";
-    REQUIRE_SHARED(dir);
+    REQUIRE_SHARED_FILE(dir);
     const Transformer model = Transformer::load(dir.string(), LoadOptions{"cpu", "bfloat16"});
     const SafetensorsFile golden((dir / "golden.safetensors").string());
     CaptureOptions options;
@@ -184,7 +176,7 @@ class Llama2cGolden : public ::testing::TestWithParam<const char*> {};
 TEST_P(Llama2cGolden, ForwardMatchesRunC) {
     const fs::path ref = shared_folder() / "golden" / "llama2c-stories260K";
     const fs::path model_path = shared_folder() / "models" / "stories260K" / GetParam();
-    REQUIRE_SHARED(model_path);
+    REQUIRE_SHARED_FILE(model_path);
     const Transformer model = Transformer::load(model_path.string());
     std::ifstream token_file(ref / "stories260K_ref_once.tokens.i32", std::ios::binary);
     std::vector<char> token_bytes((std::istreambuf_iterator<char>(token_file)),
@@ -258,7 +250,7 @@ std::vector<RunCase> run_c_cases() {
 
 TEST_P(Llama2cGolden, GreedyGenerationReproducesRunCText) {
     const fs::path model_path = shared_folder() / "models" / "stories260K" / GetParam();
-    REQUIRE_SHARED(model_path);
+    REQUIRE_SHARED_FILE(model_path);
     const auto cases = run_c_cases();
     ASSERT_EQ(cases.size(), 4u);
     for (const auto& c : cases) {
@@ -285,7 +277,7 @@ INSTANTIATE_TEST_SUITE_P(Formats, Llama2cGolden,
 
 TEST(Transformer, BadCheckpointsAndInputsAreInputErrors) {
     const fs::path dir = shared_folder() / "golden" / "llama-gqa";
-    REQUIRE_SHARED(dir);
+    REQUIRE_SHARED_FILE(dir);
     const fs::path tmp =
         fs::temp_directory_path() / ("attngeo_golden_" + std::to_string(::getpid()));
     fs::create_directories(tmp);

@@ -29,25 +29,15 @@
 
 namespace fs = std::filesystem;
 using namespace attngeo;
-using namespace attngeo;
 using namespace attngeo::empirical;
 
 namespace {
 
+using attngeo::test_support::expect_input_error;
 using attngeo::test_support::shared_folder;
-using attngeo::test_support::shared_required;
 
 // ------------------------------------------------------------------------------------------
 // Helpers
-
-#define REQUIRE_SHARED_FILE(path)                                                               \
-    if (!fs::exists(path)) {                                                                    \
-        if (shared_required())                                                                  \
-            FAIL() << "shared file " << (path) << " not found "                                 \
-                   << "(ATTNGEO_REQUIRE_SHARED=1)";                                             \
-        GTEST_SKIP() << "shared file " << (path)                                                \
-                     << " not found; set ATTNGEO_SHARED to the shared folder to run this test"; \
-    }
 
 // A per-process folder for the malformed copies (several MB), removed at exit.
 const fs::path& scratch() {
@@ -79,22 +69,6 @@ std::string write_scratch(const std::string& name, const std::string& bytes) {
     std::ofstream(path, std::ios::binary)
         .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     return path.string();
-}
-
-// The call must throw InputError whose one-line message contains every `needle`.
-void expect_input_error(const std::function<void()>& f,
-                        std::initializer_list<std::string> needles) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        const std::string message = e.what();
-        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-        for (const auto& needle : needles)
-            EXPECT_NE(message.find(needle), std::string::npos)
-                << "message '" << message << "' lacks '" << needle << "'";
-        return;
-    }
-    ADD_FAILURE() << "expected InputError";
 }
 
 std::vector<float> floats_of(const HostTensor& t) {
@@ -961,10 +935,8 @@ TEST(RunCForward, EqualsRunCDumpsBitForBit) {
     const fs::path ref = attngeo::test_support::shared_folder() / "golden" / "llama2c-stories260K";
     const fs::path model =
         attngeo::test_support::shared_folder() / "models" / "stories260K" / "stories260K.bin";
-    if (!fs::exists(ref) || !fs::exists(model)) {
-        if (attngeo::test_support::shared_required()) FAIL() << "shared data missing";
-        GTEST_SKIP() << "stories260K not found (set ATTNGEO_SHARED)";
-    }
+    REQUIRE_SHARED_FILE(ref);
+    REQUIRE_SHARED_FILE(model);
     auto read_floats = [](const fs::path& path) {
         const std::string bytes = attngeo::test_support::slurp(path);
         std::vector<float> out(bytes.size() / 4);

@@ -19,27 +19,19 @@
 #include "common/errors.hpp"
 #include "empirical/tokenizer.hpp"
 #include "tests/support/shared_data.hpp"
+#include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
-using namespace attngeo;
 using namespace attngeo;
 using namespace attngeo::empirical;
 
 namespace {
 
+using attngeo::test_support::expect_input_error;
 using attngeo::test_support::shared_folder;
-using attngeo::test_support::shared_required;
 
 // ------------------------------------------------------------------------------------------
 // Helpers
-
-#define REQUIRE_SHARED_FILE(path)                                                               \
-    if (!fs::exists(path)) {                                                                    \
-        if (shared_required())                                                                  \
-            FAIL() << "shared file " << (path) << " not found (ATTNGEO_REQUIRE_SHARED=1)";      \
-        GTEST_SKIP() << "shared file " << (path)                                                \
-                     << " not found; set ATTNGEO_SHARED to the shared folder to run this test"; \
-    }
 
 struct GoldenCase {
     std::string text;
@@ -75,23 +67,6 @@ void expect_golden(const Tokenizer& tokenizer, const std::vector<GoldenCase>& ca
     }
     std::cout << tokenizer.name() << ": " << exact << " / " << cases.size()
               << " golden texts exact\n";
-}
-
-void expect_input_error(const std::function<void()>& action,
-                        const std::vector<std::string>& phrases) {
-    try {
-        action();
-        ADD_FAILURE() << "expected InputError, nothing thrown";
-    } catch (const InputError& error) {
-        const std::string message = error.what();
-        for (const auto& phrase : phrases) {
-            EXPECT_NE(message.find(phrase), std::string::npos)
-                << "message lacks \"" << phrase << "\": " << message;
-        }
-        EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
-    } catch (const std::exception& error) {
-        ADD_FAILURE() << "expected InputError, got: " << error.what();
-    }
 }
 
 fs::path scratch() {

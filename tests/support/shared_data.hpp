@@ -21,3 +21,13 @@ inline bool shared_required() {
 }
 
 }  // namespace attngeo::test_support
+
+// In a test body: skip when `path` (a file or folder of the shared data) is absent, or fail when
+// CI requires the shared data (ATTNGEO_REQUIRE_SHARED=1).
+#define REQUIRE_SHARED_FILE(path)                                                               \
+    if (!std::filesystem::exists(path)) {                                                       \
+        if (::attngeo::test_support::shared_required())                                         \
+            FAIL() << "shared file " << (path) << " not found (ATTNGEO_REQUIRE_SHARED=1)";      \
+        GTEST_SKIP() << "shared file " << (path)                                                \
+                     << " not found; set ATTNGEO_SHARED to the shared folder to run this test"; \
+    }

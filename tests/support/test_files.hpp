@@ -4,10 +4,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <vector>
+
+#include "common/errors.hpp"
 
 namespace attngeo::test_support {
 
@@ -46,6 +53,24 @@ inline CliResult run_program(const std::string& executable, const std::string& a
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.err = slurp(err_path);
     return r;
+}
+
+// Runs `action`, which must throw InputError whose one-line message holds every phrase.
+inline void expect_input_error(const std::function<void()>& action,
+                               const std::vector<std::string>& phrases) {
+    try {
+        action();
+        ADD_FAILURE() << "expected InputError, nothing thrown";
+    } catch (const InputError& error) {
+        const std::string message = error.what();
+        for (const auto& phrase : phrases) {
+            EXPECT_NE(message.find(phrase), std::string::npos)
+                << "message lacks \"" << phrase << "\": " << message;
+        }
+        EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+    } catch (const std::exception& error) {
+        ADD_FAILURE() << "expected InputError, got another exception: " << error.what();
+    }
 }
 
 }  // namespace attngeo::test_support
