@@ -564,8 +564,8 @@ void run_extract(const ExtractRequest& r) {
                 auto t2 = std::chrono::steady_clock::now();
                 timing.capture += std::chrono::duration<double>(t2 - t1).count();
                 std::vector<Eigen::MatrixXd> grams;
+                std::vector<std::vector<int>> orders(device_gram ? H : 0);
                 if (device_gram) {
-                    std::vector<std::vector<int>> orders(H);
                     for (int h = 0; h < H; ++h)
                         orders[h] =
                             head_order(a + static_cast<std::size_t>(h) * r.context,
@@ -577,10 +577,12 @@ void run_extract(const ExtractRequest& r) {
                 auto t3 = std::chrono::steady_clock::now();
                 timing.metrics_device += std::chrono::duration<double>(t3 - t2).count();
                 for (int h = 0; h < H; ++h) {
+                    const RankedGram ranked{device_gram ? &orders[h] : nullptr,
+                                            device_gram ? &grams[h] : nullptr};
                     const DocumentRecord doc = stats[l][h].add_document(
                         a + static_cast<std::size_t>(h) * r.context,
                         v + static_cast<std::size_t>(h / group) * r.context * d, d,
-                        device_gram ? &grams[h] : nullptr);
+                        device_gram ? &ranked : nullptr);
                     const std::int64_t head = static_cast<std::int64_t>(l) * H + h,
                                        S = layout.sizes;
                     std::copy(doc.precision.begin(), doc.precision.end(),

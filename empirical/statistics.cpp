@@ -81,7 +81,7 @@ bool uses_gram_path(const StatisticsSettings& settings) {
 }
 
 DocumentRecord HeadStatistics::add_document(const float* alpha, const float* values, int d,
-                                            const Eigen::MatrixXd* ranked_gram) {
+                                            const RankedGram* ranked_gram) {
     const int n = settings_.context;
     const int last = n - 1;
     theory::TokenGeometry tokens;
@@ -139,17 +139,18 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
     // or formed here), the per-N reference for a sparse grid.
     std::vector<theory::SelectionMetrics> rows;
     if (ranked_gram != nullptr) {
-        if (ranked_gram->rows() != n || ranked_gram->cols() != n)
-            throw std::invalid_argument("HeadStatistics::add_document: Gram matrix of " +
-                                        std::to_string(ranked_gram->rows()) + "x" +
-                                        std::to_string(ranked_gram->cols()) + ", expected " +
-                                        std::to_string(n) + "x" + std::to_string(n));
-        const std::vector<int> order = head_order(alpha, values, n, d, settings_.ranking);
+        const Eigen::MatrixXd& gram = *ranked_gram->gram;
+        const std::vector<int>& order = *ranked_gram->order;
+        if (gram.rows() != n || gram.cols() != n || static_cast<int>(order.size()) != n)
+            throw std::invalid_argument(
+                "HeadStatistics::add_document: Gram matrix of " + std::to_string(gram.rows()) +
+                "x" + std::to_string(gram.cols()) + " and an order of " +
+                std::to_string(order.size()) + " tokens, expected " + std::to_string(n));
         theory::RowMatrix ranked(n, d);
         for (int k = 0; k < n; ++k)
             ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
-        theory::selection_metrics_from_gram(ranked, *ranked_gram, settings_.sizes,
-                                            settings_.distance, rows);
+        theory::selection_metrics_from_gram(ranked, gram, settings_.sizes, settings_.distance,
+                                            rows);
     } else if (uses_gram_path(settings_)) {
         rows = theory::selection_metrics_gram(tokens, settings_.sizes, settings_.ranking,
                                               settings_.distance);

@@ -30,6 +30,12 @@ std::vector<int> head_order(const float* alpha, const float* values, int n, int 
 // sparse grid, where |sizes|·n·d is cheaper than n²·d).
 bool uses_gram_path(const StatisticsSettings& settings);
 
+// One head's contributions y_i = α_i v_i in rank order, as the batched device path forms them.
+struct RankedGram {
+    const std::vector<int>* order = nullptr;  // [n] π, from head_order
+    const Eigen::MatrixXd* gram = nullptr;    // [n, n] G[k, l] = ⟨y_{π_k}, y_{π_l}⟩
+};
+
 // What one document contributes to the per-document arrays (per_doc.safetensors), kept out of
 // HeadStatistics so that its memory does not grow with the number of documents.
 struct DocumentRecord {
@@ -48,12 +54,11 @@ class HeadStatistics {
 
     // alpha: [n] final query row (token 0 = sink, n−1 = the query itself);
     // values: [n, d] value vectors of this head's kv head, row-major, float32.
-    // ranked_gram: [n, n] Gram matrix of the contributions y_{π_k} in this head's rank order
-    // (head_order), formed elsewhere (the batched device path), or null to form it here.
-    // Either way the counts come from theory/'s certified core, so they equal the per-N
-    // reference exactly.
+    // ranked: the Gram matrix of this head's ranked contributions formed elsewhere (the
+    // batched device path) with the order it used, or null to form it here. Either way the
+    // counts come from theory/'s certified core, so they equal the per-N reference exactly.
     DocumentRecord add_document(const float* alpha, const float* values, int d,
-                                const Eigen::MatrixXd* ranked_gram = nullptr);
+                                const RankedGram* ranked = nullptr);
 
     // Adds another head's sums (same settings); throws std::invalid_argument otherwise.
     void merge(const HeadStatistics& other);

@@ -102,7 +102,8 @@ TEST(DeviceGram, BatchedGramGivesTheReferenceCountsForEveryHeadAndN) {
                 worst_gram = std::max(worst_gram, std::abs(dot - grams[h](k, l)));
             }
         HeadStatistics device(settings), reference(settings);
-        device.add_document(layer.head_alpha(h), layer.head_values(h), layer.d, &grams[h]);
+        const RankedGram ranked{&orders[h], &grams[h]};
+        device.add_document(layer.head_alpha(h), layer.head_values(h), layer.d, &ranked);
         theory::TokenGeometry tokens;
         tokens.alpha.resize(layer.n);
         tokens.values.resize(layer.n, layer.d);
