@@ -92,33 +92,91 @@ ValueGenerator::ValueGenerator(GeneratorSettings settings)
 }
 
 void ValueGenerator::draw_directions(RandomStream& stream, theory::RowMatrix& g) const {
+    if (settings_.cosine) {
+        draw_cholesky_directions(stream, g);
+        return;
+    }
+    draw_ar1(stream, g, false);
+}
+
+void ValueGenerator::draw_values(RandomStream& stream, theory::RowMatrix& v) const {
+    if (settings_.cosine) {
+        draw_cholesky_directions(stream, v);
+        normalise(stream, v);
+        return;
+    }
+    draw_ar1(stream, v, true);
+}
+
+void ValueGenerator::draw_cholesky_directions(RandomStream& stream, theory::RowMatrix& g) const {
     const int d = settings_.d;
     g.resize(n_, d);
     stream.fill_normals(g.data(), static_cast<std::size_t>(n_) * d);
     g *= 1.0 / std::sqrt(static_cast<double>(d));  // ε ~ N(0, I/d)
-    if (settings_.cosine) {
-        // g = L ε row-wise; lower-triangular, so rows are rewritten from the last.
-        for (int i = n_ - 1; i >= 0; --i)
-            g.row(i) = cholesky_.row(i).head(i + 1) * g.topRows(i + 1);
-        return;
+    // g = L ε row-wise; lower-triangular, so rows are rewritten from the last.
+    for (int i = n_ - 1; i >= 0; --i)
+        g.row(i) = cholesky_.row(i).head(i + 1) * g.topRows(i + 1);
+}
+
+// One pass over the rows, each drawn, scaled, filtered and (without norm noise) normalised while
+// it is in cache, instead of a pass over the whole matrix per step. Each element still gets the
+// same operations in the same order (ε = z/√d; the AR(1) state a_i = r a_{i−1} + √(1−r²) ε_i
+// for i ≥ 2; the sink sum s += w_i a_i, or the row ρ0 g_0 + √(1−ρ0²) a_i; the norm of the
+// finished row), so the bits equal those of the plain passes (tests/simulate/test_rng.cpp).
+void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool normalised) const {
+    const int d = settings_.d;
+    g.resize(n_, d);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    const bool exact = settings_.sink_mode == SinkMode::exact;
+    const bool normalise_rows = normalised && settings_.norm_cv == 0;
+    const double keep = exact ? 0.0 : std::sqrt(1 - settings_.rho0 * settings_.rho0);
+    Eigen::RowVectorXd state(d), sink(d);  // AR(1) state a_{i−1}; the sink's sum so far
+    double* a = state.data();
+    double* s = sink.data();
+    const auto normalise_row = [&](int i) {
+        const double length = g.row(i).norm();
+        g.row(i) *= length > 0 ? settings_.norms[i] / length : 0.0;
+    };
+
+    double* g0 = g.row(0).data();
+    stream.fill_normals(g0, static_cast<std::size_t>(d));
+    for (int k = 0; k < d; ++k)
+        g0[k] *= scale;
+    if (exact)
+        for (int k = 0; k < d; ++k)
+            s[k] = sink_noise_ * g0[k];
+    for (int i = 1; i < n_; ++i) {
+        double* row = g.row(i).data();
+        stream.fill_normals(row, static_cast<std::size_t>(d));
+        if (i == 1) {
+            for (int k = 0; k < d; ++k)
+                a[k] = row[k] * scale;
+        } else {
+            for (int k = 0; k < d; ++k)
+                a[k] = r_ * a[k] + innovation_ * (row[k] * scale);
+        }
+        if (exact) {
+            const double weight = sink_weights_[i];
+            for (int k = 0; k < d; ++k) {
+                row[k] = a[k];
+                s[k] += weight * a[k];
+            }
+        } else {
+            for (int k = 0; k < d; ++k)
+                row[k] = settings_.rho0 * g0[k] + keep * a[k];
+        }
+        if (normalise_rows) normalise_row(i);
     }
-    // Tokens 1..L: AR(1) (row 0 holds the sink's own noise until the end).
-    for (int i = 2; i < n_; ++i)
-        g.row(i) = r_ * g.row(i - 1) + innovation_ * g.row(i);
-    if (settings_.sink_mode == SinkMode::exact) {
-        Eigen::RowVectorXd sink = sink_noise_ * g.row(0);
-        for (int i = 1; i < n_; ++i)
-            sink += sink_weights_[i] * g.row(i);
-        g.row(0) = sink;
-    } else {
-        const double keep = std::sqrt(1 - settings_.rho0 * settings_.rho0);
-        for (int i = 1; i < n_; ++i)
-            g.row(i) = settings_.rho0 * g.row(0) + keep * g.row(i);
+    if (exact) g.row(0) = sink;
+    if (normalise_rows) {
+        normalise_row(0);
+    } else if (normalised) {
+        normalise(stream, g);
     }
 }
 
-void ValueGenerator::draw_values(RandomStream& stream, theory::RowMatrix& v) const {
-    draw_directions(stream, v);
+// v_i ← ‖v_i‖ g_i/‖g_i‖ row by row, drawing each row's norm noise in row order.
+void ValueGenerator::normalise(RandomStream& stream, theory::RowMatrix& v) const {
     for (int i = 0; i < n_; ++i) {
         double norm = settings_.norms[i];
         if (settings_.norm_cv > 0) {

@@ -49,6 +49,11 @@ class ValueGenerator {
     void draw_values(RandomStream& stream, theory::RowMatrix& values) const;
 
   private:
+    void draw_cholesky_directions(RandomStream& stream, theory::RowMatrix& directions) const;
+    // The AR(1) directions in one pass over the rows; `normalised` also applies the norms.
+    void draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool normalised) const;
+    void normalise(RandomStream& stream, theory::RowMatrix& values) const;
+
     GeneratorSettings settings_;
     int n_;
     double r_ = 0, innovation_ = 0;  // AR(1): g_i = r g_{i−1} + √(1−r²) ε_i
