@@ -93,6 +93,52 @@ void BM_GramAndSymmetrize(benchmark::State& state) {
     }
 }
 
+// The Euclidean trial's Gram: scale to float32, SSYRK, mirror.
+void BM_SingleGramAndSymmetrize(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+    openblas_set_num_threads(1);
+    theory::RowMatrix y = theory::RowMatrix::Random(n, d);
+    theory::SingleRowMatrix scaled;
+    Eigen::MatrixXf gram(n, n);
+    for (auto _ : state) {
+        theory::scaled_single_precision(y, scaled);
+        cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0f, scaled.data(), d, 0.0f,
+                    gram.data(), n);
+        theory::symmetrize_from_lower(gram);
+        benchmark::DoNotOptimize(gram.data());
+    }
+}
+
+// A trial's ranked contributions (paper-default head), for the metrics benchmarks.
+theory::RowMatrix ranked_trial(const simulate::SimulationSpec& spec) {
+    const int n = spec.model.profile.L + 1, d = spec.d;
+    const auto head = simulate::simulation_head(spec);
+    const simulate::ValueGenerator generator(simulate::generator_settings(spec, head));
+    theory::RowMatrix values;
+    simulate::RandomStream stream(1, 0, 0);
+    generator.draw_values(stream, values);
+    theory::RowMatrix ranked(n, d);
+    const auto order = theory::selection_order(head.alpha);
+    for (int k = 0; k < n; ++k)
+        ranked.row(k) = head.alpha[order[k]] * values.row(order[k]);
+    return ranked;
+}
+
+void BM_MetricsFromSingleGram(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
+    const auto spec = spec_for(n, d, true);
+    const theory::RowMatrix ranked = ranked_trial(spec);
+    theory::SingleRowMatrix scaled;
+    const int e = theory::scaled_single_precision(ranked, scaled);
+    const Eigen::MatrixXf gram = scaled * scaled.transpose();
+    std::vector<theory::SelectionMetrics> rows;
+    const bool radii = state.range(2) != 0;
+    for (auto _ : state) {
+        theory::selection_metrics_from_single_gram(ranked, gram, e, spec.sizes, rows, radii);
+        benchmark::DoNotOptimize(rows.data());
+    }
+}
+
 void BM_MetricsFromGram(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
     const auto spec = spec_for(n, d, true);
@@ -168,6 +214,12 @@ BENCHMARK(BM_Trial)
     ->UseRealTime();
 BENCHMARK(BM_GenerateValues)->Args({1025, 128})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GramAndSymmetrize)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SingleGramAndSymmetrize)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MetricsFromSingleGram)
+    ->ArgNames({"n", "d", "radii"})
+    ->Args({1025, 128, 0})
+    ->Args({1025, 128, 1})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MetricsFromGram)
     ->ArgNames({"n", "d", "radii"})
     ->Args({1025, 128, 0})

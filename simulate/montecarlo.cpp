@@ -31,6 +31,20 @@ void gram_of(const theory::RowMatrix& ranked, Eigen::MatrixXd& gram) {
     theory::symmetrize_from_lower(gram);
 }
 
+// The single-precision Gram matrix of fl32(σ·ranked) (SSYRK, twice the speed of DSYRK); the
+// certified decider in theory/ widens its error bands to float32 rounding. Returns σ's exponent.
+int single_gram_of(const theory::RowMatrix& ranked, theory::SingleRowMatrix& scaled,
+                   Eigen::MatrixXf& gram) {
+    const int n = static_cast<int>(ranked.rows());
+    const int d = static_cast<int>(ranked.cols());
+    const int scale_exponent = theory::scaled_single_precision(ranked, scaled);
+    gram.resize(n, n);
+    cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0f, scaled.data(), d, 0.0f,
+                gram.data(), n);
+    theory::symmetrize_from_lower(gram);
+    return scale_exponent;
+}
+
 void accumulate(const std::vector<theory::SelectionMetrics>& rows, SimulationSums& sums) {
     for (std::size_t s = 0; s < rows.size(); ++s) {
         sums.by_size[s].precision.add(rows[s].precision_at_rmax);
@@ -128,19 +142,20 @@ void add_realised_statistics(const theory::RowMatrix& values, const Eigen::Vecto
     add_sink_and_norm_statistics(to_sink, norms.data(), nominal, sums);
 }
 
-void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
-                                       const std::vector<int>& position,
-                                       const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal,
-                                       RealisedSums& sums) {
+template <class Gram>
+void realised_statistics_from_gram(const Gram& gram, double inverse_scale,
+                                   const std::vector<int>& position, const Eigen::VectorXd& alpha,
+                                   const Eigen::VectorXd& nominal, RealisedSums& sums) {
     const int n = static_cast<int>(position.size());
     std::vector<double> inverse_length(n), norm(n);
     for (int i = 0; i < n; ++i) {
-        const double length = std::sqrt(gram(position[i], position[i]));  // ‖α_i v_i‖
+        const double length = std::sqrt(static_cast<double>(gram(position[i], position[i])));
         inverse_length[i] = length > 0 ? 1.0 / length : 0.0;
-        norm[i] = length / alpha[i];
+        norm[i] = length * inverse_scale / alpha[i];  // ‖v_i‖ = ‖α_i v_i‖/α_i
     }
     auto cosine = [&](int i, int j) {
-        return gram(position[i], position[j]) * inverse_length[i] * inverse_length[j];
+        return static_cast<double>(gram(position[i], position[j])) * inverse_length[i] *
+               inverse_length[j];
     };
     for (int k = 1; k <= kRealisedLags; ++k) {
         double total = 0;
@@ -153,6 +168,21 @@ void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
     for (int j = 1; j < n; ++j)
         to_sink[j] = cosine(0, j);
     add_sink_and_norm_statistics(to_sink, norm.data(), nominal, sums);
+}
+
+void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
+                                       const std::vector<int>& position,
+                                       const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal,
+                                       RealisedSums& sums) {
+    realised_statistics_from_gram(gram, 1.0, position, alpha, nominal, sums);
+}
+
+void add_realised_statistics_from_single_gram(const Eigen::MatrixXf& gram, int scale_exponent,
+                                              const std::vector<int>& position,
+                                              const Eigen::VectorXd& alpha,
+                                              const Eigen::VectorXd& nominal, RealisedSums& sums) {
+    realised_statistics_from_gram(gram, std::ldexp(1.0, -scale_exponent), position, alpha, nominal,
+                                  sums);
 }
 
 TrialEngine::TrialEngine(const SimulationSpec& spec)
@@ -190,6 +220,8 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
         tokens.alpha = head_.alpha;
         theory::RowMatrix ranked(n, d);
         Eigen::MatrixXd gram;
+        theory::SingleRowMatrix scaled;  // [n, d] fl32(σ·ranked)
+        Eigen::MatrixXf single_gram;     // [n, n]
         std::vector<theory::SelectionMetrics> rows;
 #pragma omp for schedule(dynamic, 4)
         for (std::int64_t trial = first; trial < last; ++trial) {
@@ -206,13 +238,25 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
                     ranked.row(k) =
                         tokens.alpha[trial_order[k]] * tokens.values.row(trial_order[k]);
                 }
-                gram_of(ranked, gram);
-                if (realised_from_gram_) {
-                    add_realised_statistics_from_gram(gram, position_, head_.alpha, head_.norms,
-                                                      local.realised);
+                if (spec_.distance == theory::Distance::euclidean) {
+                    const int scale_exponent = single_gram_of(ranked, scaled, single_gram);
+                    if (realised_from_gram_) {
+                        add_realised_statistics_from_single_gram(single_gram, scale_exponent,
+                                                                 position_, head_.alpha,
+                                                                 head_.norms, local.realised);
+                    }
+                    theory::selection_metrics_from_single_gram(ranked, single_gram, scale_exponent,
+                                                               spec_.sizes, rows,
+                                                               /*radii=*/false);
+                } else {
+                    gram_of(ranked, gram);
+                    if (realised_from_gram_) {
+                        add_realised_statistics_from_gram(gram, position_, head_.alpha, head_.norms,
+                                                          local.realised);
+                    }
+                    theory::selection_metrics_from_gram(ranked, gram, spec_.sizes, spec_.distance,
+                                                        rows, /*radii=*/false);
                 }
-                theory::selection_metrics_from_gram(ranked, gram, spec_.sizes, spec_.distance, rows,
-                                                    /*radii=*/false);
             } else {
                 rows = theory::selection_metrics_reference(tokens, spec_.sizes, spec_.ranking,
                                                            spec_.distance);

@@ -77,6 +77,20 @@ void selection_metrics_from_gram(const RowMatrix& ranked,      // [n, d]
                                  const std::vector<int>& sizes, Distance distance,
                                  std::vector<SelectionMetrics>& out, bool radii = true);
 
+// The same from a single-precision Gram matrix, Euclidean distance only (the simulator's fast
+// path): `gram` holds fl32(σY)·fl32(σY)ᵀ (any float32 summation order, both triangles), with
+// σ = 2^scale_exponent from scaled_single_precision. The error bound accounts for float32
+// rounding (and subnormals), so counts and radii are still identical to the reference; only
+// more comparisons fall into the exact re-evaluation.
+using SingleRowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+void selection_metrics_from_single_gram(const RowMatrix& ranked,      // [n, d]
+                                        const Eigen::MatrixXf& gram,  // [n, n]
+                                        int scale_exponent, const std::vector<int>& sizes,
+                                        std::vector<SelectionMetrics>& out, bool radii = true);
+// scaled = fl32(σ·ranked) with σ = 2^e chosen so that max |σ·y| ∈ [½, 1) (no float overflow;
+// σ is exact); returns e.                                                        [n, d]
+int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled);
+
 // Metrics when only the Gram matrix of the ranked contributions is known (the d → ∞ limit of
 // the simulator): D_ℓ = ‖s‖² + G_ℓℓ − 2c_ℓ with c_ℓ = Σ_{k<N} G_kℓ and ‖s‖² = Σ_{k<N} c_k,
 // both summed in ascending k (cosine: 1 − c_ℓ/(√G_ℓℓ·‖s‖ + 1e-12)). O(n²) for all N.
@@ -86,6 +100,7 @@ std::vector<SelectionMetrics> selection_metrics_expected_gram(
 
 // Copies the lower triangle of a square matrix onto its upper triangle (after SYRK).
 void symmetrize_from_lower(Eigen::MatrixXd& gram);
+void symmetrize_from_lower(Eigen::MatrixXf& gram);
 
 // P(r,N) and R(r,N) of eqs. (2)–(3) for an arbitrary radius r ≥ 0 (closed ball).
 struct BallMetrics {

@@ -835,6 +835,123 @@ TEST(MetricsGram, ExternallySuppliedGramWithDifferentRounding) {
     }
 }
 
+// How a test perturbs a single-precision Gram matrix inside the error model the decider assumes
+// (|G̃ − G| ≤ γ^(32)_{d+2}‖y_k‖‖y_ℓ‖ in σ-scaled units): not at all (a plain float loop), by
+// half the dot-product bound with random signs, or all upwards (coherent errors in c_ℓ).
+enum class Perturbation { none, random_signs, all_up };
+
+TEST(MetricsGram, SinglePrecisionGramMatchesReferenceBitwise) {
+    std::mt19937_64 rng(37);
+    const int per_family = kRepeatScale == 1 ? 8 : 2;
+    int inputs = 0;
+    double largest_entry_error = 0;  // max |G̃ − σ²G| / (‖σy_k‖‖σy_ℓ‖) seen, vs γ_{d+2}
+    for (int f = 0; f < static_cast<int>(Family::count); ++f) {
+        const Family family = static_cast<Family>(f);
+        for (int trial = 0; trial < per_family; ++trial) {
+            const TokenGeometry tokens = adversarial_tokens(rng, family);
+            const int nn = static_cast<int>(tokens.alpha.size());
+            const int dd = static_cast<int>(tokens.values.cols());
+            for (Ranking ranking : kRankings) {
+                const auto order = attngeo::theory::selection_order(
+                    attngeo::theory::selection_scores(tokens, ranking));
+                RowMatrix ranked(nn, dd);
+                for (int k = 0; k < nn; ++k)
+                    ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
+                attngeo::theory::SingleRowMatrix scaled;
+                const int e = attngeo::theory::scaled_single_precision(ranked, scaled);
+                const auto ref = attngeo::theory::selection_metrics_reference(
+                    tokens, all_sizes(nn), ranking, Distance::euclidean);
+                for (Perturbation mode :
+                     {Perturbation::none, Perturbation::random_signs, Perturbation::all_up}) {
+                    Eigen::MatrixXf gram(nn, nn);
+                    for (int a = 0; a < nn; ++a) {
+                        for (int b = 0; b <= a; ++b) {
+                            float single = 0;  // float accumulation, reversed order
+                            double exact = 0, norm_a = 0, norm_b = 0;
+                            for (int t = dd - 1; t >= 0; --t) {
+                                single += scaled(a, t) * scaled(b, t);
+                                const double ya = std::ldexp(ranked(a, t), e);
+                                const double yb = std::ldexp(ranked(b, t), e);
+                                exact += ya * yb;
+                                norm_a += ya * ya;
+                                norm_b += yb * yb;
+                            }
+                            // Half of (d − 1)·u: with the float rounding of σy and of the result,
+                            // at most γ_{d+2}.
+                            const double bound =
+                                0.5 * (dd - 1) * 0x1p-24 * std::sqrt(norm_a * norm_b);
+                            double value = single;
+                            if (mode == Perturbation::random_signs)
+                                value = double(scaled.row(a).cast<double>().dot(
+                                            scaled.row(b).cast<double>())) +
+                                        (rng() % 2 ? bound : -bound);
+                            if (mode == Perturbation::all_up)
+                                value = double(scaled.row(a).cast<double>().dot(
+                                            scaled.row(b).cast<double>())) +
+                                        bound;
+                            gram(a, b) = gram(b, a) = static_cast<float>(value);
+                            if (norm_a > 0 && norm_b > 0 && std::isnormal(exact)) {
+                                largest_entry_error =
+                                    std::max(largest_entry_error, std::abs(gram(a, b) - exact) /
+                                                                      std::sqrt(norm_a * norm_b) /
+                                                                      ((dd + 2) * 0x1p-24));
+                            }
+                        }
+                    }
+                    std::vector<SelectionMetrics> rows;
+                    attngeo::theory::selection_metrics_from_single_gram(ranked, gram, e,
+                                                                        all_sizes(nn), rows);
+                    const std::string what =
+                        std::string(family_name(family)) + " " +
+                        label(ranking, Distance::euclidean) + " n=" + std::to_string(nn) +
+                        " d=" + std::to_string(dd) + " mode=" + std::to_string(int(mode));
+                    for (int k = 0; k < nn; ++k) {
+                        EXPECT_EQ(rows[k].K_in, ref[k].K_in) << what << " N=" << k + 1;
+                        EXPECT_EQ(rows[k].K_out, ref[k].K_out) << what << " N=" << k + 1;
+                        EXPECT_EQ(rows[k].r_min, ref[k].r_min) << what << " N=" << k + 1;
+                        EXPECT_EQ(rows[k].r_max, ref[k].r_max) << what << " N=" << k + 1;
+                    }
+                    ++inputs;
+                    if (HasFailure()) return;
+                }
+            }
+        }
+    }
+    std::cout << "[ info     ] single-precision Gram vs reference: " << inputs
+              << " inputs, all counts and radii equal; largest entry error " << largest_entry_error
+              << " x gamma_(d+2) (normal range)\n";
+}
+
+TEST(MetricsGram, SinglePrecisionScalingIsExactAndBounded) {
+    for (double magnitude : {1e-300, 1e-40, 3e-8, 1.0, 7.5, 1e38, 1e300}) {
+        RowMatrix ranked(3, 2);
+        ranked << magnitude, -0.5 * magnitude, 0.25 * magnitude, 0, -magnitude, 1e-3 * magnitude;
+        attngeo::theory::SingleRowMatrix scaled;
+        const int e = attngeo::theory::scaled_single_precision(ranked, scaled);
+        const float largest = scaled.cwiseAbs().maxCoeff();
+        EXPECT_GE(largest, 0.5f) << magnitude;
+        EXPECT_LE(largest, 1.0f) << magnitude;
+        for (int i = 0; i < 3; ++i) {  // σ = 2^e is exact: only the float rounding remains
+            for (int t = 0; t < 2; ++t) {
+                const double want = std::ldexp(ranked(i, t), e);
+                EXPECT_LE(std::abs(double(scaled(i, t)) - want),
+                          0x1p-24 * std::abs(want) + 0x1p-150)
+                    << magnitude;
+            }
+        }
+    }
+    RowMatrix zeros = RowMatrix::Zero(2, 2);
+    attngeo::theory::SingleRowMatrix scaled;
+    EXPECT_EQ(attngeo::theory::scaled_single_precision(zeros, scaled), 0);
+    RowMatrix bad = RowMatrix::Zero(2, 2);
+    bad(1, 1) = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_THROW(attngeo::theory::scaled_single_precision(bad, scaled), std::domain_error);
+    Eigen::MatrixXf wrong(3, 2);
+    std::vector<SelectionMetrics> rows;
+    EXPECT_THROW(attngeo::theory::selection_metrics_from_single_gram(zeros, wrong, 0, {1}, rows),
+                 std::domain_error);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Independent brute force against the library reference.
 
