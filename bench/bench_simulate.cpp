@@ -142,15 +142,7 @@ void BM_MetricsFromSingleGram(benchmark::State& state) {
 void BM_MetricsFromGram(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
     const auto spec = spec_for(n, d, true);
-    const auto head = simulate::simulation_head(spec);
-    const simulate::ValueGenerator generator(simulate::generator_settings(spec, head));
-    theory::RowMatrix values;
-    simulate::RandomStream stream(1, 0, 0);
-    generator.draw_values(stream, values);
-    theory::RowMatrix ranked(n, d);
-    const auto order = theory::selection_order(head.alpha);
-    for (int k = 0; k < n; ++k)
-        ranked.row(k) = head.alpha[order[k]] * values.row(order[k]);
+    const theory::RowMatrix ranked = ranked_trial(spec);
     Eigen::MatrixXd gram = ranked * ranked.transpose();
     std::vector<theory::SelectionMetrics> rows;
     const bool radii = state.range(2) != 0;

@@ -142,20 +142,25 @@ void add_realised_statistics(const theory::RowMatrix& values, const Eigen::Vecto
     add_sink_and_norm_statistics(to_sink, norms.data(), nominal, sums);
 }
 
+namespace {
+
+// Cosines G_ij/(‖y_i‖‖y_j‖) with G = gram_scale·gram, and ‖v_i‖ = ‖y_i‖/α_i; `lengths` are
+// ‖y‖ by rank.
 template <class Gram>
-void realised_statistics_from_gram(const Gram& gram, double inverse_scale,
-                                   const std::vector<int>& position, const Eigen::VectorXd& alpha,
-                                   const Eigen::VectorXd& nominal, RealisedSums& sums) {
+void realised_statistics_from_gram(const Gram& gram, double gram_scale,
+                                   const Eigen::VectorXd& lengths, const std::vector<int>& position,
+                                   const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal,
+                                   RealisedSums& sums) {
     const int n = static_cast<int>(position.size());
     std::vector<double> inverse_length(n), norm(n);
     for (int i = 0; i < n; ++i) {
-        const double length = std::sqrt(static_cast<double>(gram(position[i], position[i])));
+        const double length = lengths[position[i]];  // ‖α_i v_i‖
         inverse_length[i] = length > 0 ? 1.0 / length : 0.0;
-        norm[i] = length * inverse_scale / alpha[i];  // ‖v_i‖ = ‖α_i v_i‖/α_i
+        norm[i] = length / alpha[i];
     }
     auto cosine = [&](int i, int j) {
-        return static_cast<double>(gram(position[i], position[j])) * inverse_length[i] *
-               inverse_length[j];
+        return gram_scale * static_cast<double>(gram(position[i], position[j])) *
+               inverse_length[i] * inverse_length[j];
     };
     for (int k = 1; k <= kRealisedLags; ++k) {
         double total = 0;
@@ -170,19 +175,24 @@ void realised_statistics_from_gram(const Gram& gram, double inverse_scale,
     add_sink_and_norm_statistics(to_sink, norm.data(), nominal, sums);
 }
 
+}  // namespace
+
 void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
                                        const std::vector<int>& position,
                                        const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal,
                                        RealisedSums& sums) {
-    realised_statistics_from_gram(gram, 1.0, position, alpha, nominal, sums);
+    const Eigen::VectorXd lengths = gram.diagonal().cwiseSqrt();
+    realised_statistics_from_gram(gram, 1.0, lengths, position, alpha, nominal, sums);
 }
 
 void add_realised_statistics_from_single_gram(const Eigen::MatrixXf& gram, int scale_exponent,
+                                              const theory::RowMatrix& ranked,
                                               const std::vector<int>& position,
                                               const Eigen::VectorXd& alpha,
                                               const Eigen::VectorXd& nominal, RealisedSums& sums) {
-    realised_statistics_from_gram(gram, std::ldexp(1.0, -scale_exponent), position, alpha, nominal,
-                                  sums);
+    const Eigen::VectorXd lengths = ranked.rowwise().norm();
+    realised_statistics_from_gram(gram, std::ldexp(1.0, -2 * scale_exponent), lengths, position,
+                                  alpha, nominal, sums);
 }
 
 TrialEngine::TrialEngine(const SimulationSpec& spec)
@@ -242,7 +252,7 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
                     const int scale_exponent = single_gram_of(ranked, scaled, single_gram);
                     if (realised_from_gram_) {
                         add_realised_statistics_from_single_gram(single_gram, scale_exponent,
-                                                                 position_, head_.alpha,
+                                                                 ranked, position_, head_.alpha,
                                                                  head_.norms, local.realised);
                     }
                     theory::selection_metrics_from_single_gram(ranked, single_gram, scale_exponent,

@@ -68,25 +68,12 @@ void RandomStream::refill() {
 
 double RandomStream::next_normal() {
     const ZigguratTables& t = tables();
-    for (;;) {
-        const std::uint64_t bits = next_u64();
-        // Top 53 bits: u uniform on (-1, 1); low 7 bits: the layer.
-        const double u = (static_cast<double>(bits >> 11) + 0.5) * 0x1p-52 - 1.0;
-        const int layer = static_cast<int>(bits & (kLayers - 1));
-        if (std::abs(u) < t.ratio[layer]) return u * t.x[layer];
-        if (layer == 0) {  // the tail beyond R
-            double x, y;
-            do {
-                x = std::log(next_open_uniform()) / kR;
-                y = std::log(next_open_uniform());
-            } while (-2 * y < x * x);
-            return u < 0 ? x - kR : kR - x;
-        }
-        const double x = u * t.x[layer];
-        const double f0 = std::exp(-0.5 * (t.x[layer] * t.x[layer] - x * x));
-        const double f1 = std::exp(-0.5 * (t.x[layer + 1] * t.x[layer + 1] - x * x));
-        if (f1 + next_open_uniform() * (f0 - f1) < 1.0) return x;
-    }
+    const std::uint64_t bits = next_u64();
+    // Top 53 bits: u uniform on (-1, 1); low 7 bits: the layer.
+    const double u = (static_cast<double>(bits >> 11) + 0.5) * 0x1p-52 - 1.0;
+    const int layer = static_cast<int>(bits & (kLayers - 1));
+    if (std::abs(u) < t.ratio[layer]) return u * t.x[layer];
+    return normal_after_miss(u, layer);  // a wedge rejection comes back here for a fresh word
 }
 
 // What next_normal() does after its first word (u, layer) fell outside the layer's core: the

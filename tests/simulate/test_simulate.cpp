@@ -290,6 +290,11 @@ TEST(MonteCarlo, GramAndPerNPathsAgreeTrialByTrial) {
             EXPECT_LE(difference, tolerance) << "lag " << k + 1;
             largest = std::max(largest, difference);
         }
+        // Norms come from the double rows on both paths.
+        EXPECT_NEAR(estimate(a.realised.norm_ratio_mean).mean,
+                    estimate(b.realised.norm_ratio_mean).mean, 1e-12);
+        EXPECT_NEAR(estimate(a.realised.norm_ratio_cv).mean,
+                    estimate(b.realised.norm_ratio_cv).mean, 1e-7);
         std::cout << "realised cos by lag, Gram vs values (" << theory::to_string(distance)
                   << "): largest difference " << largest << "\n";
     }
