@@ -18,6 +18,7 @@
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/manifest_values.hpp"
 #include "compare/correlation.hpp"
 #include "compare/emp_run.hpp"
 #include "compare/envelopes.hpp"
@@ -30,15 +31,6 @@ namespace attngeo::compare {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-nlohmann::json json_number(double x) {  // JSON has no inf/nan: those become strings
-    if (std::isfinite(x)) return x;
-    return format_double(x);
-}
 
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());

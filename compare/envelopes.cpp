@@ -17,6 +17,7 @@
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/manifest_values.hpp"
 #include "simulate/envelope.hpp"
 
 namespace attngeo::compare {
@@ -46,11 +47,6 @@ bool inside(double value, double lower, double upper) {
 double excess(double value, double lower, double upper) {
     if (inside(value, lower, upper)) return 0;
     return value < lower ? lower - value : value - upper;
-}
-
-nlohmann::json json_number(double x) {  // JSON has no inf/nan: those become strings
-    if (std::isfinite(x)) return x;
-    return format_double(x);
 }
 
 std::string head_name(const HeadInput& h) {

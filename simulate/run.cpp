@@ -17,6 +17,7 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/manifest_values.hpp"
 #include "common/number_list.hpp"
 #include "simulate/envelope.hpp"
 #include "simulate/generator.hpp"
@@ -27,16 +28,6 @@ namespace attngeo::simulate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// JSON numbers cannot be inf/nan: those become strings.
-nlohmann::json json_number(double x) {
-    if (std::isfinite(x)) return x;
-    return format_double(x);
-}
 
 double number_from_json(const nlohmann::json& j) {
     if (j.is_string()) return std::stod(j.get<std::string>());
