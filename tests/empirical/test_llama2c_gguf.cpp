@@ -19,6 +19,8 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "empirical/gguf.hpp"
@@ -881,38 +883,32 @@ TEST(Gguf, SyntheticMalformedFilesAreInputErrors) {
         "alignment.gguf",
         [](TinyGguf& t) { t.builder.kv("general.alignment", 4, pod<std::uint32_t>(3)); },
         {"twice"});  // a second general.alignment key is a duplicate
-    expect_rejected("kv_heads.gguf",
-                    [](TinyGguf& t) {
-                        GgufBuilder fresh = t.builder;
-                        fresh.metadata.clear();
-                        fresh.n_kv = 0;
-                        fresh.kv("general.architecture", 8, GgufBuilder::str("llama"));
-                        fresh.kv("general.alignment", 4, pod<std::uint32_t>(64));
-                        fresh.kv("llama.embedding_length", 4, pod<std::uint32_t>(32));
-                        fresh.kv("llama.block_count", 4, pod<std::uint32_t>(1));
-                        fresh.kv("llama.feed_forward_length", 4, pod<std::uint32_t>(64));
-                        fresh.kv("llama.attention.head_count", 4, pod<std::uint32_t>(2));
-                        fresh.kv("llama.attention.head_count_kv", 4, pod<std::uint32_t>(3));
-                        fresh.kv("llama.attention.layer_norm_rms_epsilon", 6, pod<float>(1e-6f));
-                        fresh.kv("llama.context_length", 4, pod<std::uint32_t>(128));
-                        t.builder = fresh;
-                    },
+    // The minimal llama metadata again, with a chosen head_count_kv and one key left out.
+    auto fresh_metadata = [](TinyGguf& t, std::uint32_t head_count_kv, const std::string& omit) {
+        GgufBuilder fresh = t.builder;
+        fresh.metadata.clear();
+        fresh.n_kv = 0;
+        fresh.kv("general.architecture", 8, GgufBuilder::str("llama"));
+        fresh.kv("general.alignment", 4, pod<std::uint32_t>(64));
+        const std::pair<const char*, std::uint32_t> sizes[] = {
+            {"llama.embedding_length", 32},
+            {"llama.block_count", 1},
+            {"llama.feed_forward_length", 64},
+            {"llama.attention.head_count", 2},
+            {"llama.attention.head_count_kv", head_count_kv},
+            {"llama.context_length", 128}};
+        for (const auto& [key, value] : sizes)
+            if (key != omit) fresh.kv(key, 4, pod<std::uint32_t>(value));
+        const std::string eps = "llama.attention.layer_norm_rms_epsilon";
+        if (eps != omit) fresh.kv(eps, 6, pod<float>(1e-6f));
+        t.builder = fresh;
+    };
+    expect_rejected("kv_heads.gguf", [&](TinyGguf& t) { fresh_metadata(t, 3, ""); },
                     {"head_count_kv 3"});
-    expect_rejected("no_eps.gguf",
-                    [](TinyGguf& t) {
-                        GgufBuilder fresh = t.builder;
-                        fresh.metadata.clear();
-                        fresh.n_kv = 0;
-                        fresh.kv("general.architecture", 8, GgufBuilder::str("llama"));
-                        fresh.kv("general.alignment", 4, pod<std::uint32_t>(64));
-                        fresh.kv("llama.embedding_length", 4, pod<std::uint32_t>(32));
-                        fresh.kv("llama.block_count", 4, pod<std::uint32_t>(1));
-                        fresh.kv("llama.feed_forward_length", 4, pod<std::uint32_t>(64));
-                        fresh.kv("llama.attention.head_count", 4, pod<std::uint32_t>(2));
-                        fresh.kv("llama.context_length", 4, pod<std::uint32_t>(128));
-                        t.builder = fresh;
-                    },
-                    {"layer_norm_rms_epsilon"});
+    expect_rejected(
+        "no_eps.gguf",
+        [&](TinyGguf& t) { fresh_metadata(t, 2, "llama.attention.layer_norm_rms_epsilon"); },
+        {"layer_norm_rms_epsilon"});
 
     {  // a non-power-of-two alignment, on its own
         GgufBuilder b;
