@@ -290,7 +290,12 @@ class GramDecider {
         for (int l : touched_)
             exact_[l] = kUnset;
         touched_.clear();
-        return distance_ == Distance::euclidean ? evaluate_euclidean() : evaluate_cosine();
+        if (distance_ == Distance::euclidean) return evaluate_euclidean();
+        if constexpr (std::is_same_v<Scalar, float>) {
+            // approximate_cosine's bound has no float32 term (nor the σ-scaled epsilon).
+            throw std::logic_error("GramDecider: the cosine distance needs a double Gram matrix");
+        }
+        return evaluate_cosine();
     }
 
   private:
