@@ -242,11 +242,11 @@ class GramDecider {
   public:
     using GramMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
 
+    // `gram` is the Gram matrix of σ·ranked, σ = 2^scale_exponent (0 for a double G).
     GramDecider(const RowMatrix& ranked, const GramMatrix& gram, int scale_exponent,
                 Distance distance, bool radii)
         : ranked_(ranked),
           gram_(gram),
-          scale_exponent_(scale_exponent),
           distance_(distance),
           radii_(radii),
           n_(static_cast<int>(ranked.rows())),
@@ -499,7 +499,6 @@ class GramDecider {
 
     const RowMatrix& ranked_;
     const GramMatrix& gram_;
-    int scale_exponent_;  // G̃ is of σ·Y, σ = 2^scale_exponent (1 for a double G)
     Distance distance_;
     bool radii_;  // false: counts only (the simulator), radii left NaN
     int n_, d_;
