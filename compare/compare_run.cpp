@@ -23,6 +23,7 @@
 #include "compare/emp_run.hpp"
 #include "compare/envelopes.hpp"
 #include "compare/fits.hpp"
+#include "compare/parallel_for.hpp"
 #include "simulate/generator.hpp"
 
 namespace fs = std::filesystem;
@@ -50,23 +51,6 @@ std::vector<double> renormalised(const std::vector<double>& alpha) {
     for (std::size_t i = 0; i < alpha.size(); ++i)
         out[i] = alpha[i] / total;
     return out;
-}
-
-// Runs body(i) for i in [0, count) on `threads` OpenMP threads; the first exception (in index
-// order) is rethrown after the loop, so errors are the same for any thread count.
-template <class Body>
-void parallel_for(int count, int threads, const Body& body) {
-    std::vector<std::exception_ptr> errors(count);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int i = 0; i < count; ++i) {
-        try {
-            body(i);
-        } catch (...) {
-            errors[i] = std::current_exception();
-        }
-    }
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
 }
 
 void check_sim_folder(const std::string& sim) {

@@ -18,6 +18,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "compare/parallel_for.hpp"
 #include "simulate/envelope.hpp"
 
 namespace attngeo::compare {
@@ -101,23 +102,6 @@ void validate_inputs(const std::vector<HeadInput>& heads, const EnvelopeSettings
                                      format_double(h.cos_by_lag[k]) + ", expected in [-1, 1]");
         }
     }
-}
-
-// Runs body(h) for every head on `threads` threads; the first exception (lowest head index)
-// is rethrown after the loop, since none may escape an OpenMP region.
-template <class Body>
-void for_each_head(int count, int threads, const Body& body) {
-    std::vector<std::exception_ptr> errors(count);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1 && count > 1)
-    for (int h = 0; h < count; ++h) {
-        try {
-            body(h);
-        } catch (...) {
-            errors[h] = std::current_exception();
-        }
-    }
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
 }
 
 struct HeadCounts {
@@ -213,7 +197,7 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
     for (theory::BoundVariant variant : kVariants) {
         // κ-independent terms of every head (one variant at a time bounds the memory).
         std::vector<std::unique_ptr<theory::BoundTerms>> terms(H);
-        for_each_head(H, threads, [&](int h) {
+        parallel_for(H, threads, [&](int h) {
             terms[h] = std::make_unique<theory::BoundTerms>(head_model(heads[h], settings.cosines),
                                                             sizes, variant);
         });
@@ -228,7 +212,7 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
             auto score = [&](const std::vector<double>& kappas) {
                 const std::size_t K = kappas.size();
                 std::vector<HeadCounts> counts(static_cast<std::size_t>(H) * K);
-                for_each_head(H, threads, [&](int h) {
+                parallel_for(H, threads, [&](int h) {
                     for (std::size_t k = 0; k < K; ++k)
                         counts[h * K + k] = count_head(terms[h]->evaluate(d, kappas[k]), heads[h]);
                 });
@@ -251,7 +235,7 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
 
         auto lower_fraction = [&](double kappa) {
             std::vector<int> holding(H);
-            for_each_head(H, threads, [&](int h) {
+            parallel_for(H, threads, [&](int h) {
                 holding[h] =
                     lower_holding(terms[h]->evaluate(d, kappa, /*lower_only=*/true), heads[h]);
             });
@@ -270,7 +254,7 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
         }
 
         v.rows.assign(H, {});
-        for_each_head(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
+        parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
         terms.clear();
 
         v.P_inside.assign(H, std::vector<char>(S));

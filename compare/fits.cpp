@@ -168,6 +168,29 @@ CosineSums cosine_sums(const LogProfile& p, int T1, int T2, double omega) {
     return s;
 }
 
+// Prefix sums over i = 1..L of m·cos(ωi), m·cos², m·y·cos (rotating e^{iωi}), so the sums over
+// any (T1, T2] cost O(1).
+struct CosinePrefixSums {
+    std::vector<double> c, cc, yc;  // [L + 1], entry 0 = 0
+
+    void fill(const LogProfile& p, double omega) {
+        c.assign(p.L + 1, 0.0);
+        cc.assign(p.L + 1, 0.0);
+        yc.assign(p.L + 1, 0.0);
+        const std::complex<double> rotation(std::cos(omega), std::sin(omega));
+        std::complex<double> z = rotation;
+        for (int i = 1; i <= p.L; ++i, z *= rotation) {
+            const double term = z.real() * p.mask[i];
+            c[i] = c[i - 1] + term;
+            cc[i] = cc[i - 1] + term * term;
+            yc[i] = yc[i - 1] + term * p.y[i];
+        }
+    }
+    CosineSums between(int T1, int T2) const {
+        return {c[T2] - c[T1], cc[T2] - cc[T1], yc[T2] - yc[T1]};
+    }
+};
+
 struct Candidate {
     int T1 = 0, T2 = 0;
     double omega = 0, eta = 0;
@@ -183,23 +206,15 @@ Candidate coarse_search(const LogProfile& p, int omega_steps) {
         grid.push_back(t);
     grid.push_back(L);
     Candidate best;
-    std::vector<double> pc(L + 1), pcc(L + 1), pyc(L + 1);
+    CosinePrefixSums prefix;
     for (int j = 0; j <= omega_steps; ++j) {
         const double omega = kPi * j / omega_steps;
-        const std::complex<double> rotation(std::cos(omega), std::sin(omega));
-        std::complex<double> z = rotation;
-        for (int i = 1; i <= L; ++i, z *= rotation) {
-            const double c = z.real() * p.mask[i];
-            pc[i] = pc[i - 1] + c;
-            pcc[i] = pcc[i - 1] + c * c;
-            pyc[i] = pyc[i - 1] + c * p.y[i];
-        }
+        prefix.fill(p, omega);
         for (std::size_t a = 0; a < grid.size(); ++a) {
             for (std::size_t b = a; b < grid.size(); ++b) {
                 const int T1 = grid[a], T2 = grid[b];
                 if (T1 == T2 && j > 0) continue;  // ω plays no part without an oscillatory phase
-                const CosineSums osc{pc[T2] - pc[T1], pcc[T2] - pcc[T1], pyc[T2] - pyc[T1]};
-                const LinearFit fit = linear_fit(p, T1, T2, osc);
+                const LinearFit fit = linear_fit(p, T1, T2, prefix.between(T1, T2));
                 if (fit.sse < best.sse) best = {T1, T2, omega, fit.eta, fit.sse};
             }
         }
@@ -211,19 +226,11 @@ Candidate coarse_search(const LogProfile& p, int omega_steps) {
 Candidate refine_thresholds(const LogProfile& p, const Candidate& from, int radius) {
     Candidate best = from;
     const int L = p.L;
-    std::vector<double> pc(L + 1), pcc(L + 1), pyc(L + 1);
-    const std::complex<double> rotation(std::cos(from.omega), std::sin(from.omega));
-    std::complex<double> z = rotation;
-    for (int i = 1; i <= L; ++i, z *= rotation) {
-        const double c = z.real() * p.mask[i];
-        pc[i] = pc[i - 1] + c;
-        pcc[i] = pcc[i - 1] + c * c;
-        pyc[i] = pyc[i - 1] + c * p.y[i];
-    }
+    CosinePrefixSums prefix;
+    prefix.fill(p, from.omega);
     for (int T1 = std::max(0, from.T1 - radius); T1 <= std::min(L, from.T1 + radius); ++T1) {
         for (int T2 = std::max(T1, from.T2 - radius); T2 <= std::min(L, from.T2 + radius); ++T2) {
-            const CosineSums osc{pc[T2] - pc[T1], pcc[T2] - pcc[T1], pyc[T2] - pyc[T1]};
-            const LinearFit fit = linear_fit(p, T1, T2, osc);
+            const LinearFit fit = linear_fit(p, T1, T2, prefix.between(T1, T2));
             if (fit.sse < best.sse) best = {T1, T2, from.omega, fit.eta, fit.sse};
         }
     }
