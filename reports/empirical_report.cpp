@@ -40,12 +40,6 @@ std::string code(const std::string& text) {
     return "<code>" + html_escape(text) + "</code>";
 }
 
-std::string json_text(const nlohmann::json& j) {
-    if (j.is_string()) return j.get<std::string>();
-    if (j.is_number_float()) return short_number(j.get<double>());
-    return j.dump();
-}
-
 int regime_index(const std::string& name, const std::string& file) {
     for (int r = 0; r < 3; ++r)
         if (name == kRegimes[r]) return r;
@@ -471,6 +465,15 @@ Figure alpha_figure(const std::string& prefix, const ExtractData* e,
 // Envelope lines for Figure 5: variant → N → (P_lower, P_upper, R_lower, R_upper).
 using Envelopes = std::map<std::string, std::map<int, std::array<double, 4>>>;
 
+// Side-by-side P and R panels over log-scale N up to x_max (Figure 5 and P/R by regime).
+std::string pr_panels_preamble(int x_max, const char* bottom_margin) {
+    std::ostringstream s;
+    s << "  set multiplot layout 1,2\n  set logscale x 2\n  set xrange [1:" << x_max
+      << "]\n  set yrange [-0.03:1.08]\n"
+      << kGrid << "  set bmargin " << bottom_margin
+      << "\n  set xlabel 'N (selected tokens, log scale)'\n";
+    return s.str();
+}
 // Figure 5: global mean P and R against N, optionally with envelopes and a simulation.
 Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measured,
                  const std::string& measured_source, const Envelopes* envelopes,
@@ -513,9 +516,7 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
     }
     f.data.push_back({f.id + ".dat", dat.str()});
     std::ostringstream s;
-    s << "  set multiplot layout 1,2\n  set logscale x 2\n  set xrange [1:" << std::max(2, max_n)
-      << "]\n  set yrange [-0.03:1.08]\n"
-      << kGrid << "  set bmargin 7.5\n  set xlabel 'N (selected tokens, log scale)'\n";
+    s << pr_panels_preamble(std::max(2, max_n), "7.5");
     for (int metric = 0; metric < 2; ++metric) {
         // One key for both panels, under them.
         s << (metric == 0 ? "  set key at screen 0.5, screen 0.015 center bottom horizontal "
@@ -770,9 +771,7 @@ Figure pr_by_regime_figure(const std::string& prefix,
     }
     f.data.push_back({f.id + ".dat", dat.str()});
     std::ostringstream s;
-    s << "  set multiplot layout 1,2\n  set logscale x 2\n  set xrange [1:" << max_n
-      << "]\n  set yrange [-0.03:1.08]\n"
-      << kGrid << "  set bmargin 6\n  set xlabel 'N (selected tokens, log scale)'\n";
+    s << pr_panels_preamble(max_n, "6");
     for (int metric = 0; metric < 2; ++metric) {
         // One key for both panels, under them.
         s << (metric == 0 ? "  set key at screen 0.5, screen 0.015 center bottom horizontal "
@@ -859,16 +858,6 @@ std::string layer_table(const ExtractData& e) {
            html_table({"layer", "heads", "mean λ", "mean ρ0", "mean cv_positional",
                        "mean cv_pooled", "Retriever", "Mixer", "Reset"},
                       rows);
-}
-
-std::string decisions_list(const nlohmann::json& manifest) {
-    if (!manifest.contains("decisions") || !manifest.at("decisions").is_array()) return "";
-    std::ostringstream out;
-    out << "<ul class=\"decisions\">";
-    for (const auto& d : manifest.at("decisions"))
-        out << "<li>" << html_escape(json_text(d)) << "</li>";
-    out << "</ul>\n";
-    return out.str();
 }
 
 std::map<int, std::array<int, 3>> regime_counts(const ExtractData& e) {
@@ -1356,10 +1345,7 @@ std::map<int, MeanPR> read_simulation(const std::string& path) {
 std::vector<Section> extract_sections(const RunFolder& run) {
     const ExtractData e = load_extract(run.dir);
     std::vector<Section> sections = extract_sections_of(prefix_of(run), e, Overlays{});
-    Section decisions;
-    decisions.title = "Decisions taken";
-    decisions.html_before = decisions_list(run.manifest);
-    sections.push_back(decisions);
+    sections.push_back(decisions_section(run.manifest));
     return sections;
 }
 
@@ -1543,9 +1529,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         sections.push_back(regimes);
     }
 
-    Section decisions;
-    decisions.title = "Decisions taken";
-    decisions.html_before = decisions_list(run.manifest);
+    Section decisions = decisions_section(run.manifest);
     if (e && !e->manifest.is_null()) {
         decisions.html_before += "<p>By the extraction:</p>\n" + decisions_list(e->manifest);
     }

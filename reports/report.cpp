@@ -103,6 +103,29 @@ std::string short_number(double x) {
     return buffer;
 }
 
+std::string json_text(const nlohmann::json& value) {
+    if (value.is_string()) return value.get<std::string>();
+    if (value.is_number_float()) return short_number(value.get<double>());
+    return value.dump();
+}
+
+std::string decisions_list(const nlohmann::json& manifest) {
+    if (!manifest.contains("decisions") || !manifest.at("decisions").is_array()) return "";
+    std::ostringstream out;
+    out << "<ul class=\"decisions\">";
+    for (const auto& d : manifest.at("decisions"))
+        out << "<li>" << html_escape(json_text(d)) << "</li>";
+    out << "</ul>\n";
+    return out.str();
+}
+
+Section decisions_section(const nlohmann::json& manifest) {
+    Section decisions;
+    decisions.title = "Decisions taken";
+    decisions.html_before = decisions_list(manifest);
+    return decisions;
+}
+
 std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
     if (run_dirs.empty()) throw InputError("--in: no run folders given");
     std::vector<RunFolder> runs;

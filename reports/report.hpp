@@ -42,5 +42,11 @@ std::string html_escape(const std::string& text);
 std::string html_table(const std::vector<std::string>& header,
                        const std::vector<std::vector<std::string>>& rows);
 std::string short_number(double x);  // 6 significant digits for tables (files keep 17)
+// A manifest value as text: strings as they are, floats by short_number, the rest as JSON.
+std::string json_text(const nlohmann::json& value);
+// The "Decisions taken" section: the manifest's "decisions" as a list (empty without any).
+Section decisions_section(const nlohmann::json& manifest);
+// Only the list of decisions_section, to append another manifest's.
+std::string decisions_list(const nlohmann::json& manifest);
 
 }  // namespace attngeo::reports

@@ -40,12 +40,6 @@ const std::vector<MetricSpec>& metric_specs() {
     return specs;
 }
 
-std::string json_text(const nlohmann::json& j) {
-    if (j.is_string()) return j.get<std::string>();
-    if (j.is_number_float()) return short_number(j.get<double>());
-    return j.dump();
-}
-
 // Table-2 regime bands: II before m1, III until m2, IV until m3, V after (α sorted, so the
 // regimes are contiguous in N).
 std::string regime_shading(const nlohmann::json& regimes, int n) {
@@ -292,15 +286,6 @@ std::string realised_table(const nlohmann::json& point) {
                       rows);
 }
 
-std::string decisions_list(const nlohmann::json& manifest) {
-    std::ostringstream out;
-    out << "<ul class=\"decisions\">";
-    for (const auto& d : manifest.at("decisions"))
-        out << "<li>" << html_escape(d.get<std::string>()) << "</li>";
-    out << "</ul>\n";
-    return out.str();
-}
-
 }  // namespace
 
 std::vector<Section> simulation_sections(const RunFolder& run) {
@@ -344,10 +329,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
     realised.html_before = realised_table(point);
     sections.push_back(realised);
 
-    Section decisions;
-    decisions.title = "Decisions taken";
-    decisions.html_before = decisions_list(run.manifest);
-    sections.push_back(decisions);
+    sections.push_back(decisions_section(run.manifest));
     return sections;
 }
 
@@ -503,10 +485,7 @@ std::vector<Section> sweep_sections(const RunFolder& run) {
                                        rows);
     sections.push_back(agreement);
 
-    Section decisions;
-    decisions.title = "Decisions taken";
-    decisions.html_before = decisions_list(run.manifest);
-    sections.push_back(decisions);
+    sections.push_back(decisions_section(run.manifest));
     return sections;
 }
 
