@@ -144,23 +144,23 @@ void add_realised_statistics(const theory::RowMatrix& values, const Eigen::Vecto
 
 namespace {
 
-// Cosines G_ij/(‖y_i‖‖y_j‖) with G = gram_scale·gram, and ‖v_i‖ = ‖y_i‖/α_i; `lengths` are
-// ‖y‖ by rank.
+// Cosines gram_ij/(ℓ_i ℓ_j) with ℓ = gram_lengths (‖y‖ in the Gram matrix's units), and
+// ‖v_i‖ = ‖y_i‖/α_i from `lengths` (‖y‖); both by rank.
 template <class Gram>
-void realised_statistics_from_gram(const Gram& gram, double gram_scale,
+void realised_statistics_from_gram(const Gram& gram, const Eigen::VectorXd& gram_lengths,
                                    const Eigen::VectorXd& lengths, const std::vector<int>& position,
                                    const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal,
                                    RealisedSums& sums) {
     const int n = static_cast<int>(position.size());
     std::vector<double> inverse_length(n), norm(n);
     for (int i = 0; i < n; ++i) {
-        const double length = lengths[position[i]];  // ‖α_i v_i‖
-        inverse_length[i] = length > 0 ? 1.0 / length : 0.0;
-        norm[i] = length / alpha[i];
+        const double gram_length = gram_lengths[position[i]];
+        inverse_length[i] = gram_length > 0 ? 1.0 / gram_length : 0.0;
+        norm[i] = lengths[position[i]] / alpha[i];  // ‖α_i v_i‖/α_i
     }
     auto cosine = [&](int i, int j) {
-        return gram_scale * static_cast<double>(gram(position[i], position[j])) *
-               inverse_length[i] * inverse_length[j];
+        return static_cast<double>(gram(position[i], position[j])) * inverse_length[i] *
+               inverse_length[j];
     };
     for (int k = 1; k <= kRealisedLags; ++k) {
         double total = 0;
@@ -182,7 +182,7 @@ void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
                                        const Eigen::VectorXd& alpha, const Eigen::VectorXd& nominal,
                                        RealisedSums& sums) {
     const Eigen::VectorXd lengths = gram.diagonal().cwiseSqrt();
-    realised_statistics_from_gram(gram, 1.0, lengths, position, alpha, nominal, sums);
+    realised_statistics_from_gram(gram, lengths, lengths, position, alpha, nominal, sums);
 }
 
 void add_realised_statistics_from_single_gram(const Eigen::MatrixXf& gram, int scale_exponent,
@@ -190,9 +190,13 @@ void add_realised_statistics_from_single_gram(const Eigen::MatrixXf& gram, int s
                                               const std::vector<int>& position,
                                               const Eigen::VectorXd& alpha,
                                               const Eigen::VectorXd& nominal, RealisedSums& sums) {
+    // The cosines stay in σ-scaled units (σ‖y‖ ≤ √d), so no 2^(−2e) factor can under- or
+    // overflow for extreme scales; otherwise the bits equal scaling G back first.
     const Eigen::VectorXd lengths = ranked.rowwise().norm();
-    realised_statistics_from_gram(gram, std::ldexp(1.0, -2 * scale_exponent), lengths, position,
-                                  alpha, nominal, sums);
+    Eigen::VectorXd scaled_lengths(lengths.size());
+    for (Eigen::Index i = 0; i < lengths.size(); ++i)
+        scaled_lengths[i] = std::ldexp(lengths[i], scale_exponent);
+    realised_statistics_from_gram(gram, scaled_lengths, lengths, position, alpha, nominal, sums);
 }
 
 TrialEngine::TrialEngine(const SimulationSpec& spec)
