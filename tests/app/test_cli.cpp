@@ -297,14 +297,6 @@ TEST(CliHelp, DocumentsEveryFlagWithDefaults) {
     EXPECT_EQ(run("--version").exit_code, 0);
 }
 
-namespace {
-
-std::string read_file(const fs::path& path) {
-    return slurp(path);
-}
-
-}  // namespace
-
 TEST(CliSimulate, WritesTheSpecifiedFilesIdenticallyForAnyThreadCount) {
     const fs::path a = scratch() / "sim_t1", b = scratch() / "sim_t2";
     fs::remove_all(a);
@@ -315,18 +307,18 @@ TEST(CliSimulate, WritesTheSpecifiedFilesIdenticallyForAnyThreadCount) {
     const RunResult r2 = run(common + " --threads 2 --out " + b.string());
     ASSERT_EQ(r2.exit_code, 0) << r2.err;
     for (const char* file : {"simulate.csv", "bounds.csv", "sums.csv"}) {
-        EXPECT_EQ(read_file(a / file), read_file(b / file)) << file;
+        EXPECT_EQ(slurp(a / file), slurp(b / file)) << file;
     }
-    const auto sim = parse_csv(read_file(a / "simulate.csv"));
+    const auto sim = parse_csv(slurp(a / "simulate.csv"));
     EXPECT_EQ(sim[0], (std::vector<std::string>{"N", "trials", "P_mean", "P_se", "P_ci_lo",
                                                 "P_ci_hi", "R_mean", "R_se", "R_ci_lo", "R_ci_hi",
                                                 "Fmax_mean", "Fmin_mean"}));
     EXPECT_EQ(sim.size(), 1u + 128u);
     EXPECT_EQ(sim[5][1], "30");
-    const auto bounds = parse_csv(read_file(a / "bounds.csv"));
+    const auto bounds = parse_csv(slurp(a / "bounds.csv"));
     EXPECT_EQ(bounds.size(), 1u + 3u * 128u);
     EXPECT_EQ(bounds[0][1], "variant");
-    const std::string manifest = read_file(a / "manifest.json");
+    const std::string manifest = slurp(a / "manifest.json");
     for (const char* key : {"\"git_commit\"", "\"decisions\"", "\"realised\"", "\"cos_by_lag\"",
                             "\"kappa_lower95\"", "\"fraction_inside\"", "\"largest_violation\"",
                             "\"timings\"", "\"from_preset\"", "\"seed\": 7"}) {
@@ -349,7 +341,7 @@ TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
                             " --out " + merged.string());
     ASSERT_EQ(m.exit_code, 0) << m.err;
     for (const char* file : {"simulate.csv", "bounds.csv", "sums.csv"}) {
-        EXPECT_EQ(read_file(whole / file), read_file(merged / file)) << file;
+        EXPECT_EQ(slurp(whole / file), slurp(merged / file)) << file;
     }
     expect_bad_input(
         "merge " + s0.string() + " " + s0.string() + " --out " + (scratch() / "x").string(),
@@ -376,7 +368,7 @@ TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
             "1,2,4 --out " +
             out.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto rows = parse_csv(read_file(out / "sweep.csv"));
+    const auto rows = parse_csv(slurp(out / "sweep.csv"));
     ASSERT_EQ(rows.size(), 1u + 6u * 3u);
     EXPECT_EQ(rows[0][0], "grid");
     EXPECT_EQ(rows[0][1], "beta");
@@ -391,7 +383,7 @@ TEST(CliSimulate, InfiniteDimensionIsExact) {
     fs::remove_all(out);
     const RunResult r = run("simulate --d inf --L 63 --T1 8 --T2 50 --out " + out.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto rows = parse_csv(read_file(out / "simulate.csv"));
+    const auto rows = parse_csv(slurp(out / "simulate.csv"));
     EXPECT_EQ(rows[1][1], "0");  // no trials
     EXPECT_EQ(rows[1][3], "0");  // no standard error
 }

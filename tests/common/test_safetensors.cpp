@@ -2,7 +2,6 @@
 // checkpoints compared with an independent decode, one hand-built file per malformed class,
 // sharded folders, and the refusal of pickle checkpoints.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -33,12 +32,7 @@ using namespace attngeo;
 
 // One scratch folder per process (CTest runs tests in parallel processes), removed at exit.
 const fs::path& scratch() {
-    static const fs::path folder = [] {
-        fs::path p =
-            fs::temp_directory_path() / ("attngeo_test_safetensors_" + std::to_string(::getpid()));
-        fs::create_directories(p);
-        return p;
-    }();
+    static const fs::path folder = attngeo::test_support::scratch_folder("safetensors");
     return folder;
 }
 
@@ -46,19 +40,10 @@ class ScratchCleanup : public ::testing::Environment {
   public:
     void TearDown() override {
         std::error_code ignored;
-        fs::remove_all(
-            fs::temp_directory_path() / ("attngeo_test_safetensors_" + std::to_string(::getpid())),
-            ignored);
+        fs::remove_all(scratch(), ignored);
     }
 };
 ::testing::Environment* const cleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
-
-std::string read_all(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 fs::path write_bytes(const fs::path& path, const std::string& bytes) {
     fs::create_directories(path.parent_path());
@@ -164,7 +149,7 @@ TEST(Safetensors, RoundTripEveryDtypeBytesIdentical) {
     }
     // The layout the reference writer produces: header padded with spaces to 8 bytes, data
     // contiguous in the given order right after it.
-    const std::string raw = read_all(path);
+    const std::string raw = attngeo::test_support::slurp(path);
     std::uint64_t header_bytes = 0;
     for (int i = 7; i >= 0; --i)
         header_bytes = (header_bytes << 8) | (unsigned char)raw[i];
@@ -193,7 +178,7 @@ TEST(Safetensors, WriterHeaderMatchesReferenceBytes) {
     std::string data(8, '\0');
     const float values[2] = {1.0f, 2.0f};
     std::memcpy(&data[0], values, 8);
-    EXPECT_EQ(read_all(path), file_bytes(header, data));
+    EXPECT_EQ(attngeo::test_support::slurp(path), file_bytes(header, data));
 }
 
 TEST(Safetensors, HalfAndBfloat16DecodeThroughTheFile) {
@@ -306,7 +291,7 @@ struct IndependentTensor {
     std::string bytes;
 };
 std::map<std::string, IndependentTensor> independent_decode(const fs::path& path) {
-    const std::string raw = read_all(path);
+    const std::string raw = attngeo::test_support::slurp(path);
     std::uint64_t n = 0;
     for (int i = 7; i >= 0; --i)
         n = (n << 8) | static_cast<unsigned char>(raw[i]);

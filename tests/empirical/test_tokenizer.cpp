@@ -2,7 +2,6 @@
 // LLaMA-2, transformers' slow GPT2Tokenizer for GPT-2) encoded and decoded exactly, the folder
 // lookup, a synthetic llama2.c tokenizer.bin, and every malformed-input path.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -70,13 +69,7 @@ void expect_golden(const Tokenizer& tokenizer, const std::vector<GoldenCase>& ca
 }
 
 fs::path scratch() {
-    static const fs::path folder = [] {
-        const fs::path p =
-            fs::temp_directory_path() / ("attngeo_test_tokenizer_" + std::to_string(::getpid()));
-        fs::remove_all(p);
-        fs::create_directories(p);
-        return p;
-    }();
+    static const fs::path folder = attngeo::test_support::scratch_folder("tokenizer");
     return folder;
 }
 
