@@ -7,6 +7,7 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "simulate/generator_kernels.hpp"
 
 namespace attngeo::simulate {
 SinkMode parse_sink_mode(const std::string& text) {
@@ -126,50 +127,37 @@ void ValueGenerator::draw_cholesky_directions(RandomStream& stream, theory::RowM
 void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool normalised) const {
     const int d = settings_.d;
     g.resize(n_, d);
-    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
     const bool exact = settings_.sink_mode == SinkMode::exact;
     const bool normalise_rows = normalised && settings_.norm_cv == 0;
-    const double keep = exact ? 0.0 : std::sqrt(1 - settings_.rho0 * settings_.rho0);
+    generator_kernels::Ar1Row step;
+    step.scale = 1.0 / std::sqrt(static_cast<double>(d));
+    step.r = r_;
+    step.innovation = innovation_;
+    step.exact = exact;
+    step.rho0 = settings_.rho0;
+    step.keep = exact ? 0.0 : std::sqrt(1 - settings_.rho0 * settings_.rho0);
     Eigen::RowVectorXd state(d), sink(d);  // AR(1) state a_{i−1}; the sink's sum so far
     double* a = state.data();
     double* s = sink.data();
-    const auto normalise_row = [&](int i) {
-        const double length = g.row(i).norm();
-        g.row(i) *= length > 0 ? settings_.norms[i] / length : 0.0;
-    };
 
     double* g0 = g.row(0).data();
     stream.fill_normals(g0, static_cast<std::size_t>(d));
     for (int k = 0; k < d; ++k)
-        g0[k] *= scale;
+        g0[k] *= step.scale;
     if (exact)
         for (int k = 0; k < d; ++k)
             s[k] = sink_noise_ * g0[k];
     for (int i = 1; i < n_; ++i) {
         double* row = g.row(i).data();
         stream.fill_normals(row, static_cast<std::size_t>(d));
-        if (i == 1) {
-            for (int k = 0; k < d; ++k)
-                a[k] = row[k] * scale;
-        } else {
-            for (int k = 0; k < d; ++k)
-                a[k] = r_ * a[k] + innovation_ * (row[k] * scale);
-        }
-        if (exact) {
-            const double weight = sink_weights_[i];
-            for (int k = 0; k < d; ++k) {
-                row[k] = a[k];
-                s[k] += weight * a[k];
-            }
-        } else {
-            for (int k = 0; k < d; ++k)
-                row[k] = settings_.rho0 * g0[k] + keep * a[k];
-        }
-        if (normalise_rows) normalise_row(i);
+        step.first = i == 1;
+        step.weight = exact ? sink_weights_[i] : 0.0;
+        generator_kernels::ar1_row(row, a, s, g0, step, d);
+        if (normalise_rows) generator_kernels::normalise_row(row, settings_.norms[i], d);
     }
     if (exact) g.row(0) = sink;
     if (normalise_rows) {
-        normalise_row(0);
+        generator_kernels::normalise_row(g0, settings_.norms[0], d);
     } else if (normalised) {
         normalise(stream, g);
     }
@@ -182,8 +170,7 @@ void ValueGenerator::normalise(RandomStream& stream, theory::RowMatrix& v) const
         if (settings_.norm_cv > 0) {
             norm *= std::exp(log_sigma_ * stream.next_normal() - 0.5 * log_sigma_ * log_sigma_);
         }
-        const double length = v.row(i).norm();
-        v.row(i) *= length > 0 ? norm / length : 0.0;
+        generator_kernels::normalise_row(v.row(i).data(), norm, static_cast<int>(v.cols()));
     }
 }
 

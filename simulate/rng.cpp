@@ -1,9 +1,17 @@
-// Philox streams and the ziggurat normal transform; see rng.hpp.
+// Philox streams and the ziggurat normal transform; see rng.hpp. The Philox refill and the
+// ziggurat's common case have AVX2 versions beside the plain code they must match bit for bit
+// (chosen at run time; tests/simulate/test_rng.cpp compares them). No "fma" target: the
+// vector arithmetic must round like the plain arithmetic.
 #include "simulate/rng.hpp"
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
+
+#define ATTNGEO_AVX2 __attribute__((target("avx2")))
 
 namespace attngeo::simulate {
 namespace {
@@ -17,6 +25,10 @@ constexpr double kV = 9.91256303526217e-3;
 struct ZigguratTables {
     double x[kLayers + 1];  // layer right edges, x[0] = V/f(R) (base layer incl. tail)
     double ratio[kLayers];  // x[i+1]/x[i]: the fraction of layer i inside the density
+    struct alignas(16) Layer {
+        double ratio, x;
+    };
+    Layer layer[kLayers];  // (ratio[i], x[i]) side by side: one 16-byte load per draw
     ZigguratTables() {
         double f = std::exp(-0.5 * kR * kR);
         x[0] = kV / f;
@@ -26,8 +38,10 @@ struct ZigguratTables {
             x[i] = std::sqrt(-2 * std::log(kV / x[i - 1] + f));
             f = std::exp(-0.5 * x[i] * x[i]);
         }
-        for (int i = 0; i < kLayers; ++i)
+        for (int i = 0; i < kLayers; ++i) {
             ratio[i] = x[i + 1] / x[i];
+            layer[i] = {ratio[i], x[i]};
+        }
     }
 };
 
@@ -36,42 +50,191 @@ const ZigguratTables& tables() {
     return t;
 }
 
-// Top 53 bits: u uniform on (-1, 1); low 7 bits: the layer.
+// Short runs (tens of values): an inline SSE2 loop instead of a memcpy call.
+inline void copy_doubles(const double* from, int count, double* to) {
+    int i = 0;
+    for (; i + 2 <= count; i += 2)
+        _mm_storeu_pd(to + i, _mm_loadu_pd(from + i));
+    if (i < count) to[i] = from[i];
+}
+
+bool have_avx2() {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    return avx2;
+}
+
+// Top 52 bits m: u = (m + ½)·2⁻⁵¹ − 1, uniform on (−1, 1) and symmetric. Built from the double
+// y = 1 + m·2⁻⁵² (m as the mantissa of 1.0) as ((y + y) − 3) + 2⁻⁵², each step exact, so that
+// the AVX2 path needs no 64-bit integer conversion. Low 7 bits: the layer.
 inline double ziggurat_u(std::uint64_t bits) {
-    return (static_cast<double>(bits >> 11) + 0.5) * 0x1p-52 - 1.0;
+    const std::uint64_t y_bits = 0x3FF0000000000000ULL | (bits >> 12);
+    double y;
+    std::memcpy(&y, &y_bits, sizeof y);
+    return ((y + y) - 3.0) + 0x1p-52;
 }
 inline int ziggurat_layer(std::uint64_t bits) {
     return static_cast<int>(bits & (kLayers - 1));
 }
 
+// 32×32 → 64-bit products of the even and the odd lanes, split into high and low halves.
+ATTNGEO_AVX2 inline void mulhilo(__m256i a, __m256i multiplier, __m256i& hi, __m256i& lo) {
+    const __m256i even = _mm256_mul_epu32(a, multiplier);
+    const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), multiplier);
+    lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+    hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+
+// 16 blocks as two groups of 8, lane j of group g holding block 8g + j (structure of arrays:
+// x[g][w] is word w of the eight blocks), the rounds of Random123's philox4x32 on each lane.
+ATTNGEO_AVX2 void philox16_avx2(Philox::ctr_type counter, Philox::key_type key,
+                                std::uint64_t* words) {
+    constexpr int kGroups = 2;
+    __m256i x[kGroups][4];
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int g = 0; g < kGroups; ++g) {
+        x[g][0] = _mm256_add_epi32(
+            _mm256_set1_epi32(static_cast<int>(counter.v[0] + 8u * static_cast<unsigned>(g))),
+            lane);
+        for (int w = 1; w < 4; ++w)
+            x[g][w] = _mm256_set1_epi32(static_cast<int>(counter.v[w]));
+    }
+    const __m256i m0 = _mm256_set1_epi32(static_cast<int>(PHILOX_M4x32_0));
+    const __m256i m1 = _mm256_set1_epi32(static_cast<int>(PHILOX_M4x32_1));
+    const __m256i bump0 = _mm256_set1_epi32(static_cast<int>(PHILOX_W32_0));
+    const __m256i bump1 = _mm256_set1_epi32(static_cast<int>(PHILOX_W32_1));
+    __m256i k0 = _mm256_set1_epi32(static_cast<int>(key.v[0]));
+    __m256i k1 = _mm256_set1_epi32(static_cast<int>(key.v[1]));
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) {
+            k0 = _mm256_add_epi32(k0, bump0);
+            k1 = _mm256_add_epi32(k1, bump1);
+        }
+        for (int g = 0; g < kGroups; ++g) {
+            __m256i hi0, lo0, hi1, lo1;
+            mulhilo(x[g][0], m0, hi0, lo0);
+            mulhilo(x[g][2], m1, hi1, lo1);
+            x[g][0] = _mm256_xor_si256(_mm256_xor_si256(hi1, x[g][1]), k0);
+            x[g][2] = _mm256_xor_si256(_mm256_xor_si256(hi0, x[g][3]), k1);
+            x[g][1] = lo1;
+            x[g][3] = lo0;
+        }
+    }
+    // Lanes to words: A_j = x0 | x1 << 32 and B_j = x2 | x3 << 32, stored A0 B0 A1 B1 ...
+    for (int g = 0; g < kGroups; ++g) {
+        const __m256i a_low = _mm256_unpacklo_epi32(x[g][0], x[g][1]);   // A0 A1 | A4 A5
+        const __m256i a_high = _mm256_unpackhi_epi32(x[g][0], x[g][1]);  // A2 A3 | A6 A7
+        const __m256i b_low = _mm256_unpacklo_epi32(x[g][2], x[g][3]);   // B0 B1 | B4 B5
+        const __m256i b_high = _mm256_unpackhi_epi32(x[g][2], x[g][3]);  // B2 B3 | B6 B7
+        const __m256i p = _mm256_unpacklo_epi64(a_low, b_low);           // A0 B0 | A4 B4
+        const __m256i q = _mm256_unpackhi_epi64(a_low, b_low);           // A1 B1 | A5 B5
+        const __m256i r = _mm256_unpacklo_epi64(a_high, b_high);         // A2 B2 | A6 B6
+        const __m256i s = _mm256_unpackhi_epi64(a_high, b_high);         // A3 B3 | A7 B7
+        __m256i* out = reinterpret_cast<__m256i*>(words + 16 * g);
+        _mm256_storeu_si256(out + 0, _mm256_permute2x128_si256(p, q, 0x20));
+        _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(r, s, 0x20));
+        _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(p, q, 0x31));
+        _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(r, s, 0x31));
+    }
+}
+
 }  // namespace
+
+void philox_words_plain(Philox::ctr_type counter, Philox::key_type key, int blocks,
+                        std::uint64_t* words) {
+    for (int b = 0; b < blocks; ++b) {
+        const Philox::ctr_type x = Philox()(counter, key);
+        ++counter.v[0];
+        words[2 * b] = x.v[0] | (static_cast<std::uint64_t>(x.v[1]) << 32);
+        words[2 * b + 1] = x.v[2] | (static_cast<std::uint64_t>(x.v[3]) << 32);
+    }
+}
+
+void philox_words(Philox::ctr_type counter, Philox::key_type key, int blocks,
+                  std::uint64_t* words) {
+    if (!have_avx2()) {
+        philox_words_plain(counter, key, blocks, words);
+        return;
+    }
+    for (int b = 0; b < blocks; b += 16) {
+        philox16_avx2(counter, key, words + 2 * b);
+        counter.v[0] += 16;
+    }
+}
+
+void ziggurat_cores_plain(const std::uint64_t* words, int count, double* normals,
+                          std::uint64_t& misses) {
+    const ZigguratTables& t = tables();
+    misses = 0;
+    for (int i = 0; i < count; ++i) {
+        const double u = ziggurat_u(words[i]);
+        const int layer = ziggurat_layer(words[i]);
+        normals[i] = u * t.x[layer];
+        if (!(std::abs(u) < t.ratio[layer])) misses |= std::uint64_t{1} << i;
+    }
+}
+
+namespace {
+
+// Four words at a time, each layer's (ratio, x) pair fetched with one 16-byte load.
+ATTNGEO_AVX2 void ziggurat_cores_avx2(const std::uint64_t* words, int count, double* normals,
+                                      std::uint64_t& misses) {
+    const ZigguratTables& t = tables();
+    const __m256i one_exponent = _mm256_set1_epi64x(0x3FF0000000000000LL);
+    const __m256d three = _mm256_set1_pd(3.0), half_step = _mm256_set1_pd(0x1p-52);
+    const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
+    std::uint64_t found = 0;
+    for (int i = 0; i < count; i += 4) {
+        const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + i));
+        const __m256d y =
+            _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(bits, 12), one_exponent));
+        const __m256d u = _mm256_add_pd(_mm256_sub_pd(_mm256_add_pd(y, y), three), half_step);
+        const double* pair[4];
+        for (int j = 0; j < 4; ++j)
+            pair[j] = &t.layer[ziggurat_layer(words[i + j])].ratio;
+        const __m256d pairs02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_load_pd(pair[0])),
+                                                     _mm_load_pd(pair[2]), 1);
+        const __m256d pairs13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_load_pd(pair[1])),
+                                                     _mm_load_pd(pair[3]), 1);
+        const __m256d ratio = _mm256_unpacklo_pd(pairs02, pairs13);
+        const __m256d edge = _mm256_unpackhi_pd(pairs02, pairs13);
+        _mm256_storeu_pd(normals + i, _mm256_mul_pd(u, edge));
+        const int inside =
+            _mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(u, magnitude), ratio, _CMP_LT_OQ));
+        found |= static_cast<std::uint64_t>(~inside & 0xF) << i;
+    }
+    misses = found;
+}
+
+}  // namespace
+
+void ziggurat_cores(const std::uint64_t* words, int count, double* normals, std::uint64_t& misses) {
+    if (have_avx2()) {
+        ziggurat_cores_avx2(words, count, normals, misses);
+    } else {
+        ziggurat_cores_plain(words, count, normals, misses);
+    }
+}
 
 RandomStream::RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial,
                            std::uint32_t substream)
     : buffer_{} {
-    key_ = {{seed, (static_cast<std::uint64_t>(grid_point) << 32) | substream}};
-    counter_ = {{0, trial, 0, 0}};
+    key_ = {{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
+    counter_ = {{0, trial, grid_point, substream}};
     tables();
 }
 
-// Blocks in counter order, each block's words in order: the same words as one block at a time.
-// The blocks are independent, so their multiplies overlap.
 void RandomStream::refill() {
-    for (int b = 0; b < kBlocksPerRefill; ++b) {
-        const Philox::ctr_type block = Philox()(counter_, key_);
-        ++counter_.v[0];
-        for (int w = 0; w < 4; ++w)
-            buffer_[4 * b + w] = block.v[w];
-    }
+    philox_words(counter_, key_, kBlocksPerRefill, buffer_);
+    counter_.v[0] += kBlocksPerRefill;
+    ziggurat_cores(buffer_, kBufferWords, cores_, misses_);
     used_ = 0;
 }
 
 double RandomStream::next_normal() {
     const ZigguratTables& t = tables();
     const std::uint64_t bits = next_u64();
-    // Top 53 bits: u uniform on (-1, 1); low 7 bits: the layer.
-    const double u = (static_cast<double>(bits >> 11) + 0.5) * 0x1p-52 - 1.0;
-    const int layer = static_cast<int>(bits & (kLayers - 1));
+    const double u = ziggurat_u(bits);
+    const int layer = ziggurat_layer(bits);
     if (std::abs(u) < t.ratio[layer]) return u * t.x[layer];
     return normal_after_miss(u, layer);  // a wedge rejection comes back here for a fresh word
 }
@@ -95,24 +258,19 @@ double RandomStream::normal_after_miss(double u, int layer) {
     return next_normal();
 }
 
+// Copies the precomputed cores up to the next miss, then runs next_normal's miss path there.
 void RandomStream::fill_normals(double* out, std::size_t count) {
-    const ZigguratTables& t = tables();
     while (count > 0) {
         if (used_ == kBufferWords) refill();
-        const std::uint64_t* words = buffer_ + used_;
         const int available = static_cast<int>(std::min<std::size_t>(count, kBufferWords - used_));
-        int taken = 0;
-        for (; taken < available; ++taken) {
-            const std::uint64_t bits = words[taken];
-            const double u = ziggurat_u(bits);
-            const int layer = ziggurat_layer(bits);
-            if (!(std::abs(u) < t.ratio[layer])) break;
-            out[taken] = u * t.x[layer];
-        }
-        used_ += taken;
-        out += taken;
-        count -= static_cast<std::size_t>(taken);
-        if (taken < available) {  // about 1 word in 100: the tail or a wedge, with the words after
+        const std::uint64_t misses_ahead = misses_ >> used_;
+        const int run =
+            misses_ahead == 0 ? available : std::min(available, __builtin_ctzll(misses_ahead));
+        copy_doubles(cores_ + used_, run, out);
+        used_ += run;
+        out += run;
+        count -= static_cast<std::size_t>(run);
+        if (run < available) {  // about 1 word in 36: the tail or a wedge, with the words after
             const std::uint64_t bits = buffer_[used_++];
             *out++ = normal_after_miss(ziggurat_u(bits), ziggurat_layer(bits));
             --count;

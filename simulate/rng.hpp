@@ -1,7 +1,7 @@
-// Counter-based random numbers for the simulator: Philox4x64-10 (Random123) keyed by
-// (seed, grid point, trial, substream), so any trial can be regenerated alone and the output
-// does not depend on how trials are spread over threads or shards. Normals come from our own
-// ziggurat transform (std::normal_distribution is implementation-defined).
+// Counter-based random numbers for the simulator: Philox4x32-10 (Random123) keyed by the seed,
+// with (trial, grid point, substream) in the counter, so any trial can be regenerated alone and
+// the output does not depend on how trials are spread over threads or shards. Normals come from
+// our own ziggurat transform (std::normal_distribution is implementation-defined).
 #pragma once
 #include <Random123/philox.h>
 
@@ -10,12 +10,32 @@
 
 namespace attngeo::simulate {
 
+using Philox = r123::Philox4x32;
+
+// The 64-bit words of Philox blocks counter, counter + 1, … (word 0 of the counter advances,
+// wrapping at 2³²): block b's outputs (x0, x1, x2, x3) give words[2b] = x0 | x1 << 32 and
+// words[2b + 1] = x2 | x3 << 32. `blocks` must be a multiple of 16. The AVX2 version runs 16
+// blocks side by side; the plain one calls Random123 block by block. Same bits.
+void philox_words(Philox::ctr_type counter, Philox::key_type key, int blocks, std::uint64_t* words);
+void philox_words_plain(Philox::ctr_type counter, Philox::key_type key, int blocks,
+                        std::uint64_t* words);
+
+// For each of `count` words (a multiple of 4, at most 64), the ziggurat's common case as
+// next_normal computes it from that word: normals[i] = u·x[layer], and bit i of `misses` set
+// where |u| is not below the layer's ratio (next_normal goes on to the tail or a wedge there and
+// normals[i] is not its result). The AVX2 version and the plain one give the same bits.
+void ziggurat_cores(const std::uint64_t* words, int count, double* normals, std::uint64_t& misses);
+void ziggurat_cores_plain(const std::uint64_t* words, int count, double* normals,
+                          std::uint64_t& misses);
+
 class RandomStream {
   public:
+    // Key {seed low 32 bits, seed high 32 bits}; block b has counter {b, trial, grid point,
+    // substream}.
     RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial,
                  std::uint32_t substream = 0);
 
-    // The words of Philox blocks 0, 1, 2, ... of this key, each block's 4 words in order.
+    // The words of Philox blocks 0, 1, 2, ... of this stream, in the order of philox_words.
     std::uint64_t next_u64() {
         if (used_ == kBufferWords) refill();
         return buffer_[used_++];
@@ -26,21 +46,24 @@ class RandomStream {
     // attempt: the plain reference for fill_normals.
     double next_normal();
     // `count` normals, bit-identical to as many next_normal() calls (and leaving the stream in
-    // the same place), with the common case run inline over the buffered words.
+    // the same place): the common case is computed for each buffered word at refill
+    // (ziggurat_cores) and copied up to the next miss.
     void fill_normals(double* out, std::size_t count);
 
-    // Philox blocks computed per refill: independent blocks overlap their multiplies.
-    static constexpr int kBlocksPerRefill = 8;
+    // Philox blocks computed per refill (2 words each), a multiple of philox_words' 16.
+    static constexpr int kBlocksPerRefill = 32;
 
   private:
-    using Philox = r123::Philox4x64;
-    static constexpr int kBufferWords = 4 * kBlocksPerRefill;
+    static constexpr int kBufferWords = 2 * kBlocksPerRefill;
+    static_assert(kBufferWords <= 64, "one bit per buffered word in misses_");
     void refill();
     double normal_after_miss(double u, int layer);
     Philox::key_type key_;
-    Philox::ctr_type counter_;  // the next block's counter; word 0 advances
-    std::uint64_t buffer_[kBufferWords];
-    int used_ = kBufferWords;  // words of buffer_ consumed
+    Philox::ctr_type counter_;  // the next refill's first counter; word 0 advances
+    alignas(32) std::uint64_t buffer_[kBufferWords];
+    double cores_[kBufferWords];  // ziggurat_cores of buffer_
+    std::uint64_t misses_ = 0;    // ziggurat_cores' misses of buffer_
+    int used_ = kBufferWords;     // words of buffer_ consumed
 };
 
 }  // namespace attngeo::simulate

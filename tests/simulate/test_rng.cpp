@@ -1,7 +1,8 @@
 // Tests for the simulator's fast random paths against plain references: buffered Philox words
-// against Random123 one block at a time, fill_normals against repeated next_normal() (tail and
-// wedge included, interleaved with the other draws), and draw_values/draw_directions against
-// the whole-matrix passes they replaced, bit for bit.
+// against Random123 one block at a time (and the AVX2 refill against the plain one),
+// fill_normals against repeated next_normal() (tail and wedge included, interleaved with the
+// other draws), the generator's AVX2 row kernels against their plain twins, and
+// draw_values/draw_directions against the whole-matrix passes they replaced, bit for bit.
 #include <gtest/gtest.h>
 
 #include <Random123/philox.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "simulate/generator.hpp"
+#include "simulate/generator_kernels.hpp"
 #include "simulate/rng.hpp"
 
 using namespace attngeo;
@@ -39,6 +41,15 @@ double largest_difference(const std::vector<double>& a, const std::vector<double
 
 bool same_bits(const double* a, const double* b, std::size_t count) {
     return std::memcmp(a, b, count * sizeof(double)) == 0;
+}
+
+// A row's Euclidean length the way the generator sums it: 8 partial sums over k mod 8, combined
+// pairwise as ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7)).
+double reference_length(const theory::RowMatrix& m, int i) {
+    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int k = 0; k < m.cols(); ++k)
+        p[k % 8] += m(i, k) * m(i, k);
+    return std::sqrt(((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7])));
 }
 
 // The generator as it was before the fused pass: whole-matrix passes, one normal at a time.
@@ -84,7 +95,7 @@ void reference_values(const GeneratorSettings& s, RandomStream& stream, theory::
         double norm = s.norms[i];
         if (s.norm_cv > 0)
             norm *= std::exp(log_sigma * stream.next_normal() - 0.5 * log_sigma * log_sigma);
-        const double length = v.row(i).norm();
+        const double length = reference_length(v, i);
         v.row(i) *= length > 0 ? norm / length : 0.0;
     }
 }
@@ -94,15 +105,68 @@ void reference_values(const GeneratorSettings& s, RandomStream& stream, theory::
 TEST(Rng, BufferedWordsAreRandom123BlocksInCounterOrder) {
     for (const StreamKey& k : kKeys) {
         RandomStream s = stream_for(k);
-        const r123::Philox4x64::key_type key = {
-            {k.seed, (static_cast<std::uint64_t>(k.grid_point) << 32) | k.substream}};
-        for (std::uint64_t block = 0; block < 100; ++block) {
-            const r123::Philox4x64::ctr_type counter = {{block, k.trial, 0, 0}};
-            const r123::Philox4x64::ctr_type expected = r123::Philox4x64()(counter, key);
-            for (int w = 0; w < 4; ++w)
-                ASSERT_EQ(s.next_u64(), expected.v[w]) << "block " << block << " word " << w;
+        const r123::Philox4x32::key_type key = {
+            {static_cast<std::uint32_t>(k.seed), static_cast<std::uint32_t>(k.seed >> 32)}};
+        for (std::uint32_t block = 0; block < 200; ++block) {
+            const r123::Philox4x32::ctr_type counter = {
+                {block, k.trial, k.grid_point, k.substream}};
+            const r123::Philox4x32::ctr_type x = r123::Philox4x32()(counter, key);
+            const std::uint64_t expected[2] = {x.v[0] | (static_cast<std::uint64_t>(x.v[1]) << 32),
+                                               x.v[2] | (static_cast<std::uint64_t>(x.v[3]) << 32)};
+            for (int w = 0; w < 2; ++w)
+                ASSERT_EQ(s.next_u64(), expected[w]) << "block " << block << " word " << w;
         }
     }
+}
+
+TEST(Rng, Avx2RefillEqualsPlainRefillBitForBit) {
+    const int blocks = 4096;
+    std::vector<std::uint64_t> fast(2 * blocks), plain(2 * blocks);
+    // Counters from 0 and just below 2³² (word 0 wraps inside a refill), keys with both halves set.
+    const std::uint32_t starts[] = {0, 16, 0xFFFFFF00u};
+    for (const StreamKey& k : kKeys) {
+        for (std::uint32_t start : starts) {
+            const Philox::key_type key = {
+                {static_cast<std::uint32_t>(k.seed), static_cast<std::uint32_t>(k.seed >> 32)}};
+            const Philox::ctr_type counter = {{start, k.trial, k.grid_point, k.substream}};
+            philox_words(counter, key, blocks, fast.data());
+            philox_words_plain(counter, key, blocks, plain.data());
+            int differing = 0;
+            for (int w = 0; w < 2 * blocks; ++w)
+                differing += fast[w] != plain[w];
+            std::cout << "key (" << k.seed << ", " << k.grid_point << ", " << k.trial
+                      << "), first block " << start << ": " << differing << " of " << 2 * blocks
+                      << " words differ\n";
+            EXPECT_EQ(fast, plain);
+            const Philox::ctr_type last = {
+                {start + blocks - 1, k.trial, k.grid_point, k.substream}};
+            const Philox::ctr_type x = Philox()(last, key);
+            EXPECT_EQ(fast[2 * blocks - 1], x.v[2] | (static_cast<std::uint64_t>(x.v[3]) << 32));
+        }
+    }
+}
+
+TEST(Rng, Avx2ZigguratCoresEqualPlainBitForBit) {
+    const int blocks = 1 << 14;
+    std::vector<std::uint64_t> words(2 * blocks);
+    philox_words_plain({{0, 1, 2, 3}}, {{5, 6}}, blocks, words.data());
+    double fast[64], plain[64];
+    int differing = 0, misses = 0;
+    for (int at = 0; at < 2 * blocks; at += 64) {
+        for (int count : {64, 4, 36}) {
+            std::uint64_t fast_misses = 0, plain_misses = 0;
+            ziggurat_cores(words.data() + at, count, fast, fast_misses);
+            ziggurat_cores_plain(words.data() + at, count, plain, plain_misses);
+            for (int i = 0; i < count; ++i)
+                differing += std::memcmp(&fast[i], &plain[i], sizeof(double)) != 0;
+            EXPECT_EQ(fast_misses, plain_misses);
+            if (count == 64) misses += __builtin_popcountll(plain_misses);
+        }
+    }
+    std::cout << 2 * blocks << " words: " << misses << " misses, " << differing
+              << " normals differ\n";
+    EXPECT_EQ(differing, 0);
+    EXPECT_GT(misses, 2 * blocks / 50);  // ~2.8% of words leave their layer's core
 }
 
 TEST(Rng, FillNormalsEqualsRepeatedNextNormalBitForBit) {
@@ -122,10 +186,18 @@ TEST(Rng, FillNormalsEqualsRepeatedNextNormalBitForBit) {
         const auto tail = std::count_if(reference.begin(), reference.end(),
                                         [&](double z) { return std::abs(z) > kZigguratR; });
         const std::uint64_t next = plain.next_u64();
+        // Words consumed: each tail draw takes 2 or more extra words, each wedge test 1 and each
+        // wedge rejection a fresh attempt, so the misses show as words beyond `count`.
+        RandomStream counter = stream_for(k);
+        std::size_t words = 0;
+        while (counter.next_u64() != next)
+            ++words;
         std::cout << "key (" << k.seed << ", " << k.grid_point << ", " << k.trial
                   << "): largest difference " << largest_difference(whole, reference) << " / "
-                  << largest_difference(pieces, reference) << ", tail draws " << tail << "\n";
+                  << largest_difference(pieces, reference) << ", tail draws " << tail << ", "
+                  << words - count << " extra words\n";
         EXPECT_GT(tail, 100);
+        EXPECT_GT(words - count, 2 * static_cast<std::size_t>(tail) + 3000);  // wedges too
         EXPECT_TRUE(same_bits(whole.data(), reference.data(), count));
         EXPECT_TRUE(same_bits(pieces.data(), reference.data(), count));
         // Same words consumed: the streams go on identically.
@@ -224,4 +296,54 @@ TEST(Generator, FusedPassEqualsThePlainPassesBitForBit) {
                   << (c.cosine ? " (cosine)" : "") << ", cv " << c.norm_cv
                   << ": largest difference " << largest << "\n";
     }
+}
+
+TEST(Generator, Avx2RowKernelsEqualTheirPlainTwinsBitForBit) {
+    namespace gk = generator_kernels;
+    RandomStream stream(3, 1, 4);
+    double largest = 0;
+    for (int d : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 128, 131}) {
+        std::vector<double> z(d), g0(d), a(d), sink(d);
+        stream.fill_normals(z.data(), z.size());
+        stream.fill_normals(g0.data(), g0.size());
+        stream.fill_normals(a.data(), a.size());
+        stream.fill_normals(sink.data(), sink.size());
+        for (bool exact : {true, false}) {
+            for (bool first : {true, false}) {
+                gk::Ar1Row step;
+                step.scale = 1 / std::sqrt(static_cast<double>(d));
+                step.r = std::exp(-0.05);
+                step.innovation = std::sqrt(1 - step.r * step.r);
+                step.first = first;
+                step.exact = exact;
+                step.weight = 0.013;
+                step.rho0 = 0.3;
+                step.keep = std::sqrt(1 - 0.09);
+                std::vector<double> row = z, a_fast = a, sink_fast = sink;
+                std::vector<double> row_plain = z, a_plain = a, sink_plain = sink;
+                gk::ar1_row(row.data(), a_fast.data(), sink_fast.data(), g0.data(), step, d);
+                gk::ar1_row_plain(row_plain.data(), a_plain.data(), sink_plain.data(), g0.data(),
+                                  step, d);
+                largest = std::max({largest, largest_difference(row, row_plain),
+                                    largest_difference(a_fast, a_plain),
+                                    largest_difference(sink_fast, sink_plain)});
+                EXPECT_TRUE(same_bits(row.data(), row_plain.data(), row.size())) << d;
+                EXPECT_TRUE(same_bits(a_fast.data(), a_plain.data(), a.size())) << d;
+                EXPECT_TRUE(same_bits(sink_fast.data(), sink_plain.data(), sink.size())) << d;
+            }
+        }
+        const double fast_sum = gk::sum_of_squares(z.data(), d);
+        const double plain_sum = gk::sum_of_squares_plain(z.data(), d);
+        largest = std::max(largest, std::abs(fast_sum - plain_sum));
+        EXPECT_EQ(std::memcmp(&fast_sum, &plain_sum, sizeof fast_sum), 0) << d;
+        std::vector<double> row = z, row_plain = z;
+        gk::normalise_row(row.data(), 1.7, d);
+        gk::normalise_row_plain(row_plain.data(), 1.7, d);
+        largest = std::max(largest, largest_difference(row, row_plain));
+        EXPECT_TRUE(same_bits(row.data(), row_plain.data(), row.size())) << d;
+        std::vector<double> zero(d, 0.0);
+        gk::normalise_row(zero.data(), 1.7, d);
+        EXPECT_EQ(*std::max_element(zero.begin(), zero.end()), 0.0);
+    }
+    std::cout << "row kernels: largest difference " << largest << "\n";
 }

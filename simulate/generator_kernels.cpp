@@ -1,0 +1,125 @@
+// AVX2 row kernels of the AR(1) generator and their plain twins; see generator_kernels.hpp.
+// No "fma" target: the vector arithmetic must round like the plain arithmetic.
+#include "simulate/generator_kernels.hpp"
+
+#include <immintrin.h>
+
+#include <cmath>
+
+#define ATTNGEO_AVX2 __attribute__((target("avx2")))
+
+namespace attngeo::simulate::generator_kernels {
+namespace {
+
+bool have_avx2() {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    return avx2;
+}
+
+ATTNGEO_AVX2 void ar1_row_avx2(double* row, double* a, double* sink, const double* g0,
+                               const Ar1Row& step, int d) {
+    const __m256d scale = _mm256_set1_pd(step.scale), r = _mm256_set1_pd(step.r);
+    const __m256d innovation = _mm256_set1_pd(step.innovation);
+    const __m256d weight = _mm256_set1_pd(step.weight), rho0 = _mm256_set1_pd(step.rho0);
+    const __m256d keep = _mm256_set1_pd(step.keep);
+    int k = 0;
+    for (; k + 4 <= d; k += 4) {
+        const __m256d epsilon = _mm256_mul_pd(_mm256_loadu_pd(row + k), scale);
+        const __m256d state = step.first ? epsilon
+                                         : _mm256_add_pd(_mm256_mul_pd(r, _mm256_loadu_pd(a + k)),
+                                                         _mm256_mul_pd(innovation, epsilon));
+        _mm256_storeu_pd(a + k, state);
+        if (step.exact) {
+            _mm256_storeu_pd(row + k, state);
+            _mm256_storeu_pd(
+                sink + k, _mm256_add_pd(_mm256_loadu_pd(sink + k), _mm256_mul_pd(weight, state)));
+        } else {
+            _mm256_storeu_pd(row + k, _mm256_add_pd(_mm256_mul_pd(rho0, _mm256_loadu_pd(g0 + k)),
+                                                    _mm256_mul_pd(keep, state)));
+        }
+    }
+    if (k < d) ar1_row_plain(row + k, a + k, sink + k, g0 + k, step, d - k);
+}
+
+ATTNGEO_AVX2 double sum_of_squares_avx2(const double* row, int d) {
+    __m256d low = _mm256_setzero_pd(), high = _mm256_setzero_pd();  // p0..p3, p4..p7
+    int k = 0;
+    for (; k + 8 <= d; k += 8) {
+        const __m256d x0 = _mm256_loadu_pd(row + k), x1 = _mm256_loadu_pd(row + k + 4);
+        low = _mm256_add_pd(low, _mm256_mul_pd(x0, x0));
+        high = _mm256_add_pd(high, _mm256_mul_pd(x1, x1));
+    }
+    alignas(32) double partial[8];
+    _mm256_store_pd(partial, low);
+    _mm256_store_pd(partial + 4, high);
+    for (; k < d; ++k)
+        partial[k % 8] += row[k] * row[k];
+    return ((partial[0] + partial[4]) + (partial[2] + partial[6])) +
+           ((partial[1] + partial[5]) + (partial[3] + partial[7]));
+}
+
+ATTNGEO_AVX2 void scale_row_avx2(double* row, double factor, int d) {
+    const __m256d f = _mm256_set1_pd(factor);
+    int k = 0;
+    for (; k + 4 <= d; k += 4)
+        _mm256_storeu_pd(row + k, _mm256_mul_pd(_mm256_loadu_pd(row + k), f));
+    for (; k < d; ++k)
+        row[k] *= factor;
+}
+
+double length_factor(double sum_of_squares, double norm) {
+    const double length = std::sqrt(sum_of_squares);
+    return length > 0 ? norm / length : 0.0;
+}
+
+}  // namespace
+
+void ar1_row_plain(double* row, double* a, double* sink, const double* g0, const Ar1Row& step,
+                   int d) {
+    for (int k = 0; k < d; ++k) {
+        const double epsilon = row[k] * step.scale;
+        a[k] = step.first ? epsilon : step.r * a[k] + step.innovation * epsilon;
+        if (step.exact) {
+            row[k] = a[k];
+            sink[k] += step.weight * a[k];
+        } else {
+            row[k] = step.rho0 * g0[k] + step.keep * a[k];
+        }
+    }
+}
+
+void ar1_row(double* row, double* a, double* sink, const double* g0, const Ar1Row& step, int d) {
+    if (have_avx2()) {
+        ar1_row_avx2(row, a, sink, g0, step, d);
+    } else {
+        ar1_row_plain(row, a, sink, g0, step, d);
+    }
+}
+
+double sum_of_squares_plain(const double* row, int d) {
+    double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int k = 0; k < d; ++k)
+        partial[k % 8] += row[k] * row[k];
+    return ((partial[0] + partial[4]) + (partial[2] + partial[6])) +
+           ((partial[1] + partial[5]) + (partial[3] + partial[7]));
+}
+
+double sum_of_squares(const double* row, int d) {
+    return have_avx2() ? sum_of_squares_avx2(row, d) : sum_of_squares_plain(row, d);
+}
+
+void normalise_row_plain(double* row, double norm, int d) {
+    const double factor = length_factor(sum_of_squares_plain(row, d), norm);
+    for (int k = 0; k < d; ++k)
+        row[k] *= factor;
+}
+
+void normalise_row(double* row, double norm, int d) {
+    if (have_avx2()) {
+        scale_row_avx2(row, length_factor(sum_of_squares_avx2(row, d), norm), d);
+    } else {
+        normalise_row_plain(row, norm, d);
+    }
+}
+
+}  // namespace attngeo::simulate::generator_kernels
