@@ -76,19 +76,20 @@ inline int ziggurat_layer(std::uint64_t bits) {
     return static_cast<int>(bits & (kLayers - 1));
 }
 
-// 32×32 → 64-bit products of the even and the odd lanes, split into high and low halves.
+// 32×32 → 64-bit products: the low halves in one multiply, the high halves from the even and
+// the odd lanes' full products.
 ATTNGEO_AVX2 inline void mulhilo(__m256i a, __m256i multiplier, __m256i& hi, __m256i& lo) {
     const __m256i even = _mm256_mul_epu32(a, multiplier);
     const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), multiplier);
-    lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+    lo = _mm256_mullo_epi32(a, multiplier);
     hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
-// 16 blocks as two groups of 8, lane j of group g holding block 8g + j (structure of arrays:
+// 32 blocks as four groups of 8, lane j of group g holding block 8g + j (structure of arrays:
 // x[g][w] is word w of the eight blocks), the rounds of Random123's philox4x32 on each lane.
-ATTNGEO_AVX2 void philox16_avx2(Philox::ctr_type counter, Philox::key_type key,
+ATTNGEO_AVX2 void philox32_avx2(Philox::ctr_type counter, Philox::key_type key,
                                 std::uint64_t* words) {
-    constexpr int kGroups = 2;
+    constexpr int kGroups = 4;
     __m256i x[kGroups][4];
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int g = 0; g < kGroups; ++g) {
@@ -113,8 +114,8 @@ ATTNGEO_AVX2 void philox16_avx2(Philox::ctr_type counter, Philox::key_type key,
             __m256i hi0, lo0, hi1, lo1;
             mulhilo(x[g][0], m0, hi0, lo0);
             mulhilo(x[g][2], m1, hi1, lo1);
-            x[g][0] = _mm256_xor_si256(_mm256_xor_si256(hi1, x[g][1]), k0);
-            x[g][2] = _mm256_xor_si256(_mm256_xor_si256(hi0, x[g][3]), k1);
+            x[g][0] = _mm256_xor_si256(hi1, _mm256_xor_si256(x[g][1], k0));
+            x[g][2] = _mm256_xor_si256(hi0, _mm256_xor_si256(x[g][3], k1));
             x[g][1] = lo1;
             x[g][3] = lo0;
         }
@@ -155,9 +156,9 @@ void philox_words(Philox::ctr_type counter, Philox::key_type key, int blocks,
         philox_words_plain(counter, key, blocks, words);
         return;
     }
-    for (int b = 0; b < blocks; b += 16) {
-        philox16_avx2(counter, key, words + 2 * b);
-        counter.v[0] += 16;
+    for (int b = 0; b < blocks; b += 32) {
+        philox32_avx2(counter, key, words + 2 * b);
+        counter.v[0] += 32;
     }
 }
 

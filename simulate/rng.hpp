@@ -14,7 +14,7 @@ using Philox = r123::Philox4x32;
 
 // The 64-bit words of Philox blocks counter, counter + 1, … (word 0 of the counter advances,
 // wrapping at 2³²): block b's outputs (x0, x1, x2, x3) give words[2b] = x0 | x1 << 32 and
-// words[2b + 1] = x2 | x3 << 32. `blocks` must be a multiple of 16. The AVX2 version runs 16
+// words[2b + 1] = x2 | x3 << 32. `blocks` must be a multiple of 32. The AVX2 version runs 32
 // blocks side by side; the plain one calls Random123 block by block. Same bits.
 void philox_words(Philox::ctr_type counter, Philox::key_type key, int blocks, std::uint64_t* words);
 void philox_words_plain(Philox::ctr_type counter, Philox::key_type key, int blocks,
@@ -50,7 +50,7 @@ class RandomStream {
     // (ziggurat_cores) and copied up to the next miss.
     void fill_normals(double* out, std::size_t count);
 
-    // Philox blocks computed per refill (2 words each), a multiple of philox_words' 16.
+    // Philox blocks computed per refill (2 words each), a multiple of philox_words' 32.
     static constexpr int kBlocksPerRefill = 32;
 
   private:
