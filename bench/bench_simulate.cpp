@@ -9,6 +9,7 @@
 #include "simulate/montecarlo.hpp"
 #include "simulate/rng.hpp"
 #include "theory/bounds.hpp"
+#include "theory/gram_kernels.hpp"
 #include "theory/metrics.hpp"
 
 using namespace attngeo;
@@ -93,8 +94,8 @@ void BM_GramAndSymmetrize(benchmark::State& state) {
     }
 }
 
-// The Euclidean trial's Gram: scale to float32, SSYRK, mirror.
-void BM_SingleGramAndSymmetrize(benchmark::State& state) {
+// The Euclidean trial's Gram: scale to float32, SSYRK (lower triangle only).
+void BM_SingleGram(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
     openblas_set_num_threads(1);
     theory::RowMatrix y = theory::RowMatrix::Random(n, d);
@@ -104,8 +105,22 @@ void BM_SingleGramAndSymmetrize(benchmark::State& state) {
         theory::scaled_single_precision(y, scaled);
         cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0f, scaled.data(), d, 0.0f,
                     gram.data(), n);
-        theory::symmetrize_from_lower(gram);
         benchmark::DoNotOptimize(gram.data());
+    }
+}
+
+// The Euclidean sweep's reads of the part above the diagonal: every 8-row strip of an n×n
+// lower triangle (8×8 transposes), as one trial does them.
+void BM_UpperStrips(benchmark::State& state) {
+    const int n = static_cast<int>(state.range(0)), ld = static_cast<int>(state.range(1));
+    const Eigen::MatrixXf lower = Eigen::MatrixXf::Random(ld, n);
+    const int stride = (n + 7) / 8 * 8;
+    std::vector<float> strip(8 * static_cast<std::size_t>(stride));
+    for (auto _ : state) {
+        for (int first = 0; first < n; first += 8)
+            theory::gram_kernels::upper_strip(lower.data(), ld, first, std::min(8, n - first),
+                                              strip.data(), stride);
+        benchmark::DoNotOptimize(strip.data());
     }
 }
 
@@ -130,11 +145,13 @@ void BM_MetricsFromSingleGram(benchmark::State& state) {
     const theory::RowMatrix ranked = ranked_trial(spec);
     theory::SingleRowMatrix scaled;
     const int e = theory::scaled_single_precision(ranked, scaled);
-    const Eigen::MatrixXf gram = scaled * scaled.transpose();
+    Eigen::MatrixXf gram((n + 7) / 8 * 8, n);  // the simulator's padded leading dimension
+    gram.topRows(n) = scaled * scaled.transpose();
     std::vector<theory::SelectionMetrics> rows;
     const bool radii = state.range(2) != 0;
     for (auto _ : state) {
-        theory::selection_metrics_from_single_gram(ranked, gram, e, spec.sizes, rows, radii);
+        theory::selection_metrics_from_single_gram(
+            ranked, gram.data(), static_cast<int>(gram.rows()), e, spec.sizes, rows, radii);
         benchmark::DoNotOptimize(rows.data());
     }
 }
@@ -206,7 +223,12 @@ BENCHMARK(BM_Trial)
     ->UseRealTime();
 BENCHMARK(BM_GenerateValues)->Args({1025, 128})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GramAndSymmetrize)->Args({1025, 128})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_SingleGramAndSymmetrize)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SingleGram)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_UpperStrips)
+    ->Args({1025, 1025})
+    ->Args({1025, 1040})
+    ->Args({1025, 1032})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MetricsFromSingleGram)
     ->ArgNames({"n", "d", "radii"})
     ->Args({1025, 128, 0})

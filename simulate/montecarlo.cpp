@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
 #include <stdexcept>
@@ -31,17 +32,22 @@ void gram_of(const theory::RowMatrix& ranked, Eigen::MatrixXd& gram) {
     theory::symmetrize_from_lower(gram);
 }
 
-// The single-precision Gram matrix of fl32(σ·ranked) (SSYRK, twice the speed of DSYRK); the
-// certified decider in theory/ widens its error bands to float32 rounding. Returns σ's exponent.
+// n rounded up to a multiple of 8 floats: the single-precision Gram's leading dimension.
+int padded_rows(int n) {
+    return (n + 7) / 8 * 8;
+}
+
+// The lower triangle of the single-precision Gram matrix of fl32(σ·ranked) (SSYRK, twice the
+// speed of DSYRK; never mirrored: the Euclidean sweep and the realised statistics read only the
+// lower triangle); theory/ widens its error bands to float32 rounding. Returns σ's exponent.
 int single_gram_of(const theory::RowMatrix& ranked, theory::SingleRowMatrix& scaled,
                    Eigen::MatrixXf& gram) {
     const int n = static_cast<int>(ranked.rows());
     const int d = static_cast<int>(ranked.cols());
     const int scale_exponent = theory::scaled_single_precision(ranked, scaled);
-    gram.resize(n, n);
+    gram.resize(padded_rows(n), n);  // aligned columns for theory's strided reads
     cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0f, scaled.data(), d, 0.0f,
-                gram.data(), n);
-    theory::symmetrize_from_lower(gram);
+                gram.data(), static_cast<int>(gram.rows()));
     return scale_exponent;
 }
 
@@ -158,9 +164,9 @@ void realised_statistics_from_gram(const Gram& gram, const Eigen::VectorXd& gram
         inverse_length[i] = gram_length > 0 ? 1.0 / gram_length : 0.0;
         norm[i] = lengths[position[i]] / alpha[i];  // ‖α_i v_i‖/α_i
     }
-    auto cosine = [&](int i, int j) {
-        return static_cast<double>(gram(position[i], position[j])) * inverse_length[i] *
-               inverse_length[j];
+    auto cosine = [&](int i, int j) {  // from the lower triangle
+        const int p = std::max(position[i], position[j]), q = std::min(position[i], position[j]);
+        return static_cast<double>(gram(p, q)) * inverse_length[i] * inverse_length[j];
     };
     for (int k = 1; k <= kRealisedLags; ++k) {
         double total = 0;
@@ -235,7 +241,7 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
         theory::RowMatrix ranked(n, d);
         Eigen::MatrixXd gram;
         theory::SingleRowMatrix scaled;  // [n, d] fl32(σ·ranked)
-        Eigen::MatrixXf single_gram;     // [n, n]
+        Eigen::MatrixXf single_gram;     // [ld, n], lower triangle of the top n rows
         std::vector<theory::SelectionMetrics> rows;
 #pragma omp for schedule(dynamic, 4)
         for (std::int64_t trial = first; trial < last; ++trial) {
@@ -259,9 +265,9 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
                                                                  ranked, position_, head_.alpha,
                                                                  head_.norms, local.realised);
                     }
-                    theory::selection_metrics_from_single_gram(ranked, single_gram, scale_exponent,
-                                                               spec_.sizes, rows,
-                                                               /*radii=*/false);
+                    theory::selection_metrics_from_single_gram(
+                        ranked, single_gram.data(), static_cast<int>(single_gram.rows()),
+                        scale_exponent, spec_.sizes, rows, /*radii=*/false);
                 } else {
                     gram_of(ranked, gram);
                     if (realised_from_gram_) {

@@ -1,69 +1,134 @@
-// AVX2 and plain versions of the Gram path's per-N passes; see gram_kernels.hpp. Both use
-// separate multiplies and adds in the same order (no FMA), so they round identically.
+// AVX2 + FMA and plain versions of the Gram path's per-N sweeps; see gram_kernels.hpp. Both
+// evaluate the same expressions with the same roundings: the band through two fused
+// multiply-adds (std::fma in the plain loops), v − 2c with its exact product, comparisons
+// and extremes on the same values, so they agree bit for bit.
 #include "theory/gram_kernels.hpp"
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace attngeo::theory::gram_kernels {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-inline double band_of(Band band, double r) {
-    return (band.w * r + band.q) * r + band.c;
-}
+#define ATTNGEO_AVX2 __attribute__((target("avx2,fma")))
 
-__attribute__((target("avx2"))) inline __m256d load4(const double* p) {
+ATTNGEO_AVX2 inline __m256d load4(const double* p) {
     return _mm256_loadu_pd(p);
 }
-__attribute__((target("avx2"))) inline __m256d load4(const float* p) {
+ATTNGEO_AVX2 inline __m256d load4(const float* p) {
     return _mm256_cvtps_pd(_mm_loadu_ps(p));
 }
 
-__attribute__((target("avx2"))) inline double horizontal(__m256d v, bool want_max) {
+ATTNGEO_AVX2 inline __m256d band4(__m256d w, __m256d q, __m256d c, __m256d r) {
+    return _mm256_fmadd_pd(_mm256_fmadd_pd(w, r, q), r, c);
+}
+
+ATTNGEO_AVX2 inline double horizontal(__m256d v, bool want_max) {
     const __m128d low = _mm256_castpd256_pd128(v), high = _mm256_extractf128_pd(v, 1);
     const __m128d pair = want_max ? _mm_max_pd(low, high) : _mm_min_pd(low, high);
     const double a = _mm_cvtsd_f64(pair), b = _mm_cvtsd_f64(_mm_unpackhi_pd(pair, pair));
     return want_max ? (a > b ? a : b) : (a < b ? a : b);
 }
 
-// One fused pass: shifted −= 2·column, extremes of shifted ∓ e (maxima if kSelected), and, if
-// kCount, the counts of CountPair against [low, high].
-template <bool kSelected, bool kCount, class Column>
-__attribute__((target("avx2"))) BandExtremes advance_avx2(double* shifted, const Column* column,
-                                                          const double* row_norm, Band band,
-                                                          int begin, int end, double low,
-                                                          double high, CountPair* counts) {
+ATTNGEO_AVX2 inline int lane_sum(__m256i counts) {
+    alignas(32) std::int64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), counts);
+    return static_cast<int>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+}
+
+// A true comparison is all ones (−1 as an integer): subtracting it counts it.
+ATTNGEO_AVX2 inline __m256i count_le(__m256i counts, __m256d a, __m256d b) {
+    return _mm256_sub_epi64(counts, _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
+}
+
+inline double extreme(double x, double y, bool want_max) {
+    return want_max ? (x > y ? x : y) : (x < y ? x : y);
+}
+
+// One token of a sweep, shared by the plain loop and the AVX2 kernel's tail.
+template <class Column>
+inline void sweep_token(const double* v_old, double* v_new, const Column* column,
+                        const double* row_norm, const SweepRequest& request, int l,
+                        SweepResult& result) {
+    if (request.count_before) {
+        const double e = band_of(request.before_band, row_norm[l]);
+        result.before.surely += v_old[l] + e <= request.before_low;
+        result.before.maybe += v_old[l] - e <= request.before_high;
+    }
+    const double v = v_old[l] - 2 * static_cast<double>(column[l]);
+    v_new[l] = v;
+    if (!request.bracket && !request.count_after) return;
+    const double e = band_of(request.band, row_norm[l]);
+    const double lo = v - e, hi = v + e;
+    if (request.bracket) {
+        result.extremes.low = extreme(result.extremes.low, lo, request.selected);
+        result.extremes.high = extreme(result.extremes.high, hi, request.selected);
+    }
+    if (request.count_after) {
+        result.after.surely += hi <= request.after_low;
+        result.after.maybe += lo <= request.after_high;
+    }
+}
+
+SweepResult empty_result(const SweepRequest& request) {
+    SweepResult result;
+    result.extremes.low = result.extremes.high = request.selected ? -kInf : kInf;
+    return result;
+}
+
+template <bool kSelected, bool kBracket, bool kBefore, bool kAfter, class Column>
+ATTNGEO_AVX2 SweepResult sweep_avx2(const double* v_old, double* v_new, const Column* column,
+                                    const double* row_norm, const SweepRequest& request, int begin,
+                                    int end) {
+    SweepResult result = empty_result(request);
     const __m256d init = _mm256_set1_pd(kSelected ? -kInf : kInf);
     __m256d low0 = init, high0 = init, low1 = init, high1 = init;
-    __m256i surely = _mm256_setzero_si256(), maybe = _mm256_setzero_si256();
-    const __m256d w = _mm256_set1_pd(band.w), q = _mm256_set1_pd(band.q),
-                  c = _mm256_set1_pd(band.c), two = _mm256_set1_pd(2.0);
-    const __m256d low4 = _mm256_set1_pd(low), high4 = _mm256_set1_pd(high);
-    // One step of four tokens; two independent accumulator pairs hide the min/max latency.
-    auto step = [&](int l, __m256d& lows, __m256d& highs) __attribute__((target("avx2"))) {
-        const __m256d v =
-            _mm256_sub_pd(_mm256_loadu_pd(shifted + l), _mm256_mul_pd(two, load4(column + l)));
-        _mm256_storeu_pd(shifted + l, v);
-        const __m256d r = _mm256_loadu_pd(row_norm + l);
-        const __m256d e = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(w, r), q), r), c);
-        const __m256d lo = _mm256_sub_pd(v, e), hi = _mm256_add_pd(v, e);
-        if constexpr (kSelected) {
-            lows = _mm256_max_pd(lows, lo);
-            highs = _mm256_max_pd(highs, hi);
-        } else {
-            lows = _mm256_min_pd(lows, lo);
-            highs = _mm256_min_pd(highs, hi);
+    __m256i before_surely = _mm256_setzero_si256(), before_maybe = _mm256_setzero_si256();
+    __m256i after_surely = _mm256_setzero_si256(), after_maybe = _mm256_setzero_si256();
+    const __m256d w = _mm256_set1_pd(request.band.w), q = _mm256_set1_pd(request.band.q),
+                  c = _mm256_set1_pd(request.band.c), two = _mm256_set1_pd(2.0);
+    const __m256d bw = _mm256_set1_pd(request.before_band.w),
+                  bq = _mm256_set1_pd(request.before_band.q),
+                  bc = _mm256_set1_pd(request.before_band.c);
+    const __m256d before_low = _mm256_set1_pd(request.before_low),
+                  before_high = _mm256_set1_pd(request.before_high);
+    const __m256d after_low = _mm256_set1_pd(request.after_low),
+                  after_high = _mm256_set1_pd(request.after_high);
+    // One step of four tokens; two independent extreme pairs hide the min/max latency.
+    auto step = [&](int l, __m256d& lows, __m256d& highs) ATTNGEO_AVX2 {
+        const __m256d old = _mm256_loadu_pd(v_old + l);
+        const __m256d r =
+            (kBracket || kBefore || kAfter) ? _mm256_loadu_pd(row_norm + l) : _mm256_setzero_pd();
+        if constexpr (kBefore) {
+            const __m256d e = band4(bw, bq, bc, r);
+            before_surely = count_le(before_surely, _mm256_add_pd(old, e), before_low);
+            before_maybe = count_le(before_maybe, _mm256_sub_pd(old, e), before_high);
         }
-        if constexpr (kCount) {  // a true comparison is all ones (−1): subtracting counts it
-            surely =
-                _mm256_sub_epi64(surely, _mm256_castpd_si256(_mm256_cmp_pd(hi, low4, _CMP_LE_OQ)));
-            maybe =
-                _mm256_sub_epi64(maybe, _mm256_castpd_si256(_mm256_cmp_pd(lo, high4, _CMP_LE_OQ)));
+        const __m256d v = _mm256_fnmadd_pd(two, load4(column + l), old);  // exact 2c: one rounding
+        _mm256_storeu_pd(v_new + l, v);
+        if constexpr (kBracket || kAfter) {
+            const __m256d e = band4(w, q, c, r);
+            const __m256d lo = _mm256_sub_pd(v, e), hi = _mm256_add_pd(v, e);
+            if constexpr (kBracket) {
+                if constexpr (kSelected) {
+                    lows = _mm256_max_pd(lows, lo);
+                    highs = _mm256_max_pd(highs, hi);
+                } else {
+                    lows = _mm256_min_pd(lows, lo);
+                    highs = _mm256_min_pd(highs, hi);
+                }
+            }
+            if constexpr (kAfter) {
+                after_surely = count_le(after_surely, hi, after_low);
+                after_maybe = count_le(after_maybe, lo, after_high);
+            }
         }
     };
     int l = begin;
@@ -73,84 +138,78 @@ __attribute__((target("avx2"))) BandExtremes advance_avx2(double* shifted, const
     }
     for (; l + 4 <= end; l += 4)
         step(l, low0, high0);
-    BandExtremes x;
-    if constexpr (kSelected) {
-        x.low = horizontal(_mm256_max_pd(low0, low1), true);
-        x.high = horizontal(_mm256_max_pd(high0, high1), true);
-    } else {
-        x.low = horizontal(_mm256_min_pd(low0, low1), false);
-        x.high = horizontal(_mm256_min_pd(high0, high1), false);
-    }
-    if constexpr (kCount) {
-        alignas(32) std::int64_t s[4], m[4];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(s), surely);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(m), maybe);
-        counts->surely = static_cast<int>(s[0] + s[1] + s[2] + s[3]);
-        counts->maybe = static_cast<int>(m[0] + m[1] + m[2] + m[3]);
-    }
-    for (; l < end; ++l) {
-        const double v = shifted[l] - 2 * static_cast<double>(column[l]);
-        shifted[l] = v;
-        const double e = band_of(band, row_norm[l]);
-        const double lo = v - e, hi = v + e;
+    if constexpr (kBracket) {
         if constexpr (kSelected) {
-            x.low = x.low > lo ? x.low : lo;
-            x.high = x.high > hi ? x.high : hi;
+            result.extremes.low = horizontal(_mm256_max_pd(low0, low1), true);
+            result.extremes.high = horizontal(_mm256_max_pd(high0, high1), true);
         } else {
-            x.low = x.low < lo ? x.low : lo;
-            x.high = x.high < hi ? x.high : hi;
-        }
-        if constexpr (kCount) {
-            counts->surely += hi <= low;
-            counts->maybe += lo <= high;
+            result.extremes.low = horizontal(_mm256_min_pd(low0, low1), false);
+            result.extremes.high = horizontal(_mm256_min_pd(high0, high1), false);
         }
     }
-    return x;
+    if constexpr (kBefore) result.before = {lane_sum(before_surely), lane_sum(before_maybe)};
+    if constexpr (kAfter) result.after = {lane_sum(after_surely), lane_sum(after_maybe)};
+    for (; l < end; ++l)
+        sweep_token(v_old, v_new, column, row_norm, request, l, result);
+    return result;
 }
 
-__attribute__((target("avx2"))) CountPair count_avx2(const double* shifted, const double* row_norm,
-                                                     Band band, int begin, int end, double low,
-                                                     double high) {
+// The selected range brackets maxima and may count the step before; the rest brackets minima
+// and may count against the selected bracket; either may only update.
+template <class Column>
+SweepResult sweep_dispatch(const double* v_old, double* v_new, const Column* column,
+                           const double* row_norm, const SweepRequest& r, int begin, int end) {
+    const auto call = [&](auto kernel) {
+        return kernel(v_old, v_new, column, row_norm, r, begin, end);
+    };
+    if (r.selected && !r.count_after) {
+        if (r.bracket)
+            return r.count_before ? call(sweep_avx2<true, true, true, false, Column>)
+                                  : call(sweep_avx2<true, true, false, false, Column>);
+        return r.count_before ? call(sweep_avx2<true, false, true, false, Column>)
+                              : call(sweep_avx2<true, false, false, false, Column>);
+    }
+    if (!r.selected && !r.count_before) {
+        if (r.bracket)
+            return r.count_after ? call(sweep_avx2<false, true, false, true, Column>)
+                                 : call(sweep_avx2<false, true, false, false, Column>);
+        if (!r.count_after) return call(sweep_avx2<false, false, false, false, Column>);
+    }
+    return sweep_plain(v_old, v_new, column, row_norm, r, begin, end);  // unused combinations
+}
+
+ATTNGEO_AVX2 CountPair count_avx2(const double* values, const double* row_norm, Band band,
+                                  int begin, int end, double low, double high) {
     __m256i surely = _mm256_setzero_si256(), maybe = _mm256_setzero_si256();
     const __m256d low4 = _mm256_set1_pd(low), high4 = _mm256_set1_pd(high);
     const __m256d w = _mm256_set1_pd(band.w), q = _mm256_set1_pd(band.q),
                   c = _mm256_set1_pd(band.c);
     int l = begin;
     for (; l + 4 <= end; l += 4) {
-        const __m256d r = _mm256_loadu_pd(row_norm + l);
-        const __m256d v = _mm256_loadu_pd(shifted + l);
-        const __m256d e = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(w, r), q), r), c);
-        // A true comparison is all ones (−1 as an integer): subtracting it counts it.
-        surely = _mm256_sub_epi64(
-            surely, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_add_pd(v, e), low4, _CMP_LE_OQ)));
-        maybe = _mm256_sub_epi64(
-            maybe, _mm256_castpd_si256(_mm256_cmp_pd(_mm256_sub_pd(v, e), high4, _CMP_LE_OQ)));
+        const __m256d v = _mm256_loadu_pd(values + l);
+        const __m256d e = band4(w, q, c, _mm256_loadu_pd(row_norm + l));
+        surely = count_le(surely, _mm256_add_pd(v, e), low4);
+        maybe = count_le(maybe, _mm256_sub_pd(v, e), high4);
     }
-    alignas(32) std::int64_t s[4], m[4];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(s), surely);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(m), maybe);
-    CountPair counts{static_cast<int>(s[0] + s[1] + s[2] + s[3]),
-                     static_cast<int>(m[0] + m[1] + m[2] + m[3])};
+    CountPair counts{lane_sum(surely), lane_sum(maybe)};
     for (; l < end; ++l) {
         const double e = band_of(band, row_norm[l]);
-        counts.surely += shifted[l] + e <= low;
-        counts.maybe += shifted[l] - e <= high;
+        counts.surely += values[l] + e <= low;
+        counts.maybe += values[l] - e <= high;
     }
     return counts;
 }
 
-__attribute__((target("avx2"))) int collect_avx2(const double* shifted, const double* row_norm,
-                                                 Band band, int begin, int end, double low,
-                                                 double high, int* out) {
+ATTNGEO_AVX2 int collect_avx2(const double* values, const double* row_norm, Band band, int begin,
+                              int end, double low, double high, int* out) {
     const __m256d low4 = _mm256_set1_pd(low), high4 = _mm256_set1_pd(high);
     const __m256d w = _mm256_set1_pd(band.w), q = _mm256_set1_pd(band.q),
                   c = _mm256_set1_pd(band.c);
     int found = 0;
     int l = begin;
     for (; l + 4 <= end; l += 4) {
-        const __m256d r = _mm256_loadu_pd(row_norm + l);
-        const __m256d v = _mm256_loadu_pd(shifted + l);
-        const __m256d e = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(w, r), q), r), c);
+        const __m256d v = _mm256_loadu_pd(values + l);
+        const __m256d e = band4(w, q, c, _mm256_loadu_pd(row_norm + l));
         const __m256d undecided =
             _mm256_and_pd(_mm256_cmp_pd(_mm256_add_pd(v, e), low4, _CMP_GT_OQ),
                           _mm256_cmp_pd(_mm256_sub_pd(v, e), high4, _CMP_LE_OQ));
@@ -162,16 +221,18 @@ __attribute__((target("avx2"))) int collect_avx2(const double* shifted, const do
     }
     for (; l < end; ++l) {
         const double e = band_of(band, row_norm[l]);
-        if (shifted[l] + e > low && shifted[l] - e <= high) out[found++] = l;
+        if (values[l] + e > low && values[l] - e <= high) out[found++] = l;
     }
     return found;
 }
 
-// dst = srcᵀ for 8×8 blocks of column-major storage with leading dimension n.
-__attribute__((target("avx2"))) void transpose8x8(const float* src, float* dst, std::ptrdiff_t n) {
+// dst row k = column k of the 8×8 block at src: src columns have leading dimension src_ld,
+// dst rows dst_ld.
+ATTNGEO_AVX2 inline void transpose8x8(const float* src, std::ptrdiff_t src_ld, float* dst,
+                                      std::ptrdiff_t dst_ld) {
     __m256 r[8], t[8], s[8];
     for (int k = 0; k < 8; ++k)
-        r[k] = _mm256_loadu_ps(src + k * n);
+        r[k] = _mm256_loadu_ps(src + k * src_ld);
     for (int k = 0; k < 8; k += 2) {
         t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
         t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
@@ -183,151 +244,118 @@ __attribute__((target("avx2"))) void transpose8x8(const float* src, float* dst, 
         s[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
     }
     for (int k = 0; k < 4; ++k) {
-        _mm256_storeu_ps(dst + k * n, _mm256_permute2f128_ps(s[k], s[k + 4], 0x20));
-        _mm256_storeu_ps(dst + (k + 4) * n, _mm256_permute2f128_ps(s[k], s[k + 4], 0x31));
+        _mm256_storeu_ps(dst + k * dst_ld, _mm256_permute2f128_ps(s[k], s[k + 4], 0x20));
+        _mm256_storeu_ps(dst + (k + 4) * dst_ld, _mm256_permute2f128_ps(s[k], s[k + 4], 0x31));
     }
 }
 
-__attribute__((target("avx2"))) void mirror_lower_avx2(float* g, int n) {
-    const std::ptrdiff_t ld = n;
-    const int blocks = n / 8;
-    for (int bi = 1; bi < blocks; ++bi)  // off-diagonal blocks: rows 8bi.., columns 8bj..
-        for (int bj = 0; bj < bi; ++bj)
-            transpose8x8(g + 8 * bi + 8 * bj * ld, g + 8 * bj + 8 * bi * ld, ld);
-    for (int b = 0; b < blocks; ++b)  // inside the diagonal blocks
-        for (int i = 8 * b + 1; i < 8 * b + 8; ++i)
-            for (int j = 8 * b; j < i; ++j)
-                g[j + i * ld] = g[i + j * ld];
-    for (int i = 8 * blocks; i < n; ++i)  // the ragged last rows
-        for (int j = 0; j < i; ++j)
-            g[j + i * ld] = g[i + j * ld];
+ATTNGEO_AVX2 void upper_strip_avx2(const float* lower, int ld, int first, int count, float* strip,
+                                   int stride) {
+    int l = 0;
+    if (count == 8) {  // whole 8×8 blocks left of the diagonal block
+        for (; l + 8 <= first; l += 8) {
+            transpose8x8(lower + first + static_cast<std::ptrdiff_t>(l) * ld, ld, strip + l,
+                         stride);
+        }
+    }
+    for (int j = 0; j < count; ++j) {
+        const int row = first + j;
+        for (int m = l; m <= row; ++m)
+            strip[static_cast<std::ptrdiff_t>(j) * stride + m] =
+                lower[row + static_cast<std::ptrdiff_t>(m) * ld];
+    }
 }
 
 }  // namespace
 
-int collect_band_plain(const double* shifted, const double* row_norm, Band band, int begin, int end,
-                       double low, double high, int* out) {
-    int found = 0;
-    for (int l = begin; l < end; ++l) {
-        const double e = band_of(band, row_norm[l]);
-        if (shifted[l] + e > low && shifted[l] - e <= high) out[found++] = l;
-    }
-    return found;
-}
-
-int collect_band(const double* shifted, const double* row_norm, Band band, int begin, int end,
-                 double low, double high, int* out) {
-    return uses_avx2() ? collect_avx2(shifted, row_norm, band, begin, end, low, high, out)
-                       : collect_band_plain(shifted, row_norm, band, begin, end, low, high, out);
-}
-
-void mirror_lower_plain(float* g, int n) {
-    const std::ptrdiff_t ld = n;
-    for (int i = 1; i < n; ++i)
-        for (int j = 0; j < i; ++j)
-            g[j + i * ld] = g[i + j * ld];
-}
-
-void mirror_lower(float* g, int n) {
-    if (uses_avx2())
-        mirror_lower_avx2(g, n);
-    else
-        mirror_lower_plain(g, n);
+double band_of(Band band, double r) {
+    return std::fma(std::fma(band.w, r, band.q), r, band.c);
 }
 
 bool uses_avx2() {
-    static const bool avx2 = __builtin_cpu_supports("avx2");
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     return avx2;
 }
 
 template <class Column>
-BandExtremes advance_and_bracket_plain(double* shifted, const Column* column,
-                                       const double* row_norm, Band band, int begin, int end,
-                                       bool selected) {
-    BandExtremes x{selected ? -kInf : kInf, selected ? -kInf : kInf};
-    for (int l = begin; l < end; ++l) {
-        const double v = shifted[l] - 2 * static_cast<double>(column[l]);
-        shifted[l] = v;
-        const double e = band_of(band, row_norm[l]);
-        const double lo = v - e, hi = v + e;
-        if (selected) {
-            x.low = x.low > lo ? x.low : lo;
-            x.high = x.high > hi ? x.high : hi;
-        } else {
-            x.low = x.low < lo ? x.low : lo;
-            x.high = x.high < hi ? x.high : hi;
-        }
-    }
-    return x;
+SweepResult sweep_plain(const double* v_old, double* v_new, const Column* column,
+                        const double* row_norm, const SweepRequest& request, int begin, int end) {
+    SweepResult result = empty_result(request);
+    for (int l = begin; l < end; ++l)
+        sweep_token(v_old, v_new, column, row_norm, request, l, result);
+    return result;
 }
 
 template <class Column>
-BandExtremes advance_and_bracket(double* shifted, const Column* column, const double* row_norm,
-                                 Band band, int begin, int end, bool selected) {
-    if (!uses_avx2())
-        return advance_and_bracket_plain(shifted, column, row_norm, band, begin, end, selected);
-    return selected ? advance_avx2<true, false>(shifted, column, row_norm, band, begin, end, 0, 0,
-                                                nullptr)
-                    : advance_avx2<false, false>(shifted, column, row_norm, band, begin, end, 0, 0,
-                                                 nullptr);
+SweepResult sweep(const double* v_old, double* v_new, const Column* column, const double* row_norm,
+                  const SweepRequest& request, int begin, int end) {
+    if (!uses_avx2()) return sweep_plain(v_old, v_new, column, row_norm, request, begin, end);
+    return sweep_dispatch(v_old, v_new, column, row_norm, request, begin, end);
 }
 
-template <class Column>
-BandExtremes advance_bracket_and_count_plain(double* shifted, const Column* column,
-                                             const double* row_norm, Band band, int begin, int end,
-                                             double low, double high, CountPair& counts) {
-    const BandExtremes x =
-        advance_and_bracket_plain(shifted, column, row_norm, band, begin, end, false);
-    counts = count_band_plain(shifted, row_norm, band, begin, end, low, high);
-    return x;
-}
-
-template <class Column>
-BandExtremes advance_bracket_and_count(double* shifted, const Column* column,
-                                       const double* row_norm, Band band, int begin, int end,
-                                       double low, double high, CountPair& counts) {
-    if (!uses_avx2()) {
-        return advance_bracket_and_count_plain(shifted, column, row_norm, band, begin, end, low,
-                                               high, counts);
-    }
-    return advance_avx2<false, true>(shifted, column, row_norm, band, begin, end, low, high,
-                                     &counts);
-}
-
-CountPair count_band_plain(const double* shifted, const double* row_norm, Band band, int begin,
+CountPair count_band_plain(const double* values, const double* row_norm, Band band, int begin,
                            int end, double low, double high) {
     CountPair counts;
     for (int l = begin; l < end; ++l) {
         const double e = band_of(band, row_norm[l]);
-        counts.surely += shifted[l] + e <= low;
-        counts.maybe += shifted[l] - e <= high;
+        counts.surely += values[l] + e <= low;
+        counts.maybe += values[l] - e <= high;
     }
     return counts;
 }
 
-CountPair count_band(const double* shifted, const double* row_norm, Band band, int begin, int end,
+CountPair count_band(const double* values, const double* row_norm, Band band, int begin, int end,
                      double low, double high) {
-    return uses_avx2() ? count_avx2(shifted, row_norm, band, begin, end, low, high)
-                       : count_band_plain(shifted, row_norm, band, begin, end, low, high);
+    return uses_avx2() ? count_avx2(values, row_norm, band, begin, end, low, high)
+                       : count_band_plain(values, row_norm, band, begin, end, low, high);
 }
 
-template BandExtremes advance_and_bracket<float>(double*, const float*, const double*, Band, int,
-                                                 int, bool);
-template BandExtremes advance_and_bracket_plain<float>(double*, const float*, const double*, Band,
-                                                       int, int, bool);
-template BandExtremes advance_bracket_and_count<float>(double*, const float*, const double*, Band,
-                                                       int, int, double, double, CountPair&);
-template BandExtremes advance_bracket_and_count_plain<float>(double*, const float*, const double*,
-                                                             Band, int, int, double, double,
-                                                             CountPair&);
-template BandExtremes advance_and_bracket<double>(double*, const double*, const double*, Band, int,
-                                                  int, bool);
-template BandExtremes advance_and_bracket_plain<double>(double*, const double*, const double*, Band,
-                                                        int, int, bool);
-template BandExtremes advance_bracket_and_count<double>(double*, const double*, const double*, Band,
-                                                        int, int, double, double, CountPair&);
-template BandExtremes advance_bracket_and_count_plain<double>(double*, const double*, const double*,
-                                                              Band, int, int, double, double,
-                                                              CountPair&);
+int collect_band_plain(const double* values, const double* row_norm, Band band, int begin, int end,
+                       double low, double high, int* out) {
+    int found = 0;
+    for (int l = begin; l < end; ++l) {
+        const double e = band_of(band, row_norm[l]);
+        if (values[l] + e > low && values[l] - e <= high) out[found++] = l;
+    }
+    return found;
+}
+
+int collect_band(const double* values, const double* row_norm, Band band, int begin, int end,
+                 double low, double high, int* out) {
+    return uses_avx2() ? collect_avx2(values, row_norm, band, begin, end, low, high, out)
+                       : collect_band_plain(values, row_norm, band, begin, end, low, high, out);
+}
+
+template <class Scalar>
+void upper_strip_plain(const Scalar* lower, int ld, int first, int count, Scalar* strip,
+                       int stride) {
+    for (int j = 0; j < count; ++j) {
+        const int row = first + j;
+        for (int m = 0; m <= row; ++m)
+            strip[static_cast<std::ptrdiff_t>(j) * stride + m] =
+                lower[row + static_cast<std::ptrdiff_t>(m) * ld];
+    }
+}
+
+template <class Scalar>
+void upper_strip(const Scalar* lower, int ld, int first, int count, Scalar* strip, int stride) {
+    if constexpr (std::is_same_v<Scalar, float>) {
+        if (uses_avx2()) {
+            upper_strip_avx2(lower, ld, first, count, strip, stride);
+            return;
+        }
+    }
+    upper_strip_plain(lower, ld, first, count, strip, stride);
+}
+
+#define ATTNGEO_SWEEP_INSTANCES(Column)                                                            \
+    template SweepResult sweep<Column>(const double*, double*, const Column*, const double*,       \
+                                       const SweepRequest&, int, int);                             \
+    template SweepResult sweep_plain<Column>(const double*, double*, const Column*, const double*, \
+                                             const SweepRequest&, int, int);                       \
+    template void upper_strip<Column>(const Column*, int, int, int, Column*, int);                 \
+    template void upper_strip_plain<Column>(const Column*, int, int, int, Column*, int);
+ATTNGEO_SWEEP_INSTANCES(float)
+ATTNGEO_SWEEP_INSTANCES(double)
 
 }  // namespace attngeo::theory::gram_kernels

@@ -1,14 +1,15 @@
-// The O(n) per-N passes of the certified Gram path (theory/metrics.cpp), vectorised with AVX2
-// and, beside each, the plain loop it must match bit for bit (selected at run time; the test
-// compares the two). Every value is bracketed by a per-token error band e_ℓ = (w·r_ℓ + q)·r_ℓ + c.
+// The O(n) per-N sweeps of the certified Gram path (theory/metrics.cpp), vectorised with AVX2
+// and FMA and, beside each, the plain loop it must match bit for bit (selected at run time; the
+// test compares the two). Every value is bracketed by a per-token error band e_ℓ(N).
 #pragma once
 
 namespace attngeo::theory::gram_kernels {
 
-// The per-N error band coefficients: e_ℓ = (w·r_ℓ + q)·r_ℓ + c, r_ℓ = ‖y_ℓ‖.
+// The per-N error band coefficients: e_ℓ = fma(fma(w, r_ℓ, q), r_ℓ, c), r_ℓ = ‖y_ℓ‖.
 struct Band {
     double w = 0, q = 0, c = 0;
 };
+double band_of(Band band, double r);
 
 // Extremes over a token range of v_ℓ − e_ℓ (low) and v_ℓ + e_ℓ (high): the maxima for the
 // selected tokens, the minima for the rest.
@@ -21,47 +22,57 @@ struct CountPair {
     int maybe = 0;   // #{ℓ : v_ℓ − e_ℓ ≤ high}
 };
 
-// For ℓ in [begin, end): shifted[ℓ] −= 2·column[ℓ] (v_ℓ = G_ℓℓ − 2Σ_{k<N} G_kℓ, one column
-// per N), and the extremes of v ∓ e over the range (maxima when `selected`, else minima).
-// `Column` is float (single-precision Gram) or double.
-template <class Column>
-BandExtremes advance_and_bracket(double* shifted, const Column* column, const double* row_norm,
-                                 Band band, int begin, int end, bool selected);
-template <class Column>
-BandExtremes advance_and_bracket_plain(double* shifted, const Column* column,
-                                       const double* row_norm, Band band, int begin, int end,
-                                       bool selected);
+// What one sweep over a token range does besides v_new = v_old − 2·column (the step from
+// selection size N−1 to N: v_ℓ = G_ℓℓ − 2Σ_{k<N} G_kℓ, one column of G per N).
+struct SweepRequest {
+    Band band;             // step N's band, for the bracket and the after-count
+    bool selected = true;  // the bracket takes maxima (selected range) or minima (the rest)
+    bool bracket = false;  // extremes of v_new ∓ e
+    bool count_before =
+        false;  // CountPair of v_old with before_band against [before_low, before_high]
+    Band before_band;
+    double before_low = 0, before_high = 0;
+    bool count_after = false;  // CountPair of v_new with band against [after_low, after_high]
+    double after_low = 0, after_high = 0;
+};
+struct SweepResult {
+    BandExtremes extremes;  // ±∞ when not requested or the range is empty
+    CountPair before, after;
+};
 
-// The unselected range in one pass: advance_and_bracket(…, selected = false) plus, on the
-// updated values, count_band(…, low, high) into `counts`.
+// The sweep over [begin, end); v_old and v_new may not alias. `Column` is float (the
+// single-precision Gram matrix) or double, indexed by ℓ.
 template <class Column>
-BandExtremes advance_bracket_and_count(double* shifted, const Column* column,
-                                       const double* row_norm, Band band, int begin, int end,
-                                       double low, double high, CountPair& counts);
+SweepResult sweep(const double* v_old, double* v_new, const Column* column, const double* row_norm,
+                  const SweepRequest& request, int begin, int end);
 template <class Column>
-BandExtremes advance_bracket_and_count_plain(double* shifted, const Column* column,
-                                             const double* row_norm, Band band, int begin, int end,
-                                             double low, double high, CountPair& counts);
+SweepResult sweep_plain(const double* v_old, double* v_new, const Column* column,
+                        const double* row_norm, const SweepRequest& request, int begin, int end);
 
 // The two counts of CountPair over [begin, end).
-CountPair count_band(const double* shifted, const double* row_norm, Band band, int begin, int end,
+CountPair count_band(const double* values, const double* row_norm, Band band, int begin, int end,
                      double low, double high);
-CountPair count_band_plain(const double* shifted, const double* row_norm, Band band, int begin,
+CountPair count_band_plain(const double* values, const double* row_norm, Band band, int begin,
                            int end, double low, double high);
 
 // Appends to `out` every ℓ in [begin, end) with v_ℓ + e_ℓ > low and v_ℓ − e_ℓ ≤ high (the
 // tokens a bracket cannot decide); returns how many. `out` must have room for end − begin.
-int collect_band(const double* shifted, const double* row_norm, Band band, int begin, int end,
+int collect_band(const double* values, const double* row_norm, Band band, int begin, int end,
                  double low, double high, int* out);
-int collect_band_plain(const double* shifted, const double* row_norm, Band band, int begin, int end,
+int collect_band_plain(const double* values, const double* row_norm, Band band, int begin, int end,
                        double low, double high, int* out);
 
-// Copies the strict lower triangle of a column-major n×n float matrix onto the upper one
-// (after SSYRK): 8×8 AVX2 transposes, and the plain element loop.
-void mirror_lower(float* matrix, int n);
-void mirror_lower_plain(float* matrix, int n);
+// Rows [first, first + count) of the symmetric matrix whose lower triangle is stored
+// column-major with leading dimension ld (as SYRK leaves it), each row j up to its diagonal:
+// strip[(j − first)·stride + ℓ] = G(j, ℓ) for ℓ ≤ j. This is the part of column j above the
+// diagonal, read from the lower triangle in 8×8 transposes instead of mirroring the matrix.
+template <class Scalar>
+void upper_strip(const Scalar* lower, int ld, int first, int count, Scalar* strip, int stride);
+template <class Scalar>
+void upper_strip_plain(const Scalar* lower, int ld, int first, int count, Scalar* strip,
+                       int stride);
 
-// Whether the AVX2 paths are taken on this CPU.
+// Whether the AVX2 + FMA paths are taken on this CPU.
 bool uses_avx2();
 
 }  // namespace attngeo::theory::gram_kernels

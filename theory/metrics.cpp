@@ -1,5 +1,5 @@
 // Selection metrics: the plain per-N reference and the certified all-N Gram path.
-// See metrics.hpp; the error-bound argument is spelled out above GramDecider.
+// See metrics.hpp; the error-bound argument is spelled out at the head of the Gram path.
 #include "theory/metrics.hpp"
 
 #include <algorithm>
@@ -61,10 +61,6 @@ void symmetrize_from_lower(Eigen::MatrixXd& gram) {
             }
         }
     }
-}
-
-void symmetrize_from_lower(Eigen::MatrixXf& gram) {
-    gram_kernels::mirror_lower(gram.data(), static_cast<int>(gram.rows()));
 }
 
 Ranking parse_ranking(const std::string& text) {
@@ -225,7 +221,7 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
 // γ' = γ_{4N+2d+8}, the running double sums and the reference's own rounding (s summed in
 // double: (2γ_N + γ_{d+3})(A + ‖y_ℓ‖)², its subnormal products 2d·2⁻¹⁰⁷⁵σ²) give per token
 //   |ṽ_ℓ − (D_ref,ℓ − ‖s‖²)| ≤ (g + γ')(‖y_ℓ‖² + 2A‖y_ℓ‖) + γ'A² + (2N+1)·1.01·a₀ + 2d·2⁻¹⁰⁷⁵σ²,
-// and the band e_ℓ is twice that (the spare factor also absorbs rounding v ± e). So
+// and the band e_ℓ is twice that (the spare factor also absorbs rounding e and v ± e). So
 // max_i D_i lies in [max(v − e), max(v + e)] over the selected and min_j D_j in
 // [min(v − e), min(v + e)] over the rest; a token whose own interval straddles the other
 // side's bracket is redone with the reference kernel on the same running s, which makes counts
@@ -237,26 +233,45 @@ double gamma_bound(double m, double unit) {
     return m * unit / (1 - m * unit);
 }
 
+// A column-major Gram matrix in a buffer with leading dimension ≥ n.
 template <class Scalar>
-class GramDecider {
-  public:
-    using GramMatrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>;
+using GramView = Eigen::Map<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>, 0,
+                            Eigen::OuterStride<>>;
 
-    // `gram` is the Gram matrix of σ·ranked, σ = 2^scale_exponent (0 for a double G).
-    GramDecider(const RowMatrix& ranked, const GramMatrix& gram, int scale_exponent,
-                Distance distance, bool radii)
+// Wanted sizes, ascending and without repeats.
+std::vector<int> ascending_unique(const std::vector<int>& sizes) {
+    std::vector<int> wanted(sizes);
+    std::sort(wanted.begin(), wanted.end());
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    return wanted;
+}
+
+// The Euclidean distance: one sweep over the n tokens per N (gram_kernels::sweep) reads column
+// N−1 of G̃ from its lower triangle only (the part above the diagonal through upper_strip, so
+// the matrix is never mirrored), moves v from step N−1 to N, brackets the extremes of step N,
+// counts K_out(N) against the selected bracket and, on the values before the update, K_in of
+// the step before (which needs step N−1's bracket of the rest, known only after its own
+// sweep). v alternates between two buffers so that step N−1's values stay readable until its
+// undecided tokens are settled with the reference kernel; s advances only after that.
+template <class Scalar>
+class EuclideanSweep {
+  public:
+    // `lower` holds the lower triangle of G̃ column-major with leading dimension ld ≥ n: the
+    // Gram matrix of σ·ranked, σ = 2^scale_exponent (0 for a double G).
+    EuclideanSweep(const RowMatrix& ranked, const Scalar* lower, int ld, int scale_exponent,
+                   bool radii)
         : ranked_(ranked),
-          gram_(gram),
-          distance_(distance),
+          lower_(lower),
+          ld_(ld),
           radii_(radii),
           n_(static_cast<int>(ranked.rows())),
           d_(static_cast<int>(ranked.cols())),
-          running_dot_(Eigen::ArrayXd::Zero(n_)),
-          diagonal_(gram.diagonal().template cast<double>().array()),
-          shifted_(diagonal_),
+          stride_((n_ + 7) / 8 * 8),
+          strip_(static_cast<std::size_t>(8) * stride_),
           s_(d_, 0.0),
           row_norm_(n_),
-          exact_(n_, kUnset) {
+          exact_(n_, kUnset),
+          candidates_(n_) {
         // Only the error bands use these norms, so Eigen's vectorised sum order is fine: its
         // rounding (≤ d·u relative) is far inside the bands' spare factor of 2.
         const Eigen::VectorXd norms = ranked_.rowwise().norm();
@@ -269,16 +284,237 @@ class GramDecider {
             entry_absolute_ = d_ * std::numeric_limits<double>::denorm_min();
         }
         reference_underflow_ = std::ldexp(2.0 * d_, 2 * scale_exponent - 1075);
+        for (auto& v : values_)
+            v.resize(n_);
+        for (int l = 0; l < n_; ++l)  // v at N = 0: G_ℓℓ
+            values_[0][l] = static_cast<double>(lower_[l + static_cast<std::ptrdiff_t>(l) * ld_]);
     }
 
-    // Adds ranked token N−1 to the selection, making the state that of size N. Column k of G̃
-    // is folded in lazily, by the next evaluate's first pass.
+    // One row per size in `wanted` (ascending, no repeats), in that order.
+    void run(const std::vector<int>& wanted, std::vector<SelectionMetrics>& rows) {
+        rows.clear();
+        std::size_t next = 0;
+        for (int N = 1; N <= n_ && next < wanted.size(); ++N) {
+            const bool want = wanted[next] == N;
+            step(N, want, rows);
+            if (want) ++next;
+        }
+        if (held_) {  // the last wanted N < n: its K_in from one more pass over its values
+            const double* v = values_[current_].data();
+            const gram_kernels::CountPair inside = gram_kernels::count_band(
+                v, row_norm_.data(), held_band_, 0, held_row_.N, held_rest_.low, held_rest_.high);
+            settle_held(v, inside, rows);
+        }
+    }
+
+  private:
+    static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+
+    gram_kernels::Band band(int N) const {
+        const double A = selected_norm_sum_;
+        const double gamma = gamma_bound(4.0 * N + 2.0 * d_ + 8.0, kUnitRoundoff);
+        gram_kernels::Band b;
+        b.w = 2 * (entry_relative_ + gamma);
+        b.q = 2 * A * b.w;
+        b.c = 2 * (gamma * A * A + 1.01 * (2.0 * N + 1) * entry_absolute_ + reference_underflow_);
+        return b;
+    }
+
+    // Step N: token k = N − 1 joins the selection.
+    void step(int N, bool want, std::vector<SelectionMetrics>& rows) {
+        const int k = N - 1;
+        if (k % 8 == 0)
+            gram_kernels::upper_strip(lower_, ld_, k, std::min(8, n_ - k), strip_.data(), stride_);
+        const Scalar* upper = strip_.data() + static_cast<std::ptrdiff_t>(k % 8) * stride_;
+        const Scalar* below = lower_ + static_cast<std::ptrdiff_t>(k) * ld_;  // G(ℓ, k), ℓ ≥ k
+        selected_norm_sum_ += row_norm_[k];
+        const gram_kernels::Band b = band(N);
+        const double* v_old = values_[current_].data();
+        double* v_new = values_[1 - current_].data();
+        const double* r = row_norm_.data();
+
+        gram_kernels::SweepRequest selected;
+        selected.band = b;
+        selected.bracket = want;
+        selected.count_before = held_;
+        selected.before_band = held_band_;
+        selected.before_low = held_rest_.low;
+        selected.before_high = held_rest_.high;
+        const gram_kernels::SweepResult kept =
+            gram_kernels::sweep(v_old, v_new, upper, r, selected, 0, k);
+        selected.count_before = false;  // token k was not selected at N − 1
+        const gram_kernels::SweepResult joined =
+            gram_kernels::sweep(v_old, v_new, upper, r, selected, k, N);
+        gram_kernels::BandExtremes in;
+        in.low = std::max(kept.extremes.low, joined.extremes.low);
+        in.high = std::max(kept.extremes.high, joined.extremes.high);
+
+        gram_kernels::SweepRequest rest;
+        rest.band = b;
+        rest.selected = false;
+        rest.bracket = rest.count_after = want && N < n_;
+        rest.after_low = in.low;
+        rest.after_high = in.high;
+        const gram_kernels::SweepResult outside =
+            gram_kernels::sweep(v_old, v_new, below, r, rest, N, n_);
+
+        if (held_) settle_held(v_old, kept.before, rows);  // still at s(N − 1)
+        const double* y = ranked_.row(k).data();
+        for (int t = 0; t < d_; ++t)
+            s_[t] += y[t];
+        for (int l : touched_)
+            exact_[l] = kUnset;
+        touched_.clear();
+        current_ = 1 - current_;
+        if (!want) return;
+
+        // in.low ≤ max_i(D_i − ‖s‖²) ≤ in.high; outside.extremes brackets min_j(D_j − ‖s‖²).
+        const double* v = v_new;
+        SelectionMetrics m;
+        m.N = N;
+        max_in_exact_ = min_out_exact_ = kUnset;
+        if (radii_) {
+            max_in_exact_ = exact_max_selected(v, b, N, in.low);
+            m.r_max = std::sqrt(std::max(max_in_exact_, 0.0));
+        } else {
+            m.r_max = m.r_min = kUnset;
+        }
+        if (N == n_) {
+            finish(m, n_);
+            rows.push_back(m);
+            return;
+        }
+        if (radii_) {
+            min_out_exact_ = exact_min_rest(v, b, N, outside.extremes.high);
+            m.r_min = std::sqrt(std::max(min_out_exact_, 0.0));
+        }
+        if (outside.after.surely == outside.after.maybe) {
+            m.K_out = outside.after.surely;
+        } else {
+            if (std::isnan(max_in_exact_)) max_in_exact_ = exact_max_selected(v, b, N, in.low);
+            m.K_out =
+                outside.after.surely + exact_count(v, b, N, n_, in.low, in.high, max_in_exact_);
+        }
+        held_ = true;  // K_in(N) comes with the next sweep
+        held_row_ = m;
+        held_band_ = b;
+        held_rest_ = outside.extremes;
+        held_min_exact_ = min_out_exact_;
+    }
+
+    // K_in of the held step from its counts on its own values v (s, the exact cache and the
+    // bands still those of that step).
+    void settle_held(const double* v, const gram_kernels::CountPair& inside,
+                     std::vector<SelectionMetrics>& rows) {
+        SelectionMetrics& m = held_row_;
+        if (inside.surely == inside.maybe) {
+            m.K_in = inside.surely;
+        } else {
+            if (std::isnan(held_min_exact_))
+                held_min_exact_ = exact_min_rest(v, held_band_, m.N, held_rest_.high);
+            m.K_in = inside.surely + exact_count(v, held_band_, 0, m.N, held_rest_.low,
+                                                 held_rest_.high, held_min_exact_);
+        }
+        finish(m, n_);
+        rows.push_back(m);
+        held_ = false;
+    }
+
+    // Exact max_i D_i over the selected [0, N): only tokens whose band reaches the bracket's
+    // low end.
+    double exact_max_selected(const double* v, const gram_kernels::Band& b, int N,
+                              double bracket_low) {
+        const int found = gram_kernels::collect_band(v, row_norm_.data(), b, 0, N,
+                                                     std::nextafter(bracket_low, -kInf), kInf,
+                                                     candidates_.data());
+        double best = -kInf;
+        for (int k = 0; k < found; ++k)
+            best = std::max(best, exact(candidates_[k]));
+        return best;
+    }
+
+    // Exact min_j D_j over the rest [N, n): only tokens whose band reaches the bracket's high
+    // end.
+    double exact_min_rest(const double* v, const gram_kernels::Band& b, int N,
+                          double bracket_high) {
+        const int found = gram_kernels::collect_band(v, row_norm_.data(), b, N, n_, -kInf,
+                                                     bracket_high, candidates_.data());
+        double best = kInf;
+        for (int k = 0; k < found; ++k)
+            best = std::min(best, exact(candidates_[k]));
+        return best;
+    }
+
+    // How many tokens of [begin, end) whose band meets [low, high] have D_ℓ ≤ limit.
+    int exact_count(const double* v, const gram_kernels::Band& b, int begin, int end, double low,
+                    double high, double limit) {
+        const int found = gram_kernels::collect_band(v, row_norm_.data(), b, begin, end, low, high,
+                                                     candidates_.data());
+        int count = 0;
+        for (int k = 0; k < found; ++k)
+            count += exact(candidates_[k]) <= limit;
+        return count;
+    }
+
+    double exact(int l) {
+        if (std::isnan(exact_[l])) {
+            exact_[l] = squared_distance(s_.data(), ranked_.row(l).data(), d_);
+            touched_.push_back(l);
+        }
+        return exact_[l];
+    }
+
+    const RowMatrix& ranked_;
+    const Scalar* lower_;  // [n, n] column-major with leading dimension ld_, lower triangle read
+    int ld_;
+    bool radii_;  // false: counts only (the simulator), radii left NaN
+    int n_, d_;
+    int stride_;                     // row stride of strip_: n rounded up to 8
+    std::vector<Scalar> strip_;      // [8, stride] rows k0..k0+7 of G̃ up to the diagonal
+    std::vector<double> values_[2];  // [n] each: v at the step before and the step being made
+    int current_ = 0;                // which of values_ holds the last finished step
+    std::vector<double> s_;          // [d] s(N) summed in rank order, as the reference does
+    std::vector<double> row_norm_;   // [n] σ‖y_ℓ‖
+    double entry_relative_ = 0;  // g: |G̃_kℓ − G_kℓ| ≤ g‖y_k‖‖y_ℓ‖ + a₀ (scaled units)
+    double entry_absolute_ = 0;       // a₀
+    double reference_underflow_ = 0;  // 2d·2⁻¹⁰⁷⁵σ²: the reference's subnormal products
+    double selected_norm_sum_ = 0;    // A = Σ_{k<N} σ‖y_k‖
+    double max_in_exact_ = kUnset, min_out_exact_ = kUnset;  // exact extremes of D, when known
+    std::vector<double> exact_;    // [n] exact D_ℓ of the current step, NaN when not known
+    std::vector<int> touched_;     // tokens with exact_ set
+    std::vector<int> candidates_;  // [n] undecided tokens of one bracket
+    // The last wanted step whose K_in waits for the next sweep.
+    bool held_ = false;
+    SelectionMetrics held_row_;
+    gram_kernels::Band held_band_;
+    gram_kernels::BandExtremes held_rest_;  // its bracket of min_j over the rest
+    double held_min_exact_ = kUnset;
+};
+
+// The cosine distance on a double Gram matrix with both triangles: running c_ℓ = ⟨s, y_ℓ⟩ from
+// G's columns and a per-token bound on the quotient.
+class CosineDecider {
+  public:
+    CosineDecider(const RowMatrix& ranked, const GramView<double>& gram)
+        : ranked_(ranked),
+          gram_(gram),
+          n_(static_cast<int>(ranked.rows())),
+          d_(static_cast<int>(ranked.cols())),
+          running_dot_(Eigen::ArrayXd::Zero(n_)),
+          diagonal_(gram.diagonal().array()),
+          s_(d_, 0.0),
+          row_norm_(n_),
+          exact_(n_, kUnset) {
+        const Eigen::VectorXd norms = ranked_.rowwise().norm();
+        for (int l = 0; l < n_; ++l)
+            row_norm_[l] = norms[l];
+    }
+
+    // Adds ranked token N−1 to the selection, making the state that of size N.
     void add_next() {
-        flush_pending_column();
         const int k = size_++;
-        if (distance_ == Distance::cosine)
-            s_norm2_approx_ += 2 * running_dot_[k] + static_cast<double>(gram_(k, k));
-        pending_column_ = k;
+        s_norm2_approx_ += 2 * running_dot_[k] + gram_(k, k);
+        running_dot_ += gram_.col(k).array();
         const double* y = ranked_.row(k).data();
         for (int t = 0; t < d_; ++t)
             s_[t] += y[t];
@@ -290,127 +526,7 @@ class GramDecider {
         for (int l : touched_)
             exact_[l] = kUnset;
         touched_.clear();
-        if (distance_ == Distance::euclidean) return evaluate_euclidean();
-        if constexpr (std::is_same_v<Scalar, float>) {
-            // approximate_cosine's bound has no float32 term (nor the σ-scaled epsilon).
-            throw std::logic_error("GramDecider: the cosine distance needs a double Gram matrix");
-        }
-        return evaluate_cosine();
-    }
-
-  private:
-    static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
-
-    // Euclidean keeps v_ℓ = G_ℓℓ − 2c_ℓ itself (one array, updated in place); cosine keeps c_ℓ.
-    void flush_pending_column() {
-        if (pending_column_ < 0) return;
-        const auto column = gram_.col(pending_column_).template cast<double>().array();
-        if (distance_ == Distance::euclidean)
-            shifted_ -= 2 * column;
-        else
-            running_dot_ += column;
-        pending_column_ = -1;
-    }
-
-    double error_factor() const { return 2 * kUnitRoundoff * (2.0 * d_ + 8.0 * size_ + 48.0); }
-
-    gram_kernels::Band band() const {
         const int N = size_;
-        const double A = selected_norm_sum_;
-        const double gamma = gamma_bound(4.0 * N + 2.0 * d_ + 8.0, kUnitRoundoff);
-        gram_kernels::Band b;
-        b.w = 2 * (entry_relative_ + gamma);
-        b.q = 2 * A * b.w;
-        b.c = 2 * (gamma * A * A + 1.01 * (2.0 * N + 1) * entry_absolute_ + reference_underflow_);
-        return b;
-    }
-
-    // Euclidean: two vectorised passes over n values per N (gram_kernels), then the reference
-    // kernel for the few tokens inside a band.
-    SelectionMetrics evaluate_euclidean() {
-        const int N = size_;
-        const gram_kernels::Band b = band();
-        const Scalar* column = gram_.col(pending_column_).data();
-        pending_column_ = -1;
-        // Three passes: the selected (update, bracket), the rest (update, bracket, and count
-        // against the selected bracket), the selected again (count against the rest's).
-        const gram_kernels::BandExtremes in = gram_kernels::advance_and_bracket(
-            shifted_.data(), column, row_norm_.data(), b, 0, N, true);
-        gram_kernels::CountPair outside;
-        const gram_kernels::BandExtremes out = gram_kernels::advance_bracket_and_count(
-            shifted_.data(), column, row_norm_.data(), b, N, n_, in.low, in.high, outside);
-        // in.low ≤ max_i(D_i − ‖s‖²) ≤ in.high; out.low ≤ min_j(D_j − ‖s‖²) ≤ out.high.
-        SelectionMetrics m;
-        m.N = N;
-        max_in_exact_ = min_out_exact_ = kUnset;
-        if (radii_) {
-            max_in_exact_ = exact_max_selected(b, in.low);
-            m.r_max = std::sqrt(std::max(max_in_exact_, 0.0));
-        } else {
-            m.r_max = m.r_min = kUnset;
-        }
-        if (N == n_) {
-            finish(m, n_);
-            return m;
-        }
-        if (radii_) {
-            min_out_exact_ = exact_min_rest(b, out.high);
-            m.r_min = std::sqrt(std::max(min_out_exact_, 0.0));
-        }
-        const gram_kernels::CountPair inside =
-            gram_kernels::count_band(shifted_.data(), row_norm_.data(), b, 0, N, out.low, out.high);
-        m.K_out = outside.surely == outside.maybe
-                      ? outside.surely
-                      : resolve(b, N, n_, in.low, in.high, outside.surely, true);
-        m.K_in = inside.surely == inside.maybe
-                     ? inside.surely
-                     : resolve(b, 0, N, out.low, out.high, inside.surely, false);
-        finish(m, n_);
-        return m;
-    }
-
-    // Exact max_i D_i over the selected: only tokens whose band reaches the bracket's low end.
-    double exact_max_selected(const gram_kernels::Band& b, double bracket_low) {
-        const int found = gram_kernels::collect_band(shifted_.data(), row_norm_.data(), b, 0, size_,
-                                                     std::nextafter(bracket_low, -kInf), kInf,
-                                                     candidates_.data());
-        double best = -kInf;
-        for (int k = 0; k < found; ++k)
-            best = std::max(best, exact(candidates_[k]));
-        return best;
-    }
-
-    // Exact min_j D_j over the rest: only tokens whose band reaches the bracket's high end.
-    double exact_min_rest(const gram_kernels::Band& b, double bracket_high) {
-        const int found = gram_kernels::collect_band(shifted_.data(), row_norm_.data(), b, size_,
-                                                     n_, -kInf, bracket_high, candidates_.data());
-        double best = kInf;
-        for (int k = 0; k < found; ++k)
-            best = std::min(best, exact(candidates_[k]));
-        return best;
-    }
-
-    // Count over [begin, end) of D_ℓ ≤ (exact max over the selected, or exact min over the
-    // rest), given `surely` tokens already certain; decides the tokens whose band meets the
-    // bracket [low, high] exactly.
-    int resolve(const gram_kernels::Band& b, int begin, int end, double low, double high,
-                int surely, bool against_max) {
-        double& limit = against_max ? max_in_exact_ : min_out_exact_;
-        if (std::isnan(limit)) {
-            limit = against_max ? exact_max_selected(b, low) : exact_min_rest(b, high);
-        }
-        const int found = gram_kernels::collect_band(shifted_.data(), row_norm_.data(), b, begin,
-                                                     end, low, high, candidates_.data());
-        int count = surely;
-        for (int k = 0; k < found; ++k)
-            count += exact(candidates_[k]) <= limit;
-        return count;
-    }
-
-    // Cosine: a bound per token on the quotient ⟨y,s⟩/(‖y‖‖s‖ + ε).
-    SelectionMetrics evaluate_cosine() {
-        const int N = size_;
-        flush_pending_column();
         approximate_cosine();
         SelectionMetrics m;
         m.N = N;
@@ -425,6 +541,11 @@ class GramDecider {
         finish(m, n_);
         return m;
     }
+
+  private:
+    static constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+
+    double error_factor() const { return 2 * kUnitRoundoff * (2.0 * d_ + 8.0 * size_ + 48.0); }
 
     void approximate_cosine() {
         approx_.resize(n_);
@@ -485,46 +606,31 @@ class GramDecider {
 
     double exact(int l) {
         if (std::isnan(exact_[l])) {
-            const double* y = ranked_.row(l).data();
-            if (distance_ == Distance::euclidean) {
-                exact_[l] = squared_distance(s_.data(), y, d_);
-            } else {
-                if (s_norm_exact_ < 0) s_norm_exact_ = euclidean_norm(s_.data(), d_);
-                exact_[l] = cosine_distance(s_.data(), s_norm_exact_, y, d_);
-            }
+            if (s_norm_exact_ < 0) s_norm_exact_ = euclidean_norm(s_.data(), d_);
+            exact_[l] = cosine_distance(s_.data(), s_norm_exact_, ranked_.row(l).data(), d_);
             touched_.push_back(l);
         }
         return exact_[l];
     }
 
     const RowMatrix& ranked_;
-    const GramMatrix& gram_;
-    Distance distance_;
-    bool radii_;  // false: counts only (the simulator), radii left NaN
+    GramView<double> gram_;
     int n_, d_;
     int size_ = 0;
-    Eigen::ArrayXd running_dot_;    // [n] c_ℓ = ⟨s(N), y_ℓ⟩ from G (cosine)
+    Eigen::ArrayXd running_dot_;    // [n] c_ℓ = ⟨s(N), y_ℓ⟩ from G
     Eigen::ArrayXd diagonal_;       // [n] G_ℓℓ = ‖y_ℓ‖²
-    Eigen::ArrayXd shifted_;        // [n] v_ℓ = G_ℓℓ − 2c_ℓ (Euclidean)
     std::vector<double> s_;         // [d] s(N) summed in rank order, as the reference does
-    std::vector<double> row_norm_;  // [n] σ‖y_ℓ‖
-    int pending_column_ = -1;       // column of G̃ not yet added to running_dot_
-    double entry_relative_ = 0;  // g: |G̃_kℓ − G_kℓ| ≤ g‖y_k‖‖y_ℓ‖ + a₀ (scaled units)
-    double entry_absolute_ = 0;       // a₀
-    double reference_underflow_ = 0;  // 2d·2⁻¹⁰⁷⁵σ²: the reference's subnormal products
+    std::vector<double> row_norm_;  // [n] ‖y_ℓ‖
     double s_norm2_approx_ = 0;
-    double selected_norm_sum_ = 0;  // A = Σ_{k<N} σ‖y_k‖
+    double selected_norm_sum_ = 0;  // A = Σ_{k<N} ‖y_k‖
     double s_norm_exact_ = -1;
-    double max_in_exact_ = kUnset, min_out_exact_ = kUnset;  // exact extremes of D, when known
-    std::vector<double> approx_, bound_, exact_;             // [n] each
+    std::vector<double> approx_, bound_, exact_;  // [n] each
     std::vector<int> touched_;
-    std::vector<int> candidates_ = std::vector<int>(n_);  // [n] undecided tokens of one bracket
 };
 
 template <class Scalar>
-void metrics_from_gram(const RowMatrix& ranked,
-                       const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>& gram,
-                       int scale_exponent, const std::vector<int>& sizes, Distance distance,
+void metrics_from_gram(const RowMatrix& ranked, const GramView<Scalar>& gram, int scale_exponent,
+                       const std::vector<int>& sizes, Distance distance,
                        std::vector<SelectionMetrics>& out, bool radii, const char* function) {
     const int n = static_cast<int>(ranked.rows());
     check_sizes(sizes, n, function);
@@ -534,20 +640,26 @@ void metrics_from_gram(const RowMatrix& ranked,
                                          std::to_string(n) + "x" + std::to_string(n));
     }
     out.clear();
-    GramDecider<Scalar> decider(ranked, gram, scale_exponent, distance, radii);
-    std::size_t next = 0;
-    std::vector<int> wanted(sizes);
-    std::sort(wanted.begin(), wanted.end());
+    const std::vector<int> wanted = ascending_unique(sizes);
     std::vector<SelectionMetrics> sorted_rows;
     sorted_rows.reserve(wanted.size());
-    for (int N = 1; N <= n && next < wanted.size(); ++N) {
-        decider.add_next();
-        if (N != wanted[next]) continue;
-        const SelectionMetrics m = decider.evaluate();
-        while (next < wanted.size() && wanted[next] == N) {
-            sorted_rows.push_back(m);
+    if (distance == Distance::euclidean) {
+        EuclideanSweep<Scalar>(ranked, gram.data(), static_cast<int>(gram.outerStride()),
+                               scale_exponent, radii)
+            .run(wanted, sorted_rows);
+    } else if constexpr (std::is_same_v<Scalar, double>) {
+        CosineDecider decider(ranked, gram);  // both triangles
+        std::size_t next = 0;
+        for (int N = 1; N <= n && next < wanted.size(); ++N) {
+            decider.add_next();
+            if (N != wanted[next]) continue;
+            sorted_rows.push_back(decider.evaluate());
             ++next;
         }
+    } else {
+        // approximate_cosine's bound has no float32 term (nor the σ-scaled epsilon).
+        throw std::logic_error(std::string(function) +
+                               ": the cosine distance needs a double Gram matrix");
     }
     // Return rows in the caller's order.
     for (int N : sizes) {
@@ -559,7 +671,10 @@ void metrics_from_gram(const RowMatrix& ranked,
 void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd& gram,
                                  const std::vector<int>& sizes, Distance distance,
                                  std::vector<SelectionMetrics>& out, bool radii) {
-    metrics_from_gram(ranked, gram, 0, sizes, distance, out, radii, "selection_metrics_from_gram");
+    metrics_from_gram(
+        ranked,
+        GramView<double>(gram.data(), gram.rows(), gram.cols(), Eigen::OuterStride<>(gram.rows())),
+        0, sizes, distance, out, radii, "selection_metrics_from_gram");
 }
 
 int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled) {
@@ -587,11 +702,28 @@ int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled) {
     return scale_exponent;
 }
 
+void selection_metrics_from_single_gram(const RowMatrix& ranked, const float* lower, int ld,
+                                        int scale_exponent, const std::vector<int>& sizes,
+                                        std::vector<SelectionMetrics>& out, bool radii) {
+    const int n = static_cast<int>(ranked.rows());
+    if (ld < n) {
+        throw_domain_error(
+            "selection_metrics_from_single_gram",
+            "leading dimension " + std::to_string(ld) + " < n = " + std::to_string(n));
+    }
+    metrics_from_gram(ranked, GramView<float>(lower, n, n, Eigen::OuterStride<>(ld)),
+                      scale_exponent, sizes, Distance::euclidean, out, radii,
+                      "selection_metrics_from_single_gram");
+}
+
 void selection_metrics_from_single_gram(const RowMatrix& ranked, const Eigen::MatrixXf& gram,
                                         int scale_exponent, const std::vector<int>& sizes,
                                         std::vector<SelectionMetrics>& out, bool radii) {
-    metrics_from_gram(ranked, gram, scale_exponent, sizes, Distance::euclidean, out, radii,
-                      "selection_metrics_from_single_gram");
+    metrics_from_gram(
+        ranked,
+        GramView<float>(gram.data(), gram.rows(), gram.cols(), Eigen::OuterStride<>(gram.rows())),
+        scale_exponent, sizes, Distance::euclidean, out, radii,
+        "selection_metrics_from_single_gram");
 }
 
 std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens,

@@ -1,9 +1,10 @@
-// The AVX2 passes of the certified Gram path against their plain loops (theory/gram_kernels):
-// shifted values, band extremes, counts and collected tokens must be bit-identical, for float and
-// double columns, on ranges with every tail length and with values that tie the thresholds.
+// The AVX2 sweeps of the certified Gram path against their plain loops (theory/gram_kernels):
+// updated values, band extremes, counts and collected tokens must be bit-identical, for float and
+// double columns, on ranges with every tail length and with thresholds that tie token bands.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <random>
 #include <utility>
@@ -15,8 +16,13 @@ namespace {
 
 namespace gk = attngeo::theory::gram_kernels;
 
+bool same_bits(double a, double b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// Every request the Euclidean sweep makes (and the ones it does not), fast against plain.
 template <class Column>
-void compare_passes(std::mt19937_64& rng, double& largest, long& collected) {
+void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted) {
     std::normal_distribution<double> normal;
     for (int n : {1, 3, 4, 7, 8, 9, 31, 64, 257}) {
         std::vector<double> row_norm(n), start(n);
@@ -26,69 +32,112 @@ void compare_passes(std::mt19937_64& rng, double& largest, long& collected) {
             start[l] = row_norm[l] * row_norm[l] + normal(rng);
             column[l] = static_cast<Column>(normal(rng));
         }
-        const gk::Band band{1e-3, 2e-3, 1e-4};
+        const gk::Band band{1e-3, 2e-3, 1e-4}, before_band{2e-3, 1e-3, 3e-4};
+        // Thresholds equal to token 0's own v ± e (after and before the update): ≤ on exact ties.
+        const double v0 = start[0] - 2 * static_cast<double>(column[0]);
+        const double e0 = gk::band_of(band, row_norm[0]),
+                     b0 = gk::band_of(before_band, row_norm[0]);
         for (int split = 0; split <= n; split += std::max(1, n / 5)) {
-            std::vector<double> shifted_fast = start, shifted_plain = start;
-            // The selected range [0, split), then the rest fused with a count against a bracket
-            // that ties token 0's own band ends (≤ comparisons on exact ties).
-            const gk::BandExtremes fast_in = gk::advance_and_bracket(
-                shifted_fast.data(), column.data(), row_norm.data(), band, 0, split, true);
-            const gk::BandExtremes plain_in = gk::advance_and_bracket_plain(
-                shifted_plain.data(), column.data(), row_norm.data(), band, 0, split, true);
-            EXPECT_EQ(fast_in.low, plain_in.low) << "n=" << n << " split=" << split;
-            EXPECT_EQ(fast_in.high, plain_in.high) << "n=" << n << " split=" << split;
-            const double e0 = (band.w * row_norm[0] + band.q) * row_norm[0] + band.c;
-            const double v0 = start[0] - 2 * static_cast<double>(column[0]);
-            gk::CountPair fast_counts, plain_counts;
-            const gk::BandExtremes fast_out =
-                gk::advance_bracket_and_count(shifted_fast.data(), column.data(), row_norm.data(),
-                                              band, split, n, v0 + e0, v0 - e0, fast_counts);
-            const gk::BandExtremes plain_out = gk::advance_bracket_and_count_plain(
-                shifted_plain.data(), column.data(), row_norm.data(), band, split, n, v0 + e0,
-                v0 - e0, plain_counts);
-            EXPECT_EQ(fast_out.low, plain_out.low) << "n=" << n << " split=" << split;
-            EXPECT_EQ(fast_out.high, plain_out.high) << "n=" << n << " split=" << split;
-            EXPECT_EQ(fast_counts.surely, plain_counts.surely) << "n=" << n << " split=" << split;
-            EXPECT_EQ(fast_counts.maybe, plain_counts.maybe) << "n=" << n << " split=" << split;
-            if (split > 0) {
-                largest = std::max({largest, std::abs(fast_in.low - plain_in.low),
-                                    std::abs(fast_in.high - plain_in.high)});
+            for (int flags = 0; flags < 16; ++flags) {
+                gk::SweepRequest request;
+                request.band = band;
+                request.selected = flags & 1;
+                request.bracket = flags & 2;
+                request.count_before = flags & 4;
+                request.before_band = before_band;
+                request.before_low = start[0] + b0;
+                request.before_high = start[0] - b0;
+                request.count_after = flags & 8;
+                request.after_low = v0 + e0;
+                request.after_high = v0 - e0;
+                std::vector<double> fast(n, -1.0), plain(n, -2.0);
+                const gk::SweepResult f = gk::sweep(start.data(), fast.data(), column.data(),
+                                                    row_norm.data(), request, split, n);
+                const gk::SweepResult p = gk::sweep_plain(start.data(), plain.data(), column.data(),
+                                                          row_norm.data(), request, split, n);
+                const std::string where = "n=" + std::to_string(n) +
+                                          " split=" + std::to_string(split) +
+                                          " flags=" + std::to_string(flags);
+                EXPECT_TRUE(same_bits(f.extremes.low, p.extremes.low)) << where;
+                EXPECT_TRUE(same_bits(f.extremes.high, p.extremes.high)) << where;
+                EXPECT_EQ(f.before.surely, p.before.surely) << where;
+                EXPECT_EQ(f.before.maybe, p.before.maybe) << where;
+                EXPECT_EQ(f.after.surely, p.after.surely) << where;
+                EXPECT_EQ(f.after.maybe, p.after.maybe) << where;
+                if (split < n && request.bracket) {
+                    largest = std::max({largest, std::abs(f.extremes.low - p.extremes.low),
+                                        std::abs(f.extremes.high - p.extremes.high)});
+                }
+                for (int l = 0; l < n; ++l) {
+                    if (l < split) {  // outside the range: untouched
+                        EXPECT_EQ(fast[l], -1.0) << where;
+                        EXPECT_EQ(plain[l], -2.0) << where;
+                        continue;
+                    }
+                    EXPECT_TRUE(same_bits(fast[l], plain[l])) << where << " l=" << l;
+                    largest = std::max(largest, std::abs(fast[l] - plain[l]));
+                    // The plain loop itself against the definition: v − 2c.
+                    EXPECT_EQ(plain[l], start[l] - 2 * static_cast<double>(column[l]));
+                }
+                counted += p.before.maybe + p.after.maybe;
+                if (split == 0 && n > 0) {
+                    if (request.count_before) {
+                        EXPECT_GE(p.before.surely, 1) << where;  // token 0 ties its own band
+                    }
+                    if (request.count_after) {
+                        EXPECT_GE(p.after.surely, 1) << where;
+                    }
+                }
             }
-            if (split < n) {
-                largest = std::max({largest, std::abs(fast_out.low - plain_out.low),
-                                    std::abs(fast_out.high - plain_out.high)});
-            }
-            for (int l = 0; l < n; ++l) {
-                EXPECT_EQ(shifted_fast[l], shifted_plain[l]);
-                largest = std::max(largest, std::abs(shifted_fast[l] - shifted_plain[l]));
-            }
-            // Thresholds equal to some token's own v ± e: the ≤ comparisons must agree on ties.
-            for (int pick = 0; pick < std::min(n, 4); ++pick) {
-                const int l = static_cast<int>(rng() % n);
-                const double e = (band.w * row_norm[l] + band.q) * row_norm[l] + band.c;
-                const double low = shifted_plain[l] + e, high = shifted_plain[l] - e;
+        }
+    }
+}
+
+TEST(GramKernels, VectorisedSweepsEqualPlainLoops) {
+    std::mt19937_64 rng(5);
+    double largest = 0;
+    long counted = 0;
+    compare_sweeps<float>(rng, largest, counted);
+    compare_sweeps<double>(rng, largest, counted);
+    EXPECT_GT(counted, 0);
+    std::cout << "[ info     ] AVX2 " << (gk::uses_avx2() ? "used" : "not available")
+              << "; largest difference to the plain loops " << largest << "\n";
+    EXPECT_EQ(largest, 0.0);
+}
+
+TEST(GramKernels, CountsAndCollectedTokensEqualPlainLoops) {
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> normal;
+    long collected = 0;
+    for (int n : {1, 3, 4, 5, 8, 13, 64, 257}) {
+        std::vector<double> values(n), row_norm(n);
+        for (int l = 0; l < n; ++l) {
+            row_norm[l] = std::abs(normal(rng));
+            values[l] = normal(rng);
+        }
+        const gk::Band band{1e-2, 3e-2, 1e-3};
+        for (int pick = 0; pick < std::min(n, 4); ++pick) {
+            const int l = static_cast<int>(rng() % n);
+            const double e = gk::band_of(band, row_norm[l]);
+            const double low = values[l] + e, high = values[l] - e;  // ties with token l
+            for (int begin : {0, n / 3}) {
                 const gk::CountPair fast =
-                    gk::count_band(shifted_fast.data(), row_norm.data(), band, split, n, low, high);
-                const gk::CountPair plain = gk::count_band_plain(
-                    shifted_plain.data(), row_norm.data(), band, split, n, low, high);
+                    gk::count_band(values.data(), row_norm.data(), band, begin, n, low, high);
+                const gk::CountPair plain =
+                    gk::count_band_plain(values.data(), row_norm.data(), band, begin, n, low, high);
                 EXPECT_EQ(fast.surely, plain.surely);
                 EXPECT_EQ(fast.maybe, plain.maybe);
-                const gk::CountPair fast_all =
-                    gk::count_band(shifted_fast.data(), row_norm.data(), band, 0, n, low, high);
-                const gk::CountPair plain_all = gk::count_band_plain(
-                    shifted_plain.data(), row_norm.data(), band, 0, n, low, high);
-                EXPECT_EQ(fast_all.surely, plain_all.surely);
-                EXPECT_EQ(fast_all.maybe, plain_all.maybe);
-                EXPECT_GE(plain_all.surely, 1);  // token l itself: v + e ≤ v + e
-                // The undecided tokens of brackets that tie token l's own band ends.
+                if (begin <= l) {
+                    EXPECT_GE(plain.surely, 1);  // token l itself: v + e ≤ v + e
+                }
                 std::vector<int> fast_found(n), plain_found(n);
                 using Bracket = std::pair<double, double>;
                 for (const auto& [a, b] : {Bracket{high, low}, Bracket{low, high},
                                            Bracket{-INFINITY, high}, Bracket{low, INFINITY}}) {
-                    const int nf = gk::collect_band(shifted_fast.data(), row_norm.data(), band,
-                                                    split, n, a, b, fast_found.data());
-                    const int np = gk::collect_band_plain(shifted_plain.data(), row_norm.data(),
-                                                          band, split, n, a, b, plain_found.data());
+                    const int nf = gk::collect_band(values.data(), row_norm.data(), band, begin, n,
+                                                    a, b, fast_found.data());
+                    const int np = gk::collect_band_plain(values.data(), row_norm.data(), band,
+                                                          begin, n, a, b, plain_found.data());
                     ASSERT_EQ(nf, np);
                     for (int k = 0; k < nf; ++k)
                         EXPECT_EQ(fast_found[k], plain_found[k]);
@@ -97,58 +146,61 @@ void compare_passes(std::mt19937_64& rng, double& largest, long& collected) {
             }
         }
     }
-}
-
-TEST(GramKernels, VectorisedPassesEqualPlainLoops) {
-    std::mt19937_64 rng(5);
-    double largest = 0;
-    long collected = 0;
-    compare_passes<float>(rng, largest, collected);
-    compare_passes<double>(rng, largest, collected);
     EXPECT_GT(collected, 0);  // the collect comparisons were exercised
-    std::cout << "[ info     ] AVX2 " << (gk::uses_avx2() ? "used" : "not available")
-              << "; largest difference to the plain loops " << largest << "\n";
-    EXPECT_EQ(largest, 0.0);
 }
 
 TEST(GramKernels, EmptyRangesGiveInfiniteExtremesAndZeroCounts) {
-    double value = 1;
+    double value = 1, updated = 5;
     float column = 1;
-    const gk::BandExtremes selected =
-        gk::advance_and_bracket(&value, &column, &value, gk::Band{}, 0, 0, true);
-    EXPECT_EQ(selected.low, -INFINITY);
-    EXPECT_EQ(selected.high, -INFINITY);
-    gk::CountPair counts{7, 7};
-    const gk::BandExtremes rest =
-        gk::advance_bracket_and_count(&value, &column, &value, gk::Band{}, 0, 0, 1, 1, counts);
-    EXPECT_EQ(rest.low, INFINITY);
-    EXPECT_EQ(counts.surely + counts.maybe, 0);
-    EXPECT_EQ(value, 1);  // nothing touched
+    gk::SweepRequest request;
+    request.bracket = request.count_before = true;
+    const gk::SweepResult selected = gk::sweep(&value, &updated, &column, &value, request, 0, 0);
+    EXPECT_EQ(selected.extremes.low, -INFINITY);
+    EXPECT_EQ(selected.extremes.high, -INFINITY);
+    EXPECT_EQ(selected.before.surely + selected.before.maybe, 0);
+    request.selected = request.count_before = false;
+    request.count_after = true;
+    const gk::SweepResult rest = gk::sweep(&value, &updated, &column, &value, request, 0, 0);
+    EXPECT_EQ(rest.extremes.low, INFINITY);
+    EXPECT_EQ(rest.after.surely + rest.after.maybe, 0);
+    EXPECT_EQ(updated, 5);  // nothing touched
     const gk::CountPair none = gk::count_band(&value, &value, gk::Band{}, 0, 0, 1, 1);
     EXPECT_EQ(none.surely + none.maybe, 0);
 }
 
-}  // namespace
-
-namespace {
-
-TEST(GramKernels, MirrorEqualsPlainCopyForEverySize) {
-    // Sizes around the 8×8 block edge, and the paper-default n = 1025.
+// upper_strip against the definition (row j of the symmetric matrix up to the diagonal) and
+// against its plain loop, for every block of 8 rows at sizes around the block edge.
+template <class Scalar>
+int check_strips() {
     int checked = 0;
     for (int n : {1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1025}) {
-        std::vector<float> fast(static_cast<std::size_t>(n) * n);
-        for (std::size_t i = 0; i < fast.size(); ++i)
-            fast[i] = static_cast<float>(i % 9973) * 0.25f - 7.0f;
-        std::vector<float> plain = fast;
-        gk::mirror_lower(fast.data(), n);
-        gk::mirror_lower_plain(plain.data(), n);
-        EXPECT_TRUE(fast == plain) << "n=" << n;
-        for (int i = 0; i < n; ++i)  // symmetric, lower triangle untouched
-            for (int j = 0; j < n; ++j)
-                ASSERT_EQ(plain[i + j * n], plain[j + i * n]) << n;
+        std::vector<Scalar> lower(static_cast<std::size_t>(n) * n, Scalar(-99));
+        for (int col = 0; col < n; ++col)
+            for (int row = col; row < n; ++row)  // only the lower triangle is set
+                lower[row + static_cast<std::size_t>(col) * n] =
+                    static_cast<Scalar>((row * 131 + col * 7) % 9973) * Scalar(0.25);
+        const int stride = (n + 7) / 8 * 8;
+        for (int first = 0; first < n; first += 8) {
+            const int count = std::min(8, n - first);
+            std::vector<Scalar> fast(8 * stride, Scalar(-1)), plain(8 * stride, Scalar(-1));
+            gk::upper_strip(lower.data(), n, first, count, fast.data(), stride);
+            gk::upper_strip_plain(lower.data(), n, first, count, plain.data(), stride);
+            EXPECT_TRUE(fast == plain) << "n=" << n << " first=" << first;
+            for (int j = 0; j < count; ++j)
+                for (int l = 0; l <= first + j; ++l) {
+                    const int row = std::max(first + j, l), col = std::min(first + j, l);
+                    EXPECT_EQ(plain[j * stride + l], lower[row + static_cast<std::size_t>(col) * n])
+                        << "n=" << n << " row " << first + j << " column " << l;
+                }
+        }
         ++checked;
     }
-    EXPECT_EQ(checked, 12);
+    return checked;
+}
+
+TEST(GramKernels, UpperStripsEqualTheSymmetricRows) {
+    EXPECT_EQ(check_strips<float>(), 12);
+    EXPECT_EQ(check_strips<double>(), 12);
 }
 
 }  // namespace

@@ -905,11 +905,25 @@ TEST(MetricsGram, SinglePrecisionGramMatchesReferenceBitwise) {
                         std::string(family_name(family)) + " " +
                         label(ranking, Distance::euclidean) + " n=" + std::to_string(nn) +
                         " d=" + std::to_string(dd) + " mode=" + std::to_string(int(mode));
+                    // Only the lower triangle is read: the same from a buffer with a padded
+                    // leading dimension (aligned, or not) whose other entries are NaN.
+                    const int ld = (nn + 7) / 8 * 8 + (mode == Perturbation::none ? 0 : 3);
+                    std::vector<float> lower(static_cast<std::size_t>(ld) * nn,
+                                             std::numeric_limits<float>::quiet_NaN());
+                    for (int b = 0; b < nn; ++b)
+                        for (int a = b; a < nn; ++a)
+                            lower[a + static_cast<std::size_t>(b) * ld] = gram(a, b);
+                    std::vector<SelectionMetrics> from_lower;
+                    attngeo::theory::selection_metrics_from_single_gram(ranked, lower.data(), ld, e,
+                                                                        all_sizes(nn), from_lower);
                     for (int k = 0; k < nn; ++k) {
                         EXPECT_EQ(rows[k].K_in, ref[k].K_in) << what << " N=" << k + 1;
                         EXPECT_EQ(rows[k].K_out, ref[k].K_out) << what << " N=" << k + 1;
                         EXPECT_EQ(rows[k].r_min, ref[k].r_min) << what << " N=" << k + 1;
                         EXPECT_EQ(rows[k].r_max, ref[k].r_max) << what << " N=" << k + 1;
+                        EXPECT_EQ(from_lower[k].K_in, ref[k].K_in) << what << " ld=" << ld;
+                        EXPECT_EQ(from_lower[k].K_out, ref[k].K_out) << what << " ld=" << ld;
+                        EXPECT_EQ(from_lower[k].r_max, ref[k].r_max) << what << " ld=" << ld;
                     }
                     ++inputs;
                     if (HasFailure()) return;
@@ -949,6 +963,10 @@ TEST(MetricsGram, SinglePrecisionScalingIsExactAndBounded) {
     Eigen::MatrixXf wrong(3, 2);
     std::vector<SelectionMetrics> rows;
     EXPECT_THROW(attngeo::theory::selection_metrics_from_single_gram(zeros, wrong, 0, {1}, rows),
+                 std::domain_error);
+    const std::vector<float> short_buffer(4, 0.0f);  // leading dimension 1 < n = 2
+    EXPECT_THROW(attngeo::theory::selection_metrics_from_single_gram(zeros, short_buffer.data(), 1,
+                                                                     0, {1}, rows),
                  std::domain_error);
 }
 
