@@ -23,8 +23,9 @@ constexpr double kR = 3.442619855899;
 constexpr double kV = 9.91256303526217e-3;
 
 struct ZigguratTables {
-    double x[kLayers + 1];  // layer right edges, x[0] = V/f(R) (base layer incl. tail)
-    double ratio[kLayers];  // x[i+1]/x[i]: the fraction of layer i inside the density
+    double x[kLayers + 1];        // layer right edges, x[0] = V/f(R) (base layer incl. tail)
+    double ratio[kLayers];        // x[i+1]/x[i]: the fraction of layer i inside the density
+    double density[kLayers + 1];  // exp(−x[i]²/2): the wedge test needs one exp, not two
     struct alignas(16) Layer {
         double ratio, x;
     };
@@ -38,6 +39,8 @@ struct ZigguratTables {
             x[i] = std::sqrt(-2 * std::log(kV / x[i - 1] + f));
             f = std::exp(-0.5 * x[i] * x[i]);
         }
+        for (int i = 0; i <= kLayers; ++i)
+            density[i] = std::exp(-0.5 * x[i] * x[i]);
         for (int i = 0; i < kLayers; ++i) {
             ratio[i] = x[i + 1] / x[i];
             layer[i] = {ratio[i], x[i]};
@@ -252,10 +255,11 @@ double RandomStream::normal_after_miss(double u, int layer) {
         } while (-2 * y < x * x);
         return u < 0 ? x - kR : kR - x;
     }
+    // The wedge: a uniform height between the density at the layer's inner edge x[l+1] and at
+    // its outer edge x[l] must fall under f(x) = exp(−x²/2).
     const double x = u * t.x[layer];
-    const double f0 = std::exp(-0.5 * (t.x[layer] * t.x[layer] - x * x));
-    const double f1 = std::exp(-0.5 * (t.x[layer + 1] * t.x[layer + 1] - x * x));
-    if (f1 + next_open_uniform() * (f0 - f1) < 1.0) return x;
+    const double inner = t.density[layer + 1], outer = t.density[layer];
+    if (inner + next_open_uniform() * (outer - inner) < std::exp(-0.5 * x * x)) return x;
     return next_normal();
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -266,7 +267,73 @@ ATTNGEO_AVX2 void upper_strip_avx2(const float* lower, int ld, int first, int co
     }
 }
 
+constexpr std::uint64_t kMagnitudeMask = 0x7FFFFFFFFFFFFFFFull;
+
+ATTNGEO_AVX2 unsigned long long largest_magnitude_avx2(const double* x, long count) {
+    const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(kMagnitudeMask));
+    __m256i best0 = _mm256_setzero_si256(), best1 = _mm256_setzero_si256();
+    long i = 0;
+    // Sign cleared, the patterns are non-negative: the signed 64-bit compare orders them.
+    for (; i + 8 <= count; i += 8) {
+        const __m256i a =
+            _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)), mask);
+        const __m256i b =
+            _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + 4)), mask);
+        best0 = _mm256_blendv_epi8(best0, a, _mm256_cmpgt_epi64(a, best0));
+        best1 = _mm256_blendv_epi8(best1, b, _mm256_cmpgt_epi64(b, best1));
+    }
+    const __m256i best = _mm256_blendv_epi8(best0, best1, _mm256_cmpgt_epi64(best1, best0));
+    alignas(32) std::uint64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), best);
+    std::uint64_t result = 0;
+    for (std::uint64_t lane : lanes)
+        result = lane > result ? lane : result;
+    for (; i < count; ++i) {
+        std::uint64_t bits;
+        std::memcpy(&bits, x + i, sizeof bits);
+        bits &= kMagnitudeMask;
+        result = bits > result ? bits : result;
+    }
+    return result;
+}
+
+ATTNGEO_AVX2 void scale_to_float_avx2(const double* from, long count, double sigma, float* to) {
+    const __m256d scale = _mm256_set1_pd(sigma);
+    long i = 0;
+    for (; i + 4 <= count; i += 4)
+        _mm_storeu_ps(to + i, _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(from + i), scale)));
+    for (; i < count; ++i)
+        to[i] = static_cast<float>(from[i] * sigma);
+}
+
 }  // namespace
+
+unsigned long long largest_magnitude_bits_plain(const double* x, long count) {
+    std::uint64_t result = 0;
+    for (long i = 0; i < count; ++i) {
+        std::uint64_t bits;
+        std::memcpy(&bits, x + i, sizeof bits);
+        bits &= kMagnitudeMask;
+        result = bits > result ? bits : result;
+    }
+    return result;
+}
+
+unsigned long long largest_magnitude_bits(const double* x, long count) {
+    return uses_avx2() ? largest_magnitude_avx2(x, count) : largest_magnitude_bits_plain(x, count);
+}
+
+void scale_to_float_plain(const double* from, long count, double sigma, float* to) {
+    for (long i = 0; i < count; ++i)
+        to[i] = static_cast<float>(from[i] * sigma);
+}
+
+void scale_to_float(const double* from, long count, double sigma, float* to) {
+    if (uses_avx2())
+        scale_to_float_avx2(from, count, sigma, to);
+    else
+        scale_to_float_plain(from, count, sigma, to);
+}
 
 double band_of(Band band, double r) {
     return std::fma(std::fma(band.w, r, band.q), r, band.c);

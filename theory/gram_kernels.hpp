@@ -72,6 +72,15 @@ template <class Scalar>
 void upper_strip_plain(const Scalar* lower, int ld, int first, int count, Scalar* strip,
                        int stride);
 
+// The bit pattern of max |x| over `count` doubles (as a non-negative integer; +∞ or a NaN
+// pattern ≥ 0x7FF0000000000000 if any x is not finite). Comparing |x| as integers is exact.
+unsigned long long largest_magnitude_bits(const double* x, long count);
+unsigned long long largest_magnitude_bits_plain(const double* x, long count);
+
+// to[i] = float(from[i]·sigma), rounded to nearest as static_cast<float> does.
+void scale_to_float(const double* from, long count, double sigma, float* to);
+void scale_to_float_plain(const double* from, long count, double sigma, float* to);
+
 // Whether the AVX2 + FMA paths are taken on this CPU.
 bool uses_avx2();
 

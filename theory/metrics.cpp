@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <type_traits>
@@ -359,9 +360,7 @@ class EuclideanSweep {
             gram_kernels::sweep(v_old, v_new, below, r, rest, N, n_);
 
         if (held_) settle_held(v_old, kept.before, rows);  // still at s(N − 1)
-        const double* y = ranked_.row(k).data();
-        for (int t = 0; t < d_; ++t)
-            s_[t] += y[t];
+        state_size_ = N;
         for (int l : touched_)
             exact_[l] = kUnset;
         touched_.clear();
@@ -458,6 +457,13 @@ class EuclideanSweep {
 
     double exact(int l) {
         if (std::isnan(exact_[l])) {
+            // s catches up with the state only when an exact distance is needed (rarely):
+            // the same additions in the same order as one row per step.
+            for (; summed_rows_ < state_size_; ++summed_rows_) {
+                const double* y = ranked_.row(summed_rows_).data();
+                for (int t = 0; t < d_; ++t)
+                    s_[t] += y[t];
+            }
             exact_[l] = squared_distance(s_.data(), ranked_.row(l).data(), d_);
             touched_.push_back(l);
         }
@@ -473,8 +479,10 @@ class EuclideanSweep {
     std::vector<Scalar> strip_;      // [8, stride] rows k0..k0+7 of G̃ up to the diagonal
     std::vector<double> values_[2];  // [n] each: v at the step before and the step being made
     int current_ = 0;                // which of values_ holds the last finished step
-    std::vector<double> s_;          // [d] s(N) summed in rank order, as the reference does
-    std::vector<double> row_norm_;   // [n] σ‖y_ℓ‖
+    int state_size_ = 0;             // N of the state exact() evaluates
+    std::vector<double> s_;  // [d] s(summed_rows_) summed in rank order, as the reference does
+    int summed_rows_ = 0;
+    std::vector<double> row_norm_;  // [n] σ‖y_ℓ‖
     double entry_relative_ = 0;  // g: |G̃_kℓ − G_kℓ| ≤ g‖y_k‖‖y_ℓ‖ + a₀ (scaled units)
     double entry_absolute_ = 0;       // a₀
     double reference_underflow_ = 0;  // 2d·2⁻¹⁰⁷⁵σ²: the reference's subnormal products
@@ -661,6 +669,10 @@ void metrics_from_gram(const RowMatrix& ranked, const GramView<Scalar>& gram, in
         throw std::logic_error(std::string(function) +
                                ": the cosine distance needs a double Gram matrix");
     }
+    if (wanted == sizes) {  // already ascending without repeats (every N, a grid)
+        out.swap(sorted_rows);
+        return;
+    }
     // Return rows in the caller's order.
     for (int N : sizes) {
         const auto it = std::lower_bound(wanted.begin(), wanted.end(), N);
@@ -678,11 +690,14 @@ void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd&
 }
 
 int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled) {
-    // x·0 is 0 for finite x and NaN otherwise: one vectorised pass (allFinite is 5× slower).
-    if (std::isnan((ranked.array() * 0.0).sum())) {
+    // One pass finds max |x| and any non-finite entry (whose pattern exceeds every finite one).
+    const unsigned long long largest_bits =
+        gram_kernels::largest_magnitude_bits(ranked.data(), static_cast<long>(ranked.size()));
+    if (largest_bits >= 0x7FF0000000000000ull) {
         throw_domain_error("scaled_single_precision", "ranked contributions contain NaN or inf");
     }
-    const double largest = ranked.size() > 0 ? ranked.cwiseAbs().maxCoeff() : 0.0;
+    double largest;
+    std::memcpy(&largest, &largest_bits, sizeof largest);
     int exponent = 0;
     if (largest > 0) std::frexp(largest, &exponent);  // largest = m·2^exponent, m ∈ [½, 1)
     const int scale_exponent = -exponent;
@@ -692,9 +707,8 @@ int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled) {
     // σ = 2^scale_exponent, applied as one exact multiply when σ is a normal double (the
     // usual case) and through ldexp otherwise.
     if (scale_exponent >= -1022 && scale_exponent <= 1023) {
-        const double sigma = std::ldexp(1.0, scale_exponent);
-        for (Eigen::Index i = 0; i < ranked.size(); ++i)
-            to[i] = static_cast<float>(from[i] * sigma);
+        gram_kernels::scale_to_float(from, static_cast<long>(ranked.size()),
+                                     std::ldexp(1.0, scale_exponent), to);
     } else {
         for (Eigen::Index i = 0; i < ranked.size(); ++i)
             to[i] = static_cast<float>(std::ldexp(from[i], scale_exponent));

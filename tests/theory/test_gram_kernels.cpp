@@ -204,3 +204,41 @@ TEST(GramKernels, UpperStripsEqualTheSymmetricRows) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(GramKernels, LargestMagnitudeAndFloatScalingEqualPlainLoops) {
+    std::mt19937_64 rng(11);
+    std::normal_distribution<double> normal;
+    for (long count : {0L, 1L, 3L, 4L, 7L, 8L, 9L, 17L, 1000L}) {
+        std::vector<double> x(count);
+        for (double& v : x)
+            v = normal(rng) * std::ldexp(1.0, static_cast<int>(rng() % 64) - 32);
+        const unsigned long long fast = gk::largest_magnitude_bits(x.data(), count);
+        EXPECT_EQ(fast, gk::largest_magnitude_bits_plain(x.data(), count)) << count;
+        double largest = 0;  // the definition, as doubles
+        for (double v : x)
+            largest = std::max(largest, std::abs(v));
+        double from_bits;
+        std::memcpy(&from_bits, &fast, sizeof from_bits);
+        EXPECT_EQ(from_bits, largest) << count;
+        std::vector<float> fast_scaled(count), plain_scaled(count);
+        gk::scale_to_float(x.data(), count, 0x1p-7, fast_scaled.data());
+        gk::scale_to_float_plain(x.data(), count, 0x1p-7, plain_scaled.data());
+        EXPECT_TRUE(fast_scaled == plain_scaled) << count;
+        for (long i = 0; i < count; ++i)
+            EXPECT_EQ(plain_scaled[i], static_cast<float>(x[i] * 0x1p-7));
+        if (count > 0) {  // a non-finite entry anywhere lifts the pattern past every finite one
+            for (double bad : {INFINITY, -INFINITY, NAN}) {
+                std::vector<double> with_bad = x;
+                with_bad[rng() % count] = bad;
+                EXPECT_GE(gk::largest_magnitude_bits(with_bad.data(), count),
+                          0x7FF0000000000000ull);
+                EXPECT_GE(gk::largest_magnitude_bits_plain(with_bad.data(), count),
+                          0x7FF0000000000000ull);
+            }
+        }
+    }
+}
+
+}  // namespace
