@@ -250,6 +250,12 @@ std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& c
     return sums;
 }
 
+// Names the random numbers a run drew (generator, key and counter layout, normal transform),
+// so that shards drawn by different versions are never merged into one estimate.
+constexpr const char* kRandomStream =
+    "philox4x32-10 key=seed counter=(block,trial,grid_point,substream); ziggurat-128 normals";
+constexpr const char* kOldRandomStream = "philox4x64-10";
+
 nlohmann::json decisions_json() {
     return nlohmann::json::array({
         "Metrics (SPEC 2): I_N = top-N by the ranking score, ties to the lower index; s(N) summed "
@@ -608,6 +614,7 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
         {"threads", threads > 0 ? threads : omp_get_max_threads()},
         {"device", "cpu"},
         {"decisions", decisions_json()},
+        {"random_stream", kRandomStream},
         {"points", points_json},
         {"timings",
          {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}};
@@ -648,6 +655,13 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
         }
         if (!manifest.contains("config"))
             throw InputError("merge: '" + path + "': not a simulate or sweep manifest");
+        // Manifests from before the stream was named drew from Philox4x64-10.
+        const std::string stream = manifest.value("random_stream", std::string(kOldRandomStream));
+        if (stream != kRandomStream) {
+            throw InputError("merge: '" + path + "' was drawn from the random stream '" + stream +
+                             "', this attngeo draws '" + kRandomStream +
+                             "': rerun that shard with this version");
+        }
         RunConfig config = run_config_from_json(manifest.at("config"));
         nlohmann::json comparable = to_json(config);
         comparable.erase("shard");

@@ -358,6 +358,19 @@ TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
         {"different configuration"});
     expect_bad_input("merge /nonexistent/run --out " + (scratch() / "x").string(),
                      {"/nonexistent/run"});
+    // A shard drawn from another random stream (a manifest without the field: an older
+    // version's Philox4x64) is refused, not summed.
+    const fs::path old = scratch() / "merge_old_stream";
+    fs::remove_all(old);
+    fs::copy(s1, old);
+    std::string manifest = slurp(old / "manifest.json");
+    const std::size_t at = manifest.find("\"random_stream\"");
+    ASSERT_NE(at, std::string::npos);
+    manifest.replace(at, std::string("\"random_stream\"").size(), "\"former_stream\"");
+    std::ofstream(old / "manifest.json") << manifest;
+    expect_bad_input("merge " + s0.string() + " " + old.string() + " " + s2.string() + " --out " +
+                         (scratch() / "x").string(),
+                     {"philox4x64-10", "rerun that shard"});
 }
 
 TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
