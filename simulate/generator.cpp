@@ -97,7 +97,7 @@ void ValueGenerator::draw_directions(RandomStream& stream, theory::RowMatrix& g)
         draw_cholesky_directions(stream, g);
         return;
     }
-    draw_ar1(stream, g, false);
+    draw_ar1(stream, g, false, nullptr, nullptr);
 }
 
 void ValueGenerator::draw_values(RandomStream& stream, theory::RowMatrix& v) const {
@@ -106,7 +106,7 @@ void ValueGenerator::draw_values(RandomStream& stream, theory::RowMatrix& v) con
         normalise(stream, v);
         return;
     }
-    draw_ar1(stream, v, true);
+    draw_ar1(stream, v, true, nullptr, nullptr);
 }
 
 void ValueGenerator::draw_cholesky_directions(RandomStream& stream, theory::RowMatrix& g) const {
@@ -124,9 +124,15 @@ void ValueGenerator::draw_cholesky_directions(RandomStream& stream, theory::RowM
 // same operations in the same order (ε = z/√d; the AR(1) state a_i = r a_{i−1} + √(1−r²) ε_i
 // for i ≥ 2; the sink sum s += w_i a_i, or the row ρ0 g_0 + √(1−ρ0²) a_i; the norm of the
 // finished row), so the bits equal those of the plain passes (tests/simulate/test_rng.cpp).
-void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool normalised) const {
+void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool normalised,
+                              const std::vector<int>* position,
+                              const Eigen::VectorXd* alpha) const {
     const int d = settings_.d;
     g.resize(n_, d);
+    // Token i's row: i, or position[i] when the rows go straight to their ranked places.
+    const auto row_of = [&](int i) { return g.row(position ? (*position)[i] : i).data(); };
+    if (alpha && !(normalised && settings_.norm_cv == 0))
+        throw std::logic_error("draw_ar1: α scaling needs rows normalised one at a time");
     const bool exact = settings_.sink_mode == SinkMode::exact;
     const bool normalise_rows = normalised && settings_.norm_cv == 0;
     generator_kernels::Ar1Row step;
@@ -140,7 +146,7 @@ void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool n
     double* a = state.data();
     double* s = sink.data();
 
-    double* g0 = g.row(0).data();
+    double* g0 = row_of(0);
     stream.fill_normals(g0, static_cast<std::size_t>(d));
     for (int k = 0; k < d; ++k)
         g0[k] *= step.scale;
@@ -148,18 +154,47 @@ void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool n
         for (int k = 0; k < d; ++k)
             s[k] = sink_noise_ * g0[k];
     for (int i = 1; i < n_; ++i) {
-        double* row = g.row(i).data();
+        double* row = row_of(i);
         stream.fill_normals(row, static_cast<std::size_t>(d));
         step.first = i == 1;
         step.weight = exact ? sink_weights_[i] : 0.0;
         generator_kernels::ar1_row(row, a, s, g0, step, d);
         if (normalise_rows) generator_kernels::normalise_row(row, settings_.norms[i], d);
+        if (alpha) scale_row(row, (*alpha)[i], d);
     }
-    if (exact) g.row(0) = sink;
+    if (exact)
+        for (int k = 0; k < d; ++k)
+            g0[k] = s[k];
     if (normalise_rows) {
         generator_kernels::normalise_row(g0, settings_.norms[0], d);
     } else if (normalised) {
         normalise(stream, g);
+    }
+    if (alpha) scale_row(g0, (*alpha)[0], d);
+}
+
+// row ← α·row: the one rounding of the scalar-times-row product the simulator's copy makes.
+void ValueGenerator::scale_row(double* row, double alpha, int d) {
+    for (int k = 0; k < d; ++k)
+        row[k] = alpha * row[k];
+}
+
+void ValueGenerator::draw_ranked_contributions(RandomStream& stream,
+                                               const std::vector<int>& position,
+                                               const Eigen::VectorXd& alpha,
+                                               theory::RowMatrix& ranked,
+                                               theory::RowMatrix& scratch) const {
+    if (static_cast<int>(position.size()) != n_ || alpha.size() != n_)
+        throw std::logic_error("draw_ranked_contributions: position or alpha size is not n");
+    if (!settings_.cosine && settings_.norm_cv == 0) {  // rows finish one at a time
+        draw_ar1(stream, ranked, true, &position, &alpha);
+        return;
+    }
+    draw_values(stream, scratch);  // the norm noise or the Cholesky factor needs every row first
+    ranked.resize(n_, settings_.d);
+    for (int i = 0; i < n_; ++i) {
+        ranked.row(position[i]) = scratch.row(i);
+        scale_row(ranked.row(position[i]).data(), alpha[i], settings_.d);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "simulate/rng.hpp"
 #include "theory/metrics.hpp"
@@ -47,11 +48,22 @@ class ValueGenerator {
     void draw_directions(RandomStream& stream, theory::RowMatrix& directions) const;
     // v_i = ‖v_i‖ g_i/‖g_i‖, with the norm noise if any.                       [n, d]
     void draw_values(RandomStream& stream, theory::RowMatrix& values) const;
+    // The ranked contributions of a fixed ranking: row position[i] of `ranked` is α_i·v_i, the
+    // same bits as draw_values followed by that copy, but without the copy when the rows can be
+    // written in place (AR(1) without norm noise). `scratch` holds the values otherwise.
+    void draw_ranked_contributions(RandomStream& stream, const std::vector<int>& position,
+                                   const Eigen::VectorXd& alpha,
+                                   theory::RowMatrix& ranked,  // [n, d]
+                                   theory::RowMatrix& scratch) const;
 
   private:
     void draw_cholesky_directions(RandomStream& stream, theory::RowMatrix& directions) const;
     // The AR(1) directions in one pass over the rows; `normalised` also applies the norms.
-    void draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool normalised) const;
+    // With `position`, token i goes to row position[i]; with `alpha`, each finished row is
+    // multiplied by α_i (only when the rows are normalised one at a time, or not at all).
+    void draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool normalised,
+                  const std::vector<int>* position, const Eigen::VectorXd* alpha) const;
+    static void scale_row(double* row, double alpha, int d);
     void normalise(RandomStream& stream, theory::RowMatrix& values) const;
 
     GeneratorSettings settings_;

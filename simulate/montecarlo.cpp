@@ -246,17 +246,23 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
 #pragma omp for schedule(dynamic, 4)
         for (std::int64_t trial = first; trial < last; ++trial) {
             RandomStream stream(spec_.seed, spec_.grid_point, static_cast<std::uint32_t>(trial));
-            generator_.draw_values(stream, tokens.values);
-            if (!realised_from_gram_)
+            if (realised_from_gram_) {  // only the ranked contributions are needed
+                generator_.draw_ranked_contributions(stream, position_, head_.alpha, ranked,
+                                                     tokens.values);
+            } else {
+                generator_.draw_values(stream, tokens.values);
                 add_realised_statistics(tokens.values, head_.norms, local.realised);
+            }
             if (spec_.all_sizes) {
-                const std::vector<int> trial_order =
-                    fixed_order_
-                        ? order_
-                        : theory::selection_order(theory::selection_scores(tokens, spec_.ranking));
-                for (int k = 0; k < n; ++k) {
-                    ranked.row(k) =
-                        tokens.alpha[trial_order[k]] * tokens.values.row(trial_order[k]);
+                if (!realised_from_gram_) {
+                    const std::vector<int> trial_order =
+                        fixed_order_ ? order_
+                                     : theory::selection_order(
+                                           theory::selection_scores(tokens, spec_.ranking));
+                    for (int k = 0; k < n; ++k) {
+                        ranked.row(k) =
+                            tokens.alpha[trial_order[k]] * tokens.values.row(trial_order[k]);
+                    }
                 }
                 if (spec_.distance == theory::Distance::euclidean) {
                     const int scale_exponent = single_gram_of(ranked, scaled, single_gram);

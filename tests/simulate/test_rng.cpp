@@ -285,6 +285,23 @@ TEST(Generator, FusedPassEqualsThePlainPassesBitForBit) {
             EXPECT_TRUE(same_bits(values.data(), expected_values.data(), values.size()));
             EXPECT_EQ(fast.next_u64(), plain.next_u64());
 
+            // The ranked contributions written in place: row position[i] = α_i·v_i, as the
+            // reference values scaled and copied one row at a time (a reversed ranking here).
+            std::vector<int> position(c.n);
+            Eigen::VectorXd alpha(c.n);
+            for (int i = 0; i < c.n; ++i) {
+                position[i] = c.n - 1 - i;
+                alpha[i] = 1.0 / (3.0 + i);
+            }
+            theory::RowMatrix ranked, scratch;
+            RandomStream fast_ranked(9, 2, trial);
+            generator.draw_ranked_contributions(fast_ranked, position, alpha, ranked, scratch);
+            theory::RowMatrix expected_ranked(c.n, c.d);
+            for (int i = 0; i < c.n; ++i)
+                expected_ranked.row(position[i]) = alpha[i] * expected_values.row(i);
+            largest = std::max(largest, (ranked - expected_ranked).cwiseAbs().maxCoeff());
+            EXPECT_TRUE(same_bits(ranked.data(), expected_ranked.data(), ranked.size()));
+
             RandomStream fast_directions(9, 2, trial), plain_directions(9, 2, trial);
             generator.draw_directions(fast_directions, directions);
             reference_directions(s, plain_directions, expected_directions);
