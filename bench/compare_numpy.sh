@@ -15,7 +15,7 @@ for ((i = 0; i < rounds; i++)); do
   rate=$("$bench" --benchmark_filter="BM_Trial/n:$n/d:128/allN:1/threads:1/real_time" \
            --benchmark_min_time=0.5 2>/dev/null | sed -n 's/.*items_per_second=\([0-9.]*\)\([kM]\?\)\/s.*/\1 \2/p')
   ours+=("$(python3 -c "v,u='$rate'.split(' ') if ' ' in '$rate' else ('$rate',''); print(1000/(float(v)*{'':1,'k':1e3,'M':1e6}[u]))")")
-  theirs+=("$(OPENBLAS_NUM_THREADS=1 "${PYTHON:-/usr/bin/python3}" "$here/numpy_trial.py" "$n" 128 10 | sed 's/.*: \([0-9.]*\) ms.*/\1/')")
+  theirs+=("$(OPENBLAS_NUM_THREADS=1 "${PYTHON:-/usr/bin/python3}" "$here/numpy_trial.py" "$n" 128 "${NUMPY_TRIALS:-10}" | sed 's/.*: \([0-9.]*\) ms.*/\1/')")
 done
 python3 - "${ours[*]}" "${theirs[*]}" <<'PY'
 import statistics, sys
