@@ -6,18 +6,13 @@
 
 #include <cmath>
 
-#define ATTNGEO_AVX2 __attribute__((target("avx2")))
+#include "common/cpu_features.hpp"
 
 namespace attngeo::simulate::generator_kernels {
 namespace {
 
-bool have_avx2() {
-    static const bool avx2 = __builtin_cpu_supports("avx2");
-    return avx2;
-}
-
-ATTNGEO_AVX2 void ar1_row_avx2(double* row, double* a, double* sink, const double* g0,
-                               const Ar1Row& step, int d) {
+ATTNGEO_TARGET_AVX2 void ar1_row_avx2(double* row, double* a, double* sink, const double* g0,
+                                      const Ar1Row& step, int d) {
     const __m256d scale = _mm256_set1_pd(step.scale), r = _mm256_set1_pd(step.r);
     const __m256d innovation = _mm256_set1_pd(step.innovation);
     const __m256d weight = _mm256_set1_pd(step.weight), rho0 = _mm256_set1_pd(step.rho0);
@@ -41,7 +36,7 @@ ATTNGEO_AVX2 void ar1_row_avx2(double* row, double* a, double* sink, const doubl
     if (k < d) ar1_row_plain(row + k, a + k, sink + k, g0 + k, step, d - k);
 }
 
-ATTNGEO_AVX2 double sum_of_squares_avx2(const double* row, int d) {
+ATTNGEO_TARGET_AVX2 double sum_of_squares_avx2(const double* row, int d) {
     __m256d low = _mm256_setzero_pd(), high = _mm256_setzero_pd();  // p0..p3, p4..p7
     int k = 0;
     for (; k + 8 <= d; k += 8) {
@@ -58,7 +53,7 @@ ATTNGEO_AVX2 double sum_of_squares_avx2(const double* row, int d) {
            ((partial[1] + partial[5]) + (partial[3] + partial[7]));
 }
 
-ATTNGEO_AVX2 void scale_row_avx2(double* row, double factor, int d) {
+ATTNGEO_TARGET_AVX2 void scale_row_avx2(double* row, double factor, int d) {
     const __m256d f = _mm256_set1_pd(factor);
     int k = 0;
     for (; k + 4 <= d; k += 4)
@@ -89,7 +84,7 @@ void ar1_row_plain(double* row, double* a, double* sink, const double* g0, const
 }
 
 void ar1_row(double* row, double* a, double* sink, const double* g0, const Ar1Row& step, int d) {
-    if (have_avx2()) {
+    if (cpu_has_avx2()) {
         ar1_row_avx2(row, a, sink, g0, step, d);
     } else {
         ar1_row_plain(row, a, sink, g0, step, d);
@@ -105,7 +100,7 @@ double sum_of_squares_plain(const double* row, int d) {
 }
 
 double sum_of_squares(const double* row, int d) {
-    return have_avx2() ? sum_of_squares_avx2(row, d) : sum_of_squares_plain(row, d);
+    return cpu_has_avx2() ? sum_of_squares_avx2(row, d) : sum_of_squares_plain(row, d);
 }
 
 void normalise_row_plain(double* row, double norm, int d) {
@@ -115,7 +110,7 @@ void normalise_row_plain(double* row, double norm, int d) {
 }
 
 void normalise_row(double* row, double norm, int d) {
-    if (have_avx2()) {
+    if (cpu_has_avx2()) {
         scale_row_avx2(row, length_factor(sum_of_squares_avx2(row, d), norm), d);
     } else {
         normalise_row_plain(row, norm, d);

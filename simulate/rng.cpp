@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstring>
 
-#define ATTNGEO_AVX2 __attribute__((target("avx2")))
+#include "common/cpu_features.hpp"
 
 namespace attngeo::simulate {
 namespace {
@@ -61,11 +61,6 @@ inline void copy_doubles(const double* from, int count, double* to) {
     if (i < count) to[i] = from[i];
 }
 
-bool have_avx2() {
-    static const bool avx2 = __builtin_cpu_supports("avx2");
-    return avx2;
-}
-
 // Top 52 bits m: u = (m + ½)·2⁻⁵¹ − 1, uniform on (−1, 1) and symmetric. Built from the double
 // y = 1 + m·2⁻⁵² (m as the mantissa of 1.0) as ((y + y) − 3) + 2⁻⁵², each step exact, so that
 // the AVX2 path needs no 64-bit integer conversion. Low 7 bits: the layer.
@@ -81,7 +76,7 @@ inline int ziggurat_layer(std::uint64_t bits) {
 
 // 32×32 → 64-bit products: the low halves in one multiply, the high halves from the even and
 // the odd lanes' full products.
-ATTNGEO_AVX2 inline void mulhilo(__m256i a, __m256i multiplier, __m256i& hi, __m256i& lo) {
+ATTNGEO_TARGET_AVX2 inline void mulhilo(__m256i a, __m256i multiplier, __m256i& hi, __m256i& lo) {
     const __m256i even = _mm256_mul_epu32(a, multiplier);
     const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), multiplier);
     lo = _mm256_mullo_epi32(a, multiplier);
@@ -90,8 +85,8 @@ ATTNGEO_AVX2 inline void mulhilo(__m256i a, __m256i multiplier, __m256i& hi, __m
 
 // 32 blocks as four groups of 8, lane j of group g holding block 8g + j (structure of arrays:
 // x[g][w] is word w of the eight blocks), the rounds of Random123's philox4x32 on each lane.
-ATTNGEO_AVX2 void philox32_avx2(Philox::ctr_type counter, Philox::key_type key,
-                                std::uint64_t* words) {
+ATTNGEO_TARGET_AVX2 void philox32_avx2(Philox::ctr_type counter, Philox::key_type key,
+                                       std::uint64_t* words) {
     constexpr int kGroups = 4;
     __m256i x[kGroups][4];
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -155,7 +150,7 @@ void philox_words_plain(Philox::ctr_type counter, Philox::key_type key, int bloc
 
 void philox_words(Philox::ctr_type counter, Philox::key_type key, int blocks,
                   std::uint64_t* words) {
-    if (!have_avx2()) {
+    if (!cpu_has_avx2()) {
         philox_words_plain(counter, key, blocks, words);
         return;
     }
@@ -180,8 +175,8 @@ void ziggurat_cores_plain(const std::uint64_t* words, int count, double* normals
 namespace {
 
 // Four words at a time, each layer's (ratio, x) pair fetched with one 16-byte load.
-ATTNGEO_AVX2 void ziggurat_cores_avx2(const std::uint64_t* words, int count, double* normals,
-                                      std::uint64_t& misses) {
+ATTNGEO_TARGET_AVX2 void ziggurat_cores_avx2(const std::uint64_t* words, int count, double* normals,
+                                             std::uint64_t& misses) {
     const ZigguratTables& t = tables();
     const __m256i one_exponent = _mm256_set1_epi64x(0x3FF0000000000000LL);
     const __m256d three = _mm256_set1_pd(3.0), half_step = _mm256_set1_pd(0x1p-52);
@@ -212,7 +207,7 @@ ATTNGEO_AVX2 void ziggurat_cores_avx2(const std::uint64_t* words, int count, dou
 }  // namespace
 
 void ziggurat_cores(const std::uint64_t* words, int count, double* normals, std::uint64_t& misses) {
-    if (have_avx2()) {
+    if (cpu_has_avx2()) {
         ziggurat_cores_avx2(words, count, normals, misses);
     } else {
         ziggurat_cores_plain(words, count, normals, misses);
