@@ -13,39 +13,39 @@
 #include <limits>
 #include <type_traits>
 
+#include "common/cpu_features.hpp"
+
 namespace attngeo::theory::gram_kernels {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-#define ATTNGEO_AVX2 __attribute__((target("avx2,fma")))
-
-ATTNGEO_AVX2 inline __m256d load4(const double* p) {
+ATTNGEO_TARGET_AVX2_FMA inline __m256d load4(const double* p) {
     return _mm256_loadu_pd(p);
 }
-ATTNGEO_AVX2 inline __m256d load4(const float* p) {
+ATTNGEO_TARGET_AVX2_FMA inline __m256d load4(const float* p) {
     return _mm256_cvtps_pd(_mm_loadu_ps(p));
 }
 
-ATTNGEO_AVX2 inline __m256d band4(__m256d w, __m256d q, __m256d c, __m256d r) {
+ATTNGEO_TARGET_AVX2_FMA inline __m256d band4(__m256d w, __m256d q, __m256d c, __m256d r) {
     return _mm256_fmadd_pd(_mm256_fmadd_pd(w, r, q), r, c);
 }
 
-ATTNGEO_AVX2 inline double horizontal(__m256d v, bool want_max) {
+ATTNGEO_TARGET_AVX2_FMA inline double horizontal(__m256d v, bool want_max) {
     const __m128d low = _mm256_castpd256_pd128(v), high = _mm256_extractf128_pd(v, 1);
     const __m128d pair = want_max ? _mm_max_pd(low, high) : _mm_min_pd(low, high);
     const double a = _mm_cvtsd_f64(pair), b = _mm_cvtsd_f64(_mm_unpackhi_pd(pair, pair));
     return want_max ? (a > b ? a : b) : (a < b ? a : b);
 }
 
-ATTNGEO_AVX2 inline int lane_sum(__m256i counts) {
+ATTNGEO_TARGET_AVX2_FMA inline int lane_sum(__m256i counts) {
     alignas(32) std::int64_t lanes[4];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), counts);
     return static_cast<int>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
 }
 
 // A true comparison is all ones (−1 as an integer): subtracting it counts it.
-ATTNGEO_AVX2 inline __m256i count_le(__m256i counts, __m256d a, __m256d b) {
+ATTNGEO_TARGET_AVX2_FMA inline __m256i count_le(__m256i counts, __m256d a, __m256d b) {
     return _mm256_sub_epi64(counts, _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
 }
 
@@ -85,9 +85,9 @@ SweepResult empty_result(const SweepRequest& request) {
 }
 
 template <bool kSelected, bool kBracket, bool kBefore, bool kAfter, class Column>
-ATTNGEO_AVX2 SweepResult sweep_avx2(const double* v_old, double* v_new, const Column* column,
-                                    const double* row_norm, const SweepRequest& request, int begin,
-                                    int end) {
+ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_avx2(const double* v_old, double* v_new,
+                                               const Column* column, const double* row_norm,
+                                               const SweepRequest& request, int begin, int end) {
     SweepResult result = empty_result(request);
     const __m256d init = _mm256_set1_pd(kSelected ? -kInf : kInf);
     __m256d low0 = init, high0 = init, low1 = init, high1 = init;
@@ -103,7 +103,7 @@ ATTNGEO_AVX2 SweepResult sweep_avx2(const double* v_old, double* v_new, const Co
     const __m256d after_low = _mm256_set1_pd(request.after_low),
                   after_high = _mm256_set1_pd(request.after_high);
     // One step of four tokens; two independent extreme pairs hide the min/max latency.
-    auto step = [&](int l, __m256d& lows, __m256d& highs) ATTNGEO_AVX2 {
+    auto step = [&](int l, __m256d& lows, __m256d& highs) ATTNGEO_TARGET_AVX2_FMA {
         const __m256d old = _mm256_loadu_pd(v_old + l);
         const __m256d r =
             (kBracket || kBefore || kAfter) ? _mm256_loadu_pd(row_norm + l) : _mm256_setzero_pd();
@@ -179,8 +179,9 @@ SweepResult sweep_dispatch(const double* v_old, double* v_new, const Column* col
     return sweep_plain(v_old, v_new, column, row_norm, r, begin, end);  // unused combinations
 }
 
-ATTNGEO_AVX2 CountPair count_avx2(const double* values, const double* row_norm, Band band,
-                                  int begin, int end, double low, double high) {
+ATTNGEO_TARGET_AVX2_FMA CountPair count_avx2(const double* values, const double* row_norm,
+                                             Band band, int begin, int end, double low,
+                                             double high) {
     __m256i surely = _mm256_setzero_si256(), maybe = _mm256_setzero_si256();
     const __m256d low4 = _mm256_set1_pd(low), high4 = _mm256_set1_pd(high);
     const __m256d w = _mm256_set1_pd(band.w), q = _mm256_set1_pd(band.q),
@@ -201,8 +202,8 @@ ATTNGEO_AVX2 CountPair count_avx2(const double* values, const double* row_norm, 
     return counts;
 }
 
-ATTNGEO_AVX2 int collect_avx2(const double* values, const double* row_norm, Band band, int begin,
-                              int end, double low, double high, int* out) {
+ATTNGEO_TARGET_AVX2_FMA int collect_avx2(const double* values, const double* row_norm, Band band,
+                                         int begin, int end, double low, double high, int* out) {
     const __m256d low4 = _mm256_set1_pd(low), high4 = _mm256_set1_pd(high);
     const __m256d w = _mm256_set1_pd(band.w), q = _mm256_set1_pd(band.q),
                   c = _mm256_set1_pd(band.c);
@@ -229,8 +230,8 @@ ATTNGEO_AVX2 int collect_avx2(const double* values, const double* row_norm, Band
 
 // dst row k = column k of the 8×8 block at src: src columns have leading dimension src_ld,
 // dst rows dst_ld.
-ATTNGEO_AVX2 inline void transpose8x8(const float* src, std::ptrdiff_t src_ld, float* dst,
-                                      std::ptrdiff_t dst_ld) {
+ATTNGEO_TARGET_AVX2_FMA inline void transpose8x8(const float* src, std::ptrdiff_t src_ld,
+                                                 float* dst, std::ptrdiff_t dst_ld) {
     __m256 r[8], t[8], s[8];
     for (int k = 0; k < 8; ++k)
         r[k] = _mm256_loadu_ps(src + k * src_ld);
@@ -250,8 +251,20 @@ ATTNGEO_AVX2 inline void transpose8x8(const float* src, std::ptrdiff_t src_ld, f
     }
 }
 
-ATTNGEO_AVX2 void upper_strip_avx2(const float* lower, int ld, int first, int count, float* strip,
-                                   int stride) {
+// Rows first..first+count−1 of the strip from column `from` to the diagonal, one element at a time.
+template <class Scalar>
+void copy_strip_elements(const Scalar* lower, int ld, int first, int count, Scalar* strip,
+                         int stride, int from) {
+    for (int j = 0; j < count; ++j) {
+        const int row = first + j;
+        for (int m = from; m <= row; ++m)
+            strip[static_cast<std::ptrdiff_t>(j) * stride + m] =
+                lower[row + static_cast<std::ptrdiff_t>(m) * ld];
+    }
+}
+
+ATTNGEO_TARGET_AVX2_FMA void upper_strip_avx2(const float* lower, int ld, int first, int count,
+                                              float* strip, int stride) {
     int l = 0;
     if (count == 8) {  // whole 8×8 blocks left of the diagonal block
         for (; l + 8 <= first; l += 8) {
@@ -259,17 +272,12 @@ ATTNGEO_AVX2 void upper_strip_avx2(const float* lower, int ld, int first, int co
                          stride);
         }
     }
-    for (int j = 0; j < count; ++j) {
-        const int row = first + j;
-        for (int m = l; m <= row; ++m)
-            strip[static_cast<std::ptrdiff_t>(j) * stride + m] =
-                lower[row + static_cast<std::ptrdiff_t>(m) * ld];
-    }
+    copy_strip_elements(lower, ld, first, count, strip, stride, l);  // the diagonal block
 }
 
 constexpr std::uint64_t kMagnitudeMask = 0x7FFFFFFFFFFFFFFFull;
 
-ATTNGEO_AVX2 unsigned long long largest_magnitude_avx2(const double* x, long count) {
+ATTNGEO_TARGET_AVX2_FMA unsigned long long largest_magnitude_avx2(const double* x, long count) {
     const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(kMagnitudeMask));
     __m256i best0 = _mm256_setzero_si256(), best1 = _mm256_setzero_si256();
     long i = 0;
@@ -297,7 +305,8 @@ ATTNGEO_AVX2 unsigned long long largest_magnitude_avx2(const double* x, long cou
     return result;
 }
 
-ATTNGEO_AVX2 void scale_to_float_avx2(const double* from, long count, double sigma, float* to) {
+ATTNGEO_TARGET_AVX2_FMA void scale_to_float_avx2(const double* from, long count, double sigma,
+                                                 float* to) {
     const __m256d scale = _mm256_set1_pd(sigma);
     long i = 0;
     for (; i + 4 <= count; i += 4)
@@ -340,8 +349,7 @@ double band_of(Band band, double r) {
 }
 
 bool uses_avx2() {
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return avx2;
+    return cpu_has_avx2_fma();
 }
 
 template <class Column>
@@ -396,12 +404,7 @@ int collect_band(const double* values, const double* row_norm, Band band, int be
 template <class Scalar>
 void upper_strip_plain(const Scalar* lower, int ld, int first, int count, Scalar* strip,
                        int stride) {
-    for (int j = 0; j < count; ++j) {
-        const int row = first + j;
-        for (int m = 0; m <= row; ++m)
-            strip[static_cast<std::ptrdiff_t>(j) * stride + m] =
-                lower[row + static_cast<std::ptrdiff_t>(m) * ld];
-    }
+    copy_strip_elements(lower, ld, first, count, strip, stride, 0);
 }
 
 template <class Scalar>
