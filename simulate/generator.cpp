@@ -131,10 +131,10 @@ void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool n
     g.resize(n_, d);
     // Token i's row: i, or position[i] when the rows go straight to their ranked places.
     const auto row_of = [&](int i) { return g.row(position ? (*position)[i] : i).data(); };
-    if (alpha && !(normalised && settings_.norm_cv == 0))
-        throw std::logic_error("draw_ar1: α scaling needs rows normalised one at a time");
     const bool exact = settings_.sink_mode == SinkMode::exact;
     const bool normalise_rows = normalised && settings_.norm_cv == 0;
+    if (alpha && !normalise_rows)
+        throw std::logic_error("draw_ar1: α scaling needs rows normalised one at a time");
     generator_kernels::Ar1Row step;
     step.scale = 1.0 / std::sqrt(static_cast<double>(d));
     step.r = r_;

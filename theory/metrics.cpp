@@ -239,6 +239,16 @@ template <class Scalar>
 using GramView = Eigen::Map<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>, 0,
                             Eigen::OuterStride<>>;
 
+// σ‖y_ℓ‖ for the error bands. Only the bands use these norms, so Eigen's vectorised sum order
+// is fine: its rounding (≤ d·u relative) is far inside the bands' spare factor of 2.
+std::vector<double> band_row_norms(const RowMatrix& ranked, int scale_exponent) {
+    const Eigen::VectorXd norms = ranked.rowwise().norm();
+    std::vector<double> scaled(norms.size());
+    for (Eigen::Index l = 0; l < norms.size(); ++l)
+        scaled[l] = std::ldexp(norms[l], scale_exponent);
+    return scaled;
+}
+
 // Wanted sizes, ascending and without repeats.
 std::vector<int> ascending_unique(const std::vector<int>& sizes) {
     std::vector<int> wanted(sizes);
@@ -270,14 +280,9 @@ class EuclideanSweep {
           stride_((n_ + 7) / 8 * 8),
           strip_(static_cast<std::size_t>(8) * stride_),
           s_(d_, 0.0),
-          row_norm_(n_),
+          row_norm_(band_row_norms(ranked, scale_exponent)),
           exact_(n_, kUnset),
           candidates_(n_) {
-        // Only the error bands use these norms, so Eigen's vectorised sum order is fine: its
-        // rounding (≤ d·u relative) is far inside the bands' spare factor of 2.
-        const Eigen::VectorXd norms = ranked_.rowwise().norm();
-        for (int l = 0; l < n_; ++l)
-            row_norm_[l] = std::ldexp(norms[l], scale_exponent);
         if constexpr (std::is_same_v<Scalar, float>) {
             entry_relative_ = gamma_bound(d_ + 2.0, 0x1p-24);
             entry_absolute_ = 4.0 * d_ * 0x1p-150;
@@ -371,10 +376,10 @@ class EuclideanSweep {
         const double* v = v_new;
         SelectionMetrics m;
         m.N = N;
-        max_in_exact_ = min_out_exact_ = kUnset;
+        double max_in_exact = kUnset, min_out_exact = kUnset;  // exact extremes of D, when known
         if (radii_) {
-            max_in_exact_ = exact_max_selected(v, b, N, in.low);
-            m.r_max = std::sqrt(std::max(max_in_exact_, 0.0));
+            max_in_exact = exact_max_selected(v, b, N, in.low);
+            m.r_max = std::sqrt(std::max(max_in_exact, 0.0));
         } else {
             m.r_max = m.r_min = kUnset;
         }
@@ -384,21 +389,21 @@ class EuclideanSweep {
             return;
         }
         if (radii_) {
-            min_out_exact_ = exact_min_rest(v, b, N, outside.extremes.high);
-            m.r_min = std::sqrt(std::max(min_out_exact_, 0.0));
+            min_out_exact = exact_min_rest(v, b, N, outside.extremes.high);
+            m.r_min = std::sqrt(std::max(min_out_exact, 0.0));
         }
         if (outside.after.surely == outside.after.maybe) {
             m.K_out = outside.after.surely;
         } else {
-            if (std::isnan(max_in_exact_)) max_in_exact_ = exact_max_selected(v, b, N, in.low);
+            if (std::isnan(max_in_exact)) max_in_exact = exact_max_selected(v, b, N, in.low);
             m.K_out =
-                outside.after.surely + exact_count(v, b, N, n_, in.low, in.high, max_in_exact_);
+                outside.after.surely + exact_count(v, b, N, n_, in.low, in.high, max_in_exact);
         }
         held_ = true;  // K_in(N) comes with the next sweep
         held_row_ = m;
         held_band_ = b;
         held_rest_ = outside.extremes;
-        held_min_exact_ = min_out_exact_;
+        held_min_exact_ = min_out_exact;
     }
 
     // K_in of the held step from its counts on its own values v (s, the exact cache and the
@@ -487,10 +492,9 @@ class EuclideanSweep {
     double entry_absolute_ = 0;       // a₀
     double reference_underflow_ = 0;  // 2d·2⁻¹⁰⁷⁵σ²: the reference's subnormal products
     double selected_norm_sum_ = 0;    // A = Σ_{k<N} σ‖y_k‖
-    double max_in_exact_ = kUnset, min_out_exact_ = kUnset;  // exact extremes of D, when known
-    std::vector<double> exact_;    // [n] exact D_ℓ of the current step, NaN when not known
-    std::vector<int> touched_;     // tokens with exact_ set
-    std::vector<int> candidates_;  // [n] undecided tokens of one bracket
+    std::vector<double> exact_;       // [n] exact D_ℓ of the current step, NaN when not known
+    std::vector<int> touched_;        // tokens with exact_ set
+    std::vector<int> candidates_;     // [n] undecided tokens of one bracket
     // The last wanted step whose K_in waits for the next sweep.
     bool held_ = false;
     SelectionMetrics held_row_;
@@ -511,12 +515,8 @@ class CosineDecider {
           running_dot_(Eigen::ArrayXd::Zero(n_)),
           diagonal_(gram.diagonal().array()),
           s_(d_, 0.0),
-          row_norm_(n_),
-          exact_(n_, kUnset) {
-        const Eigen::VectorXd norms = ranked_.rowwise().norm();
-        for (int l = 0; l < n_; ++l)
-            row_norm_[l] = norms[l];
-    }
+          row_norm_(band_row_norms(ranked, 0)),
+          exact_(n_, kUnset) {}
 
     // Adds ranked token N−1 to the selection, making the state that of size N.
     void add_next() {
