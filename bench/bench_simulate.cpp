@@ -100,11 +100,11 @@ void BM_SingleGram(benchmark::State& state) {
     openblas_set_num_threads(1);
     theory::RowMatrix y = theory::RowMatrix::Random(n, d);
     theory::SingleRowMatrix scaled;
-    Eigen::MatrixXf gram(n, n);
+    Eigen::MatrixXf gram((n + 7) / 8 * 8, n);  // the simulator's padded leading dimension
     for (auto _ : state) {
         theory::scaled_single_precision(y, scaled);
         cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0f, scaled.data(), d, 0.0f,
-                    gram.data(), n);
+                    gram.data(), static_cast<int>(gram.rows()));
         benchmark::DoNotOptimize(gram.data());
     }
 }
