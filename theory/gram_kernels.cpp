@@ -6,6 +6,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -27,8 +28,12 @@ ATTNGEO_TARGET_AVX2_FMA inline __m256d load4(const float* p) {
     return _mm256_cvtps_pd(_mm_loadu_ps(p));
 }
 
-ATTNGEO_TARGET_AVX2_FMA inline __m256d band4(__m256d w, __m256d q, __m256d c, __m256d r) {
-    return _mm256_fmadd_pd(_mm256_fmadd_pd(w, r, q), r, c);
+// The band of one token block, fma(fma(w, R, q), R, c): the roundings of band_of, without a
+// call into libm's fma from the vector kernels.
+ATTNGEO_TARGET_AVX2_FMA inline double band_fma(Band band, double r) {
+    const __m128d rr = _mm_set_sd(r);
+    const __m128d inner = _mm_fmadd_sd(_mm_set_sd(band.w), rr, _mm_set_sd(band.q));
+    return _mm_cvtsd_f64(_mm_fmadd_sd(inner, rr, _mm_set_sd(band.c)));
 }
 
 ATTNGEO_TARGET_AVX2_FMA inline double horizontal(__m256d v, bool want_max) {
@@ -53,29 +58,16 @@ inline double extreme(double x, double y, bool want_max) {
     return want_max ? (x > y ? x : y) : (x < y ? x : y);
 }
 
-// One token of a sweep, shared by the plain loop and the AVX2 kernel's tail.
-template <class Column>
-inline void sweep_token(const double* v_old, double* v_new, const Column* column,
-                        const double* row_norm, const SweepRequest& request, int l,
-                        SweepResult& result) {
-    if (request.count_before) {
-        const double e = band_of(request.before_band, row_norm[l]);
-        result.before.surely += v_old[l] + e <= request.before_low;
-        result.before.maybe += v_old[l] - e <= request.before_high;
-    }
-    const double v = v_old[l] - 2 * static_cast<double>(column[l]);
-    v_new[l] = v;
-    if (!request.bracket && !request.count_after) return;
-    const double e = band_of(request.band, row_norm[l]);
-    const double lo = v - e, hi = v + e;
-    if (request.bracket) {
-        result.extremes.low = extreme(result.extremes.low, lo, request.selected);
-        result.extremes.high = extreme(result.extremes.high, hi, request.selected);
-    }
-    if (request.count_after) {
-        result.after.surely += hi <= request.after_low;
-        result.after.maybe += lo <= request.after_high;
-    }
+ATTNGEO_TARGET_AVX2_FMA inline __m256d extreme4(__m256d x, __m256d y, bool want_max) {
+    return want_max ? _mm256_max_pd(x, y) : _mm256_min_pd(x, y);
+}
+
+// The thresholds of one count for a token of band e: surely v ≤ low − e, maybe v ≤ high + e.
+struct Thresholds {
+    double surely = 0, maybe = 0;
+};
+inline Thresholds thresholds(double low, double high, double e) {
+    return {low - e, high + e};
 }
 
 SweepResult empty_result(const SweepRequest& request) {
@@ -84,74 +76,96 @@ SweepResult empty_result(const SweepRequest& request) {
     return result;
 }
 
+// One token of a sweep given its block's band e and thresholds; `extreme_v` collects the
+// bracketed extreme of v (v ∓ e is applied once per block: rounding is monotone, so
+// fl(max v − e) = max fl(v − e)).
+template <class Column>
+inline void sweep_token(const double* v_old, double* v_new, const Column* column,
+                        const SweepRequest& request, const Thresholds& before,
+                        const Thresholds& after, int l, SweepResult& result, double& extreme_v) {
+    if (request.count_before) {
+        result.before.surely += v_old[l] <= before.surely;
+        result.before.maybe += v_old[l] <= before.maybe;
+    }
+    const double v = v_old[l] - 2 * static_cast<double>(column[l]);
+    v_new[l] = v;
+    if (request.bracket) extreme_v = extreme(extreme_v, v, request.selected);
+    if (request.count_after) {
+        result.after.surely += v <= after.surely;
+        result.after.maybe += v <= after.maybe;
+    }
+}
+
+inline void close_block(const SweepRequest& request, double e, double extreme_v,
+                        SweepResult& result) {
+    if (!request.bracket) return;
+    result.extremes.low = extreme(result.extremes.low, extreme_v - e, request.selected);
+    result.extremes.high = extreme(result.extremes.high, extreme_v + e, request.selected);
+}
+
 template <bool kSelected, bool kBracket, bool kBefore, bool kAfter, class Column>
 ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_avx2(const double* v_old, double* v_new,
-                                               const Column* column, const double* row_norm,
+                                               const Column* column, const double* block_norm,
                                                const SweepRequest& request, int begin, int end) {
     SweepResult result = empty_result(request);
-    const __m256d init = _mm256_set1_pd(kSelected ? -kInf : kInf);
-    __m256d low0 = init, high0 = init, low1 = init, high1 = init;
+    const __m256d init = _mm256_set1_pd(kSelected ? -kInf : kInf), two = _mm256_set1_pd(2.0);
+    __m256d lows = init, highs = init;
     __m256i before_surely = _mm256_setzero_si256(), before_maybe = _mm256_setzero_si256();
     __m256i after_surely = _mm256_setzero_si256(), after_maybe = _mm256_setzero_si256();
-    const __m256d w = _mm256_set1_pd(request.band.w), q = _mm256_set1_pd(request.band.q),
-                  c = _mm256_set1_pd(request.band.c), two = _mm256_set1_pd(2.0);
-    const __m256d bw = _mm256_set1_pd(request.before_band.w),
-                  bq = _mm256_set1_pd(request.before_band.q),
-                  bc = _mm256_set1_pd(request.before_band.c);
-    const __m256d before_low = _mm256_set1_pd(request.before_low),
-                  before_high = _mm256_set1_pd(request.before_high);
-    const __m256d after_low = _mm256_set1_pd(request.after_low),
-                  after_high = _mm256_set1_pd(request.after_high);
-    // One step of four tokens; two independent extreme pairs hide the min/max latency.
-    auto step = [&](int l, __m256d& lows, __m256d& highs) ATTNGEO_TARGET_AVX2_FMA {
-        const __m256d old = _mm256_loadu_pd(v_old + l);
-        const __m256d r =
-            (kBracket || kBefore || kAfter) ? _mm256_loadu_pd(row_norm + l) : _mm256_setzero_pd();
-        if constexpr (kBefore) {
-            const __m256d e = band4(bw, bq, bc, r);
-            before_surely = count_le(before_surely, _mm256_add_pd(old, e), before_low);
-            before_maybe = count_le(before_maybe, _mm256_sub_pd(old, e), before_high);
-        }
-        const __m256d v = _mm256_fnmadd_pd(two, load4(column + l), old);  // exact 2c: one rounding
-        _mm256_storeu_pd(v_new + l, v);
-        if constexpr (kBracket || kAfter) {
-            const __m256d e = band4(w, q, c, r);
-            const __m256d lo = _mm256_sub_pd(v, e), hi = _mm256_add_pd(v, e);
-            if constexpr (kBracket) {
-                if constexpr (kSelected) {
-                    lows = _mm256_max_pd(lows, lo);
-                    highs = _mm256_max_pd(highs, hi);
-                } else {
-                    lows = _mm256_min_pd(lows, lo);
-                    highs = _mm256_min_pd(highs, hi);
-                }
+    for (int l = begin; l < end;) {
+        const int block = l / kBandBlock;
+        const int stop = std::min(end, (block + 1) * kBandBlock);
+        const double r = block_norm[block];
+        const double e = (kBracket || kAfter) ? band_fma(request.band, r) : 0.0;
+        const Thresholds before = kBefore ? thresholds(request.before_low, request.before_high,
+                                                       band_fma(request.before_band, r))
+                                          : Thresholds{};
+        const Thresholds after =
+            kAfter ? thresholds(request.after_low, request.after_high, e) : Thresholds{};
+        const __m256d before_surely4 = _mm256_set1_pd(before.surely),
+                      before_maybe4 = _mm256_set1_pd(before.maybe);
+        const __m256d after_surely4 = _mm256_set1_pd(after.surely),
+                      after_maybe4 = _mm256_set1_pd(after.maybe);
+        __m256d extreme_v4 = init;
+        for (; l + 4 <= stop; l += 4) {
+            const __m256d old = _mm256_loadu_pd(v_old + l);
+            if constexpr (kBefore) {
+                before_surely = count_le(before_surely, old, before_surely4);
+                before_maybe = count_le(before_maybe, old, before_maybe4);
             }
+            const __m256d v = _mm256_fnmadd_pd(two, load4(column + l), old);  // exact 2c
+            _mm256_storeu_pd(v_new + l, v);
+            if constexpr (kBracket) extreme_v4 = extreme4(extreme_v4, v, kSelected);
             if constexpr (kAfter) {
-                after_surely = count_le(after_surely, hi, after_low);
-                after_maybe = count_le(after_maybe, lo, after_high);
+                after_surely = count_le(after_surely, v, after_surely4);
+                after_maybe = count_le(after_maybe, v, after_maybe4);
             }
         }
-    };
-    int l = begin;
-    for (; l + 8 <= end; l += 8) {
-        step(l, low0, high0);
-        step(l + 4, low1, high1);
-    }
-    for (; l + 4 <= end; l += 4)
-        step(l, low0, high0);
-    if constexpr (kBracket) {
-        if constexpr (kSelected) {
-            result.extremes.low = horizontal(_mm256_max_pd(low0, low1), true);
-            result.extremes.high = horizontal(_mm256_max_pd(high0, high1), true);
-        } else {
-            result.extremes.low = horizontal(_mm256_min_pd(low0, low1), false);
-            result.extremes.high = horizontal(_mm256_min_pd(high0, high1), false);
+        if constexpr (kBracket) {
+            const __m256d e4 = _mm256_set1_pd(e);
+            lows = extreme4(lows, _mm256_sub_pd(extreme_v4, e4), kSelected);
+            highs = extreme4(highs, _mm256_add_pd(extreme_v4, e4), kSelected);
+        }
+        if (l < stop) {  // the block's last tokens of a range that ends inside it
+            double extreme_v = kSelected ? -kInf : kInf;
+            for (; l < stop; ++l)
+                sweep_token(v_old, v_new, column, request, before, after, l, result, extreme_v);
+            close_block(request, e, extreme_v, result);
         }
     }
-    if constexpr (kBefore) result.before = {lane_sum(before_surely), lane_sum(before_maybe)};
-    if constexpr (kAfter) result.after = {lane_sum(after_surely), lane_sum(after_maybe)};
-    for (; l < end; ++l)
-        sweep_token(v_old, v_new, column, row_norm, request, l, result);
+    if constexpr (kBracket) {
+        result.extremes.low = extreme(result.extremes.low, horizontal(lows, kSelected), kSelected);
+        result.extremes.high =
+            extreme(result.extremes.high, horizontal(highs, kSelected), kSelected);
+    }
+    if constexpr (kBefore) {
+        result.before.surely += lane_sum(before_surely);
+        result.before.maybe += lane_sum(before_maybe);
+    }
+    if constexpr (kAfter) {
+        result.after.surely += lane_sum(after_surely);
+        result.after.maybe += lane_sum(after_maybe);
+    }
     return result;
 }
 
@@ -159,9 +173,9 @@ ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_avx2(const double* v_old, double* v_ne
 // and may count against the selected bracket; either may only update.
 template <class Column>
 SweepResult sweep_dispatch(const double* v_old, double* v_new, const Column* column,
-                           const double* row_norm, const SweepRequest& r, int begin, int end) {
+                           const double* block_norm, const SweepRequest& r, int begin, int end) {
     const auto call = [&](auto kernel) {
-        return kernel(v_old, v_new, column, row_norm, r, begin, end);
+        return kernel(v_old, v_new, column, block_norm, r, begin, end);
     };
     if (r.selected && !r.count_after) {
         if (r.bracket)
@@ -176,54 +190,54 @@ SweepResult sweep_dispatch(const double* v_old, double* v_new, const Column* col
                                  : call(sweep_avx2<false, true, false, false, Column>);
         if (!r.count_after) return call(sweep_avx2<false, false, false, false, Column>);
     }
-    return sweep_plain(v_old, v_new, column, row_norm, r, begin, end);  // unused combinations
+    return sweep_plain(v_old, v_new, column, block_norm, r, begin, end);  // unused combinations
 }
 
-ATTNGEO_TARGET_AVX2_FMA CountPair count_avx2(const double* values, const double* row_norm,
+ATTNGEO_TARGET_AVX2_FMA CountPair count_avx2(const double* values, const double* block_norm,
                                              Band band, int begin, int end, double low,
                                              double high) {
     __m256i surely = _mm256_setzero_si256(), maybe = _mm256_setzero_si256();
-    const __m256d low4 = _mm256_set1_pd(low), high4 = _mm256_set1_pd(high);
-    const __m256d w = _mm256_set1_pd(band.w), q = _mm256_set1_pd(band.q),
-                  c = _mm256_set1_pd(band.c);
-    int l = begin;
-    for (; l + 4 <= end; l += 4) {
-        const __m256d v = _mm256_loadu_pd(values + l);
-        const __m256d e = band4(w, q, c, _mm256_loadu_pd(row_norm + l));
-        surely = count_le(surely, _mm256_add_pd(v, e), low4);
-        maybe = count_le(maybe, _mm256_sub_pd(v, e), high4);
+    CountPair counts;
+    for (int l = begin; l < end;) {
+        const int block = l / kBandBlock;
+        const int stop = std::min(end, (block + 1) * kBandBlock);
+        const Thresholds t = thresholds(low, high, band_fma(band, block_norm[block]));
+        const __m256d surely4 = _mm256_set1_pd(t.surely), maybe4 = _mm256_set1_pd(t.maybe);
+        for (; l + 4 <= stop; l += 4) {
+            const __m256d v = _mm256_loadu_pd(values + l);
+            surely = count_le(surely, v, surely4);
+            maybe = count_le(maybe, v, maybe4);
+        }
+        for (; l < stop; ++l) {
+            counts.surely += values[l] <= t.surely;
+            counts.maybe += values[l] <= t.maybe;
+        }
     }
-    CountPair counts{lane_sum(surely), lane_sum(maybe)};
-    for (; l < end; ++l) {
-        const double e = band_of(band, row_norm[l]);
-        counts.surely += values[l] + e <= low;
-        counts.maybe += values[l] - e <= high;
-    }
+    counts.surely += lane_sum(surely);
+    counts.maybe += lane_sum(maybe);
     return counts;
 }
 
-ATTNGEO_TARGET_AVX2_FMA int collect_avx2(const double* values, const double* row_norm, Band band,
+ATTNGEO_TARGET_AVX2_FMA int collect_avx2(const double* values, const double* block_norm, Band band,
                                          int begin, int end, double low, double high, int* out) {
-    const __m256d low4 = _mm256_set1_pd(low), high4 = _mm256_set1_pd(high);
-    const __m256d w = _mm256_set1_pd(band.w), q = _mm256_set1_pd(band.q),
-                  c = _mm256_set1_pd(band.c);
     int found = 0;
-    int l = begin;
-    for (; l + 4 <= end; l += 4) {
-        const __m256d v = _mm256_loadu_pd(values + l);
-        const __m256d e = band4(w, q, c, _mm256_loadu_pd(row_norm + l));
-        const __m256d undecided =
-            _mm256_and_pd(_mm256_cmp_pd(_mm256_add_pd(v, e), low4, _CMP_GT_OQ),
-                          _mm256_cmp_pd(_mm256_sub_pd(v, e), high4, _CMP_LE_OQ));
-        int mask = _mm256_movemask_pd(undecided);
-        while (mask != 0) {  // rare: most blocks have no undecided token
-            out[found++] = l + __builtin_ctz(mask);
-            mask &= mask - 1;
+    for (int l = begin; l < end;) {
+        const int block = l / kBandBlock;
+        const int stop = std::min(end, (block + 1) * kBandBlock);
+        const Thresholds t = thresholds(low, high, band_fma(band, block_norm[block]));
+        const __m256d surely4 = _mm256_set1_pd(t.surely), maybe4 = _mm256_set1_pd(t.maybe);
+        for (; l + 4 <= stop; l += 4) {
+            const __m256d v = _mm256_loadu_pd(values + l);
+            const __m256d undecided = _mm256_and_pd(_mm256_cmp_pd(v, surely4, _CMP_GT_OQ),
+                                                    _mm256_cmp_pd(v, maybe4, _CMP_LE_OQ));
+            int mask = _mm256_movemask_pd(undecided);
+            while (mask != 0) {  // rare: most blocks have no undecided token
+                out[found++] = l + __builtin_ctz(mask);
+                mask &= mask - 1;
+            }
         }
-    }
-    for (; l < end; ++l) {
-        const double e = band_of(band, row_norm[l]);
-        if (values[l] + e > low && values[l] - e <= high) out[found++] = l;
+        for (; l < stop; ++l)
+            if (values[l] > t.surely && values[l] <= t.maybe) out[found++] = l;
     }
     return found;
 }
@@ -354,51 +368,59 @@ bool uses_avx2() {
 
 template <class Column>
 SweepResult sweep_plain(const double* v_old, double* v_new, const Column* column,
-                        const double* row_norm, const SweepRequest& request, int begin, int end) {
+                        const double* block_norm, const SweepRequest& request, int begin, int end) {
     SweepResult result = empty_result(request);
-    for (int l = begin; l < end; ++l)
-        sweep_token(v_old, v_new, column, row_norm, request, l, result);
+    for (int l = begin; l < end; ++l) {  // every token on its own, its block's band recomputed
+        const double r = block_norm[l / kBandBlock];
+        const double e = band_of(request.band, r);
+        const Thresholds before =
+            thresholds(request.before_low, request.before_high, band_of(request.before_band, r));
+        const Thresholds after = thresholds(request.after_low, request.after_high, e);
+        double extreme_v = request.selected ? -kInf : kInf;
+        sweep_token(v_old, v_new, column, request, before, after, l, result, extreme_v);
+        close_block(request, e, extreme_v, result);
+    }
     return result;
 }
 
 template <class Column>
-SweepResult sweep(const double* v_old, double* v_new, const Column* column, const double* row_norm,
-                  const SweepRequest& request, int begin, int end) {
-    if (!uses_avx2()) return sweep_plain(v_old, v_new, column, row_norm, request, begin, end);
-    return sweep_dispatch(v_old, v_new, column, row_norm, request, begin, end);
+SweepResult sweep(const double* v_old, double* v_new, const Column* column,
+                  const double* block_norm, const SweepRequest& request, int begin, int end) {
+    if (!uses_avx2()) return sweep_plain(v_old, v_new, column, block_norm, request, begin, end);
+    return sweep_dispatch(v_old, v_new, column, block_norm, request, begin, end);
 }
 
-CountPair count_band_plain(const double* values, const double* row_norm, Band band, int begin,
+CountPair count_band_plain(const double* values, const double* block_norm, Band band, int begin,
                            int end, double low, double high) {
     CountPair counts;
     for (int l = begin; l < end; ++l) {
-        const double e = band_of(band, row_norm[l]);
-        counts.surely += values[l] + e <= low;
-        counts.maybe += values[l] - e <= high;
+        const Thresholds t = thresholds(low, high, band_of(band, block_norm[l / kBandBlock]));
+        counts.surely += values[l] <= t.surely;
+        counts.maybe += values[l] <= t.maybe;
     }
     return counts;
 }
 
-CountPair count_band(const double* values, const double* row_norm, Band band, int begin, int end,
+CountPair count_band(const double* values, const double* block_norm, Band band, int begin, int end,
                      double low, double high) {
-    return uses_avx2() ? count_avx2(values, row_norm, band, begin, end, low, high)
-                       : count_band_plain(values, row_norm, band, begin, end, low, high);
+    return uses_avx2() ? count_avx2(values, block_norm, band, begin, end, low, high)
+                       : count_band_plain(values, block_norm, band, begin, end, low, high);
 }
 
-int collect_band_plain(const double* values, const double* row_norm, Band band, int begin, int end,
-                       double low, double high, int* out) {
+int collect_band_plain(const double* values, const double* block_norm, Band band, int begin,
+                       int end, double low, double high, int* out) {
     int found = 0;
     for (int l = begin; l < end; ++l) {
-        const double e = band_of(band, row_norm[l]);
-        if (values[l] + e > low && values[l] - e <= high) out[found++] = l;
+        const Thresholds t = thresholds(low, high, band_of(band, block_norm[l / kBandBlock]));
+        if (values[l] > t.surely && values[l] <= t.maybe) out[found++] = l;
     }
     return found;
 }
 
-int collect_band(const double* values, const double* row_norm, Band band, int begin, int end,
+int collect_band(const double* values, const double* block_norm, Band band, int begin, int end,
                  double low, double high, int* out) {
-    return uses_avx2() ? collect_avx2(values, row_norm, band, begin, end, low, high, out)
-                       : collect_band_plain(values, row_norm, band, begin, end, low, high, out);
+    return uses_avx2() ? collect_avx2(values, block_norm, band, begin, end, low, high, out)
+                       : collect_band_plain(values, block_norm, band, begin, end, low, high, out);
 }
 
 template <class Scalar>

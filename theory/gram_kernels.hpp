@@ -1,11 +1,16 @@
 // The O(n) per-N sweeps of the certified Gram path (theory/metrics.cpp), vectorised with AVX2
 // and FMA and, beside each, the plain loop it must match bit for bit (selected at run time; the
-// test compares the two). Every value is bracketed by a per-token error band e_ℓ(N).
+// test compares the two). Every value is bracketed by an error band e_ℓ(N), shared by the
+// tokens of one block of kBandBlock so that the kernels compute it once per block.
 #pragma once
 
 namespace attngeo::theory::gram_kernels {
 
-// The per-N error band coefficients: e_ℓ = fma(fma(w, r_ℓ, q), r_ℓ, c), r_ℓ = ‖y_ℓ‖.
+// Tokens ℓ of block b = ⌊ℓ / kBandBlock⌋ share the band of the block norm R_b = max ‖y_ℓ‖ over
+// the block: the band grows with the norm, so it still bounds every token's error.
+constexpr int kBandBlock = 64;
+
+// The per-N error band coefficients: e_ℓ = fma(fma(w, R, q), R, c), R = R_b of ℓ's block.
 struct Band {
     double w = 0, q = 0, c = 0;
 };
@@ -17,9 +22,12 @@ struct BandExtremes {
     double low = 0, high = 0;
 };
 
+// The comparisons move e to the threshold side (v ≤ low − e rather than v + e ≤ low) so that
+// a block needs one subtraction, not one per token; the rounding of low − e is of the size
+// the bands' spare factor absorbs for v ± e.
 struct CountPair {
-    int surely = 0;  // #{ℓ : v_ℓ + e_ℓ ≤ low}
-    int maybe = 0;   // #{ℓ : v_ℓ − e_ℓ ≤ high}
+    int surely = 0;  // #{ℓ : v_ℓ ≤ low − e_ℓ}
+    int maybe = 0;   // #{ℓ : v_ℓ ≤ high + e_ℓ}
 };
 
 // What one sweep over a token range does besides v_new = v_old − 2·column (the step from
@@ -41,26 +49,26 @@ struct SweepResult {
 };
 
 // The sweep over [begin, end); v_old and v_new may not alias. `Column` is float (the
-// single-precision Gram matrix) or double, indexed by ℓ.
+// single-precision Gram matrix) or double, indexed by ℓ; block_norm [⌈n / kBandBlock⌉] holds R_b.
 template <class Column>
-SweepResult sweep(const double* v_old, double* v_new, const Column* column, const double* row_norm,
-                  const SweepRequest& request, int begin, int end);
+SweepResult sweep(const double* v_old, double* v_new, const Column* column,
+                  const double* block_norm, const SweepRequest& request, int begin, int end);
 template <class Column>
 SweepResult sweep_plain(const double* v_old, double* v_new, const Column* column,
-                        const double* row_norm, const SweepRequest& request, int begin, int end);
+                        const double* block_norm, const SweepRequest& request, int begin, int end);
 
 // The two counts of CountPair over [begin, end).
-CountPair count_band(const double* values, const double* row_norm, Band band, int begin, int end,
+CountPair count_band(const double* values, const double* block_norm, Band band, int begin, int end,
                      double low, double high);
-CountPair count_band_plain(const double* values, const double* row_norm, Band band, int begin,
+CountPair count_band_plain(const double* values, const double* block_norm, Band band, int begin,
                            int end, double low, double high);
 
-// Appends to `out` every ℓ in [begin, end) with v_ℓ + e_ℓ > low and v_ℓ − e_ℓ ≤ high (the
+// Appends to `out` every ℓ in [begin, end) with v_ℓ > low − e_ℓ and v_ℓ ≤ high + e_ℓ (the
 // tokens a bracket cannot decide); returns how many. `out` must have room for end − begin.
-int collect_band(const double* values, const double* row_norm, Band band, int begin, int end,
+int collect_band(const double* values, const double* block_norm, Band band, int begin, int end,
                  double low, double high, int* out);
-int collect_band_plain(const double* values, const double* row_norm, Band band, int begin, int end,
-                       double low, double high, int* out);
+int collect_band_plain(const double* values, const double* block_norm, Band band, int begin,
+                       int end, double low, double high, int* out);
 
 // Rows [first, first + count) of the symmetric matrix whose lower triangle is stored
 // column-major with leading dimension ld (as SYRK leaves it), each row j up to its diagonal:

@@ -222,12 +222,14 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
 // γ' = γ_{4N+2d+8}, the running double sums and the reference's own rounding (s summed in
 // double: (2γ_N + γ_{d+3})(A + ‖y_ℓ‖)², its subnormal products 2d·2⁻¹⁰⁷⁵σ²) give per token
 //   |ṽ_ℓ − (D_ref,ℓ − ‖s‖²)| ≤ (g + γ')(‖y_ℓ‖² + 2A‖y_ℓ‖) + γ'A² + (2N+1)·1.01·a₀ + 2d·2⁻¹⁰⁷⁵σ²,
-// and the band e_ℓ is twice that (the spare factor also absorbs rounding e and v ± e). So
-// max_i D_i lies in [max(v − e), max(v + e)] over the selected and min_j D_j in
-// [min(v − e), min(v + e)] over the rest; a token whose own interval straddles the other
-// side's bracket is redone with the reference kernel on the same running s, which makes counts
-// and radii bit-identical to the reference. The cosine distance (double Gram only) gets the
-// analogous per-token bound on a quotient (approximate_cosine).
+// and the band e_ℓ is twice that, evaluated at the largest ‖y‖ of ℓ's block of
+// gram_kernels::kBandBlock tokens (the bound grows with ‖y_ℓ‖). The spare factor also absorbs
+// rounding e, v ± e and the thresholds t ∓ e: every threshold t is some token's v_j ± e_j, and
+// u·|t| is far below e_j (γ' ≥ 16u). So max_i D_i lies in [max(v − e), max(v + e)] over the
+// selected and min_j D_j in [min(v − e), min(v + e)] over the rest; a token whose own interval
+// straddles the other side's bracket is redone with the reference kernel on the same running s,
+// which makes counts and radii bit-identical to the reference. The cosine distance (double Gram
+// only) gets the analogous per-token bound on a quotient (approximate_cosine).
 
 // γ_m = m·unit/(1 − m·unit): the relative error bound of m roundings.
 double gamma_bound(double m, double unit) {
@@ -247,6 +249,16 @@ std::vector<double> band_row_norms(const RowMatrix& ranked, int scale_exponent) 
     for (Eigen::Index l = 0; l < norms.size(); ++l)
         scaled[l] = std::ldexp(norms[l], scale_exponent);
     return scaled;
+}
+
+// R_b = max of row_norm over each block of gram_kernels::kBandBlock tokens (the last may be
+// short): the norms the sweeps' bands are evaluated at.
+std::vector<double> band_block_norms(const std::vector<double>& row_norm) {
+    const std::size_t block = gram_kernels::kBandBlock;
+    std::vector<double> largest((row_norm.size() + block - 1) / block, 0.0);
+    for (std::size_t l = 0; l < row_norm.size(); ++l)
+        largest[l / block] = std::max(largest[l / block], row_norm[l]);
+    return largest;
 }
 
 // Wanted sizes, ascending and without repeats.
@@ -281,6 +293,7 @@ class EuclideanSweep {
           strip_(static_cast<std::size_t>(8) * stride_),
           s_(d_, 0.0),
           row_norm_(band_row_norms(ranked, scale_exponent)),
+          block_norm_(band_block_norms(row_norm_)),
           exact_(n_, kUnset),
           candidates_(n_) {
         if constexpr (std::is_same_v<Scalar, float>) {
@@ -308,7 +321,7 @@ class EuclideanSweep {
         if (held_) {  // the last wanted N < n: its K_in from one more pass over its values
             const double* v = values_[current_].data();
             const gram_kernels::CountPair inside = gram_kernels::count_band(
-                v, row_norm_.data(), held_band_, 0, held_row_.N, held_rest_.low, held_rest_.high);
+                v, block_norm_.data(), held_band_, 0, held_row_.N, held_rest_.low, held_rest_.high);
             settle_held(v, inside, rows);
         }
     }
@@ -337,7 +350,7 @@ class EuclideanSweep {
         const gram_kernels::Band b = band(N);
         const double* v_old = values_[current_].data();
         double* v_new = values_[1 - current_].data();
-        const double* r = row_norm_.data();
+        const double* r = block_norm_.data();
 
         gram_kernels::SweepRequest selected;
         selected.band = b;
@@ -428,7 +441,7 @@ class EuclideanSweep {
     // low end.
     double exact_max_selected(const double* v, const gram_kernels::Band& b, int N,
                               double bracket_low) {
-        const int found = gram_kernels::collect_band(v, row_norm_.data(), b, 0, N,
+        const int found = gram_kernels::collect_band(v, block_norm_.data(), b, 0, N,
                                                      std::nextafter(bracket_low, -kInf), kInf,
                                                      candidates_.data());
         double best = -kInf;
@@ -441,7 +454,7 @@ class EuclideanSweep {
     // end.
     double exact_min_rest(const double* v, const gram_kernels::Band& b, int N,
                           double bracket_high) {
-        const int found = gram_kernels::collect_band(v, row_norm_.data(), b, N, n_, -kInf,
+        const int found = gram_kernels::collect_band(v, block_norm_.data(), b, N, n_, -kInf,
                                                      bracket_high, candidates_.data());
         double best = kInf;
         for (int k = 0; k < found; ++k)
@@ -452,8 +465,8 @@ class EuclideanSweep {
     // How many tokens of [begin, end) whose band meets [low, high] have D_ℓ ≤ limit.
     int exact_count(const double* v, const gram_kernels::Band& b, int begin, int end, double low,
                     double high, double limit) {
-        const int found = gram_kernels::collect_band(v, row_norm_.data(), b, begin, end, low, high,
-                                                     candidates_.data());
+        const int found = gram_kernels::collect_band(v, block_norm_.data(), b, begin, end, low,
+                                                     high, candidates_.data());
         int count = 0;
         for (int k = 0; k < found; ++k)
             count += exact(candidates_[k]) <= limit;
@@ -488,6 +501,7 @@ class EuclideanSweep {
     std::vector<double> s_;  // [d] s(summed_rows_) summed in rank order, as the reference does
     int summed_rows_ = 0;
     std::vector<double> row_norm_;  // [n] σ‖y_ℓ‖
+    std::vector<double> block_norm_;  // [⌈n / kBandBlock⌉] the bands' R_b, max σ‖y_ℓ‖ per block
     double entry_relative_ = 0;  // g: |G̃_kℓ − G_kℓ| ≤ g‖y_k‖‖y_ℓ‖ + a₀ (scaled units)
     double entry_absolute_ = 0;       // a₀
     double reference_underflow_ = 0;  // 2d·2⁻¹⁰⁷⁵σ²: the reference's subnormal products

@@ -20,24 +20,50 @@ bool same_bits(double a, double b) {
     return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
+// Thresholds that tie token value x of band e exactly, when such a double exists next to
+// x ± e: fl(t − e) = x for a surely-threshold, fl(t + e) = x for a maybe-threshold.
+double surely_tie(double x, double e) {
+    double t = x + e;
+    for (int i = 0; i < 8 && t - e != x; ++i)
+        t = std::nextafter(t, t - e > x ? -INFINITY : INFINITY);
+    return t;
+}
+double maybe_tie(double x, double e) {
+    double t = x - e;
+    for (int i = 0; i < 8 && t + e != x; ++i)
+        t = std::nextafter(t, t + e > x ? -INFINITY : INFINITY);
+    return t;
+}
+
+// R_b per block of kBandBlock tokens, positive.
+std::vector<double> random_block_norms(int n, std::mt19937_64& rng) {
+    std::normal_distribution<double> normal;
+    std::vector<double> block_norm((n + gk::kBandBlock - 1) / gk::kBandBlock);
+    for (double& r : block_norm)
+        r = std::abs(normal(rng));
+    return block_norm;
+}
+
 // Every request the Euclidean sweep makes (and the ones it does not), fast against plain.
 template <class Column>
-void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted) {
+void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted, long& ties) {
     std::normal_distribution<double> normal;
-    for (int n : {1, 3, 4, 7, 8, 9, 31, 64, 257}) {
-        std::vector<double> row_norm(n), start(n);
+    constexpr int B = gk::kBandBlock;  // sizes around the band blocks' edges too
+    for (int n : {1, 3, 4, 7, 8, 9, 17, 31, B - 1, B, B + 1, 2 * B + 3, 257}) {
+        const std::vector<double> block_norm = random_block_norms(n, rng);
+        std::vector<double> start(n);
         std::vector<Column> column(n);
         for (int l = 0; l < n; ++l) {
-            row_norm[l] = std::abs(normal(rng));
-            start[l] = row_norm[l] * row_norm[l] + normal(rng);
+            start[l] = normal(rng);
             column[l] = static_cast<Column>(normal(rng));
         }
         const gk::Band band{1e-3, 2e-3, 1e-4}, before_band{2e-3, 1e-3, 3e-4};
-        // Thresholds equal to token 0's own v ± e (after and before the update): ≤ on exact ties.
+        // Thresholds that tie token 0 (after and before the update): ≤ on exact ties.
         const double v0 = start[0] - 2 * static_cast<double>(column[0]);
-        const double e0 = gk::band_of(band, row_norm[0]),
-                     b0 = gk::band_of(before_band, row_norm[0]);
-        for (int split = 0; split <= n; split += std::max(1, n / 5)) {
+        const double e0 = gk::band_of(band, block_norm[0]),
+                     b0 = gk::band_of(before_band, block_norm[0]);
+        const double after_low = surely_tie(v0, e0), before_low = surely_tie(start[0], b0);
+        for (int split = 0; split <= n; split += std::max(1, n / 7)) {
             for (int flags = 0; flags < 16; ++flags) {
                 gk::SweepRequest request;
                 request.band = band;
@@ -45,16 +71,16 @@ void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted) {
                 request.bracket = flags & 2;
                 request.count_before = flags & 4;
                 request.before_band = before_band;
-                request.before_low = start[0] + b0;
-                request.before_high = start[0] - b0;
+                request.before_low = before_low;
+                request.before_high = maybe_tie(start[0], b0);
                 request.count_after = flags & 8;
-                request.after_low = v0 + e0;
-                request.after_high = v0 - e0;
+                request.after_low = after_low;
+                request.after_high = maybe_tie(v0, e0);
                 std::vector<double> fast(n, -1.0), plain(n, -2.0);
                 const gk::SweepResult f = gk::sweep(start.data(), fast.data(), column.data(),
-                                                    row_norm.data(), request, split, n);
+                                                    block_norm.data(), request, split, n);
                 const gk::SweepResult p = gk::sweep_plain(start.data(), plain.data(), column.data(),
-                                                          row_norm.data(), request, split, n);
+                                                          block_norm.data(), request, split, n);
                 const std::string where = "n=" + std::to_string(n) +
                                           " split=" + std::to_string(split) +
                                           " flags=" + std::to_string(flags);
@@ -80,12 +106,14 @@ void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted) {
                     EXPECT_EQ(plain[l], start[l] - 2 * static_cast<double>(column[l]));
                 }
                 counted += p.before.maybe + p.after.maybe;
-                if (split == 0 && n > 0) {
-                    if (request.count_before) {
-                        EXPECT_GE(p.before.surely, 1) << where;  // token 0 ties its own band
+                if (split == 0 && n > 0) {  // token 0 ties its own thresholds
+                    if (request.count_before && before_low - b0 == start[0]) {
+                        EXPECT_GE(p.before.surely, 1) << where;
+                        ++ties;
                     }
-                    if (request.count_after) {
+                    if (request.count_after && after_low - e0 == v0) {
                         EXPECT_GE(p.after.surely, 1) << where;
+                        ++ties;
                     }
                 }
             }
@@ -96,47 +124,67 @@ void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted) {
 TEST(GramKernels, VectorisedSweepsEqualPlainLoops) {
     std::mt19937_64 rng(5);
     double largest = 0;
-    long counted = 0;
-    compare_sweeps<float>(rng, largest, counted);
-    compare_sweeps<double>(rng, largest, counted);
+    long counted = 0, ties = 0;
+    compare_sweeps<float>(rng, largest, counted, ties);
+    compare_sweeps<double>(rng, largest, counted, ties);
     EXPECT_GT(counted, 0);
+    EXPECT_GT(ties, 0);  // the exact-tie comparisons were exercised
     std::cout << "[ info     ] AVX2 " << (gk::uses_avx2() ? "used" : "not available")
               << "; largest difference to the plain loops " << largest << "\n";
     EXPECT_EQ(largest, 0.0);
+}
+
+// A CountPair against its definition written out token by token: surely v ≤ low − e,
+// maybe v ≤ high + e, e the band at the token's block norm.
+void expect_counts_match_definition(const std::vector<double>& values,
+                                    const std::vector<double>& block_norm, gk::Band band, int begin,
+                                    double low, double high, gk::CountPair counts) {
+    int surely = 0, maybe = 0;
+    for (int l = begin; l < static_cast<int>(values.size()); ++l) {
+        const double r = block_norm[l / gk::kBandBlock];
+        const double e = std::fma(std::fma(band.w, r, band.q), r, band.c);
+        surely += values[l] <= low - e;
+        maybe += values[l] <= high + e;
+    }
+    EXPECT_EQ(counts.surely, surely);
+    EXPECT_EQ(counts.maybe, maybe);
 }
 
 TEST(GramKernels, CountsAndCollectedTokensEqualPlainLoops) {
     std::mt19937_64 rng(7);
     std::normal_distribution<double> normal;
     long collected = 0;
-    for (int n : {1, 3, 4, 5, 8, 13, 64, 257}) {
-        std::vector<double> values(n), row_norm(n);
-        for (int l = 0; l < n; ++l) {
-            row_norm[l] = std::abs(normal(rng));
+    constexpr int B = gk::kBandBlock;
+    for (int n : {1, 3, 4, 5, 8, 13, B - 1, B, B + 1, 257}) {
+        const std::vector<double> block_norm = random_block_norms(n, rng);
+        std::vector<double> values(n);
+        for (int l = 0; l < n; ++l)
             values[l] = normal(rng);
-        }
         const gk::Band band{1e-2, 3e-2, 1e-3};
         for (int pick = 0; pick < std::min(n, 4); ++pick) {
             const int l = static_cast<int>(rng() % n);
-            const double e = gk::band_of(band, row_norm[l]);
-            const double low = values[l] + e, high = values[l] - e;  // ties with token l
+            const double e = gk::band_of(band, block_norm[l / gk::kBandBlock]);
+            // Ties with token l: fl(low − e) = v_l = fl(high + e).
+            const double low = surely_tie(values[l], e), high = maybe_tie(values[l], e);
             for (int begin : {0, n / 3}) {
                 const gk::CountPair fast =
-                    gk::count_band(values.data(), row_norm.data(), band, begin, n, low, high);
-                const gk::CountPair plain =
-                    gk::count_band_plain(values.data(), row_norm.data(), band, begin, n, low, high);
+                    gk::count_band(values.data(), block_norm.data(), band, begin, n, low, high);
+                const gk::CountPair plain = gk::count_band_plain(values.data(), block_norm.data(),
+                                                                 band, begin, n, low, high);
                 EXPECT_EQ(fast.surely, plain.surely);
                 EXPECT_EQ(fast.maybe, plain.maybe);
-                if (begin <= l) {
-                    EXPECT_GE(plain.surely, 1);  // token l itself: v + e ≤ v + e
+                // The plain count against its definition, token by token.
+                expect_counts_match_definition(values, block_norm, band, begin, low, high, plain);
+                if (begin <= l && low - e == values[l]) {
+                    EXPECT_GE(plain.surely, 1);  // token l itself: v ≤ low − e on the tie
                 }
                 std::vector<int> fast_found(n), plain_found(n);
                 using Bracket = std::pair<double, double>;
                 for (const auto& [a, b] : {Bracket{high, low}, Bracket{low, high},
                                            Bracket{-INFINITY, high}, Bracket{low, INFINITY}}) {
-                    const int nf = gk::collect_band(values.data(), row_norm.data(), band, begin, n,
-                                                    a, b, fast_found.data());
-                    const int np = gk::collect_band_plain(values.data(), row_norm.data(), band,
+                    const int nf = gk::collect_band(values.data(), block_norm.data(), band, begin,
+                                                    n, a, b, fast_found.data());
+                    const int np = gk::collect_band_plain(values.data(), block_norm.data(), band,
                                                           begin, n, a, b, plain_found.data());
                     ASSERT_EQ(nf, np);
                     for (int k = 0; k < nf; ++k)
