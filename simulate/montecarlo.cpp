@@ -9,6 +9,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/cpu_features.hpp"
+#include "simulate/single_gram.hpp"
+
 namespace attngeo::simulate {
 namespace {
 
@@ -32,20 +35,23 @@ void gram_of(const theory::RowMatrix& ranked, Eigen::MatrixXd& gram) {
     theory::symmetrize_from_lower(gram);
 }
 
-// n rounded up to a multiple of 8 floats: the single-precision Gram's leading dimension.
-int padded_rows(int n) {
-    return (n + 7) / 8 * 8;
-}
-
-// The lower triangle of the single-precision Gram matrix of fl32(σ·ranked) (SSYRK, twice the
-// speed of DSYRK; never mirrored: the Euclidean sweep and the realised statistics read only the
-// lower triangle); theory/ widens its error bands to float32 rounding. Returns σ's exponent.
+// The lower triangle of the single-precision Gram matrix of fl32(σ·ranked) (twice the speed of
+// DSYRK; never mirrored: the Euclidean sweep and the realised statistics read only the lower
+// triangle); theory/ widens its error bands to float32 rounding. The packed AVX2 tiles
+// (single_gram.hpp) when the CPU has them, else SSYRK. The leading dimension, a multiple of 24
+// and so of 8, keeps theory's strided reads aligned. Returns σ's exponent.
 int single_gram_of(const theory::RowMatrix& ranked, theory::SingleRowMatrix& scaled,
-                   Eigen::MatrixXf& gram) {
+                   std::vector<float>& panels, Eigen::MatrixXf& gram) {
     const int n = static_cast<int>(ranked.rows());
     const int d = static_cast<int>(ranked.cols());
+    gram.resize(single_gram_leading_dimension(n), n);
+    if (cpu_has_avx2_fma()) {
+        const int scale_exponent = theory::single_precision_scale_exponent(ranked);
+        single_gram_lower(ranked, scale_exponent, gram.data(), static_cast<int>(gram.rows()),
+                          panels);
+        return scale_exponent;
+    }
     const int scale_exponent = theory::scaled_single_precision(ranked, scaled);
-    gram.resize(padded_rows(n), n);  // aligned columns for theory's strided reads
     cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0f, scaled.data(), d, 0.0f,
                 gram.data(), static_cast<int>(gram.rows()));
     return scale_exponent;
@@ -240,7 +246,8 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
         tokens.alpha = head_.alpha;
         theory::RowMatrix ranked(n, d);
         Eigen::MatrixXd gram;
-        theory::SingleRowMatrix scaled;  // [n, d] fl32(σ·ranked)
+        theory::SingleRowMatrix scaled;  // [n, d] fl32(σ·ranked), the SSYRK path's input
+        std::vector<float> panels;       // the packed tiles' σ·ranked
         Eigen::MatrixXf single_gram;     // [ld, n], lower triangle of the top n rows
         std::vector<theory::SelectionMetrics> rows;
 #pragma omp for schedule(dynamic, 4)
@@ -265,7 +272,7 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
                     }
                 }
                 if (spec_.distance == theory::Distance::euclidean) {
-                    const int scale_exponent = single_gram_of(ranked, scaled, single_gram);
+                    const int scale_exponent = single_gram_of(ranked, scaled, panels, single_gram);
                     if (realised_from_gram_) {
                         add_realised_statistics_from_single_gram(single_gram, scale_exponent,
                                                                  ranked, position_, head_.alpha,

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "common/cpu_features.hpp"
+#include "common/transpose8x8.hpp"
 
 namespace attngeo::theory::gram_kernels {
 namespace {
@@ -246,23 +247,10 @@ ATTNGEO_TARGET_AVX2_FMA int collect_avx2(const double* values, const double* blo
 // dst rows dst_ld.
 ATTNGEO_TARGET_AVX2_FMA inline void transpose8x8(const float* src, std::ptrdiff_t src_ld,
                                                  float* dst, std::ptrdiff_t dst_ld) {
-    __m256 r[8], t[8], s[8];
+    __m256 r[8];
     for (int k = 0; k < 8; ++k)
         r[k] = _mm256_loadu_ps(src + k * src_ld);
-    for (int k = 0; k < 8; k += 2) {
-        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-    }
-    for (int k = 0; k < 8; k += 4) {
-        s[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        s[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        s[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        s[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int k = 0; k < 4; ++k) {
-        _mm256_storeu_ps(dst + k * dst_ld, _mm256_permute2f128_ps(s[k], s[k + 4], 0x20));
-        _mm256_storeu_ps(dst + (k + 4) * dst_ld, _mm256_permute2f128_ps(s[k], s[k + 4], 0x31));
-    }
+    transpose8x8_rows(r, dst, dst_ld);
 }
 
 // Rows first..first+count−1 of the strip from column `from` to the diagonal, one element at a time.

@@ -703,7 +703,7 @@ void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd&
         0, sizes, distance, out, radii, "selection_metrics_from_gram");
 }
 
-int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled) {
+int single_precision_scale_exponent(const RowMatrix& ranked) {
     // One pass finds max |x| and any non-finite entry (whose pattern exceeds every finite one).
     const unsigned long long largest_bits =
         gram_kernels::largest_magnitude_bits(ranked.data(), static_cast<long>(ranked.size()));
@@ -714,7 +714,11 @@ int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled) {
     std::memcpy(&largest, &largest_bits, sizeof largest);
     int exponent = 0;
     if (largest > 0) std::frexp(largest, &exponent);  // largest = m·2^exponent, m ∈ [½, 1)
-    const int scale_exponent = -exponent;
+    return -exponent;
+}
+
+int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled) {
+    const int scale_exponent = single_precision_scale_exponent(ranked);
     scaled.resize(ranked.rows(), ranked.cols());
     const double* from = ranked.data();
     float* to = scaled.data();

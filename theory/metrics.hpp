@@ -98,6 +98,8 @@ void selection_metrics_from_single_gram(const RowMatrix& ranked,  // [n, d]
 // scaled = fl32(σ·ranked) with σ = 2^e chosen so that max |σ·y| ∈ [½, 1) (no float overflow;
 // σ is exact); returns e.                                                        [n, d]
 int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled);
+// That e alone (throws std::domain_error on NaN or inf, as scaled_single_precision does).
+int single_precision_scale_exponent(const RowMatrix& ranked);
 
 // Metrics when only the Gram matrix of the ranked contributions is known (the d → ∞ limit of
 // the simulator): D_ℓ = ‖s‖² + G_ℓℓ − 2c_ℓ with c_ℓ = Σ_{k<N} G_kℓ and ‖s‖² = Σ_{k<N} c_k,

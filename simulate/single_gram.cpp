@@ -1,0 +1,197 @@
+// Packed single-precision SYRK for the simulator's Gram path; see single_gram.hpp. A 24×4 tile
+// keeps 12 accumulators in flight, enough to cover the FMA latency on two pipes (SSYRK's 16×4
+// keeps 8), and both operands come from the same panels, so σY is packed only once.
+#include "simulate/single_gram.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/cpu_features.hpp"
+#include "common/transpose8x8.hpp"
+
+namespace attngeo::simulate {
+namespace {
+
+constexpr int kRows = kGramPanelRows;
+constexpr int kColumns = 4;      // columns of one tile
+constexpr int kBlockPanels = 8;  // row panels kept in L2 while the column tiles pass over them
+
+// fl32(σ·x) as scaled_single_precision rounds it: one exact multiply when σ is a normal double.
+struct Scale {
+    explicit Scale(int exponent)
+        : exponent(exponent),
+          normal(exponent >= -1022 && exponent <= 1023),
+          sigma(normal ? std::ldexp(1.0, exponent) : 0.0) {}
+    float operator()(double x) const {
+        return static_cast<float>(normal ? x * sigma : std::ldexp(x, exponent));
+    }
+    int exponent;
+    bool normal;
+    double sigma;
+};
+
+void check_layout(const theory::RowMatrix& ranked, int ld, const char* function) {
+    const int n = static_cast<int>(ranked.rows());
+    if (ld < single_gram_leading_dimension(n)) {
+        throw std::invalid_argument(std::string(function) + ": leading dimension " +
+                                    std::to_string(ld) + " < " +
+                                    std::to_string(single_gram_leading_dimension(n)));
+    }
+}
+
+// 8 rows × 8 columns t..t+7 of σY, rows at `rows` (nullptr: a zero row past n), into the panel
+// rows t..t+7 at row offset r0: fl32 of the exact product, as Scale rounds it.
+ATTNGEO_TARGET_AVX2_FMA inline void pack_block(const double* const (&rows)[8], int t, double sigma,
+                                               float* panel, int r0) {
+    const __m256d scale = _mm256_set1_pd(sigma);
+    __m256 r[8];
+    for (int k = 0; k < 8; ++k) {
+        if (rows[k] == nullptr) {
+            r[k] = _mm256_setzero_ps();
+            continue;
+        }
+        const __m128 low = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(rows[k] + t), scale));
+        const __m128 high = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_loadu_pd(rows[k] + t + 4), scale));
+        r[k] = _mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1);
+    }
+    transpose8x8_rows(r, panel + static_cast<std::ptrdiff_t>(t) * kRows + r0, kRows);
+}
+
+// panels[p][t][r] = fl32(σ·y[24p + r][t]), zeros for rows ≥ n.        [P, d, 24]
+ATTNGEO_TARGET_AVX2_FMA float* pack_panels(const theory::RowMatrix& ranked, const Scale& scale,
+                                           std::vector<float>& store) {
+    const int n = static_cast<int>(ranked.rows()), d = static_cast<int>(ranked.cols());
+    const int panels = (n + kRows - 1) / kRows;
+    const std::size_t size = static_cast<std::size_t>(panels) * d * kRows;
+    store.resize(size + 8);
+    float* packed = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(store.data()) + 31) &
+                                             ~std::uintptr_t(31));
+    const int vector_columns = scale.normal ? d / 8 * 8 : 0;  // σ not normal: ldexp per entry
+    for (int p = 0; p < panels; ++p) {
+        float* panel = packed + static_cast<std::size_t>(p) * d * kRows;
+        for (int r0 = 0; r0 < kRows; r0 += 8) {
+            const double* rows[8];
+            for (int k = 0; k < 8; ++k) {
+                const int i = p * kRows + r0 + k;
+                rows[k] = i < n ? ranked.row(i).data() : nullptr;
+            }
+            for (int t = 0; t < vector_columns; t += 8)
+                pack_block(rows, t, scale.sigma, panel, r0);
+            for (int k = 0; k < 8; ++k)
+                for (int t = vector_columns; t < d; ++t)
+                    panel[t * kRows + r0 + k] = rows[k] != nullptr ? scale(rows[k][t]) : 0.0f;
+        }
+    }
+    return packed;
+}
+
+// c[i + jj·ldc] for the 24 rows of panel `a` and the 4 columns whose values sit at b[t·24 + jj].
+ATTNGEO_TARGET_AVX2_FMA void tile(const float* a, const float* b, int d, float* c,
+                                  std::ptrdiff_t ldc) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00;
+    __m256 c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    __m256 c20 = c00, c21 = c00, c22 = c00, c23 = c00;
+    for (int t = 0; t < d; ++t, a += kRows, b += kRows) {
+        const __m256 a0 = _mm256_load_ps(a), a1 = _mm256_load_ps(a + 8),
+                     a2 = _mm256_load_ps(a + 16);
+        __m256 bb = _mm256_broadcast_ss(b);
+        c00 = _mm256_fmadd_ps(a0, bb, c00);
+        c10 = _mm256_fmadd_ps(a1, bb, c10);
+        c20 = _mm256_fmadd_ps(a2, bb, c20);
+        bb = _mm256_broadcast_ss(b + 1);
+        c01 = _mm256_fmadd_ps(a0, bb, c01);
+        c11 = _mm256_fmadd_ps(a1, bb, c11);
+        c21 = _mm256_fmadd_ps(a2, bb, c21);
+        bb = _mm256_broadcast_ss(b + 2);
+        c02 = _mm256_fmadd_ps(a0, bb, c02);
+        c12 = _mm256_fmadd_ps(a1, bb, c12);
+        c22 = _mm256_fmadd_ps(a2, bb, c22);
+        bb = _mm256_broadcast_ss(b + 3);
+        c03 = _mm256_fmadd_ps(a0, bb, c03);
+        c13 = _mm256_fmadd_ps(a1, bb, c13);
+        c23 = _mm256_fmadd_ps(a2, bb, c23);
+    }
+    const auto store = [&](int jj, __m256 x0, __m256 x1, __m256 x2) ATTNGEO_TARGET_AVX2_FMA {
+        float* column = c + jj * ldc;
+        _mm256_storeu_ps(column, x0);
+        _mm256_storeu_ps(column + 8, x1);
+        _mm256_storeu_ps(column + 16, x2);
+    };
+    store(0, c00, c10, c20);
+    store(1, c01, c11, c21);
+    store(2, c02, c12, c22);
+    store(3, c03, c13, c23);
+}
+
+ATTNGEO_TARGET_AVX2_FMA void single_gram_avx2(const float* packed, int n, int d, float* lower,
+                                              int ld) {
+    const int panels = (n + kRows - 1) / kRows;
+    const std::size_t panel_size = static_cast<std::size_t>(d) * kRows;
+    alignas(32) float edge[kColumns * kRows];  // a tile with columns past n
+    for (int first = 0; first < panels; first += kBlockPanels) {
+        const int last = std::min(panels, first + kBlockPanels);
+        const int columns = std::min(n, last * kRows);  // columns j with a row i ≥ j in the block
+        for (int j0 = 0; j0 < columns; j0 += kColumns) {
+            const float* b = packed + (j0 / kRows) * panel_size + j0 % kRows;
+            for (int p = std::max(first, j0 / kRows); p < last; ++p) {
+                const float* a = packed + p * panel_size;
+                const int i0 = p * kRows;
+                if (j0 + kColumns <= n) {
+                    tile(a, b, d, lower + i0 + static_cast<std::ptrdiff_t>(j0) * ld, ld);
+                } else {
+                    tile(a, b, d, edge, kRows);
+                    for (int jj = 0; j0 + jj < n; ++jj)
+                        std::copy_n(edge + jj * kRows, kRows,
+                                    lower + i0 + static_cast<std::ptrdiff_t>(j0 + jj) * ld);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+int single_gram_leading_dimension(int n) {
+    return (n + kRows - 1) / kRows * kRows;
+}
+
+void single_gram_lower_plain(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
+                             int ld) {
+    check_layout(ranked, ld, "single_gram_lower_plain");
+    const int n = static_cast<int>(ranked.rows()), d = static_cast<int>(ranked.cols());
+    const Scale scale(scale_exponent);
+    std::vector<float> y(static_cast<std::size_t>(n) * d);
+    for (int i = 0; i < n; ++i)
+        for (int t = 0; t < d; ++t)
+            y[static_cast<std::size_t>(i) * d + t] = scale(ranked(i, t));
+    for (int j = 0; j < n; ++j) {
+        const float* yj = y.data() + static_cast<std::size_t>(j) * d;
+        for (int i = j; i < n; ++i) {
+            const float* yi = y.data() + static_cast<std::size_t>(i) * d;
+            float sum = 0.0f;
+            for (int t = 0; t < d; ++t)
+                sum = std::fma(yi[t], yj[t], sum);
+            lower[i + static_cast<std::ptrdiff_t>(j) * ld] = sum;
+        }
+    }
+}
+
+void single_gram_lower(const theory::RowMatrix& ranked, int scale_exponent, float* lower, int ld,
+                       std::vector<float>& panels) {
+    check_layout(ranked, ld, "single_gram_lower");
+    if (!cpu_has_avx2_fma()) {  // callers take SSYRK there; this keeps the function total
+        single_gram_lower_plain(ranked, scale_exponent, lower, ld);
+        return;
+    }
+    const float* packed = pack_panels(ranked, Scale(scale_exponent), panels);
+    single_gram_avx2(packed, static_cast<int>(ranked.rows()), static_cast<int>(ranked.cols()),
+                     lower, ld);
+}
+
+}  // namespace attngeo::simulate

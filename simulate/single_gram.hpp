@@ -1,0 +1,29 @@
+// The simulator's single-precision Gram matrix: the lower triangle of fl32(σY)·fl32(σY)ᵀ,
+// computed by packing σY once into 24-row float panels and running 24×4 AVX2+FMA tiles (no
+// separate scaling pass and no zeroing pass, which SSYRK with β = 0 needs). A plain loop with
+// the same per-entry operations (float FMAs in ascending t) sits beside it; they agree bit for bit.
+#pragma once
+
+#include <vector>
+
+#include "theory/metrics.hpp"
+
+namespace attngeo::simulate {
+
+// Rows of the panels: the Gram buffer's leading dimension must be at least n rounded up to
+// this (the tiles also write the padding rows, with zeros).
+constexpr int kGramPanelRows = 24;
+int single_gram_leading_dimension(int n);
+
+// lower[i + j·ld] = Σ_t fl32(σ y_it)·fl32(σ y_jt) for i ≥ j (float FMAs in ascending t),
+// σ = 2^scale_exponent; entries above the diagonal near it may be written too (with the same
+// symmetric values). ld ≥ single_gram_leading_dimension(n). `panels` is scratch. Uses the AVX2
+// tiles when the CPU has them, else the (slow) plain loop: the simulator takes SSYRK there.
+void single_gram_lower(const theory::RowMatrix& ranked,  // [n, d]
+                       int scale_exponent,
+                       float* lower,  // [ld, n] column-major
+                       int ld, std::vector<float>& panels);
+void single_gram_lower_plain(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
+                             int ld);
+
+}  // namespace attngeo::simulate
