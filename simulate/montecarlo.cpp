@@ -198,17 +198,18 @@ void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
 }
 
 void add_realised_statistics_from_single_gram(const Eigen::MatrixXf& gram, int scale_exponent,
-                                              const theory::RowMatrix& ranked,
+                                              const std::vector<double>& scaled_lengths,
                                               const std::vector<int>& position,
                                               const Eigen::VectorXd& alpha,
                                               const Eigen::VectorXd& nominal, RealisedSums& sums) {
     // The cosines stay in σ-scaled units (σ‖y‖ ≤ √d), so no 2^(−2e) factor can under- or
     // overflow for extreme scales; otherwise the bits equal scaling G back first.
-    const Eigen::VectorXd lengths = ranked.rowwise().norm();
-    Eigen::VectorXd scaled_lengths(lengths.size());
-    for (Eigen::Index i = 0; i < lengths.size(); ++i)
-        scaled_lengths[i] = std::ldexp(lengths[i], scale_exponent);
-    realised_statistics_from_gram(gram, scaled_lengths, lengths, position, alpha, nominal, sums);
+    const Eigen::Map<const Eigen::VectorXd> gram_lengths(
+        scaled_lengths.data(), static_cast<Eigen::Index>(scaled_lengths.size()));
+    Eigen::VectorXd lengths(gram_lengths.size());
+    for (Eigen::Index i = 0; i < lengths.size(); ++i)  // exact (σ = 2^e) unless subnormal
+        lengths[i] = std::ldexp(gram_lengths[i], -scale_exponent);
+    realised_statistics_from_gram(gram, gram_lengths, lengths, position, alpha, nominal, sums);
 }
 
 TrialEngine::TrialEngine(const SimulationSpec& spec)
@@ -273,14 +274,17 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
                 }
                 if (spec_.distance == theory::Distance::euclidean) {
                     const int scale_exponent = single_gram_of(ranked, scaled, panels, single_gram);
+                    // σ‖y_ℓ‖ once for the bands and the realised cosines.
+                    const std::vector<double> band_norms =
+                        theory::band_row_norms(ranked, scale_exponent);
                     if (realised_from_gram_) {
                         add_realised_statistics_from_single_gram(single_gram, scale_exponent,
-                                                                 ranked, position_, head_.alpha,
+                                                                 band_norms, position_, head_.alpha,
                                                                  head_.norms, local.realised);
                     }
                     theory::selection_metrics_from_single_gram(
                         ranked, single_gram.data(), static_cast<int>(single_gram.rows()),
-                        scale_exponent, spec_.sizes, rows, /*radii=*/false);
+                        scale_exponent, spec_.sizes, rows, /*radii=*/false, &band_norms);
                 } else {
                     gram_of(ranked, gram);
                     if (realised_from_gram_) {

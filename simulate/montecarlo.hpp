@@ -102,10 +102,11 @@ void add_realised_statistics_from_gram(const Eigen::MatrixXd& gram,
                                        const Eigen::VectorXd& nominal_norms, RealisedSums& sums);
 // The same from the single-precision Gram matrix of fl32(2^scale_exponent·ranked) (the
 // Euclidean all-N path; [ld ≥ n, n], only the lower triangle of the top n rows is read):
-// lengths from the double rows of `ranked` [n, d], so the norm statistics are as exact as
-// before; the cosines carry float32 rounding (~1e-7 relative).
+// scaled_lengths = theory::band_row_norms(ranked, scale_exponent) [n], σ‖y‖ from the double
+// rows, so the norm statistics are as exact as before; the cosines carry float32 rounding
+// (~1e-7 relative).
 void add_realised_statistics_from_single_gram(const Eigen::MatrixXf& gram, int scale_exponent,
-                                              const theory::RowMatrix& ranked,
+                                              const std::vector<double>& scaled_lengths,
                                               const std::vector<int>& position,
                                               const Eigen::VectorXd& alpha,
                                               const Eigen::VectorXd& nominal_norms,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <type_traits>
@@ -264,6 +265,10 @@ std::vector<double> band_block_norms(const std::vector<double>& row_norm) {
 // Wanted sizes, ascending and without repeats.
 std::vector<int> ascending_unique(const std::vector<int>& sizes) {
     std::vector<int> wanted(sizes);
+    if (std::adjacent_find(wanted.begin(), wanted.end(), std::greater_equal<int>()) ==
+        wanted.end()) {
+        return wanted;  // already so (every N, a grid): no sort per trial
+    }
     std::sort(wanted.begin(), wanted.end());
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
     return wanted;
@@ -282,7 +287,7 @@ class EuclideanSweep {
     // `lower` holds the lower triangle of G̃ column-major with leading dimension ld ≥ n: the
     // Gram matrix of σ·ranked, σ = 2^scale_exponent (0 for a double G).
     EuclideanSweep(const RowMatrix& ranked, const Scalar* lower, int ld, int scale_exponent,
-                   bool radii)
+                   bool radii, const std::vector<double>* row_norms)
         : ranked_(ranked),
           lower_(lower),
           ld_(ld),
@@ -292,7 +297,7 @@ class EuclideanSweep {
           stride_((n_ + 7) / 8 * 8),
           strip_(static_cast<std::size_t>(8) * stride_),
           s_(d_, 0.0),
-          row_norm_(band_row_norms(ranked, scale_exponent)),
+          row_norm_(row_norms != nullptr ? *row_norms : band_row_norms(ranked, scale_exponent)),
           block_norm_(band_block_norms(row_norm_)),
           exact_(n_, kUnset),
           candidates_(n_) {
@@ -653,9 +658,14 @@ class CosineDecider {
 template <class Scalar>
 void metrics_from_gram(const RowMatrix& ranked, const GramView<Scalar>& gram, int scale_exponent,
                        const std::vector<int>& sizes, Distance distance,
-                       std::vector<SelectionMetrics>& out, bool radii, const char* function) {
+                       std::vector<SelectionMetrics>& out, bool radii, const char* function,
+                       const std::vector<double>* row_norms = nullptr) {
     const int n = static_cast<int>(ranked.rows());
     check_sizes(sizes, n, function);
+    if (row_norms != nullptr && row_norms->size() != static_cast<std::size_t>(n)) {
+        throw_domain_error(function, std::to_string(row_norms->size()) + " row norms for " +
+                                         std::to_string(n) + " rows");
+    }
     if (gram.rows() != n || gram.cols() != n) {
         throw_domain_error(function, "Gram matrix is " + std::to_string(gram.rows()) + "x" +
                                          std::to_string(gram.cols()) + ", expected " +
@@ -667,7 +677,7 @@ void metrics_from_gram(const RowMatrix& ranked, const GramView<Scalar>& gram, in
     sorted_rows.reserve(wanted.size());
     if (distance == Distance::euclidean) {
         EuclideanSweep<Scalar>(ranked, gram.data(), static_cast<int>(gram.outerStride()),
-                               scale_exponent, radii)
+                               scale_exponent, radii, row_norms)
             .run(wanted, sorted_rows);
     } else if constexpr (std::is_same_v<Scalar, double>) {
         CosineDecider decider(ranked, gram);  // both triangles
@@ -736,7 +746,8 @@ int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled) {
 
 void selection_metrics_from_single_gram(const RowMatrix& ranked, const float* lower, int ld,
                                         int scale_exponent, const std::vector<int>& sizes,
-                                        std::vector<SelectionMetrics>& out, bool radii) {
+                                        std::vector<SelectionMetrics>& out, bool radii,
+                                        const std::vector<double>* row_norms) {
     const int n = static_cast<int>(ranked.rows());
     if (ld < n) {
         throw_domain_error(
@@ -745,7 +756,7 @@ void selection_metrics_from_single_gram(const RowMatrix& ranked, const float* lo
     }
     metrics_from_gram(ranked, GramView<float>(lower, n, n, Eigen::OuterStride<>(ld)),
                       scale_exponent, sizes, Distance::euclidean, out, radii,
-                      "selection_metrics_from_single_gram");
+                      "selection_metrics_from_single_gram", row_norms);
 }
 
 void selection_metrics_from_single_gram(const RowMatrix& ranked, const Eigen::MatrixXf& gram,

@@ -91,10 +91,16 @@ void selection_metrics_from_single_gram(const RowMatrix& ranked,      // [n, d]
                                         std::vector<SelectionMetrics>& out, bool radii = true);
 // The same with the lower triangle in a column-major buffer of leading dimension ld ≥ n
 // (a multiple of 8 makes the reads above the diagonal aligned: ~40% faster at n = 1025).
+// row_norms, when given, must be band_row_norms(ranked, scale_exponent) (a caller that has
+// them already saves the pass); nullptr computes them here.
 void selection_metrics_from_single_gram(const RowMatrix& ranked,  // [n, d]
                                         const float* lower,       // [n, n], leading dimension ld
                                         int ld, int scale_exponent, const std::vector<int>& sizes,
-                                        std::vector<SelectionMetrics>& out, bool radii = true);
+                                        std::vector<SelectionMetrics>& out, bool radii = true,
+                                        const std::vector<double>* row_norms = nullptr);
+// σ‖y_ℓ‖ with σ = 2^scale_exponent: the norms the certified path's error bands use (Eigen's
+// row norm, then ldexp).                                                              [n]
+std::vector<double> band_row_norms(const RowMatrix& ranked, int scale_exponent);
 // scaled = fl32(σ·ranked) with σ = 2^e chosen so that max |σ·y| ∈ [½, 1) (no float overflow;
 // σ is exact); returns e.                                                        [n, d]
 int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled);

@@ -914,8 +914,12 @@ TEST(MetricsGram, SinglePrecisionGramMatchesReferenceBitwise) {
                         for (int a = b; a < nn; ++a)
                             lower[a + static_cast<std::size_t>(b) * ld] = gram(a, b);
                     std::vector<SelectionMetrics> from_lower;
-                    attngeo::theory::selection_metrics_from_single_gram(ranked, lower.data(), ld, e,
-                                                                        all_sizes(nn), from_lower);
+                    // The perturbed inputs also take the caller's precomputed band norms.
+                    const std::vector<double> band_norms =
+                        attngeo::theory::band_row_norms(ranked, e);
+                    attngeo::theory::selection_metrics_from_single_gram(
+                        ranked, lower.data(), ld, e, all_sizes(nn), from_lower, true,
+                        mode == Perturbation::none ? nullptr : &band_norms);
                     for (int k = 0; k < nn; ++k) {
                         EXPECT_EQ(rows[k].K_in, ref[k].K_in) << what << " N=" << k + 1;
                         EXPECT_EQ(rows[k].K_out, ref[k].K_out) << what << " N=" << k + 1;
@@ -967,6 +971,10 @@ TEST(MetricsGram, SinglePrecisionScalingIsExactAndBounded) {
     const std::vector<float> short_buffer(4, 0.0f);  // leading dimension 1 < n = 2
     EXPECT_THROW(attngeo::theory::selection_metrics_from_single_gram(zeros, short_buffer.data(), 1,
                                                                      0, {1}, rows),
+                 std::domain_error);
+    const std::vector<double> three_norms(3, 1.0);  // n = 2 rows
+    EXPECT_THROW(attngeo::theory::selection_metrics_from_single_gram(
+                     zeros, short_buffer.data(), 2, 0, {1}, rows, false, &three_norms),
                  std::domain_error);
 }
 
