@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "common/cpu_features.hpp"
 
@@ -60,6 +62,8 @@ inline void copy_doubles(const double* from, int count, double* to) {
         _mm_storeu_pd(to + i, _mm_loadu_pd(from + i));
     if (i < count) to[i] = from[i];
 }
+
+constexpr std::uint32_t kMissSubstream = 0x80000000u;
 
 // Top 52 bits m: u = (m + ½)·2⁻⁵¹ − 1, uniform on (−1, 1) and symmetric. Built from the double
 // y = 1 + m·2⁻⁵² (m as the mantissa of 1.0) as ((y + y) − 3) + 2⁻⁵², each step exact, so that
@@ -217,8 +221,13 @@ void ziggurat_cores(const std::uint64_t* words, int count, double* normals, std:
 RandomStream::RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial,
                            std::uint32_t substream)
     : buffer_{} {
+    if (substream >= kMissSubstream) {
+        throw std::invalid_argument("RandomStream: substream " + std::to_string(substream) +
+                                    " ≥ 2^31 (reserved for the miss streams)");
+    }
     key_ = {{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
     counter_ = {{0, trial, grid_point, substream}};
+    miss_counter_ = {{0, trial, grid_point, substream | kMissSubstream}};
     tables();
 }
 
@@ -229,24 +238,45 @@ void RandomStream::refill() {
     used_ = 0;
 }
 
+std::uint64_t RandomStream::next_miss_u64() {
+    if (miss_used_ == 2) {  // one block, words as philox_words orders them
+        const Philox::ctr_type x = Philox()(miss_counter_, key_);
+        ++miss_counter_.v[0];
+        miss_words_[0] = x.v[0] | static_cast<std::uint64_t>(x.v[1]) << 32;
+        miss_words_[1] = x.v[2] | static_cast<std::uint64_t>(x.v[3]) << 32;
+        miss_used_ = 0;
+    }
+    return miss_words_[miss_used_++];
+}
+
 double RandomStream::next_normal() {
     const ZigguratTables& t = tables();
     const std::uint64_t bits = next_u64();
     const double u = ziggurat_u(bits);
     const int layer = ziggurat_layer(bits);
     if (std::abs(u) < t.ratio[layer]) return u * t.x[layer];
-    return normal_after_miss(u, layer);  // a wedge rejection comes back here for a fresh word
+    return normal_after_miss(u, layer);
 }
 
-// What next_normal() does after its first word (u, layer) fell outside the layer's core: the
-// tail or the wedge test with the following words, and on a wedge rejection a fresh attempt.
+// A whole ziggurat draw from the miss stream: a wedge rejection's fresh attempt.
+double RandomStream::next_miss_normal() {
+    const ZigguratTables& t = tables();
+    const std::uint64_t bits = next_miss_u64();
+    const double u = ziggurat_u(bits);
+    const int layer = ziggurat_layer(bits);
+    if (std::abs(u) < t.ratio[layer]) return u * t.x[layer];
+    return normal_after_miss(u, layer);
+}
+
+// What a draw does after its first word (u, layer) fell outside the layer's core: the tail or
+// the wedge test with words of the miss stream, and on a wedge rejection a fresh attempt there.
 double RandomStream::normal_after_miss(double u, int layer) {
     const ZigguratTables& t = tables();
     if (layer == 0) {
         double x, y;
         do {
-            x = std::log(next_open_uniform()) / kR;
-            y = std::log(next_open_uniform());
+            x = std::log(next_miss_open_uniform()) / kR;
+            y = std::log(next_miss_open_uniform());
         } while (-2 * y < x * x);
         return u < 0 ? x - kR : kR - x;
     }
@@ -254,27 +284,40 @@ double RandomStream::normal_after_miss(double u, int layer) {
     // its outer edge x[l] must fall under f(x) = exp(−x²/2).
     const double x = u * t.x[layer];
     const double inner = t.density[layer + 1], outer = t.density[layer];
-    if (inner + next_open_uniform() * (outer - inner) < std::exp(-0.5 * x * x)) return x;
-    return next_normal();
+    if (inner + next_miss_open_uniform() * (outer - inner) < std::exp(-0.5 * x * x)) return x;
+    return next_miss_normal();
 }
 
-// Copies the precomputed cores up to the next miss, then runs next_normal's miss path there.
+void RandomStream::redo_misses(std::uint64_t misses, int first, double* out) {
+    while (misses != 0) {
+        const int j = __builtin_ctzll(misses);
+        misses &= misses - 1;
+        const std::uint64_t bits = buffer_[first + j];
+        out[j] = normal_after_miss(ziggurat_u(bits), ziggurat_layer(bits));
+    }
+}
+
 void RandomStream::fill_normals(double* out, std::size_t count) {
     while (count > 0) {
+        if (used_ == kBufferWords && count >= static_cast<std::size_t>(kBufferWords)) {
+            // A whole buffer: the cores straight into out, then its misses.
+            philox_words(counter_, key_, kBlocksPerRefill, buffer_);
+            counter_.v[0] += kBlocksPerRefill;
+            std::uint64_t misses;
+            ziggurat_cores(buffer_, kBufferWords, out, misses);
+            redo_misses(misses, 0, out);
+            out += kBufferWords;
+            count -= kBufferWords;
+            continue;  // buffer_ stays fully used
+        }
         if (used_ == kBufferWords) refill();
-        const int available = static_cast<int>(std::min<std::size_t>(count, kBufferWords - used_));
-        const std::uint64_t misses_ahead = misses_ >> used_;
-        const int run =
-            misses_ahead == 0 ? available : std::min(available, __builtin_ctzll(misses_ahead));
+        const int run = static_cast<int>(std::min<std::size_t>(count, kBufferWords - used_));
         copy_doubles(cores_ + used_, run, out);
+        const std::uint64_t window = run == 64 ? ~0ULL : (1ULL << run) - 1;
+        redo_misses((misses_ >> used_) & window, used_, out);
         used_ += run;
         out += run;
         count -= static_cast<std::size_t>(run);
-        if (run < available) {  // about 1 word in 36: the tail or a wedge, with the words after
-            const std::uint64_t bits = buffer_[used_++];
-            *out++ = normal_after_miss(ziggurat_u(bits), ziggurat_layer(bits));
-            --count;
-        }
     }
 }
 

@@ -1,7 +1,9 @@
 // Counter-based random numbers for the simulator: Philox4x32-10 (Random123) keyed by the seed,
 // with (trial, grid point, substream) in the counter, so any trial can be regenerated alone and
 // the output does not depend on how trials are spread over threads or shards. Normals come from
-// our own ziggurat transform (std::normal_distribution is implementation-defined).
+// our own ziggurat transform (std::normal_distribution is implementation-defined): normal m
+// starts from word m of the stream, and the ~3% that miss their layer's core finish with words
+// of a companion miss stream (substream | 2³¹), so every normal keeps its word's position.
 #pragma once
 #include <Random123/philox.h>
 
@@ -31,7 +33,8 @@ void ziggurat_cores_plain(const std::uint64_t* words, int count, double* normals
 class RandomStream {
   public:
     // Key {seed low 32 bits, seed high 32 bits}; block b has counter {b, trial, grid point,
-    // substream}.
+    // substream}, the miss stream's block b {b, trial, grid point, substream | 2³¹}
+    // (substream < 2³¹).
     RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial,
                  std::uint32_t substream = 0);
 
@@ -42,12 +45,13 @@ class RandomStream {
     }
     // Uniform on the open interval (0, 1), 53 random bits.
     double next_open_uniform() { return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1p-53; }
-    // Standard normal (ziggurat, 128 layers, exact tail by Marsaglia's method), one word per
-    // attempt: the plain reference for fill_normals.
+    // Standard normal (ziggurat, 128 layers, exact tail by Marsaglia's method): one word of
+    // this stream, and on a miss the tail or wedge test (and a wedge rejection's fresh attempts)
+    // from the miss stream. The plain reference for fill_normals.
     double next_normal();
-    // `count` normals, bit-identical to as many next_normal() calls (and leaving the stream in
-    // the same place): the common case is computed for each buffered word at refill
-    // (ziggurat_cores) and copied up to the next miss.
+    // `count` normals, bit-identical to as many next_normal() calls (and leaving both streams in
+    // the same place): whole buffers of the common case go straight into `out`
+    // (ziggurat_cores), and only the misses are redone there.
     void fill_normals(double* out, std::size_t count);
 
     // Philox blocks computed per refill (2 words each), a multiple of philox_words' 32.
@@ -58,8 +62,20 @@ class RandomStream {
     static_assert(kBufferWords <= 64, "one bit per buffered word in misses_");
     void refill();
     double normal_after_miss(double u, int layer);
+    // The miss stream: words of Philox blocks 0, 1, … of counter {b, trial, grid point,
+    // substream | 2³¹}, a block at a time (about one word per 18 normals).
+    std::uint64_t next_miss_u64();
+    double next_miss_open_uniform() {
+        return (static_cast<double>(next_miss_u64() >> 11) + 0.5) * 0x1p-53;
+    }
+    double next_miss_normal();
+    // out[j] = the finished normal of buffer_[first + j] for every miss bit j of `misses`.
+    void redo_misses(std::uint64_t misses, int first, double* out);
     Philox::key_type key_;
-    Philox::ctr_type counter_;  // the next refill's first counter; word 0 advances
+    Philox::ctr_type counter_;       // the next refill's first counter; word 0 advances
+    Philox::ctr_type miss_counter_;  // the miss stream's next block
+    std::uint64_t miss_words_[2] = {0, 0};
+    int miss_used_ = 2;  // words of miss_words_ consumed
     alignas(32) std::uint64_t buffer_[kBufferWords];
     double cores_[kBufferWords];  // ziggurat_cores of buffer_
     std::uint64_t misses_ = 0;    // ziggurat_cores' misses of buffer_
