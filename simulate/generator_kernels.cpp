@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/cpu_features.hpp"
+#include "common/sum_of_squares.hpp"
 
 namespace attngeo::simulate::generator_kernels {
 namespace {
@@ -36,23 +37,6 @@ ATTNGEO_TARGET_AVX2 void ar1_row_avx2(double* row, double* a, double* sink, cons
     if (k < d) ar1_row_plain(row + k, a + k, sink + k, g0 + k, step, d - k);
 }
 
-ATTNGEO_TARGET_AVX2 double sum_of_squares_avx2(const double* row, int d) {
-    __m256d low = _mm256_setzero_pd(), high = _mm256_setzero_pd();  // p0..p3, p4..p7
-    int k = 0;
-    for (; k + 8 <= d; k += 8) {
-        const __m256d x0 = _mm256_loadu_pd(row + k), x1 = _mm256_loadu_pd(row + k + 4);
-        low = _mm256_add_pd(low, _mm256_mul_pd(x0, x0));
-        high = _mm256_add_pd(high, _mm256_mul_pd(x1, x1));
-    }
-    alignas(32) double partial[8];
-    _mm256_store_pd(partial, low);
-    _mm256_store_pd(partial + 4, high);
-    for (; k < d; ++k)
-        partial[k % 8] += row[k] * row[k];
-    return ((partial[0] + partial[4]) + (partial[2] + partial[6])) +
-           ((partial[1] + partial[5]) + (partial[3] + partial[7]));
-}
-
 ATTNGEO_TARGET_AVX2 void scale_row_avx2(double* row, double factor, int d) {
     const __m256d f = _mm256_set1_pd(factor);
     int k = 0;
@@ -62,8 +46,8 @@ ATTNGEO_TARGET_AVX2 void scale_row_avx2(double* row, double factor, int d) {
         row[k] *= factor;
 }
 
-double length_factor(double sum_of_squares, double norm) {
-    const double length = std::sqrt(sum_of_squares);
+double length_factor(double squares, double norm) {
+    const double length = std::sqrt(squares);
     return length > 0 ? norm / length : 0.0;
 }
 
@@ -91,18 +75,6 @@ void ar1_row(double* row, double* a, double* sink, const double* g0, const Ar1Ro
     }
 }
 
-double sum_of_squares_plain(const double* row, int d) {
-    double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int k = 0; k < d; ++k)
-        partial[k % 8] += row[k] * row[k];
-    return ((partial[0] + partial[4]) + (partial[2] + partial[6])) +
-           ((partial[1] + partial[5]) + (partial[3] + partial[7]));
-}
-
-double sum_of_squares(const double* row, int d) {
-    return cpu_has_avx2() ? sum_of_squares_avx2(row, d) : sum_of_squares_plain(row, d);
-}
-
 void normalise_row_plain(double* row, double norm, int d) {
     const double factor = length_factor(sum_of_squares_plain(row, d), norm);
     for (int k = 0; k < d; ++k)
@@ -111,7 +83,7 @@ void normalise_row_plain(double* row, double norm, int d) {
 
 void normalise_row(double* row, double norm, int d) {
     if (cpu_has_avx2()) {
-        scale_row_avx2(row, length_factor(sum_of_squares_avx2(row, d), norm), d);
+        scale_row_avx2(row, length_factor(sum_of_squares(row, d), norm), d);
     } else {
         normalise_row_plain(row, norm, d);
     }

@@ -25,11 +25,6 @@ void ar1_row(double* row, double* a, double* sink, const double* g0, const Ar1Ro
 void ar1_row_plain(double* row, double* a, double* sink, const double* g0, const Ar1Row& step,
                    int d);
 
-// Σ row[k]² as 8 partial sums p_j = Σ_{k ≡ j mod 8} row[k]² (k increasing), combined as
-// ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7)).
-double sum_of_squares(const double* row, int d);
-double sum_of_squares_plain(const double* row, int d);
-
 // row ← row·(norm/‖row‖) with ‖row‖ = √sum_of_squares, or 0 for a zero row.
 void normalise_row(double* row, double norm, int d);
 void normalise_row_plain(double* row, double norm, int d);

@@ -12,6 +12,7 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/sum_of_squares.hpp"
 #include "theory/gram_kernels.hpp"
 
 namespace attngeo::theory {
@@ -242,13 +243,13 @@ template <class Scalar>
 using GramView = Eigen::Map<const Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic>, 0,
                             Eigen::OuterStride<>>;
 
-// σ‖y_ℓ‖ for the error bands. Only the bands use these norms, so Eigen's vectorised sum order
-// is fine: its rounding (≤ d·u relative) is far inside the bands' spare factor of 2.
+// σ‖y_ℓ‖ for the error bands. Only the bands use these norms, so any sum order is fine: its
+// rounding (≤ d·u relative) is far inside the bands' spare factor of 2.
 std::vector<double> band_row_norms(const RowMatrix& ranked, int scale_exponent) {
-    const Eigen::VectorXd norms = ranked.rowwise().norm();
-    std::vector<double> scaled(norms.size());
-    for (Eigen::Index l = 0; l < norms.size(); ++l)
-        scaled[l] = std::ldexp(norms[l], scale_exponent);
+    const int d = static_cast<int>(ranked.cols());
+    std::vector<double> scaled(ranked.rows());
+    for (Eigen::Index l = 0; l < ranked.rows(); ++l)
+        scaled[l] = std::ldexp(std::sqrt(sum_of_squares(ranked.row(l).data(), d)), scale_exponent);
     return scaled;
 }
 

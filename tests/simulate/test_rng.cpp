@@ -13,6 +13,7 @@
 #include <iostream>
 #include <vector>
 
+#include "common/sum_of_squares.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/generator_kernels.hpp"
 #include "simulate/rng.hpp"
@@ -354,8 +355,8 @@ TEST(Generator, Avx2RowKernelsEqualTheirPlainTwinsBitForBit) {
                 EXPECT_TRUE(same_bits(sink_fast.data(), sink_plain.data(), sink.size())) << d;
             }
         }
-        const double fast_sum = gk::sum_of_squares(z.data(), d);
-        const double plain_sum = gk::sum_of_squares_plain(z.data(), d);
+        const double fast_sum = attngeo::sum_of_squares(z.data(), d);
+        const double plain_sum = attngeo::sum_of_squares_plain(z.data(), d);
         largest = std::max(largest, std::abs(fast_sum - plain_sum));
         EXPECT_EQ(std::memcmp(&fast_sum, &plain_sum, sizeof fast_sum), 0) << d;
         std::vector<double> row = z, row_plain = z;
