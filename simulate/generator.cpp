@@ -159,8 +159,11 @@ void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool n
         step.first = i == 1;
         step.weight = exact ? sink_weights_[i] : 0.0;
         generator_kernels::ar1_row(row, a, s, g0, step, d);
-        if (normalise_rows) generator_kernels::normalise_row(row, settings_.norms[i], d);
-        if (alpha) scale_row(row, (*alpha)[i], d);
+        if (alpha) {  // normalise_rows holds: one pass for the norm and α
+            generator_kernels::normalise_and_scale_row(row, settings_.norms[i], (*alpha)[i], d);
+        } else if (normalise_rows) {
+            generator_kernels::normalise_row(row, settings_.norms[i], d);
+        }
     }
     if (exact)
         for (int k = 0; k < d; ++k)

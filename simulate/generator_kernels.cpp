@@ -46,6 +46,16 @@ ATTNGEO_TARGET_AVX2 void scale_row_avx2(double* row, double factor, int d) {
         row[k] *= factor;
 }
 
+// row ← alpha·(row·factor): two roundings per entry, as the two passes they replace.
+ATTNGEO_TARGET_AVX2 void scale_row_twice_avx2(double* row, double factor, double alpha, int d) {
+    const __m256d f = _mm256_set1_pd(factor), a = _mm256_set1_pd(alpha);
+    int k = 0;
+    for (; k + 4 <= d; k += 4)
+        _mm256_storeu_pd(row + k, _mm256_mul_pd(a, _mm256_mul_pd(_mm256_loadu_pd(row + k), f)));
+    for (; k < d; ++k)
+        row[k] = alpha * (row[k] * factor);
+}
+
 double length_factor(double squares, double norm) {
     const double length = std::sqrt(squares);
     return length > 0 ? norm / length : 0.0;
@@ -86,6 +96,20 @@ void normalise_row(double* row, double norm, int d) {
         scale_row_avx2(row, length_factor(sum_of_squares(row, d), norm), d);
     } else {
         normalise_row_plain(row, norm, d);
+    }
+}
+
+void normalise_and_scale_row_plain(double* row, double norm, double alpha, int d) {
+    const double factor = length_factor(sum_of_squares_plain(row, d), norm);
+    for (int k = 0; k < d; ++k)
+        row[k] = alpha * (row[k] * factor);
+}
+
+void normalise_and_scale_row(double* row, double norm, double alpha, int d) {
+    if (cpu_has_avx2()) {
+        scale_row_twice_avx2(row, length_factor(sum_of_squares(row, d), norm), alpha, d);
+    } else {
+        normalise_and_scale_row_plain(row, norm, alpha, d);
     }
 }
 

@@ -29,4 +29,8 @@ void ar1_row_plain(double* row, double* a, double* sink, const double* g0, const
 void normalise_row(double* row, double norm, int d);
 void normalise_row_plain(double* row, double norm, int d);
 
+// normalise_row, then row ← alpha·row, in one pass with the same two roundings per entry.
+void normalise_and_scale_row(double* row, double norm, double alpha, int d);
+void normalise_and_scale_row_plain(double* row, double norm, double alpha, int d);
+
 }  // namespace attngeo::simulate::generator_kernels

@@ -2,7 +2,7 @@
 // with (trial, grid point, substream) in the counter, so any trial can be regenerated alone and
 // the output does not depend on how trials are spread over threads or shards. Normals come from
 // our own ziggurat transform (std::normal_distribution is implementation-defined): normal m
-// starts from word m of the stream, and the ~3% that miss their layer's core finish with words
+// starts from word m of the stream, and the ~1.4% that miss their layer's core finish with words
 // of a companion miss stream (substream | 2³¹), so every normal keeps its word's position.
 #pragma once
 #include <Random123/philox.h>
@@ -45,7 +45,7 @@ class RandomStream {
     }
     // Uniform on the open interval (0, 1), 53 random bits.
     double next_open_uniform() { return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1p-53; }
-    // Standard normal (ziggurat, 128 layers, exact tail by Marsaglia's method): one word of
+    // Standard normal (ziggurat, 256 layers, exact tail by Marsaglia's method): one word of
     // this stream, and on a miss the tail or wedge test (and a wedge rejection's fresh attempts)
     // from the miss stream. The plain reference for fill_normals.
     double next_normal();
@@ -63,7 +63,7 @@ class RandomStream {
     void refill();
     double normal_after_miss(double u, int layer);
     // The miss stream: words of Philox blocks 0, 1, … of counter {b, trial, grid point,
-    // substream | 2³¹}, a block at a time (about one word per 18 normals).
+    // substream | 2³¹}, a block at a time (about one word per 36 normals).
     std::uint64_t next_miss_u64();
     double next_miss_open_uniform() {
         return (static_cast<double>(next_miss_u64() >> 11) + 0.5) * 0x1p-53;

@@ -253,7 +253,7 @@ std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& c
 // Names the random numbers a run drew (generator, key and counter layout, normal transform),
 // so that shards drawn by different versions are never merged into one estimate.
 constexpr const char* kRandomStream =
-    "philox4x32-10 key=seed counter=(block,trial,grid_point,substream); ziggurat-128 normals, "
+    "philox4x32-10 key=seed counter=(block,trial,grid_point,substream); ziggurat-256 normals, "
     "one word each, misses finished from substream|2^31";
 constexpr const char* kOldRandomStream = "philox4x64-10";
 

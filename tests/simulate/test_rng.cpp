@@ -167,12 +167,12 @@ TEST(Rng, Avx2ZigguratCoresEqualPlainBitForBit) {
     std::cout << 2 * blocks << " words: " << misses << " misses, " << differing
               << " normals differ\n";
     EXPECT_EQ(differing, 0);
-    EXPECT_GT(misses, 2 * blocks / 50);  // ~2.8% of words leave their layer's core
+    EXPECT_GT(misses, 2 * blocks / 100);  // ~1.4% of words leave their layer's core
 }
 
 TEST(Rng, FillNormalsEqualsRepeatedNextNormalBitForBit) {
     const std::size_t count = 1000003;  // ~1e4 draws take the tail or a wedge
-    constexpr double kZigguratR = 3.442619855899;
+    constexpr double kZigguratR = 3.6541528853610088;
     for (const StreamKey& k : kKeys) {
         RandomStream fast = stream_for(k), chunked = stream_for(k), plain = stream_for(k);
         std::vector<double> whole(count), pieces(count), reference(count);
@@ -364,6 +364,15 @@ TEST(Generator, Avx2RowKernelsEqualTheirPlainTwinsBitForBit) {
         gk::normalise_row_plain(row_plain.data(), 1.7, d);
         largest = std::max(largest, largest_difference(row, row_plain));
         EXPECT_TRUE(same_bits(row.data(), row_plain.data(), row.size())) << d;
+        // The fused normalise-then-α pass against its twin and against the two passes.
+        std::vector<double> scaled = z, scaled_plain = z, two_passes = row_plain;
+        gk::normalise_and_scale_row(scaled.data(), 1.7, 0.0123, d);
+        gk::normalise_and_scale_row_plain(scaled_plain.data(), 1.7, 0.0123, d);
+        for (double& x : two_passes)
+            x = 0.0123 * x;
+        largest = std::max(largest, largest_difference(scaled, two_passes));
+        EXPECT_TRUE(same_bits(scaled.data(), scaled_plain.data(), scaled.size())) << d;
+        EXPECT_TRUE(same_bits(scaled.data(), two_passes.data(), scaled.size())) << d;
         std::vector<double> zero(d, 0.0);
         gk::normalise_row(zero.data(), 1.7, d);
         EXPECT_EQ(*std::max_element(zero.begin(), zero.end()), 0.0);
