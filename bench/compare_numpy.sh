@@ -1,7 +1,8 @@
 #!/bin/bash
 # The issue-3 speed comparison on a shared machine: alternates attngeo's one-thread trial
 # benchmark with the NumPy trial ROUNDS times (so both see the same background load) and prints
-# the median of each and the ratio of the medians.
+# the median of each and the ratio of the medians, the median of the per-round ratios (each
+# pairs two adjacent runs) and the ratio of the fastest runs (the least disturbed).
 #   bash bench/compare_numpy.sh [build dir] [rounds] [n]   (PYTHON: an interpreter with NumPy)
 set -euo pipefail
 build=${1:-build}
@@ -24,6 +25,9 @@ theirs = [float(x) for x in sys.argv[2].split()]
 a, b = statistics.median(ours), statistics.median(theirs)
 print(f"attngeo ms per trial: {' '.join(f'{x:.2f}' for x in ours)}")
 print(f"numpy   ms per trial: {' '.join(f'{x:.1f}' for x in theirs)}")
+rounds = [t / o for o, t in zip(ours, theirs)]
 print(f"medians: attngeo {a:.2f} ms, numpy {b:.1f} ms, ratio {b / a:.1f}x "
-      f"(per-round ratios {min(t / o for o, t in zip(ours, theirs)):.1f}-{max(t / o for o, t in zip(ours, theirs)):.1f}x)")
+      f"(per-round ratios {min(rounds):.1f}-{max(rounds):.1f}x, their median "
+      f"{statistics.median(rounds):.1f}x; minima {min(ours):.2f} vs {min(theirs):.1f} ms, "
+      f"{min(theirs) / min(ours):.1f}x)")
 PY
