@@ -2,13 +2,17 @@
 // See bounds.hpp; SPEC §3 lists every decision taken where the paper is ambiguous.
 #include "theory/bounds.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
+#include "common/cpu_features.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 
@@ -23,6 +27,7 @@ constexpr double kUnitRoundoff = 0x1p-53;
 // argmax of φ(ξ)/(ξ + 1/ξ) on ξ > 0: ξ⁴ + 2ξ² − 1 = 0, ξ* = √(√2 − 1). The function is
 // increasing before ξ* and decreasing after, which lets the pair maximum use a binary search.
 const double kPeakXi = std::sqrt(std::sqrt(2.0) - 1.0);
+constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
 
 void validate_settings(const BoundSettings& s, const char* function) {
     if (!(s.d >= 1))
@@ -73,7 +78,90 @@ void finish_row(BoundRow& row, double union_sum, double max_p, double recall_upp
     row.fmin_upper = f_of(row.recall_upper);
 }
 
+extern "C" __m256d _ZGVdN4v_exp(__m256d x);  // glibc's libmvec, within 4 ulp of exp
+
+ATTNGEO_TARGET_AVX2_FMA inline __m256d p_minus4(__m256d xi) {
+    const __m256d positive = _mm256_cmp_pd(xi, _mm256_setzero_pd(), _CMP_GT_OQ);
+    const __m256d x = _mm256_blendv_pd(_mm256_set1_pd(1.0), xi, positive);
+    const __m256d density =
+        _mm256_mul_pd(_mm256_set1_pd(kInvSqrt2Pi),
+                      _ZGVdN4v_exp(_mm256_mul_pd(_mm256_set1_pd(-0.5), _mm256_mul_pd(x, x))));
+    const __m256d p = _mm256_div_pd(_mm256_mul_pd(density, x),
+                                    _mm256_add_pd(_mm256_mul_pd(x, x), _mm256_set1_pd(1.0)));
+    return _mm256_and_pd(p, positive);
+}
+
+// p⁻ as the kernels write it, φ(ξ)·ξ/(ξ² + 1) = φ(ξ)/(ξ + 1/ξ) (one division; tiny ξ gives
+// the limit 0 directly), 0 for ξ ≤ 0.
+inline double p_minus_of_gap(double xi) {
+    return xi > 0 ? kInvSqrt2Pi * std::exp(-0.5 * xi * xi) * xi / (xi * xi + 1) : 0.0;
+}
+
+// Σ(1 − p) in four lanes as the AVX2 loop keeps it, so the two differ only by exp's ulps.
+bound_kernels::PMinusSums reduce_lanes(const double (&largest)[4], const double (&sums)[4]) {
+    bound_kernels::PMinusSums out;
+    out.largest = std::max(std::max(largest[0], largest[1]), std::max(largest[2], largest[3]));
+    out.complement_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+    return out;
+}
+
+ATTNGEO_TARGET_AVX2_FMA bound_kernels::PMinusSums p_minus_sums_avx2(const double* near,
+                                                                    const double* far,
+                                                                    const char* half, int count) {
+    __m256d largest = _mm256_setzero_pd(), complement = _mm256_setzero_pd();
+    const __m256d one = _mm256_set1_pd(1.0), one_half = _mm256_set1_pd(0.5);
+    int i = 0;
+    for (; i + 4 <= count; i += 4) {
+        __m256d p =
+            _mm256_max_pd(p_minus4(_mm256_loadu_pd(near + i)), p_minus4(_mm256_loadu_pd(far + i)));
+        int flags;  // four half_in bytes
+        std::memcpy(&flags, half + i, sizeof flags);
+        const __m256i halves = _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(flags));
+        const __m256d at_half =
+            _mm256_castsi256_pd(_mm256_cmpgt_epi64(halves, _mm256_setzero_si256()));
+        p = _mm256_blendv_pd(p, one_half, at_half);
+        largest = _mm256_max_pd(largest, p);
+        complement = _mm256_add_pd(complement, _mm256_sub_pd(one, p));
+    }
+    alignas(32) double lanes[4], sums[4];
+    _mm256_store_pd(lanes, largest);
+    _mm256_store_pd(sums, complement);
+    bound_kernels::PMinusSums out = reduce_lanes(lanes, sums);
+    for (; i < count; ++i) {
+        const double p = half[i] ? 0.5 : std::max(p_minus_of_gap(near[i]), p_minus_of_gap(far[i]));
+        out.largest = std::max(out.largest, p);
+        out.complement_sum += 1 - p;
+    }
+    return out;
+}
+
 }  // namespace
+
+namespace bound_kernels {
+
+PMinusSums p_minus_sums_plain(const double* near, const double* far, const char* half, int count) {
+    double largest[4] = {0, 0, 0, 0}, sums[4] = {0, 0, 0, 0};
+    const int whole = count / 4 * 4;
+    for (int i = 0; i < whole; ++i) {
+        const double p = half[i] ? 0.5 : std::max(p_minus_of_gap(near[i]), p_minus_of_gap(far[i]));
+        largest[i % 4] = std::max(largest[i % 4], p);
+        sums[i % 4] += 1 - p;
+    }
+    PMinusSums out = reduce_lanes(largest, sums);
+    for (int i = whole; i < count; ++i) {
+        const double p = half[i] ? 0.5 : std::max(p_minus_of_gap(near[i]), p_minus_of_gap(far[i]));
+        out.largest = std::max(out.largest, p);
+        out.complement_sum += 1 - p;
+    }
+    return out;
+}
+
+PMinusSums p_minus_sums(const double* near, const double* far, const char* half, int count) {
+    return cpu_has_avx2_fma() ? p_minus_sums_avx2(near, far, half, count)
+                              : p_minus_sums_plain(near, far, half, count);
+}
+
+}  // namespace bound_kernels
 
 BoundVariant parse_bound_variant(const std::string& text) {
     if (text == "paper") return BoundVariant::paper;
@@ -405,9 +493,9 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_on
     settings.d = d;
     settings.kappa = kappa;
     validate_settings(settings, "BoundTerms::evaluate");
-    constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
     std::vector<BoundRow> rows;
     rows.reserve(terms_.size());
+    std::vector<double> gap_near, gap_far;  // [N] the vector path's candidate ξ per position
     for (const PerSize& t : terms_) {
         BoundRow row;
         row.N = t.N;
@@ -431,33 +519,34 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_on
         }
         const double sigma = pair_sigma(t.scale, kappa, d);
         const double peak_gap = kPeakXi * sigma;
-        double max_p = 0, recall_sum = 0;
-        std::size_t j = 0;  // merge pointer into h_out: first h_j ≥ h_i + ξ*σ
         const std::size_t n_out = t.h_out.size();
-        for (int pos = 0; pos < t.N; ++pos) {
-            double p_i = 0.5;
-            if (!t.half_in[pos] && t.scale > 0 && sigma == 0) {
-                p_i = 0;  // d = ∞: every gap is positive, so p⁻ → 0
-            } else if (!t.half_in[pos] && sigma > 0) {
-                // max_j p⁻ over the gaps h_j − h_i > 0: p⁻ is unimodal in the gap, so the best
-                // j is a neighbour of h_i + ξ*σ in the sorted h_out.
+        double max_p = 0, recall_sum = 0;
+        if (sigma > 0) {
+            // The two candidate gaps of every position (a sequential merge: max_j p⁻ over the
+            // gaps h_j − h_i > 0, p⁻ unimodal in the gap, is at a neighbour of h_i + ξ*σ in the
+            // sorted h_out), then p⁻ of all of them (bound_kernels::p_minus_sums).
+            gap_near.resize(t.N);
+            gap_far.resize(t.N);
+            const double inverse_sigma = 1.0 / sigma;
+            std::size_t j = 0;
+            for (int pos = 0; pos < t.N; ++pos) {
                 const double h_i = t.h_in[pos];
-                const double target = h_i + peak_gap;
-                while (j < n_out && t.h_out[j] < target)
+                while (j < n_out && t.h_out[j] < h_i + peak_gap)
                     ++j;
-                p_i = 0;
-                auto consider = [&](double h_j) {
-                    const double xi = (h_j - h_i) / sigma;
-                    // p⁻(ξ) = φ(ξ)/(ξ + 1/ξ), written out (p_minus is the checked version).
-                    if (xi > 0)
-                        p_i =
-                            std::max(p_i, kInvSqrt2Pi * std::exp(-0.5 * xi * xi) / (xi + 1.0 / xi));
-                };
-                if (j < n_out) consider(t.h_out[j]);
-                if (j > 0) consider(t.h_out[j - 1]);
+                gap_near[pos] = j < n_out ? (t.h_out[j] - h_i) * inverse_sigma : 0.0;
+                gap_far[pos] = j > 0 ? (t.h_out[j - 1] - h_i) * inverse_sigma : 0.0;
             }
-            max_p = std::max(max_p, p_i);
-            recall_sum += 1 - p_i;
+            const bound_kernels::PMinusSums sums =
+                bound_kernels::p_minus_sums(gap_near.data(), gap_far.data(), t.half_in.data(), t.N);
+            max_p = sums.largest;
+            recall_sum = sums.complement_sum;
+        } else {
+            for (int pos = 0; pos < t.N; ++pos) {
+                // d = ∞ (σ = 0 with B > 0): every gap is positive, so p⁻ → 0; B = 0: 1/2.
+                const double p_i = !t.half_in[pos] && t.scale > 0 ? 0.0 : 0.5;
+                max_p = std::max(max_p, p_i);
+                recall_sum += 1 - p_i;
+            }
         }
         finish_row(row, union_sum, max_p, recall_sum / t.N);
         rows.push_back(row);

@@ -111,6 +111,18 @@ class BoundTerms {
     std::vector<PerSize> terms_;
 };
 
+// The upper bounds' inner loop over a size's selected positions i: p_i = max(p⁻(near_i),
+// p⁻(far_i)) with p⁻(ξ) = φ(ξ)/(ξ + 1/ξ) for ξ > 0 and 0 otherwise, or 1/2 where half[i];
+// returns max_i p_i and Σ_i (1 − p_i). The AVX2 version uses glibc's vector exp (libmvec); the
+// plain one std::exp in the same four-lane order, so the two differ by exp's few ulps only.
+namespace bound_kernels {
+struct PMinusSums {
+    double largest = 0, complement_sum = 0;
+};
+PMinusSums p_minus_sums(const double* near, const double* far, const char* half, int count);
+PMinusSums p_minus_sums_plain(const double* near, const double* far, const char* half, int count);
+}  // namespace bound_kernels
+
 // bounds for every N of `sizes` through BoundTerms (the fast path).
 std::vector<BoundRow> bounds_all(const HeadModel& model, const std::vector<int>& sizes,
                                  const BoundSettings& settings);
