@@ -250,23 +250,17 @@ std::uint64_t RandomStream::next_miss_u64() {
     return miss_words_[miss_used_++];
 }
 
-double RandomStream::next_normal() {
+// One ziggurat draw whose first word is `bits`: the layer's core, or the miss path.
+double RandomStream::normal_from(std::uint64_t bits) {
     const ZigguratTables& t = tables();
-    const std::uint64_t bits = next_u64();
     const double u = ziggurat_u(bits);
     const int layer = ziggurat_layer(bits);
     if (std::abs(u) < t.ratio[layer]) return u * t.x[layer];
     return normal_after_miss(u, layer);
 }
 
-// A whole ziggurat draw from the miss stream: a wedge rejection's fresh attempt.
-double RandomStream::next_miss_normal() {
-    const ZigguratTables& t = tables();
-    const std::uint64_t bits = next_miss_u64();
-    const double u = ziggurat_u(bits);
-    const int layer = ziggurat_layer(bits);
-    if (std::abs(u) < t.ratio[layer]) return u * t.x[layer];
-    return normal_after_miss(u, layer);
+double RandomStream::next_normal() {
+    return normal_from(next_u64());
 }
 
 // What a draw does after its first word (u, layer) fell outside the layer's core: the tail or
@@ -286,7 +280,7 @@ double RandomStream::normal_after_miss(double u, int layer) {
     const double x = u * t.x[layer];
     const double inner = t.density[layer + 1], outer = t.density[layer];
     if (inner + next_miss_open_uniform() * (outer - inner) < std::exp(-0.5 * x * x)) return x;
-    return next_miss_normal();
+    return normal_from(next_miss_u64());  // a fresh attempt, all from the miss stream
 }
 
 void RandomStream::redo_misses(std::uint64_t misses, int first, double* out) {

@@ -68,7 +68,7 @@ class RandomStream {
     double next_miss_open_uniform() {
         return (static_cast<double>(next_miss_u64() >> 11) + 0.5) * 0x1p-53;
     }
-    double next_miss_normal();
+    double normal_from(std::uint64_t bits);
     // out[j] = the finished normal of buffer_[first + j] for every miss bit j of `misses`.
     void redo_misses(std::uint64_t misses, int first, double* out);
     Philox::key_type key_;

@@ -94,39 +94,21 @@ ATTNGEO_TARGET_AVX2_FMA float* pack_panels(const theory::RowMatrix& ranked, cons
 // c[i + jj·ldc] for the 24 rows of panel `a` and the 4 columns whose values sit at b[t·24 + jj].
 ATTNGEO_TARGET_AVX2_FMA void tile(const float* a, const float* b, int d, float* c,
                                   std::ptrdiff_t ldc) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00;
-    __m256 c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-    __m256 c20 = c00, c21 = c00, c22 = c00, c23 = c00;
+    __m256 sum[kColumns][3];  // the 12 accumulators: column jj, rows 8r..8r+7
+    for (auto& column : sum)
+        for (__m256& rows : column)
+            rows = _mm256_setzero_ps();
     for (int t = 0; t < d; ++t, a += kRows, b += kRows) {
-        const __m256 a0 = _mm256_load_ps(a), a1 = _mm256_load_ps(a + 8),
-                     a2 = _mm256_load_ps(a + 16);
-        __m256 bb = _mm256_broadcast_ss(b);
-        c00 = _mm256_fmadd_ps(a0, bb, c00);
-        c10 = _mm256_fmadd_ps(a1, bb, c10);
-        c20 = _mm256_fmadd_ps(a2, bb, c20);
-        bb = _mm256_broadcast_ss(b + 1);
-        c01 = _mm256_fmadd_ps(a0, bb, c01);
-        c11 = _mm256_fmadd_ps(a1, bb, c11);
-        c21 = _mm256_fmadd_ps(a2, bb, c21);
-        bb = _mm256_broadcast_ss(b + 2);
-        c02 = _mm256_fmadd_ps(a0, bb, c02);
-        c12 = _mm256_fmadd_ps(a1, bb, c12);
-        c22 = _mm256_fmadd_ps(a2, bb, c22);
-        bb = _mm256_broadcast_ss(b + 3);
-        c03 = _mm256_fmadd_ps(a0, bb, c03);
-        c13 = _mm256_fmadd_ps(a1, bb, c13);
-        c23 = _mm256_fmadd_ps(a2, bb, c23);
+        const __m256 rows[3] = {_mm256_load_ps(a), _mm256_load_ps(a + 8), _mm256_load_ps(a + 16)};
+        for (int jj = 0; jj < kColumns; ++jj) {
+            const __m256 value = _mm256_broadcast_ss(b + jj);
+            for (int r = 0; r < 3; ++r)
+                sum[jj][r] = _mm256_fmadd_ps(rows[r], value, sum[jj][r]);
+        }
     }
-    const auto store = [&](int jj, __m256 x0, __m256 x1, __m256 x2) ATTNGEO_TARGET_AVX2_FMA {
-        float* column = c + jj * ldc;
-        _mm256_storeu_ps(column, x0);
-        _mm256_storeu_ps(column + 8, x1);
-        _mm256_storeu_ps(column + 16, x2);
-    };
-    store(0, c00, c10, c20);
-    store(1, c01, c11, c21);
-    store(2, c02, c12, c22);
-    store(3, c03, c13, c23);
+    for (int jj = 0; jj < kColumns; ++jj)
+        for (int r = 0; r < 3; ++r)
+            _mm256_storeu_ps(c + jj * ldc + 8 * r, sum[jj][r]);
 }
 
 ATTNGEO_TARGET_AVX2_FMA void single_gram_avx2(const float* packed, int n, int d, float* lower,

@@ -194,26 +194,38 @@ SweepResult sweep_dispatch(const double* v_old, double* v_new, const Column* col
     return sweep_plain(v_old, v_new, column, block_norm, r, begin, end);  // unused combinations
 }
 
+// visit(l, stop, thresholds of the block) for each band block's part [l, stop) of [begin, end).
+template <class Visit>
+ATTNGEO_TARGET_AVX2_FMA inline void for_each_band_block(const double* block_norm, Band band,
+                                                        int begin, int end, double low, double high,
+                                                        Visit&& visit) {
+    for (int l = begin; l < end;) {
+        const int block = l / kBandBlock;
+        const int stop = std::min(end, (block + 1) * kBandBlock);
+        visit(l, stop, thresholds(low, high, band_fma(band, block_norm[block])));
+        l = stop;
+    }
+}
+
 ATTNGEO_TARGET_AVX2_FMA CountPair count_avx2(const double* values, const double* block_norm,
                                              Band band, int begin, int end, double low,
                                              double high) {
     __m256i surely = _mm256_setzero_si256(), maybe = _mm256_setzero_si256();
     CountPair counts;
-    for (int l = begin; l < end;) {
-        const int block = l / kBandBlock;
-        const int stop = std::min(end, (block + 1) * kBandBlock);
-        const Thresholds t = thresholds(low, high, band_fma(band, block_norm[block]));
-        const __m256d surely4 = _mm256_set1_pd(t.surely), maybe4 = _mm256_set1_pd(t.maybe);
-        for (; l + 4 <= stop; l += 4) {
-            const __m256d v = _mm256_loadu_pd(values + l);
-            surely = count_le(surely, v, surely4);
-            maybe = count_le(maybe, v, maybe4);
-        }
-        for (; l < stop; ++l) {
-            counts.surely += values[l] <= t.surely;
-            counts.maybe += values[l] <= t.maybe;
-        }
-    }
+    for_each_band_block(block_norm, band, begin, end, low, high,
+                        [&](int l, int stop, const Thresholds& t) ATTNGEO_TARGET_AVX2_FMA {
+                            const __m256d surely4 = _mm256_set1_pd(t.surely),
+                                          maybe4 = _mm256_set1_pd(t.maybe);
+                            for (; l + 4 <= stop; l += 4) {
+                                const __m256d v = _mm256_loadu_pd(values + l);
+                                surely = count_le(surely, v, surely4);
+                                maybe = count_le(maybe, v, maybe4);
+                            }
+                            for (; l < stop; ++l) {
+                                counts.surely += values[l] <= t.surely;
+                                counts.maybe += values[l] <= t.maybe;
+                            }
+                        });
     counts.surely += lane_sum(surely);
     counts.maybe += lane_sum(maybe);
     return counts;
@@ -222,24 +234,23 @@ ATTNGEO_TARGET_AVX2_FMA CountPair count_avx2(const double* values, const double*
 ATTNGEO_TARGET_AVX2_FMA int collect_avx2(const double* values, const double* block_norm, Band band,
                                          int begin, int end, double low, double high, int* out) {
     int found = 0;
-    for (int l = begin; l < end;) {
-        const int block = l / kBandBlock;
-        const int stop = std::min(end, (block + 1) * kBandBlock);
-        const Thresholds t = thresholds(low, high, band_fma(band, block_norm[block]));
-        const __m256d surely4 = _mm256_set1_pd(t.surely), maybe4 = _mm256_set1_pd(t.maybe);
-        for (; l + 4 <= stop; l += 4) {
-            const __m256d v = _mm256_loadu_pd(values + l);
-            const __m256d undecided = _mm256_and_pd(_mm256_cmp_pd(v, surely4, _CMP_GT_OQ),
-                                                    _mm256_cmp_pd(v, maybe4, _CMP_LE_OQ));
-            int mask = _mm256_movemask_pd(undecided);
-            while (mask != 0) {  // rare: most blocks have no undecided token
-                out[found++] = l + __builtin_ctz(mask);
-                mask &= mask - 1;
+    for_each_band_block(
+        block_norm, band, begin, end, low, high,
+        [&](int l, int stop, const Thresholds& t) ATTNGEO_TARGET_AVX2_FMA {
+            const __m256d surely4 = _mm256_set1_pd(t.surely), maybe4 = _mm256_set1_pd(t.maybe);
+            for (; l + 4 <= stop; l += 4) {
+                const __m256d v = _mm256_loadu_pd(values + l);
+                const __m256d undecided = _mm256_and_pd(_mm256_cmp_pd(v, surely4, _CMP_GT_OQ),
+                                                        _mm256_cmp_pd(v, maybe4, _CMP_LE_OQ));
+                int mask = _mm256_movemask_pd(undecided);
+                while (mask != 0) {  // rare: most blocks have no undecided token
+                    out[found++] = l + __builtin_ctz(mask);
+                    mask &= mask - 1;
+                }
             }
-        }
-        for (; l < stop; ++l)
-            if (values[l] > t.surely && values[l] <= t.maybe) out[found++] = l;
-    }
+            for (; l < stop; ++l)
+                if (values[l] > t.surely && values[l] <= t.maybe) out[found++] = l;
+        });
     return found;
 }
 
