@@ -1,7 +1,8 @@
 // AVX2 + FMA and plain versions of the Gram path's per-N sweeps; see gram_kernels.hpp. Both
-// evaluate the same expressions with the same roundings: the band through two fused
-// multiply-adds (std::fma in the plain loops), v − 2c with its exact product, comparisons
-// and extremes on the same values, so they agree bit for bit.
+// evaluate the same expressions with the same roundings: a block's band through two fused
+// multiply-adds (std::fma in the plain loops, which redo it per token), the thresholds
+// low − e and high + e, v − 2c with its exact product, comparisons and extremes on the same
+// values, so they agree bit for bit.
 #include "theory/gram_kernels.hpp"
 
 #include <immintrin.h>
@@ -97,6 +98,7 @@ inline void sweep_token(const double* v_old, double* v_new, const Column* column
     }
 }
 
+// Folds one block's extreme of v into the bracket as extreme ∓ e.
 inline void close_block(const SweepRequest& request, double e, double extreme_v,
                         SweepResult& result) {
     if (!request.bracket) return;
