@@ -168,12 +168,13 @@ void ValueGenerator::draw_ar1(RandomStream& stream, theory::RowMatrix& g, bool n
     if (exact)
         for (int k = 0; k < d; ++k)
             g0[k] = s[k];
-    if (normalise_rows) {
+    if (alpha) {
+        generator_kernels::normalise_and_scale_row(g0, settings_.norms[0], (*alpha)[0], d);
+    } else if (normalise_rows) {
         generator_kernels::normalise_row(g0, settings_.norms[0], d);
     } else if (normalised) {
         normalise(stream, g);
     }
-    if (alpha) scale_row(g0, (*alpha)[0], d);
 }
 
 // row ← α·row: the one rounding of the scalar-times-row product the simulator's copy makes.

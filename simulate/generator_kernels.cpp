@@ -37,15 +37,6 @@ ATTNGEO_TARGET_AVX2 void ar1_row_avx2(double* row, double* a, double* sink, cons
     if (k < d) ar1_row_plain(row + k, a + k, sink + k, g0 + k, step, d - k);
 }
 
-ATTNGEO_TARGET_AVX2 void scale_row_avx2(double* row, double factor, int d) {
-    const __m256d f = _mm256_set1_pd(factor);
-    int k = 0;
-    for (; k + 4 <= d; k += 4)
-        _mm256_storeu_pd(row + k, _mm256_mul_pd(_mm256_loadu_pd(row + k), f));
-    for (; k < d; ++k)
-        row[k] *= factor;
-}
-
 // row ← alpha·(row·factor): two roundings per entry, as the two passes they replace.
 ATTNGEO_TARGET_AVX2 void scale_row_twice_avx2(double* row, double factor, double alpha, int d) {
     const __m256d f = _mm256_set1_pd(factor), a = _mm256_set1_pd(alpha);
@@ -85,20 +76,6 @@ void ar1_row(double* row, double* a, double* sink, const double* g0, const Ar1Ro
     }
 }
 
-void normalise_row_plain(double* row, double norm, int d) {
-    const double factor = length_factor(sum_of_squares_plain(row, d), norm);
-    for (int k = 0; k < d; ++k)
-        row[k] *= factor;
-}
-
-void normalise_row(double* row, double norm, int d) {
-    if (cpu_has_avx2()) {
-        scale_row_avx2(row, length_factor(sum_of_squares(row, d), norm), d);
-    } else {
-        normalise_row_plain(row, norm, d);
-    }
-}
-
 void normalise_and_scale_row_plain(double* row, double norm, double alpha, int d) {
     const double factor = length_factor(sum_of_squares_plain(row, d), norm);
     for (int k = 0; k < d; ++k)
@@ -111,6 +88,15 @@ void normalise_and_scale_row(double* row, double norm, double alpha, int d) {
     } else {
         normalise_and_scale_row_plain(row, norm, alpha, d);
     }
+}
+
+// α = 1 multiplies exactly, so these are the fused pass's bits.
+void normalise_row_plain(double* row, double norm, int d) {
+    normalise_and_scale_row_plain(row, norm, 1.0, d);
+}
+
+void normalise_row(double* row, double norm, int d) {
+    normalise_and_scale_row(row, norm, 1.0, d);
 }
 
 }  // namespace attngeo::simulate::generator_kernels

@@ -232,9 +232,13 @@ RandomStream::RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::ui
     tables();
 }
 
-void RandomStream::refill() {
+void RandomStream::next_words() {
     philox_words(counter_, key_, kBlocksPerRefill, buffer_);
     counter_.v[0] += kBlocksPerRefill;
+}
+
+void RandomStream::refill() {
+    next_words();
     ziggurat_cores(buffer_, kBufferWords, cores_, misses_);
     used_ = 0;
 }
@@ -296,8 +300,7 @@ void RandomStream::fill_normals(double* out, std::size_t count) {
     while (count > 0) {
         if (used_ == kBufferWords && count >= static_cast<std::size_t>(kBufferWords)) {
             // A whole buffer: the cores straight into out, then its misses.
-            philox_words(counter_, key_, kBlocksPerRefill, buffer_);
-            counter_.v[0] += kBlocksPerRefill;
+            next_words();
             std::uint64_t misses;
             ziggurat_cores(buffer_, kBufferWords, out, misses);
             redo_misses(misses, 0, out);

@@ -60,7 +60,8 @@ class RandomStream {
   private:
     static constexpr int kBufferWords = 2 * kBlocksPerRefill;
     static_assert(kBufferWords <= 64, "one bit per buffered word in misses_");
-    void refill();
+    void next_words();  // buffer_ ← the next kBlocksPerRefill blocks' words
+    void refill();      // next_words, their ziggurat cores, used_ = 0
     double normal_after_miss(double u, int layer);
     // The miss stream: words of Philox blocks 0, 1, … of counter {b, trial, grid point,
     // substream | 2³¹}, a block at a time (about one word per 36 normals).

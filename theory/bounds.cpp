@@ -97,6 +97,21 @@ inline double p_minus_of_gap(double xi) {
     return xi > 0 ? kInvSqrt2Pi * std::exp(-0.5 * xi * xi) * xi / (xi * xi + 1) : 0.0;
 }
 
+// p_i of position i: 1/2 where half[i], else the larger p⁻ of its two candidate gaps.
+inline double position_p(const double* near, const double* far, const char* half, int i) {
+    return half[i] ? 0.5 : std::max(p_minus_of_gap(near[i]), p_minus_of_gap(far[i]));
+}
+
+// Positions [from, count) one at a time: the tail the four lanes leave.
+void add_positions(const double* near, const double* far, const char* half, int from, int count,
+                   bound_kernels::PMinusSums& out) {
+    for (int i = from; i < count; ++i) {
+        const double p = position_p(near, far, half, i);
+        out.largest = std::max(out.largest, p);
+        out.complement_sum += 1 - p;
+    }
+}
+
 // Σ(1 − p) in four lanes as the AVX2 loop keeps it, so the two differ only by exp's ulps.
 bound_kernels::PMinusSums reduce_lanes(const double (&largest)[4], const double (&sums)[4]) {
     bound_kernels::PMinusSums out;
@@ -127,11 +142,7 @@ ATTNGEO_TARGET_AVX2_FMA bound_kernels::PMinusSums p_minus_sums_avx2(const double
     _mm256_store_pd(lanes, largest);
     _mm256_store_pd(sums, complement);
     bound_kernels::PMinusSums out = reduce_lanes(lanes, sums);
-    for (; i < count; ++i) {
-        const double p = half[i] ? 0.5 : std::max(p_minus_of_gap(near[i]), p_minus_of_gap(far[i]));
-        out.largest = std::max(out.largest, p);
-        out.complement_sum += 1 - p;
-    }
+    add_positions(near, far, half, i, count, out);
     return out;
 }
 
@@ -143,16 +154,12 @@ PMinusSums p_minus_sums_plain(const double* near, const double* far, const char*
     double largest[4] = {0, 0, 0, 0}, sums[4] = {0, 0, 0, 0};
     const int whole = count / 4 * 4;
     for (int i = 0; i < whole; ++i) {
-        const double p = half[i] ? 0.5 : std::max(p_minus_of_gap(near[i]), p_minus_of_gap(far[i]));
+        const double p = position_p(near, far, half, i);
         largest[i % 4] = std::max(largest[i % 4], p);
         sums[i % 4] += 1 - p;
     }
     PMinusSums out = reduce_lanes(largest, sums);
-    for (int i = whole; i < count; ++i) {
-        const double p = half[i] ? 0.5 : std::max(p_minus_of_gap(near[i]), p_minus_of_gap(far[i]));
-        out.largest = std::max(out.largest, p);
-        out.complement_sum += 1 - p;
-    }
+    add_positions(near, far, half, whole, count, out);
     return out;
 }
 

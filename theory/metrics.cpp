@@ -356,7 +356,7 @@ class EuclideanSweep {
         const gram_kernels::Band b = band(N);
         const double* v_old = values_[current_].data();
         double* v_new = values_[1 - current_].data();
-        const double* r = block_norm_.data();
+        const double* block_norm = block_norm_.data();
 
         gram_kernels::SweepRequest selected;
         selected.band = b;
@@ -366,10 +366,10 @@ class EuclideanSweep {
         selected.before_low = held_rest_.low;
         selected.before_high = held_rest_.high;
         const gram_kernels::SweepResult kept =
-            gram_kernels::sweep(v_old, v_new, upper, r, selected, 0, k);
+            gram_kernels::sweep(v_old, v_new, upper, block_norm, selected, 0, k);
         selected.count_before = false;  // token k was not selected at N − 1
         const gram_kernels::SweepResult joined =
-            gram_kernels::sweep(v_old, v_new, upper, r, selected, k, N);
+            gram_kernels::sweep(v_old, v_new, upper, block_norm, selected, k, N);
         gram_kernels::BandExtremes in;
         in.low = std::max(kept.extremes.low, joined.extremes.low);
         in.high = std::max(kept.extremes.high, joined.extremes.high);
@@ -381,7 +381,7 @@ class EuclideanSweep {
         rest.after_low = in.low;
         rest.after_high = in.high;
         const gram_kernels::SweepResult outside =
-            gram_kernels::sweep(v_old, v_new, below, r, rest, N, n_);
+            gram_kernels::sweep(v_old, v_new, below, block_norm, rest, N, n_);
 
         if (held_) settle_held(v_old, kept.before, rows);  // still at s(N − 1)
         state_size_ = N;
@@ -719,7 +719,8 @@ int single_precision_scale_exponent(const RowMatrix& ranked) {
     const unsigned long long largest_bits =
         gram_kernels::largest_magnitude_bits(ranked.data(), static_cast<long>(ranked.size()));
     if (largest_bits >= 0x7FF0000000000000ull) {
-        throw_domain_error("scaled_single_precision", "ranked contributions contain NaN or inf");
+        throw_domain_error("single_precision_scale_exponent",
+                           "ranked contributions contain NaN or inf");
     }
     double largest;
     std::memcpy(&largest, &largest_bits, sizeof largest);
