@@ -53,7 +53,18 @@ double pair_probability_lower(double mu, double sigma, double B) {
     return p_minus(mu / sigma);
 }
 
+// The variants' two choices (SPEC §3): μ from the expected Gram matrix including the sink, and
+// B quadratic in the value scale.
+bool uses_exact_mean(BoundVariant variant) {
+    return variant == BoundVariant::exact_mean || variant == BoundVariant::corrected;
+}
+bool uses_scale_invariant_B(BoundVariant variant) {
+    return variant == BoundVariant::scale_invariant || variant == BoundVariant::corrected;
+}
+
 void set_trivial(BoundRow& row) {
+    row.trivial = true;
+    row.deciding_xi_le0 = false;
     row.precision_lower = row.precision_upper = 1;
     row.recall_lower = row.recall_upper = 1;
     row.fmax_lower = row.fmax_upper = row.fmin_lower = row.fmin_upper = 1;
@@ -174,8 +185,36 @@ BoundVariant parse_bound_variant(const std::string& text) {
     if (text == "paper") return BoundVariant::paper;
     if (text == "exact-mean") return BoundVariant::exact_mean;
     if (text == "scale-invariant") return BoundVariant::scale_invariant;
+    if (text == "corrected") return BoundVariant::corrected;
     throw std::domain_error("parse_bound_variant: '" + text +
-                            "', expected paper, exact-mean or scale-invariant");
+                            "', expected paper, exact-mean, scale-invariant or corrected");
+}
+
+const std::array<BoundVariant, 4>& bound_variants() {
+    static const std::array<BoundVariant, 4> all = {BoundVariant::paper, BoundVariant::exact_mean,
+                                                    BoundVariant::scale_invariant,
+                                                    BoundVariant::corrected};
+    return all;
+}
+
+MarginFlags margin_flags(const BoundRow& row) {
+    MarginFlags flags;
+    if (row.trivial) return flags;
+    flags.delta_le0 = row.delta <= 0;
+    flags.delta0_le0 = row.sink_selected && row.delta0 <= 0;
+    flags.xi_le0 = row.deciding_xi_le0;
+    return flags;
+}
+
+EnvelopeFlags envelope_flags(double P_lower, double P_upper, double R_lower, double R_upper) {
+    EnvelopeFlags flags;
+    flags.P_inverted = P_lower > P_upper + kInvertedSlack;
+    flags.R_inverted = R_lower > R_upper + kInvertedSlack;
+    flags.P_trivial_lower = P_lower <= kTrivialLower;
+    flags.R_trivial_lower = R_lower <= kTrivialLower;
+    flags.P_trivial_upper = P_upper >= kTrivialUpper;
+    flags.R_trivial_upper = R_upper >= kTrivialUpper;
+    return flags;
 }
 
 const char* to_string(BoundVariant variant) {
@@ -186,6 +225,8 @@ const char* to_string(BoundVariant variant) {
             return "exact-mean";
         case BoundVariant::scale_invariant:
             return "scale-invariant";
+        case BoundVariant::corrected:
+            return "corrected";
     }
     return "?";
 }
@@ -335,7 +376,7 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
     const bool has_nonsink = a_min_in < kInf;
     row.delta = has_nonsink ? margin_delta(a_min_in, a_max_out, s_in, rho_out) : kNaN;
     row.delta0 = sink_margin_delta0(a[0], s_in, rho_out);
-    if (settings.variant == BoundVariant::scale_invariant) {
+    if (uses_scale_invariant_B(settings.variant)) {
         double mass = 0;
         for (int k = 0; k < n; ++k)
             if (selected[k]) mass += a[k];
@@ -353,7 +394,7 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
     const double tail_delta0 = tail_factor(row.delta0, row.scale, settings.kappa, settings.d);
     const double union_sum = union_term(n_out, N, row.sink_selected, tail_delta, tail_delta0);
 
-    const bool include_sink = settings.variant == BoundVariant::exact_mean;
+    const bool include_sink = uses_exact_mean(settings.variant);
     std::vector<double> M(n);
     for (int j = 0; j < n; ++j)
         M[j] = aggregated_cosine(a, model.cosine, selected, j, include_sink);
@@ -365,6 +406,7 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
         for (int j = 0; j < n; ++j) {
             if (selected[j]) continue;
             const double mu = mean_gap(a[i], a[j], M[i], M[j]);
+            if (mu <= 0) row.deciding_xi_le0 = true;
             p_i = std::max(p_i, pair_probability_lower(mu, sigma, row.scale));
         }
         max_p = std::max(max_p, p_i);
@@ -397,7 +439,7 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
     for (int k = n - 1; k >= 0; --k)
         suffix_max[k] = std::max(suffix_max[k + 1], a[order[k]]);
 
-    const bool include_sink = variant == BoundVariant::exact_mean;
+    const bool include_sink = uses_exact_mean(variant);
     std::vector<double> M(n, 0.0);             // M_j over the current selection
     std::vector<double> max_rho_in(n, -kInf);  // max_{k∈I_N∖{0}} ρ_jk, per j
     std::vector<double> h(n), h_scale(n);
@@ -438,7 +480,7 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
         if (rho_out == -kInf) rho_out = 0;
         t.delta = has_nonsink ? margin_delta(a_min_in, a_max_out, s_in, rho_out) : kNaN;
         t.delta0 = sink_margin_delta0(a[0], s_in, rho_out);
-        t.scale = variant == BoundVariant::scale_invariant
+        t.scale = uses_scale_invariant_B(variant)
                       ? scale_invariant_B(a_max_in, a_max_out, selected_mass)
                       : scale_B(a_max_in, a_max_out, s_in);
         t.trivial = t.n_out == 0 || !has_nonsink;
@@ -486,6 +528,7 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
                 t.h_in[pos] = in[pos].first;
                 t.half_in[pos] = in[pos].second;
             }
+            t.any_half = std::any_of(t.half_in.begin(), t.half_in.end(), [](char x) { return x; });
         }
         by_size.push_back(std::move(t));
     }
@@ -510,6 +553,7 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_on
         row.delta = t.delta;
         row.delta0 = t.delta0;
         row.scale = t.scale;
+        row.deciding_xi_le0 = t.any_half;
         if (t.trivial) {
             set_trivial(row);
             rows.push_back(row);

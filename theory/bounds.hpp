@@ -1,8 +1,10 @@
 // Theorems 1–2 and Corollary 1 (paper §3.4, eqs. 7–17; SPEC §3): lower and upper envelopes
 // on E P(r_max,N), E R(r_min,N) and the F-scores, for the variants `paper` (as printed),
-// `exact-mean` (μ from the expected Gram matrix) and `scale-invariant` (B quadratic in scale).
+// `exact-mean` (μ from the expected Gram matrix), `scale-invariant` (B quadratic in scale) and
+// `corrected` (both fixes at once); and the per-point degeneracies of SPEC §7.
 #pragma once
 #include <Eigen/Dense>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -10,9 +12,13 @@
 
 namespace attngeo::theory {
 
-enum class BoundVariant { paper, exact_mean, scale_invariant };
-BoundVariant parse_bound_variant(const std::string& text);  // paper|exact-mean|scale-invariant
+// The variants of SPEC §3. `corrected` = the exact-mean μ with the scale-invariant B.
+enum class BoundVariant { paper, exact_mean, scale_invariant, corrected };
+// paper|exact-mean|scale-invariant|corrected; std::domain_error naming the text otherwise.
+BoundVariant parse_bound_variant(const std::string& text);
 const char* to_string(BoundVariant variant);
+// Every variant, in the order tables and figures list them.
+const std::array<BoundVariant, 4>& bound_variants();
 
 // Everything the bounds need from one (layer, head, query).
 struct HeadModel {
@@ -43,7 +49,28 @@ struct BoundRow {
     double recall_lower = 1, recall_upper = 1;        // eqs. (14), (15)
     double fmax_lower = 1, fmax_upper = 1;            // eq. (17): f(P bounds)
     double fmin_lower = 1, fmin_upper = 1;            // eq. (16): f(R bounds)
+    bool trivial = false;  // N = n, or I_N∖{0} empty: every bound is 1 by convention
+    // Some pair (i ∈ I_N, j ∉ I_N) has μ_ij ≤ 0, so the deciding p⁻ of the upper bounds is
+    // 1/2 whatever κ is (ξ = μ/σ and σ > 0). False when trivial.
+    bool deciding_xi_le0 = false;
 };
+
+// ---- Degeneracies of one point (SPEC §7).
+// From the margins, independent of κ: Δ ≤ 0 (so t(Δ) = 1), Δ0 ≤ 0 with the sink selected (so
+// t(Δ0) = 1), and ξ ≤ 0 on the deciding pair. All false for a trivial row.
+struct MarginFlags {
+    bool delta_le0 = false, delta0_le0 = false, xi_le0 = false;
+};
+MarginFlags margin_flags(const BoundRow& row);
+// From one envelope (each side possibly at its own κ): inverted (lower > upper + 1e-12) and
+// trivial sides (lower ≤ 0.01: says nothing; upper ≥ 0.99: says nothing).
+constexpr double kTrivialLower = 0.01, kTrivialUpper = 0.99, kInvertedSlack = 1e-12;
+struct EnvelopeFlags {
+    bool P_inverted = false, R_inverted = false;
+    bool P_trivial_lower = false, R_trivial_lower = false;
+    bool P_trivial_upper = false, R_trivial_upper = false;
+};
+EnvelopeFlags envelope_flags(double P_lower, double P_upper, double R_lower, double R_upper);
 
 // ---- The named quantities of eqs. (7)–(11), for a selection given by membership flags
 // `selected` [n] (1 = in I_N). Token 0 is the sink.
@@ -105,6 +132,7 @@ class BoundTerms {
         double delta = 0, delta0 = 0, scale = 0;
         std::vector<double> h_in;   // [N] h_i for i ∈ I_N, ascending
         std::vector<char> half_in;  // [N] 1 when min_j μ_ij ≤ 0, so max_j p⁻_ij = 1/2
+        bool any_half = false;      // some half_in is 1 (BoundRow::deciding_xi_le0)
         std::vector<double> h_out;  // [n − N] h_j for j ∉ I_N, ascending
     };
     std::vector<int> sizes_;
