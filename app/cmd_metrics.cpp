@@ -64,12 +64,13 @@ void run(const MetricsOptions& o) {
                           ? theory::selection_metrics_gram(tokens, sizes, ranking, distance)
                           : theory::selection_metrics_reference(tokens, sizes, ranking, distance);
     std::ostringstream out;
-    out << "N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin\n";
+    // exact_decisions: comparisons decided below double resolution (SPEC §2; metrics.hpp).
+    out << "N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin,exact_decisions\n";
     for (const auto& m : rows) {
         out << m.N << ',' << format_double(m.r_min) << ',' << format_double(m.r_max) << ','
             << m.K_in << ',' << m.K_out << ',' << format_double(m.precision_at_rmax) << ','
             << format_double(m.recall_at_rmin) << ',' << format_double(m.f_at_rmax) << ','
-            << format_double(m.f_at_rmin) << '\n';
+            << format_double(m.f_at_rmin) << ',' << m.exact_decisions << '\n';
     }
     std::cout << out.str();
 }
@@ -91,7 +92,9 @@ Runner register_metrics(CLI::App& app) {
         ->check(CLI::IsMember({"euclidean", "cosine"}))
         ->capture_default_str();
     app.footer(
-        "Prints CSV N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin (r_min = inf at N = n).");
+        "Prints CSV N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin,exact_decisions (r_min = "
+        "inf at N = n; exact_decisions: comparisons decided by exact arithmetic within 2^-44 of "
+        "the token's scale, 0 for cosine).");
     return [o] { run(*o); };
 }
 

@@ -13,6 +13,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/sum_of_squares.hpp"
+#include "theory/exact_distance.hpp"
 #include "theory/gram_kernels.hpp"
 
 namespace attngeo::theory {
@@ -153,6 +154,45 @@ std::vector<int> selection_order(const Eigen::VectorXd& scores) {
 // ---------------------------------------------------------------------------------------------
 // Reference: every N from scratch, every distance directly.
 
+namespace {
+
+// The Euclidean reference on y [n, d] (token order) ranked by `order`: every comparison
+// through ExactShiftedDistances (its double tier, then big integers), so the counts are those
+// of exact arithmetic on y; the radii are the fixed double evaluation at the exact extreme.
+std::vector<SelectionMetrics> euclidean_reference(const RowMatrix& y, const std::vector<int>& order,
+                                                  const std::vector<int>& sizes) {
+    const int n = static_cast<int>(y.rows());
+    RowMatrix ranked(n, y.cols());
+    for (int k = 0; k < n; ++k)
+        ranked.row(k) = y.row(order[k]);
+    ExactShiftedDistances exact(ranked);
+    std::vector<int> tokens(n);
+    std::iota(tokens.begin(), tokens.end(), 0);
+    std::vector<SelectionMetrics> rows;
+    for (int N : sizes) {
+        exact.set_size(N);
+        SelectionMetrics m;
+        m.N = N;
+        const int max_in = exact.extreme(tokens.data(), N, true);
+        m.r_max = std::sqrt(std::max(exact.radius_squared(max_in), 0.0));
+        if (N < n) {
+            const int min_out = exact.extreme(tokens.data() + N, n - N, false);
+            m.r_min = std::sqrt(std::max(exact.radius_squared(min_out), 0.0));
+            for (int l = 0; l < n; ++l) {
+                const ExactShiftedDistances::Comparison c =
+                    exact.compare(l, l < N ? min_out : max_in);
+                (l < N ? m.K_in : m.K_out) += c.at_most;
+                m.exact_decisions += c.exact;
+            }
+        }
+        finish(m, n);
+        rows.push_back(m);
+    }
+    return rows;
+}
+
+}  // namespace
+
 std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& tokens,
                                                           const std::vector<int>& sizes,
                                                           Ranking ranking, Distance distance) {
@@ -172,6 +212,7 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
     RowMatrix y(n, d);
     for (int i = 0; i < n; ++i)
         y.row(i) = tokens.alpha[i] * tokens.values.row(i);
+    if (distance == Distance::euclidean) return euclidean_reference(y, order, sizes);
 
     std::vector<SelectionMetrics> rows;
     std::vector<double> s(d), D(n);
@@ -214,24 +255,28 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
 // Gram path.
 //
 // For selection size N (tokens ranked, I_N = rows 0..N−1) the Gram path evaluates the shifted
-// distances v_ℓ = G_ℓℓ − 2c_ℓ = D_ℓ − ‖s‖², c_ℓ = Σ_{k<N} G_kℓ, while the reference evaluates
-// D_ℓ = Σ_t (s_t − y_ℓt)² with s summed in rank order. ‖s‖² is common to every token, so the
-// comparisons D_j ≤ max_i D_i and D_i ≤ min_j D_j can be made on v. The Gram matrix may be
-// double (G̃ = YYᵀ) or single precision (G̃ = fl32(σY)·fl32(σY)ᵀ with σ = 2^e, everything then
-// in σ-scaled units); its entries satisfy |G̃_kℓ − G_kℓ| ≤ g‖y_k‖‖y_ℓ‖ + a₀ with g = γ^(32)_{d+2},
-// a₀ = 4d·2⁻¹⁵⁰ (float: rounding σy, then the dot product, subnormals included) or g = 0,
-// a₀ = d·2⁻¹⁰⁷⁴ (double). With u = 2⁻⁵³, γ_m = m·u/(1 − m·u), A = Σ_{k<N} ‖y_k‖ and
-// γ' = γ_{4N+2d+8}, the running double sums and the reference's own rounding (s summed in
-// double: (2γ_N + γ_{d+3})(A + ‖y_ℓ‖)², its subnormal products 2d·2⁻¹⁰⁷⁵σ²) give per token
-//   |ṽ_ℓ − (D_ref,ℓ − ‖s‖²)| ≤ (g + γ')(‖y_ℓ‖² + 2A‖y_ℓ‖) + γ'A² + (2N+1)·1.01·a₀ + 2d·2⁻¹⁰⁷⁵σ²,
-// and the band e_ℓ is twice that, evaluated at the largest ‖y‖ of ℓ's block of
-// gram_kernels::kBandBlock tokens (the bound grows with ‖y_ℓ‖). The spare factor also absorbs
-// rounding e, v ± e and the thresholds t ∓ e: every threshold t is some token's v_j ± e_j, and
-// u·|t| is far below e_j (γ' ≥ 16u). So max_i D_i lies in [max(v − e), max(v + e)] over the
-// selected and min_j D_j in [min(v − e), min(v + e)] over the rest; a token whose own interval
-// straddles the other side's bracket is redone with the reference kernel on the same running s,
-// which makes counts and radii bit-identical to the reference. The cosine distance (double Gram
-// only) gets the analogous per-token bound on a quotient (approximate_cosine).
+// distances v_ℓ = G_ℓℓ − 2c_ℓ = D_ℓ − ‖s‖², c_ℓ = Σ_{k<N} G_kℓ. ‖s‖² is common to every token,
+// so the comparisons D_j ≤ max_i D_i and D_i ≤ min_j D_j can be made on v, and the target is v
+// in exact arithmetic (SPEC §2), not any double evaluation of D. The Gram matrix may be double
+// (G̃ = YYᵀ, any summation order) or single precision (G̃ = fl32(σY)·fl32(σY)ᵀ with σ = 2^e,
+// everything then in σ-scaled units); its entries satisfy |G̃_kℓ − G_kℓ| ≤ g‖y_k‖‖y_ℓ‖ + a₀
+// with g = γ^(32)_{d+2}, a₀ = 4d·2⁻¹⁵⁰ (float: rounding σy, then the dot product, subnormals
+// included) or g = γ_d (folded into γ' below), a₀ = d·2⁻¹⁰⁷⁴ (double). With u = 2⁻⁵³,
+// γ_m = m·u/(1 − m·u), A = Σ_{k<N} ‖y_k‖ and γ' = γ_{4N+2d+8} (≥ γ_N of the running sums
+// plus γ_d, with room), per token
+//   |ṽ_ℓ − v_ℓ| ≤ (g + γ')(‖y_ℓ‖² + 2A‖y_ℓ‖) + (2N+1)·1.01·a₀,
+// with no term in A² (that was the rounding of the reference's own D, no longer the target),
+// so a tail token's band is relative to its own norm. The band e_ℓ is twice that plus
+// kTieBandCoefficient·(‖y_ℓ‖² + 2A‖y_ℓ‖) ≥ τ·w_ℓ(N) (the exact-decision threshold of
+// metrics.hpp), evaluated at the largest ‖y‖ of ℓ's block of gram_kernels::kBandBlock tokens.
+// The spare factor absorbs rounding e, v ± e and the thresholds t ∓ e: every threshold t is
+// some token's v_j ± e_j, and u·|t| is far below e_j (γ' ≥ 16u). So max_i v_i lies in
+// [max(v − e), max(v + e)] over the selected and min_j v_j in [min(v − e), min(v + e)] over the
+// rest; a token whose band clears the other side's bracket is decided with a margin above
+// τ·w_ℓ (so it is not an exact decision), and the others go to ExactShiftedDistances, which
+// finds the exact extreme token and decides them exactly, counting those within τ·w_ℓ. The
+// cosine distance (double Gram only) gets a per-token bound on a quotient (approximate_cosine)
+// and falls back to the reference's double kernel, as SPEC §2 leaves it.
 
 // γ_m = m·unit/(1 − m·unit): the relative error bound of m roundings.
 double gamma_bound(double m, double unit) {
@@ -297,10 +342,9 @@ class EuclideanSweep {
           d_(static_cast<int>(ranked.cols())),
           stride_((n_ + 7) / 8 * 8),
           strip_(static_cast<std::size_t>(8) * stride_),
-          s_(d_, 0.0),
+          exact_(ranked),
           row_norm_(row_norms != nullptr ? *row_norms : band_row_norms(ranked, scale_exponent)),
           block_norm_(band_block_norms(row_norm_)),
-          exact_(n_, kUnset),
           candidates_(n_) {
         if constexpr (std::is_same_v<Scalar, float>) {
             entry_relative_ = gamma_bound(d_ + 2.0, 0x1p-24);
@@ -308,7 +352,6 @@ class EuclideanSweep {
         } else {
             entry_absolute_ = d_ * std::numeric_limits<double>::denorm_min();
         }
-        reference_underflow_ = std::ldexp(2.0 * d_, 2 * scale_exponent - 1075);
         for (auto& v : values_)
             v.resize(n_);
         for (int l = 0; l < n_; ++l)  // v at N = 0: G_ℓℓ
@@ -339,9 +382,9 @@ class EuclideanSweep {
         const double A = selected_norm_sum_;
         const double gamma = gamma_bound(4.0 * N + 2.0 * d_ + 8.0, kUnitRoundoff);
         gram_kernels::Band b;
-        b.w = 2 * (entry_relative_ + gamma);
+        b.w = 2 * (entry_relative_ + gamma) + kTieBandCoefficient;
         b.q = 2 * A * b.w;
-        b.c = 2 * (gamma * A * A + 1.01 * (2.0 * N + 1) * entry_absolute_ + reference_underflow_);
+        b.c = 2 * 1.01 * (2.0 * N + 1) * entry_absolute_;
         return b;
     }
 
@@ -384,10 +427,7 @@ class EuclideanSweep {
             gram_kernels::sweep(v_old, v_new, below, block_norm, rest, N, n_);
 
         if (held_) settle_held(v_old, kept.before, rows);  // still at s(N − 1)
-        state_size_ = N;
-        for (int l : touched_)
-            exact_[l] = kUnset;
-        touched_.clear();
+        exact_.set_size(N);
         current_ = 1 - current_;
         if (!want) return;
 
@@ -395,10 +435,10 @@ class EuclideanSweep {
         const double* v = v_new;
         SelectionMetrics m;
         m.N = N;
-        double max_in_exact = kUnset, min_out_exact = kUnset;  // exact extremes of D, when known
+        int max_in_token = -1, min_out_token = -1;  // the exact extremes' tokens, when known
         if (radii_) {
-            max_in_exact = exact_max_selected(v, b, N, in.low);
-            m.r_max = std::sqrt(std::max(max_in_exact, 0.0));
+            max_in_token = exact_max_selected(v, b, N, in.low);
+            m.r_max = std::sqrt(std::max(exact_.radius_squared(max_in_token), 0.0));
         } else {
             m.r_max = m.r_min = kUnset;
         }
@@ -408,21 +448,21 @@ class EuclideanSweep {
             return;
         }
         if (radii_) {
-            min_out_exact = exact_min_rest(v, b, N, outside.extremes.high);
-            m.r_min = std::sqrt(std::max(min_out_exact, 0.0));
+            min_out_token = exact_min_rest(v, b, N, outside.extremes.high);
+            m.r_min = std::sqrt(std::max(exact_.radius_squared(min_out_token), 0.0));
         }
         if (outside.after.surely == outside.after.maybe) {
             m.K_out = outside.after.surely;
         } else {
-            if (std::isnan(max_in_exact)) max_in_exact = exact_max_selected(v, b, N, in.low);
-            m.K_out =
-                outside.after.surely + exact_count(v, b, N, n_, in.low, in.high, max_in_exact);
+            if (max_in_token < 0) max_in_token = exact_max_selected(v, b, N, in.low);
+            m.K_out = outside.after.surely +
+                      exact_count(v, b, N, n_, in.low, in.high, max_in_token, m.exact_decisions);
         }
         held_ = true;  // K_in(N) comes with the next sweep
         held_row_ = m;
         held_band_ = b;
         held_rest_ = outside.extremes;
-        held_min_exact_ = min_out_exact;
+        held_min_token_ = min_out_token;
     }
 
     // K_in of the held step from its counts on its own values v (s, the exact cache and the
@@ -433,65 +473,49 @@ class EuclideanSweep {
         if (inside.surely == inside.maybe) {
             m.K_in = inside.surely;
         } else {
-            if (std::isnan(held_min_exact_))
-                held_min_exact_ = exact_min_rest(v, held_band_, m.N, held_rest_.high);
-            m.K_in = inside.surely + exact_count(v, held_band_, 0, m.N, held_rest_.low,
-                                                 held_rest_.high, held_min_exact_);
+            if (held_min_token_ < 0)
+                held_min_token_ = exact_min_rest(v, held_band_, m.N, held_rest_.high);
+            m.K_in =
+                inside.surely + exact_count(v, held_band_, 0, m.N, held_rest_.low, held_rest_.high,
+                                            held_min_token_, m.exact_decisions);
         }
         finish(m, n_);
         rows.push_back(m);
         held_ = false;
     }
 
-    // Exact max_i D_i over the selected [0, N): only tokens whose band reaches the bracket's
-    // low end.
-    double exact_max_selected(const double* v, const gram_kernels::Band& b, int N,
-                              double bracket_low) {
+    // The token of the exact max_i D_i over the selected [0, N): only tokens whose band
+    // reaches the bracket's low end can be it.
+    int exact_max_selected(const double* v, const gram_kernels::Band& b, int N,
+                           double bracket_low) {
         const int found = gram_kernels::collect_band(v, block_norm_.data(), b, 0, N,
                                                      std::nextafter(bracket_low, -kInf), kInf,
                                                      candidates_.data());
-        double best = -kInf;
-        for (int k = 0; k < found; ++k)
-            best = std::max(best, exact(candidates_[k]));
-        return best;
+        return exact_.extreme(candidates_.data(), found, true);
     }
 
-    // Exact min_j D_j over the rest [N, n): only tokens whose band reaches the bracket's high
-    // end.
-    double exact_min_rest(const double* v, const gram_kernels::Band& b, int N,
-                          double bracket_high) {
+    // The token of the exact min_j D_j over the rest [N, n): only tokens whose band reaches
+    // the bracket's high end can be it.
+    int exact_min_rest(const double* v, const gram_kernels::Band& b, int N, double bracket_high) {
         const int found = gram_kernels::collect_band(v, block_norm_.data(), b, N, n_, -kInf,
                                                      bracket_high, candidates_.data());
-        double best = kInf;
-        for (int k = 0; k < found; ++k)
-            best = std::min(best, exact(candidates_[k]));
-        return best;
+        return exact_.extreme(candidates_.data(), found, false);
     }
 
-    // How many tokens of [begin, end) whose band meets [low, high] have D_ℓ ≤ limit.
+    // How many tokens of [begin, end) whose band meets [low, high] have D_ℓ ≤ D_threshold,
+    // decided exactly; adds the exact decisions among them to `exact_decisions`. The rest of
+    // the range was decided by bands that include τ·w_ℓ, so none of it is an exact decision.
     int exact_count(const double* v, const gram_kernels::Band& b, int begin, int end, double low,
-                    double high, double limit) {
+                    double high, int threshold, int& exact_decisions) {
         const int found = gram_kernels::collect_band(v, block_norm_.data(), b, begin, end, low,
                                                      high, candidates_.data());
         int count = 0;
-        for (int k = 0; k < found; ++k)
-            count += exact(candidates_[k]) <= limit;
-        return count;
-    }
-
-    double exact(int l) {
-        if (std::isnan(exact_[l])) {
-            // s catches up with the state only when an exact distance is needed (rarely):
-            // the same additions in the same order as one row per step.
-            for (; summed_rows_ < state_size_; ++summed_rows_) {
-                const double* y = ranked_.row(summed_rows_).data();
-                for (int t = 0; t < d_; ++t)
-                    s_[t] += y[t];
-            }
-            exact_[l] = squared_distance(s_.data(), ranked_.row(l).data(), d_);
-            touched_.push_back(l);
+        for (int k = 0; k < found; ++k) {
+            const ExactShiftedDistances::Comparison c = exact_.compare(candidates_[k], threshold);
+            count += c.at_most;
+            exact_decisions += c.exact;
         }
-        return exact_[l];
+        return count;
     }
 
     const RowMatrix& ranked_;
@@ -503,24 +527,19 @@ class EuclideanSweep {
     std::vector<Scalar> strip_;      // [8, stride] rows k0..k0+7 of G̃ up to the diagonal
     std::vector<double> values_[2];  // [n] each: v at the step before and the step being made
     int current_ = 0;                // which of values_ holds the last finished step
-    int state_size_ = 0;             // N of the state exact() evaluates
-    std::vector<double> s_;  // [d] s(summed_rows_) summed in rank order, as the reference does
-    int summed_rows_ = 0;
-    std::vector<double> row_norm_;  // [n] σ‖y_ℓ‖
+    ExactShiftedDistances exact_;    // decides what the bands cannot, at the state's N
+    std::vector<double> row_norm_;   // [n] σ‖y_ℓ‖
     std::vector<double> block_norm_;  // [⌈n / kBandBlock⌉] the bands' R_b, max σ‖y_ℓ‖ per block
     double entry_relative_ = 0;  // g: |G̃_kℓ − G_kℓ| ≤ g‖y_k‖‖y_ℓ‖ + a₀ (scaled units)
-    double entry_absolute_ = 0;       // a₀
-    double reference_underflow_ = 0;  // 2d·2⁻¹⁰⁷⁵σ²: the reference's subnormal products
-    double selected_norm_sum_ = 0;    // A = Σ_{k<N} σ‖y_k‖
-    std::vector<double> exact_;       // [n] exact D_ℓ of the current step, NaN when not known
-    std::vector<int> touched_;        // tokens with exact_ set
-    std::vector<int> candidates_;     // [n] undecided tokens of one bracket
+    double entry_absolute_ = 0;     // a₀
+    double selected_norm_sum_ = 0;  // A = Σ_{k<N} σ‖y_k‖
+    std::vector<int> candidates_;   // [n] undecided tokens of one bracket
     // The last wanted step whose K_in waits for the next sweep.
     bool held_ = false;
     SelectionMetrics held_row_;
     gram_kernels::Band held_band_;
     gram_kernels::BandExtremes held_rest_;  // its bracket of min_j over the rest
-    double held_min_exact_ = kUnset;
+    int held_min_token_ = -1;               // its exact min_j's token, −1 until needed
 };
 
 // The cosine distance on a double Gram matrix with both triangles: running c_ℓ = ⟨s, y_ℓ⟩ from

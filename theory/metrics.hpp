@@ -1,6 +1,14 @@
 // Precision, Recall and F-score of top-N selection in value-state space (paper §3, eqs. 1–5;
-// SPEC §2). Two implementations: a plain per-N reference and an all-N Gram-matrix path that
-// gives exactly the same counts (certified by error bounds, with exact fallback).
+// SPEC §2). Two implementations: a plain per-N reference and an all-N Gram-matrix path; both
+// give the counts of exact arithmetic (certified by error bounds, big integers where they fail).
+//
+// "The inputs" of the exact Euclidean counts are the contributions y_ℓ = fl64(α_ℓ·v_ℓ) in rank
+// order (TokenGeometry: the double products, which are exact for float32 α and v such as
+// captures; the ranked rows passed to the *_from_*gram functions: those rows as given, e.g.
+// the simulator's drawn contributions). Ranking uses the double scores. Every comparison
+// D_ℓ ≤ D_m is decided as exact rational arithmetic on these doubles decides it
+// (theory/exact_distance). The cosine distance keeps its floating-point rule (the reference's
+// double kernel, which every path reproduces bit for bit); its exact_decisions are 0.
 #pragma once
 #include <Eigen/Dense>
 #include <limits>
@@ -38,6 +46,12 @@ struct SelectionMetrics {
     double recall_at_rmin = 1;                               // R(r_min,N) = K_in/N
     double f_at_rmax = 1;  // F(r_max,N) = 2P/(1+P), since R(r_max,N) ≡ 1
     double f_at_rmin = 1;  // F(r_min,N) = 2R/(1+R), since P(r_min,N) ≡ 1
+    // Of the n − N comparisons D_j ≤ max_{i∈I_N} D_i and the N comparisons D_i ≤
+    // min_{j∉I_N} D_j (0 at N = n), those whose exact margin |D_ℓ − D_m| (m the other side's
+    // extreme token) is at most τ·w_ℓ(N), τ = 2⁻⁴⁴: the decisions that floating-point bounds
+    // of double resolution cannot make (w_ℓ and τ: kTieThreshold in theory/exact_distance.hpp).
+    // A function of the inputs alone, identical in every path. Euclidean only; 0 for cosine.
+    int exact_decisions = 0;
 };
 
 // Harmonic mean of eq. (5); 0 when both are 0.
@@ -54,15 +68,18 @@ Eigen::VectorXd selection_scores(const TokenGeometry& tokens, Ranking ranking);
 std::vector<int> selection_order(const Eigen::VectorXd& scores);
 
 // Plain per-N reference: for each N forms s(N) = Σ_{k<N} y_{π_k} (summed in rank order),
-// every D_ℓ directly, then radii and counts. O(n·d) per N (after an O(n log n) sort).
+// every D_ℓ directly, then radii and counts. O(n·d) per N (after an O(n log n) sort), plus
+// big-integer work for comparisons its double bounds cannot decide. Radii: r = √D̃_m at the
+// exact extreme token m (the lowest rank among exact ties), D̃_m = squared_distance(s̃, y_m)
+// with s̃ = s(N) summed in double in rank order — one fixed double evaluation for every path.
 std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& tokens,
                                                           const std::vector<int>& sizes,
                                                           Ranking ranking, Distance distance);
 
 // All-N Gram path: G = YYᵀ once (O(n²d)), then ⟨s(N), y_ℓ⟩ as running sums of G's columns
-// (O(n²) for all N). Distances near a decision are re-evaluated exactly as the reference
-// does, guided by rigorous floating-point error bounds, so counts and radii are identical to
-// selection_metrics_reference on any input. `sizes` selects the rows returned.
+// (O(n²) for all N). Comparisons that rigorous floating-point error bounds cannot decide are
+// decided exactly (theory/exact_distance), so counts, exact_decisions and radii are identical
+// to selection_metrics_reference on any input. `sizes` selects the rows returned.
 std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens,
                                                      const std::vector<int>& sizes, Ranking ranking,
                                                      Distance distance);
@@ -72,7 +89,7 @@ std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens
 // the cosine distance needs both triangles). Writes one row per N in `sizes`. Exposed so
 // the simulator can supply G from BLAS SYRK; with radii = false only counts (and P, R, F)
 // are computed, r_min and r_max are NaN, and the Euclidean case needs no exact evaluation
-// unless a comparison is within rounding of its threshold.
+// unless a comparison is within rounding (or τ·w_ℓ) of its threshold.
 void selection_metrics_from_gram(const RowMatrix& ranked,      // [n, d]
                                  const Eigen::MatrixXd& gram,  // [n, n]
                                  const std::vector<int>& sizes, Distance distance,
@@ -83,7 +100,7 @@ void selection_metrics_from_gram(const RowMatrix& ranked,      // [n, d]
 // is read), with
 // σ = 2^scale_exponent from scaled_single_precision. The error bound accounts for float32
 // rounding (and subnormals), so counts and radii are still identical to the reference; only
-// more comparisons fall into the exact re-evaluation.
+// more comparisons fall through to the exact tiers.
 using SingleRowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 void selection_metrics_from_single_gram(const RowMatrix& ranked,      // [n, d]
                                         const Eigen::MatrixXf& gram,  // [n, n]

@@ -111,8 +111,9 @@ TEST(CliMetrics, AllNMatchesTheLibraryExactly) {
             ASSERT_EQ(r.exit_code, 0) << r.err;
             const auto rows = parse_csv(r.out);
             ASSERT_EQ(rows.size(), 41u);
-            EXPECT_EQ(rows[0], (std::vector<std::string>{"N", "r_min", "r_max", "K_in", "K_out",
-                                                         "P_rmax", "R_rmin", "F_rmax", "F_rmin"}));
+            EXPECT_EQ(rows[0],
+                      (std::vector<std::string>{"N", "r_min", "r_max", "K_in", "K_out", "P_rmax",
+                                                "R_rmin", "F_rmax", "F_rmin", "exact_decisions"}));
             std::vector<int> all(40);
             for (int N = 1; N <= 40; ++N)
                 all[N - 1] = N;
@@ -133,6 +134,7 @@ TEST(CliMetrics, AllNMatchesTheLibraryExactly) {
                 EXPECT_EQ(std::stod(row[6]), m.recall_at_rmin);
                 EXPECT_EQ(std::stod(row[7]), m.f_at_rmax);
                 EXPECT_EQ(std::stod(row[8]), m.f_at_rmin);
+                EXPECT_EQ(std::stoi(row[9]), m.exact_decisions) << "N=" << N;
             }
             EXPECT_EQ(rows[40][1], "inf");
             std::cout << distance << "/" << rank << ": largest radius difference "

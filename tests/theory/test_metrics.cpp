@@ -732,6 +732,7 @@ TEST(MetricsGram, MatchesReferenceBitwiseOnRandomAndAdversarialInputs) {
     std::mt19937_64 rng(31);
     double worst = 0;
     int inputs = 0;
+    long exact_decisions = 0;
     const int per_family = kRepeatScale == 1 ? 25 : 3;
     for (int f = 0; f < static_cast<int>(Family::count); ++f) {
         const Family family = static_cast<Family>(f);
@@ -752,6 +753,9 @@ TEST(MetricsGram, MatchesReferenceBitwiseOnRandomAndAdversarialInputs) {
                     for (int k = 0; k < n; ++k) {
                         EXPECT_EQ(ref[k].K_in, gram[k].K_in) << what << " N=" << k + 1;
                         EXPECT_EQ(ref[k].K_out, gram[k].K_out) << what << " N=" << k + 1;
+                        EXPECT_EQ(ref[k].exact_decisions, gram[k].exact_decisions)
+                            << what << " N=" << k + 1;
+                        exact_decisions += ref[k].exact_decisions;
                         // Bitwise: the Gram path re-evaluates extremes with the same kernel.
                         EXPECT_EQ(ref[k].r_min, gram[k].r_min) << what << " N=" << k + 1;
                         EXPECT_EQ(ref[k].r_max, gram[k].r_max) << what << " N=" << k + 1;
@@ -767,7 +771,8 @@ TEST(MetricsGram, MatchesReferenceBitwiseOnRandomAndAdversarialInputs) {
         }
     }
     std::cout << "[ info     ] Gram vs reference: " << inputs
-              << " inputs, largest radius difference " << worst << "\n";
+              << " inputs, largest radius difference " << worst << ", " << exact_decisions
+              << " exact decisions\n";
     RecordProperty("max_abs_radius_diff", std::to_string(worst));
 }
 
@@ -788,6 +793,7 @@ TEST(MetricsGram, SubsetOfSizesInAnyOrder) {
                 EXPECT_EQ(some[k].N, sizes[k]);
                 EXPECT_EQ(some[k].K_in, want.K_in);
                 EXPECT_EQ(some[k].K_out, want.K_out);
+                EXPECT_EQ(some[k].exact_decisions, want.exact_decisions);
                 EXPECT_EQ(some[k].r_min, want.r_min);
                 EXPECT_EQ(some[k].r_max, want.r_max);
             }
@@ -828,6 +834,7 @@ TEST(MetricsGram, ExternallySuppliedGramWithDifferentRounding) {
             for (int k = 0; k < nn; ++k) {
                 EXPECT_EQ(rows[k].K_in, ref[k].K_in) << family_name(family);
                 EXPECT_EQ(rows[k].K_out, ref[k].K_out);
+                EXPECT_EQ(rows[k].exact_decisions, ref[k].exact_decisions);
                 EXPECT_EQ(rows[k].r_min, ref[k].r_min);
                 EXPECT_EQ(rows[k].r_max, ref[k].r_max);
             }
@@ -923,6 +930,9 @@ TEST(MetricsGram, SinglePrecisionGramMatchesReferenceBitwise) {
                     for (int k = 0; k < nn; ++k) {
                         EXPECT_EQ(rows[k].K_in, ref[k].K_in) << what << " N=" << k + 1;
                         EXPECT_EQ(rows[k].K_out, ref[k].K_out) << what << " N=" << k + 1;
+                        EXPECT_EQ(rows[k].exact_decisions, ref[k].exact_decisions)
+                            << what << " N=" << k + 1;
+                        EXPECT_EQ(from_lower[k].exact_decisions, ref[k].exact_decisions) << what;
                         EXPECT_EQ(rows[k].r_min, ref[k].r_min) << what << " N=" << k + 1;
                         EXPECT_EQ(rows[k].r_max, ref[k].r_max) << what << " N=" << k + 1;
                         EXPECT_EQ(from_lower[k].K_in, ref[k].K_in) << what << " ld=" << ld;

@@ -1,0 +1,230 @@
+// Tiered exact comparisons of shifted Euclidean distances; see exact_distance.hpp for the
+// definition of an exact decision and the bound of the double tier.
+// GCC 12 warns maybe-uninitialized inside cpp_int's limb copies after inlining: a false
+// positive in the library header, not in this file's use of it.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "theory/exact_distance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "common/errors.hpp"
+#include "theory/metrics.hpp"
+
+namespace attngeo::theory {
+namespace {
+
+constexpr double kUnitRoundoff = 0x1p-53;
+// The comparisons of the double tier add this relative room to τ·w so that a margin decided
+// there exceeds τ·w despite the rounding of v̂ ± e ± τ·w.
+constexpr double kTieRoom = 1 + 0x1p-40;
+
+double gamma_of(double m) {
+    return m * kUnitRoundoff / (1 - m * kUnitRoundoff);
+}
+
+// x = m·2^(e − 53) with an integer |m| < 2^53 (x finite, non-zero): its mantissa and exponent.
+std::int64_t integer_mantissa(double x, int& exponent) {
+    const double fraction = std::frexp(x, &exponent);
+    return static_cast<std::int64_t>(std::ldexp(fraction, 53));
+}
+
+}  // namespace
+
+ExactShiftedDistances::ExactShiftedDistances(const RowMatrix& ranked)
+    : ranked_(ranked),
+      n_(static_cast<int>(ranked.rows())),
+      d_(static_cast<int>(ranked.cols())),
+      power_(n_, 0.0),
+      s_(d_, 0.0),
+      s_abs_(d_, 0.0),
+      approx_(n_),
+      approx_step_(n_, -1),
+      exact_(n_),
+      exact_step_(n_, -1) {
+    for (int l = 0; l < n_; ++l) {
+        double largest = 0;
+        const double* y = ranked_.row(l).data();
+        for (int t = 0; t < d_; ++t)
+            largest = std::max(largest, std::abs(y[t]));
+        if (largest > 0) {
+            int exponent = 0;
+            std::frexp(largest, &exponent);  // largest ∈ [2^(exponent−1), 2^exponent)
+            power_[l] = std::ldexp(1.0, exponent);
+        }
+    }
+}
+
+void ExactShiftedDistances::set_size(int N) {
+    if (N < 0 || N > n_)
+        throw_domain_error("ExactShiftedDistances::set_size",
+                           "N = " + std::to_string(N) + " outside 0.." + std::to_string(n_));
+    if (N == size_) return;
+    if (N < size_) {  // start over, so that P_N is the same sum in the same order
+        power_sum_ = 0;
+        size_ = 0;
+    }
+    for (int k = size_; k < N; ++k)
+        power_sum_ += power_[k];
+    size_ = N;
+    ++step_;
+}
+
+double ExactShiftedDistances::tie_scale(int l) const {
+    return kTieThreshold * power_[l] * (power_[l] + 2 * power_sum_);
+}
+
+void ExactShiftedDistances::catch_up_double() {
+    if (summed_rows_ > size_) {
+        std::fill(s_.begin(), s_.end(), 0.0);
+        std::fill(s_abs_.begin(), s_abs_.end(), 0.0);
+        summed_rows_ = 0;
+    }
+    for (; summed_rows_ < size_; ++summed_rows_) {
+        const double* y = ranked_.row(summed_rows_).data();
+        for (int t = 0; t < d_; ++t) {
+            s_[t] += y[t];
+            s_abs_[t] += std::abs(y[t]);
+        }
+    }
+}
+
+// v̂ = Σ_t y_t·z_t, z_t = fl(y_t − 2s̃_t). With a_t = Σ_k |y_kt|: |s̃_t − s_t| ≤ γ_{N−1}a_t, so
+// |v̂ − v| ≤ γ_d·Σ|y_t z_t| + u·Σ|y_t z_t|/(1 − u) + 2γ_{N−1}·Σ|y_t|a_t. The bound is doubled
+// (covering the rounding of the two sums that evaluate it and of v̂ ± e) and widened by two
+// more roundings of |v̂| ≤ Σ|y_t z_t|; products that underflow add at most 2⁻¹⁰⁷⁵ each.
+const ExactShiftedDistances::Approximate& ExactShiftedDistances::approximate(int l) {
+    if (approx_step_[l] == step_) return approx_[l];
+    catch_up_double();
+    const double* y = ranked_.row(l).data();
+    double value = 0, magnitude = 0, across = 0;
+    for (int t = 0; t < d_; ++t) {
+        const double z = y[t] - 2 * s_[t];
+        value += y[t] * z;
+        magnitude += std::abs(y[t] * z);
+        across += std::abs(y[t]) * s_abs_[t];
+    }
+    Approximate& a = approx_[l];
+    a.value = value;
+    a.error = 2 * (gamma_of(d_ + 4.0) * magnitude + 2 * gamma_of(size_ + 1.0) * across) +
+              (4.0 * d_ + 4) * std::numeric_limits<double>::denorm_min();
+    approx_step_[l] = step_;
+    return a;
+}
+
+void ExactShiftedDistances::convert_row(int k) {
+    if (!scaled_) {
+        // F = −(lowest exponent of any entry's last mantissa bit), so y·2^F is an integer.
+        int lowest = std::numeric_limits<int>::max();
+        for (Eigen::Index i = 0; i < ranked_.size(); ++i) {
+            const double x = ranked_.data()[i];
+            if (x != 0) lowest = std::min(lowest, std::ilogb(x) - 52);
+        }
+        scale_ = lowest == std::numeric_limits<int>::max() ? 0 : -lowest;
+        scaled_ = true;
+        rows_.resize(n_);
+        s_exact_.assign(d_, BigInt(0));
+    }
+    if (!rows_[k].empty()) return;
+    rows_[k].resize(d_);
+    const double* y = ranked_.row(k).data();
+    for (int t = 0; t < d_; ++t) {
+        if (y[t] == 0) continue;
+        int exponent = 0;
+        const std::int64_t mantissa = integer_mantissa(y[t], exponent);
+        rows_[k][t] = BigInt(mantissa) << (exponent - 53 + scale_);
+    }
+}
+
+void ExactShiftedDistances::catch_up_exact() {
+    if (exact_rows_ > size_) {
+        for (auto& x : s_exact_)
+            x = 0;
+        exact_rows_ = 0;
+    }
+    for (; exact_rows_ < size_; ++exact_rows_) {
+        convert_row(exact_rows_);
+        for (int t = 0; t < d_; ++t)
+            s_exact_[t] += rows_[exact_rows_][t];
+    }
+}
+
+const ExactShiftedDistances::BigInt& ExactShiftedDistances::exact(int l) {
+    if (exact_step_[l] == step_) return exact_[l];
+    convert_row(l);
+    catch_up_exact();
+    BigInt sum = 0;
+    for (int t = 0; t < d_; ++t) {
+        const BigInt& y = rows_[l][t];
+        if (y != 0) sum += y * (y - 2 * s_exact_[t]);
+    }
+    exact_[l] = std::move(sum);
+    exact_step_[l] = step_;
+    return exact_[l];
+}
+
+int ExactShiftedDistances::exact_compare(int l, int m) {
+    const BigInt& a = exact(l);
+    const BigInt& b = exact(m);
+    return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+int ExactShiftedDistances::extreme(const int* candidates, int count, bool want_max) {
+    if (count < 1) throw_domain_error("ExactShiftedDistances::extreme", "no candidate tokens");
+    // The double tier first: only tokens whose interval reaches the best bound can be extreme.
+    double bound = want_max ? -std::numeric_limits<double>::infinity()
+                            : std::numeric_limits<double>::infinity();
+    for (int c = 0; c < count; ++c) {
+        const Approximate& a = approximate(candidates[c]);
+        bound = want_max ? std::max(bound, a.value - a.error) : std::min(bound, a.value + a.error);
+    }
+    int best = -1;
+    for (int c = 0; c < count; ++c) {
+        const int l = candidates[c];
+        const Approximate& a = approximate(l);
+        const bool contender = want_max ? a.value + a.error >= bound : a.value - a.error <= bound;
+        if (!contender) continue;
+        if (best < 0) {
+            best = l;
+            continue;
+        }
+        const int order = exact_compare(l, best);
+        if ((want_max ? order > 0 : order < 0) || (order == 0 && l < best)) best = l;
+    }
+    return best;
+}
+
+ExactShiftedDistances::Comparison ExactShiftedDistances::compare(int l, int m) {
+    const Approximate& a = approximate(l);
+    const Approximate& b = approximate(m);
+    const double tie = tie_scale(l);
+    const double room = tie * kTieRoom;
+    Comparison result;
+    if (a.value + a.error + room < b.value - b.error) {
+        result.at_most = true;
+        return result;
+    }
+    if (a.value - a.error - room > b.value + b.error) return result;
+    const BigInt margin = exact(l) - exact(m);
+    result.at_most = margin <= 0;
+    // |margin|·2^−2F ≤ τ·w with τ·w = mantissa·2^(exponent − 53), compared as integers.
+    if (tie == 0) {
+        result.exact = margin == 0;
+        return result;
+    }
+    int exponent = 0;
+    const BigInt limit = BigInt(integer_mantissa(tie, exponent));
+    const int shift = exponent - 53 + 2 * scale_;
+    const BigInt magnitude = abs(margin);
+    result.exact = shift >= 0 ? magnitude <= (limit << shift) : (magnitude << -shift) <= limit;
+    return result;
+}
+
+double ExactShiftedDistances::radius_squared(int l) {
+    catch_up_double();
+    return squared_distance(s_.data(), ranked_.row(l).data(), d_);
+}
+
+}  // namespace attngeo::theory
