@@ -58,7 +58,8 @@ void run(BoundsOptions& o, const CLI::App& app) {
             regime[N] = theory::to_string(regimes[N - 1]);
     }
     out << "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_"
-           "lower,Fmin_upper\n";
+           "lower,Fmin_upper,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,"
+           "R_trivial_lower,P_trivial_upper,R_trivial_upper\n";
     for (const auto& r : theory::bounds_all(model, sizes, settings)) {
         out << r.N << ',' << regime[r.N];
         for (double v :
@@ -66,6 +67,13 @@ void run(BoundsOptions& o, const CLI::App& app) {
               r.recall_upper, r.fmax_lower, r.fmax_upper, r.fmin_lower, r.fmin_upper}) {
             out << ',' << format_double(v);
         }
+        const theory::MarginFlags m = theory::margin_flags(r);
+        const theory::EnvelopeFlags e = theory::envelope_flags(r.precision_lower, r.precision_upper,
+                                                               r.recall_lower, r.recall_upper);
+        for (bool flag :
+             {m.delta_le0, m.delta0_le0, m.xi_le0, e.P_inverted, e.R_inverted, e.P_trivial_lower,
+              e.R_trivial_lower, e.P_trivial_upper, e.R_trivial_upper})
+            out << ',' << int(flag);
         out << '\n';
     }
     std::cout << out.str();
@@ -83,7 +91,7 @@ Runner register_bounds(CLI::App& app) {
                    "Concentration constant kappa of eq. (31) (the paper gives none)")
         ->capture_default_str();
     app.add_option("--variant", o->variant, "Bound variant")
-        ->check(CLI::IsMember({"paper", "exact-mean", "scale-invariant"}))
+        ->check(CLI::IsMember({"paper", "exact-mean", "scale-invariant", "corrected"}))
         ->capture_default_str();
     app.add_option("--rank", o->rank, "Top-N ranking: attn (alpha_i) or contrib (alpha_i |v_i|)")
         ->check(CLI::IsMember({"attn", "contrib"}))
@@ -96,8 +104,11 @@ Runner register_bounds(CLI::App& app) {
     app.footer(
         "Prints CSV "
         "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,\n"
-        "Fmin_lower,Fmin_upper. regime is the Table-2 regime (I-V) for assumption3 profiles, NA "
-        "otherwise;\n"
+        "Fmin_lower,Fmin_upper,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,\n"
+        "R_trivial_lower,P_trivial_upper,R_trivial_upper. regime is the Table-2 regime (I-V) for\n"
+        "assumption3 profiles, NA otherwise. The 0/1 flags (SPEC 7): Delta <= 0 (t = 1 for any\n"
+        "kappa), Delta0 <= 0 with the sink selected, xi <= 0 on the upper bounds' deciding pair\n"
+        "(p- = 1/2 for any kappa), lower > upper, lower <= 0.01, upper >= 0.99.\n"
         "Delta is nan when I_N minus the sink is empty (N = 1 with the sink on top: all bounds "
         "1).\n"
         "Decisions (SPEC 3): union factors use n - N; Delta0 uses rho_out; t(x) = exp(-kappa d "

@@ -5,6 +5,8 @@
 
 #include <omp.h>
 
+#include <boost/math/distributions/students_t.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -19,7 +21,8 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 #include "compare/parallel_for.hpp"
-#include "simulate/envelope.hpp"
+#include "simulate/verdict_output.hpp"
+#include "theory/models.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -34,12 +37,6 @@ constexpr double kCosineTolerance = 1e-6;
 double clamp_cosine(double c) {
     return std::clamp(c, -1.0, 1.0);
 }
-// 0.1-decade grid (61 points on [1e-4, 1e2]), then ±0.1 at 0.01 and ±0.01 at 0.001 decades.
-const std::vector<double> kKappaSteps = {0.1, 0.01, 0.001};
-const theory::BoundVariant kVariants[3] = {theory::BoundVariant::paper,
-                                           theory::BoundVariant::exact_mean,
-                                           theory::BoundVariant::scale_invariant};
-
 bool inside(double value, double lower, double upper) {
     return value >= lower - kSlack && value <= upper + kSlack;
 }
@@ -104,29 +101,59 @@ void validate_inputs(const std::vector<HeadInput>& heads, const EnvelopeSettings
     }
 }
 
-struct HeadCounts {
-    int inside = 0;
-    double width = 0;  // Σ over N of (P upper − lower) + (R upper − lower)
-};
-
-HeadCounts count_head(const std::vector<theory::BoundRow>& rows, const HeadInput& h) {
-    HeadCounts c;
-    for (std::size_t s = 0; s < rows.size(); ++s) {
-        const auto& b = rows[s];
-        c.inside += inside(h.P_mean[s], b.precision_lower, b.precision_upper);
-        c.inside += inside(h.R_mean[s], b.recall_lower, b.recall_upper);
-        c.width += (b.precision_upper - b.precision_lower) + (b.recall_upper - b.recall_lower);
-    }
-    return c;
+// The 95 % interval of a measured mean over documents: mean ± t(0.975, docs − 1)·se; the mean
+// alone without a defined standard error (one document).
+simulate::ScanPoint measured_point(double mean, const std::vector<double>& se, std::size_t s,
+                                   std::int64_t documents) {
+    const double error = s < se.size() ? se[s] : kNaN;
+    if (documents < 2 || !std::isfinite(error)) return {mean, mean, mean};
+    const boost::math::students_t_distribution<double> t(static_cast<double>(documents - 1));
+    const double half = boost::math::quantile(t, 0.975) * error;
+    return {mean, mean - half, mean + half};
 }
 
-int lower_holding(const std::vector<theory::BoundRow>& rows, const HeadInput& h) {
-    int holding = 0;
-    for (std::size_t s = 0; s < rows.size(); ++s) {
-        holding += h.P_mean[s] >= rows[s].precision_lower - kSlack;
-        holding += h.R_mean[s] >= rows[s].recall_lower - kSlack;
+// The Table-2 regime (1..5) of each N of the grid, from the head's fitted profile; 0 without.
+std::vector<int> head_regimes(const HeadInput& h) {
+    std::vector<int> out(h.sizes.size(), 0);
+    if (!std::isfinite(h.profile_p_base) || !std::isfinite(h.profile_eta)) return out;
+    const Eigen::VectorXd alpha = Eigen::Map<const Eigen::VectorXd>(
+        h.alpha.data(), static_cast<Eigen::Index>(h.alpha.size()));
+    const auto regimes = theory::regimes_by_size(alpha, h.profile_p_base, h.profile_eta);
+    for (std::size_t s = 0; s < h.sizes.size(); ++s)
+        out[s] = static_cast<int>(regimes[h.sizes[s] - 1]) + 1;
+    return out;
+}
+
+// The scan's points: every (head, N) in head order, then N.
+simulate::ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
+                                 const std::vector<std::vector<int>>& regimes) {
+    simulate::ScanInputs in;
+    for (std::size_t h = 0; h < heads.size(); ++h) {
+        const HeadInput& head = heads[h];
+        for (std::size_t s = 0; s < head.sizes.size(); ++s) {
+            in.P.push_back(measured_point(head.P_mean[s], head.P_se, s, head.documents));
+            in.R.push_back(measured_point(head.R_mean[s], head.R_se, s, head.documents));
+            in.regime.push_back(regimes[h][s]);
+        }
     }
-    return holding;
+    return in;
+}
+
+// Every head's bounds at one κ, flattened in the scan's point order.
+simulate::ScanBounds flattened_bounds(const std::vector<std::unique_ptr<theory::BoundTerms>>& terms,
+                                      double d, double kappa, int threads) {
+    const int H = static_cast<int>(terms.size());
+    std::vector<std::vector<theory::BoundRow>> rows(H);
+    parallel_for(H, threads, [&](int h) { rows[h] = terms[h]->evaluate(d, kappa); });
+    simulate::ScanBounds b;
+    for (const auto& head : rows)
+        for (const theory::BoundRow& r : head) {
+            b.P.lower.push_back(r.precision_lower);
+            b.P.upper.push_back(r.precision_upper);
+            b.R.lower.push_back(r.recall_lower);
+            b.R.upper.push_back(r.recall_upper);
+        }
+    return b;
 }
 
 AgreementRow& scope_row(std::map<int, AgreementRow>& rows, int layer) {
@@ -194,7 +221,11 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
         result.R_mean.push_back(h.R_mean);
     }
 
-    for (theory::BoundVariant variant : kVariants) {
+    for (const HeadInput& h : heads)
+        result.regime.push_back(head_regimes(h));
+    const simulate::ScanInputs inputs = scan_inputs(heads, result.regime);
+
+    for (theory::BoundVariant variant : theory::bound_variants()) {
         // κ-independent terms of every head (one variant at a time bounds the memory).
         std::vector<std::unique_ptr<theory::BoundTerms>> terms(H);
         parallel_for(H, threads, [&](int h) {
@@ -204,54 +235,14 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
 
         VariantResult v;
         v.variant = variant;
-        if (settings.kappa) {
-            v.kappa = *settings.kappa;
-        } else if (std::isinf(d)) {
-            v.kappa = 1;  // κ·d = ∞ whatever κ is: nothing to fit
-        } else {
-            auto score = [&](const std::vector<double>& kappas) {
-                const std::size_t K = kappas.size();
-                std::vector<HeadCounts> counts(static_cast<std::size_t>(H) * K);
-                parallel_for(H, threads, [&](int h) {
-                    for (std::size_t k = 0; k < K; ++k)
-                        counts[h * K + k] = count_head(terms[h]->evaluate(d, kappas[k]), heads[h]);
-                });
-                std::vector<simulate::KappaAgreement> out(K);
-                for (std::size_t k = 0; k < K; ++k) {
-                    long inside_total = 0;
-                    double width_total = 0;
-                    for (int h = 0; h < H; ++h) {  // head order: the same sum for any threads
-                        inside_total += counts[h * K + k].inside;
-                        width_total += counts[h * K + k].width;
-                    }
-                    out[k].fraction = inside_total / points;
-                    out[k].width = width_total / points;
-                }
-                return out;
-            };
-            v.kappa = simulate::fit_kappa_log_grid(score, kKappaSteps);
-            v.kappa_fitted = true;
-        }
-
-        auto lower_fraction = [&](double kappa) {
-            std::vector<int> holding(H);
-            parallel_for(H, threads, [&](int h) {
-                holding[h] =
-                    lower_holding(terms[h]->evaluate(d, kappa, /*lower_only=*/true), heads[h]);
-            });
-            long total = 0;
-            for (int x : holding)
-                total += x;
-            return total / points;
-        };
-        if (std::isinf(d)) {
-            v.kappa_lower95 = v.lower_fraction_at_kappa_lower95 = kNaN;
-        } else {
-            v.kappa_lower95 =
-                simulate::largest_kappa_where([&](double k) { return lower_fraction(k) >= 0.95; });
-            v.lower_fraction_at_kappa_lower95 =
-                std::isnan(v.kappa_lower95) ? kNaN : lower_fraction(v.kappa_lower95);
-        }
+        // At d = ∞, κ·d = ∞ for every κ: the rows keep κ = 1 unless one was given.
+        const std::optional<double> fixed =
+            std::isinf(d) ? std::optional<double>(settings.kappa.value_or(1)) : settings.kappa;
+        v.scan = simulate::scan_kappa(
+            inputs, [&](double kappa) { return flattened_bounds(terms, d, kappa, threads); },
+            fixed);
+        v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
+        v.kappa_fitted = !fixed;
 
         v.rows.assign(H, {});
         parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
@@ -311,6 +302,34 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
     return result;
 }
 
+namespace {
+
+const char* regime_name(int regime) {
+    static const char* const names[6] = {"NA", "I", "II", "III", "IV", "V"};
+    return names[regime];
+}
+
+// kappa.json's and the manifest's block per variant: κ, agreement at κ and the verdict.
+nlohmann::json variant_blocks(const EnvelopeResult& r) {
+    nlohmann::json blocks = nlohmann::json::object();
+    for (const VariantResult& v : r.variants) {
+        std::vector<theory::MarginFlags> margins;
+        for (const auto& head : v.rows)
+            for (const theory::BoundRow& row : head)
+                margins.push_back(theory::margin_flags(row));
+        nlohmann::json block =
+            simulate::verdict_json(v.scan, margins, v.kappa_fitted ? "interval-score" : "given");
+        block.update({{"kappa", json_number(v.kappa)},
+                      {"kappa_fitted", v.kappa_fitted},
+                      {"fraction_inside", json_number(v.fraction_inside)},
+                      {"mean_width", json_number(v.mean_width)}});
+        blocks[theory::to_string(v.variant)] = block;
+    }
+    return blocks;
+}
+
+}  // namespace
+
 void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
     const std::filesystem::path dir(out_dir);
     const auto f = [](double x) { return format_double(x); };
@@ -318,8 +337,14 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
 
     std::ostringstream bounds;
     bounds << "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,"
-              "P_inside,R_inside\n";
-    for (const VariantResult& v : r.variants)
+              "P_inside,R_inside,regime,Delta,Delta0,B,"
+           << simulate::kStarFlagColumns << '\n';
+    std::ostringstream scan, verdict;
+    scan << simulate::kScanColumns << '\n';
+    verdict << simulate::kVerdictColumns << '\n';
+    for (const VariantResult& v : r.variants) {
+        simulate::append_scan_rows(scan, "", v.variant, v.scan);
+        simulate::append_verdict_rows(verdict, "", v.variant, v.scan);
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t s = 0; s < S; ++s) {
                 const theory::BoundRow& b = v.rows[h][s];
@@ -328,8 +353,12 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
                        << f(r.P_mean[h][s]) << ',' << f(r.R_mean[h][s]) << ','
                        << f(b.precision_lower) << ',' << f(b.precision_upper) << ','
                        << f(b.recall_lower) << ',' << f(b.recall_upper) << ','
-                       << int(v.P_inside[h][s]) << ',' << int(v.R_inside[h][s]) << '\n';
+                       << int(v.P_inside[h][s]) << ',' << int(v.R_inside[h][s]) << ','
+                       << regime_name(r.regime[h][s]) << ',' << f(b.delta) << ',' << f(b.delta0)
+                       << ',' << f(b.scale) << ','
+                       << simulate::star_flag_fields(v.scan, h * S + s, b) << '\n';
             }
+    }
 
     std::ostringstream envelope;
     envelope << "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper\n";
@@ -370,31 +399,20 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
                        << x.N << ',' << x.metric << ',' << f(x.value) << ',' << f(x.lower) << ','
                        << f(x.upper) << ',' << f(x.excess) << '\n';
 
-    nlohmann::json variants = nlohmann::json::object();
-    for (const VariantResult& v : r.variants)
-        variants[theory::to_string(v.variant)] = {
-            {"kappa", json_number(v.kappa)},
-            {"kappa_fitted", v.kappa_fitted},
-            {"fraction_inside", json_number(v.fraction_inside)},
-            {"mean_width", json_number(v.mean_width)},
-            {"kappa_lower95", json_number(v.kappa_lower95)},
-            {"lower_fraction_at_kappa_lower95", json_number(v.lower_fraction_at_kappa_lower95)}};
-    const nlohmann::json kappa = {{"cosines", to_string(r.cosines)}, {"variants", variants}};
+    const nlohmann::json kappa = {{"cosines", to_string(r.cosines)},
+                                  {"variants", variant_blocks(r)}};
 
     write_file_atomic((dir / "bounds.csv").string(), bounds.str());
     write_file_atomic((dir / "envelope.csv").string(), envelope.str());
     write_file_atomic((dir / "agreement.csv").string(), agreement.str());
     write_file_atomic((dir / "violations.csv").string(), violations.str());
+    write_file_atomic((dir / "kappa_scan.csv").string(), scan.str());
+    write_file_atomic((dir / "verdict.csv").string(), verdict.str());
     write_file_atomic((dir / "kappa.json").string(), kappa.dump(2) + "\n");
 }
 
 nlohmann::json envelope_manifest(const EnvelopeResult& r) {
-    nlohmann::json kappas = nlohmann::json::object();
-    for (const VariantResult& v : r.variants)
-        kappas[theory::to_string(v.variant)] = {{"kappa", json_number(v.kappa)},
-                                                {"kappa_fitted", v.kappa_fitted},
-                                                {"fraction_inside", json_number(v.fraction_inside)},
-                                                {"kappa_lower95", json_number(v.kappa_lower95)}};
+    const nlohmann::json kappas = variant_blocks(r);
     return {
         {"cosines", to_string(r.cosines)},
         {"d", json_number(r.d)},
@@ -407,18 +425,18 @@ nlohmann::json envelope_manifest(const EnvelopeResult& r) {
               "Cosines parametric: rho_jk = exp(-beta |j-k|) for j,k >= 1, rho_0j = rho0, unit "
               "diagonal. Plug-in: rho_jk = measured mean cos at lag |j-k|; lags beyond the "
               "largest measured lag K take the value at K; rho_0j = rho0.",
-              "A point is one (head, N, metric in {P, R}); inside iff lower - 1e-12 <= measured "
-              "mean <= upper + 1e-12 (plain means over documents, no interval).",
-              "kappa fit (SPEC 7), per variant over all points: 0.1-decade grid on [1e-4, 1e2] "
-              "(61 points), refined to 0.01 decade within +-0.1 and to 0.001 within +-0.01 of the "
-              "best; maximises the fraction inside, ties to the narrower envelope (mean of "
-              "upper - lower), then to the smaller kappa.",
-              "kappa_lower95: largest kappa in [1e-4, 1e2] with >= 95% of P and R lower bounds "
-              "holding (bisection in log kappa, 40 steps; lower bounds grow with kappa); NaN "
-              "(string) when none.",
+              "A point is one (head, N, metric in {P, R}); inside (P_inside, R_inside, "
+              "fraction_inside, agreement.csv) iff lower - 1e-12 <= measured mean <= upper + "
+              "1e-12 (plain means over documents). The kappa scan's coverage instead uses the "
+              "mean's 95% interval over documents, mean +- t(0.975, docs - 1) * se (the mean "
+              "alone with one document).",
+              "Table-2 regimes per (head, N) from the head's fitted Assumption-3 profile "
+              "(p_base, eta of profile.csv).",
+              simulate::kScanDecision, simulate::kIntervalScoreDecision,
               "violations.csv: the 20 largest excesses per variant; equal excesses in head, N, "
               "P-before-R order.",
-              "bounds.csv rows: by variant (paper, exact-mean, scale-invariant), then head in "
+              "bounds.csv rows: by variant (paper, exact-mean, scale-invariant, corrected), then "
+              "head in "
               "input order, then N; P_inside/R_inside are 0/1."})}};
 }
 

@@ -1,13 +1,15 @@
 // Envelopes of Theorems 1–2 against measured heads (SPEC §5, §7; Figure 5): per head a
-// HeadModel built from the measured α, norms and cosines, κ fitted per variant over all
-// (head, N, metric) points, agreement global and per layer, and the largest violations.
+// HeadModel built from the measured α, norms and cosines, the κ scan and verdict per variant
+// over all (head, N) points, agreement global and per layer, and the largest violations.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "simulate/kappa_scan.hpp"
 #include "theory/bounds.hpp"
 
 namespace attngeo::compare {
@@ -22,6 +24,13 @@ struct HeadInput {
     std::vector<double> cos_by_lag;  // [K] measured mean cosine at lag 1..K
     std::vector<int> sizes;          // [S] the N grid (shared by all heads)
     std::vector<double> P_mean, R_mean;  // [S] measured means over documents
+    // [S] standard errors over documents, or empty / NaN where undefined (one document): the
+    // points then have no interval and the mean itself is checked.
+    std::vector<double> P_se, R_se;
+    std::int64_t documents = 0;
+    // The head's fitted Assumption-3 profile, for the Table-2 regime of each N; NaN: none.
+    double profile_p_base = std::numeric_limits<double>::quiet_NaN();
+    double profile_eta = std::numeric_limits<double>::quiet_NaN();
 };
 
 enum class CosineSource { parametric, plug_in };
@@ -32,7 +41,7 @@ const char* to_string(CosineSource source);
 struct EnvelopeSettings {
     double d = 128;  // head dimension
     CosineSource cosines = CosineSource::parametric;
-    std::optional<double> kappa;  // given κ for every variant; fitted per variant when empty
+    std::optional<double> kappa;  // given κ for every variant; the interval-score κ when empty
     int threads = 1;              // OpenMP threads over heads (results do not depend on it)
 };
 
@@ -61,13 +70,11 @@ struct AgreementRow {
 // One variant over all heads, at its κ.
 struct VariantResult {
     theory::BoundVariant variant = theory::BoundVariant::paper;
-    double kappa = 1;
-    bool kappa_fitted = false;
-    double fraction_inside = 0;  // over all (head, N, metric ∈ {P, R}) points
+    double kappa = 1;            // the rows' κ: the interval-score κ, or the given one
+    bool kappa_fitted = false;   // false when given or d = ∞
+    simulate::KappaScan scan;    // points in head order, then N: the scan and the verdict
+    double fraction_inside = 0;  // over all (head, N, metric ∈ {P, R}) points, at kappa
     double mean_width = 0;       // mean over those points of upper − lower
-    // Largest κ in [1e-4, 1e2] with ≥ 95% of P and R lower bounds holding; NaN if none.
-    double kappa_lower95 = 0;
-    double lower_fraction_at_kappa_lower95 = 0;         // NaN when kappa_lower95 is NaN
     std::vector<std::vector<theory::BoundRow>> rows;    // [heads][S] at κ
     std::vector<std::vector<char>> P_inside, R_inside;  // [heads][S]
     AgreementRow global;
@@ -81,6 +88,7 @@ struct EnvelopeResult {
     std::vector<int> sizes;        // [S]
     std::vector<int> layer, head;  // [heads] identity of each input head, in order
     std::vector<std::vector<double>> P_mean, R_mean;  // [heads][S] measured, copied from input
+    std::vector<std::vector<int>> regime;             // [heads][S] Table-2 regime 1..5, 0: none
     std::vector<VariantResult> variants;              // [3] paper, exact-mean, scale-invariant
 };
 
@@ -89,7 +97,8 @@ struct EnvelopeResult {
 EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
                                   const EnvelopeSettings& settings);
 
-// bounds.csv, envelope.csv, agreement.csv, violations.csv, kappa.json in `out_dir`
+// bounds.csv, envelope.csv, agreement.csv, violations.csv, kappa_scan.csv, verdict.csv,
+// kappa.json in `out_dir`
 // (docs/compare-outputs.md).
 void write_envelope_files(const EnvelopeResult& result, const std::string& out_dir);
 

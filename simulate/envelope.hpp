@@ -1,36 +1,16 @@
-// The theorems' envelopes next to Monte Carlo estimates (SPEC §5, §7): bounds for the three
-// variants, κ given or fitted (best agreement, ties to the narrower envelope; and the largest κ
-// keeping ≥ 95% of lower bounds), and per N whether the estimate is inside.
+// The theorems' envelopes next to Monte Carlo estimates (SPEC §5, §7): bounds for the four
+// variants, the κ scan per side with its verdict (simulate/kappa_scan.hpp), the single
+// interval-score κ (or the given one), and per N whether the estimate is inside.
 #pragma once
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "simulate/kappa_scan.hpp"
 #include "simulate/sums.hpp"
 #include "theory/bounds.hpp"
 
 namespace attngeo::simulate {
-
-// ---- The κ search (SPEC §7), shared with compare/: generic over how points are scored.
-// Agreement of an envelope at one κ: fraction of points inside, and a width (any measure
-// where smaller is narrower, e.g. the mean or sum of upper − lower).
-struct KappaAgreement {
-    double fraction = 0, width = 0;
-    // Better: more points inside; on a tie, the narrower envelope.
-    bool better_than(const KappaAgreement& other) const {
-        return fraction != other.fraction ? fraction > other.fraction : width < other.width;
-    }
-};
-// Scores a batch of κ values (the whole grid of one stage, so a caller can parallelise).
-using KappaScorer = std::function<std::vector<KappaAgreement>(const std::vector<double>& kappas)>;
-// κ maximising agreement over log10 κ ∈ [−4, 2]: a grid with step `steps[0]` decades, then for
-// each further step a grid of that step over ± the previous step around the best point so far.
-// Ties keep the earlier point (the smaller κ within a stage, the earlier stage across stages).
-double fit_kappa_log_grid(const KappaScorer& score, const std::vector<double>& steps);
-// Largest κ in [1e-4, 1e2] with holds(κ), by 40 bisection steps in log κ, assuming holds is
-// monotone (true below some κ); NaN when it fails already at 1e-4.
-double largest_kappa_where(const std::function<bool(double kappa)>& holds);
 
 // Estimates of the four metrics at one N.
 struct SizeEstimates {
@@ -53,24 +33,32 @@ struct EnvelopeCheck {
 
 struct VariantEnvelope {
     theory::BoundVariant variant = theory::BoundVariant::paper;
-    double kappa = 1;
-    bool kappa_fitted = false;
-    // Largest κ in [1e-4, 1e2] with ≥ 95% of the P and R lower bounds holding; NaN if none.
-    double kappa_lower95 = 0;
-    std::vector<theory::BoundRow> rows;  // [|sizes|]
-    std::vector<EnvelopeCheck> checks;   // [|sizes|]
-    double fraction_inside = 0;          // over the (N, metric ∈ {P, R}) points
+    double kappa = 1;           // the rows' κ: the interval-score κ, or the given one
+    bool kappa_fitted = false;  // false when given (--kappa) or d = ∞ (κ·d = ∞ for any κ)
+    KappaScan scan;             // per side: the scan over κ, κ* and the verdict
+    std::vector<theory::BoundRow> rows;  // [|sizes|] at kappa
+    std::vector<EnvelopeCheck> checks;   // [|sizes|] at kappa
+    double fraction_inside = 0;          // over the (N, metric ∈ {P, R}) points, at kappa
     double fraction_inside_precision = 0, fraction_inside_recall = 0;
+    double mean_width = 0;  // mean of upper − lower over the same points, at kappa
     double largest_violation = 0;
     int largest_violation_N = 0;
     std::string largest_violation_metric;  // "P" | "R" | "" when none
 };
 
-// Evaluates every variant's envelope at the given d (may be +inf) for the estimates; with
-// no κ, fits it per variant. `threads` parallelises the κ search.
+// The scan's points for one head's estimates: P and R with their intervals, and the regime
+// of each N (0..5; `regimes` may be empty when the profile has none).
+ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates,
+                       const std::vector<int>& regimes);
+
+// Evaluates every variant's envelope at the given d (may be +inf) for the estimates, scans κ
+// per side (given or not) and puts the rows at the interval-score κ, or at `kappa` when given.
+// `regimes` [|sizes|] holds the Table-2 regime of each N as 1..5 (0 or empty: none).
+// `threads` parallelises over the variants.
 std::vector<VariantEnvelope> envelopes(const theory::HeadModel& head, const std::vector<int>& sizes,
                                        theory::Ranking ranking, double d,
                                        const std::vector<SizeEstimates>& estimates,
-                                       std::optional<double> kappa, int threads);
+                                       const std::vector<int>& regimes, std::optional<double> kappa,
+                                       int threads);
 
 }  // namespace attngeo::simulate

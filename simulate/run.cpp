@@ -21,6 +21,7 @@
 #include "common/number_list.hpp"
 #include "simulate/envelope.hpp"
 #include "simulate/generator.hpp"
+#include "simulate/verdict_output.hpp"
 
 namespace fs = std::filesystem;
 
@@ -274,6 +275,9 @@ nlohmann::json decisions_json() {
         "geometry).",
         "scale-invariant variant: B = (a_max_in + a_max_out) * sum_{k in I_N} a_k, quadratic in "
         "scale like Delta.",
+        "corrected variant: the exact-mean mu with the scale-invariant B (neither fix alone "
+        "removes "
+        "both defects).",
         "Expectation over direction randomness with alpha and the nominal norms fixed (SPEC 5); "
         "norm noise "
         "(--norm-cv) is multiplicative log-normal per trial and the bounds use the nominal norms.",
@@ -287,11 +291,8 @@ nlohmann::json decisions_json() {
         "Envelope check: a metric violates its envelope only when its whole 95% interval lies "
         "outside "
         "[lower, upper]; the fraction inside counts (N, metric) points for P and R.",
-        "kappa fit (SPEC 7): 0.2-decade grid on [1e-4, 1e2], refined twice to 0.002 decade; "
-        "maximises the fraction "
-        "inside, ties to the narrower envelope (sum of widths of P and R), then to the smaller "
-        "kappa. "
-        "kappa_lower95: largest kappa with >= 95% of P and R lower bounds holding (bisection).",
+        kScanDecision,
+        kIntervalScoreDecision,
         "d = inf: metrics of the expected Gram matrix a_k a_l K_kl (no sampling, trials = 0); "
         "bounds at "
         "kappa d = inf (t = 0 for a positive margin, p- = 0 for a positive gap).",
@@ -484,15 +485,20 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
                          const nlohmann::json& provenance, RunTimings timings) {
     const auto points = grid_points(config);
     const bool is_sweep = config.kind == "sweep";
-    std::ostringstream main_csv, bounds_csv, sums_csv;
-    const char* variant_names[3] = {"paper", "exact-mean", "scale-invariant"};
+    std::ostringstream main_csv, bounds_csv, sums_csv, scan_csv, verdict_csv;
+    std::string grid_columns = "grid,";
+    for (const auto& [name, values] : config.sweep)
+        grid_columns += name + ',';
+    scan_csv << grid_columns << kScanColumns << '\n';
+    verdict_csv << grid_columns << kVerdictColumns << '\n';
     if (is_sweep) {
         main_csv << "grid";
         for (const auto& [name, values] : config.sweep)
             main_csv << ',' << name;
         main_csv << ",N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
                     "Fmin_mean";
-        for (const char* v : variant_names) {
+        for (theory::BoundVariant variant : theory::bound_variants()) {
+            const char* v = theory::to_string(variant);
             for (const char* c :
                  {"kappa", "P_lower", "P_upper", "R_lower", "R_upper", "P_inside", "R_inside"}) {
                 main_csv << ',' << c << '_' << v;
@@ -506,7 +512,8 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
     bounds_csv << "N,variant,kappa,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_"
                   "lower,Fmax_upper,"
                   "Fmin_lower,Fmin_upper,P_inside,R_inside,Fmax_inside,Fmin_inside,P_violation,R_"
-                  "violation\n";
+                  "violation,"
+               << kStarFlagColumns << '\n';
     sums_csv << "grid,N,quantity,count,sum,sum_squares\n";
 
     nlohmann::json points_json = nlohmann::json::array();
@@ -524,18 +531,28 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
             trials = s.trials;
             write_sums_csv(sums_csv, point.index, sizes, s);
         }
-        const auto envs =
-            envelopes(setup.head, sizes, setup.spec.ranking, setup.d, est, setup.kappa, threads);
         const int n = static_cast<int>(setup.head.alpha.size());
         std::vector<std::string> regime(n + 1, "NA");
+        std::vector<int> regime_numbers;  // [|sizes|] 1..5 for the scan's by-regime gaps
         nlohmann::json regimes_json = nullptr;
         if (const auto phases = theory::phase_parameters(setup.spec.model)) {
             const auto regimes =
                 theory::regimes_by_size(setup.head.alpha, phases->p_base, phases->eta);
             for (int N = 1; N <= n; ++N)
                 regime[N] = theory::to_string(regimes[N - 1]);
+            for (int N : sizes)
+                regime_numbers.push_back(static_cast<int>(regimes[N - 1]) + 1);
             const auto m = theory::regime_boundaries(regimes);
             regimes_json = {{"p_base", phases->p_base}, {"m1", m.m1}, {"m2", m.m2}, {"m3", m.m3}};
+        }
+        const auto envs = envelopes(setup.head, sizes, setup.spec.ranking, setup.d, est,
+                                    regime_numbers, setup.kappa, threads);
+        std::string grid_prefix = std::to_string(point.index) + ',';
+        for (const auto& [name, value] : point.values)
+            grid_prefix += format_double(value) + ',';
+        for (const auto& v : envs) {
+            append_scan_rows(scan_csv, grid_prefix, v.variant, v.scan);
+            append_verdict_rows(verdict_csv, grid_prefix, v.variant, v.scan);
         }
         for (std::size_t i = 0; i < sizes.size(); ++i) {
             if (is_sweep) {
@@ -573,23 +590,29 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
                     bounds_csv << ',' << int(c.precision_inside()) << ',' << int(c.recall_inside())
                                << ',' << int(c.fmax_inside()) << ',' << int(c.fmin_inside()) << ','
                                << format_double(c.precision_violation) << ','
-                               << format_double(c.recall_violation) << '\n';
+                               << format_double(c.recall_violation) << ','
+                               << star_flag_fields(v.scan, i, b) << '\n';
                 }
             }
         }
         nlohmann::json env_json = nlohmann::json::object();
         for (const auto& v : envs) {
-            env_json[theory::to_string(v.variant)] = {
-                {"kappa", json_number(v.kappa)},
-                {"kappa_fitted", v.kappa_fitted},
-                {"kappa_lower95", json_number(v.kappa_lower95)},
-                {"fraction_inside", v.fraction_inside},
-                {"fraction_inside_P", v.fraction_inside_precision},
-                {"fraction_inside_R", v.fraction_inside_recall},
-                {"largest_violation",
-                 {{"value", v.largest_violation},
-                  {"N", v.largest_violation_N},
-                  {"metric", v.largest_violation_metric}}}};
+            std::vector<theory::MarginFlags> margins;
+            for (const auto& row : v.rows)
+                margins.push_back(theory::margin_flags(row));
+            const char* rule = v.kappa_fitted ? "interval-score" : "given";
+            nlohmann::json block = verdict_json(v.scan, margins, rule);
+            block.update({{"kappa", json_number(v.kappa)},
+                          {"kappa_fitted", v.kappa_fitted},
+                          {"mean_width", json_number(v.mean_width)},
+                          {"fraction_inside", v.fraction_inside},
+                          {"fraction_inside_P", v.fraction_inside_precision},
+                          {"fraction_inside_R", v.fraction_inside_recall},
+                          {"largest_violation",
+                           {{"value", v.largest_violation},
+                            {"N", v.largest_violation_N},
+                            {"metric", v.largest_violation_metric}}}});
+            env_json[theory::to_string(v.variant)] = block;
         }
         nlohmann::json values_json = nlohmann::json::object();
         for (const auto& [name, value] : point.values)
@@ -633,6 +656,8 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
                       main_csv.str());
     if (!is_sweep) write_file_atomic((fs::path(dir) / "bounds.csv").string(), bounds_csv.str());
     write_file_atomic((fs::path(dir) / "sums.csv").string(), sums_csv.str());
+    write_file_atomic((fs::path(dir) / "kappa_scan.csv").string(), scan_csv.str());
+    write_file_atomic((fs::path(dir) / "verdict.csv").string(), verdict_csv.str());
     write_file_atomic((fs::path(dir) / "manifest.json").string(), manifest.dump(2) + "\n");
     return manifest;
 }

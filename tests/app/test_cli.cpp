@@ -186,7 +186,9 @@ TEST(CliBounds, PaperPresetMatchesTheReferenceFormulas) {
     const auto rows = parse_csv(r.out);
     ASSERT_EQ(rows.size(), 1026u);
     EXPECT_EQ(rows[0][0], "N");
-    EXPECT_EQ(rows[0].size(), 13u);
+    EXPECT_EQ(rows[0].size(), 22u);
+    EXPECT_EQ(rows[0][13], "delta_le0");
+    EXPECT_EQ(rows[0][21], "R_trivial_upper");
     const HeadModel model = build_head_model(ModelParameters{});
     BoundSettings settings;  // d = 128, kappa = 1, paper: the CLI defaults
     double max_rel = 0;
@@ -213,6 +215,52 @@ TEST(CliBounds, PaperPresetMatchesTheReferenceFormulas) {
     std::cout << "largest relative difference CLI vs bounds_reference: " << max_rel << "\n";
     EXPECT_EQ(rows[1][1], "I");
     EXPECT_EQ(rows[2][1], "II");
+    // The flags from their definitions on the reference row. At the preset every margin Δ is
+    // ≤ 0 for 2 ≤ N < n and the sink pair has ξ ≤ 0, so the printed P upper bound is
+    // 1 − 1/(2(N + 1)) whatever κ is (issue 14's finding, now in the output).
+    int delta_le0 = 0, xi_le0 = 0;
+    for (int N = 2; N < 1025; ++N) {
+        const auto& row = rows[N];
+        delta_le0 += row[13] == "1";
+        xi_le0 += row[15] == "1";
+        EXPECT_EQ(row[13] == "1", std::stod(row[2]) <= 0) << N;  // the printed Δ
+        if (row[15] == "1") EXPECT_NEAR(std::stod(row[6]), 1 - 0.5 / (N + 1), 1e-15) << N;
+        if (N % 37 != 2) continue;  // the reference is O(N(n − N)n): a sample of N
+        const BoundRow b = bounds_reference(model, N, settings);
+        const int expected[9] = {b.delta <= 0,
+                                 b.sink_selected && b.delta0 <= 0,
+                                 b.deciding_xi_le0,
+                                 b.precision_lower > b.precision_upper + 1e-12,
+                                 b.recall_lower > b.recall_upper + 1e-12,
+                                 b.precision_lower <= 0.01,
+                                 b.recall_lower <= 0.01,
+                                 b.precision_upper >= 0.99,
+                                 b.recall_upper >= 0.99};
+        for (int c = 0; c < 9; ++c)
+            EXPECT_EQ(std::stoi(row[13 + c]), expected[c]) << "N=" << N << " " << rows[0][13 + c];
+    }
+    EXPECT_EQ(delta_le0, 1023);
+    EXPECT_EQ(xi_le0, 1023);
+}
+
+TEST(CliBounds, InvertedEnvelopesAreFlagged) {
+    // Fast decay (β = 5) with the scale-invariant B at a large κ: the lower bound on P climbs to
+    // ~1 while the sink pair's ξ ≤ 0 caps the upper bound at 1 − 1/(2(N + 1)).
+    const RunResult r = run("bounds --beta 5 --N 2,4 --variant scale-invariant --kappa 4e6");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = parse_csv(r.out);
+    ASSERT_EQ(rows.size(), 3u);
+    for (int i = 1; i <= 2; ++i) {
+        const double lower = std::stod(rows[i][5]), upper = std::stod(rows[i][6]);
+        std::cout << "N=" << rows[i][0] << ": P in [" << lower << ", " << upper << "]\n";
+        EXPECT_GT(lower, upper);
+        EXPECT_EQ(rows[i][16], "1");  // P_inverted
+    }
+    const RunResult corrected = run("bounds --beta 5 --N 2,4 --variant corrected --kappa 4e6");
+    ASSERT_EQ(corrected.exit_code, 0) << corrected.err;
+    const auto corrected_rows = parse_csv(corrected.out);
+    for (std::size_t i = 1; i < corrected_rows.size(); ++i)
+        EXPECT_EQ(corrected_rows[i][16], "0") << "corrected, N=" << corrected_rows[i][0];
 }
 
 TEST(CliBounds, ExplicitFilesAndOtherProfiles) {
@@ -308,7 +356,8 @@ TEST(CliSimulate, WritesTheSpecifiedFilesIdenticallyForAnyThreadCount) {
     ASSERT_EQ(r1.exit_code, 0) << r1.err;
     const RunResult r2 = run(common + " --threads 2 --out " + b.string());
     ASSERT_EQ(r2.exit_code, 0) << r2.err;
-    for (const char* file : {"simulate.csv", "bounds.csv", "sums.csv"}) {
+    for (const char* file :
+         {"simulate.csv", "bounds.csv", "sums.csv", "kappa_scan.csv", "verdict.csv"}) {
         EXPECT_EQ(slurp(a / file), slurp(b / file)) << file;
     }
     const auto sim = parse_csv(slurp(a / "simulate.csv"));
@@ -318,12 +367,13 @@ TEST(CliSimulate, WritesTheSpecifiedFilesIdenticallyForAnyThreadCount) {
     EXPECT_EQ(sim.size(), 1u + 128u);
     EXPECT_EQ(sim[5][1], "30");
     const auto bounds = parse_csv(slurp(a / "bounds.csv"));
-    EXPECT_EQ(bounds.size(), 1u + 3u * 128u);
+    EXPECT_EQ(bounds.size(), 1u + 4u * 128u);
     EXPECT_EQ(bounds[0][1], "variant");
     const std::string manifest = slurp(a / "manifest.json");
-    for (const char* key : {"\"git_commit\"", "\"decisions\"", "\"realised\"", "\"cos_by_lag\"",
-                            "\"kappa_lower95\"", "\"fraction_inside\"", "\"largest_violation\"",
-                            "\"timings\"", "\"from_preset\"", "\"seed\": 7"}) {
+    for (const char* key :
+         {"\"git_commit\"", "\"decisions\"", "\"realised\"", "\"cos_by_lag\"", "\"kappa_rule\"",
+          "\"interval_score\"", "\"sides\"", "\"degenerate\"", "\"fraction_inside\"",
+          "\"largest_violation\"", "\"timings\"", "\"from_preset\"", "\"seed\": 7"}) {
         EXPECT_NE(manifest.find(key), std::string::npos) << key;
     }
 }
@@ -342,7 +392,8 @@ TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
     const RunResult m = run("merge " + s2.string() + " " + s0.string() + " " + s1.string() +
                             " --out " + merged.string());
     ASSERT_EQ(m.exit_code, 0) << m.err;
-    for (const char* file : {"simulate.csv", "bounds.csv", "sums.csv"}) {
+    for (const char* file :
+         {"simulate.csv", "bounds.csv", "sums.csv", "kappa_scan.csv", "verdict.csv"}) {
         EXPECT_EQ(slurp(whole / file), slurp(merged / file)) << file;
     }
     expect_bad_input(
@@ -391,6 +442,57 @@ TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
     EXPECT_EQ(rows[0][3], "N");
     EXPECT_EQ(rows[4][2], "32");  // second grid point: beta=0.05, d=32
     EXPECT_NE(r.err.find("[6/6]"), std::string::npos) << r.err;  // progress on stderr
+}
+
+// End to end: each side's κ* in verdict.csv is the tightest covered κ of kappa_scan.csv
+// (recomputed here), and bounds.csv's star columns are what `attngeo bounds --kappa κ*` prints.
+TEST(CliSimulate, VerdictKappaStarAndStarColumnsFollowTheScan) {
+    const fs::path out = scratch() / "verdict";
+    fs::remove_all(out);
+    const std::string params = "--L 127 --T1 12 --T2 100 --d 32 --N pow2";
+    const RunResult r = run("simulate " + params + " --trials 40 --out " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto scan = parse_csv(slurp(out / "kappa_scan.csv"));
+    const auto verdict = parse_csv(slurp(out / "verdict.csv"));
+    const auto bounds = parse_csv(slurp(out / "bounds.csv"));
+    ASSERT_EQ(scan[0],
+              (std::vector<std::string>{"grid", "variant", "metric", "side", "kappa", "coverage",
+                                        "mean_width", "median_width", "mean_gap"}));
+    ASSERT_EQ(verdict.size(), 1u + 16u);
+    auto column = [](const std::vector<std::string>& header, const std::string& name) {
+        const auto it = std::find(header.begin(), header.end(), name);
+        EXPECT_NE(it, header.end()) << name;
+        return static_cast<std::size_t>(it - header.begin());
+    };
+    const std::size_t star_col = column(verdict[0], "kappa_star");
+    for (std::size_t v = 1; v < verdict.size(); ++v) {
+        const auto& row = verdict[v];
+        double best_gap = INFINITY, best_kappa = NAN;
+        for (std::size_t i = 1; i < scan.size(); ++i) {
+            if (scan[i][1] != row[1] || scan[i][2] != row[2] || scan[i][3] != row[3]) continue;
+            const double coverage = std::stod(scan[i][5]), gap = std::stod(scan[i][8]);
+            if (coverage >= 0.95 && gap < best_gap)
+                best_gap = gap, best_kappa = std::stod(scan[i][4]);
+        }
+        EXPECT_EQ(std::stod(row[star_col]), best_kappa) << row[1] << " " << row[2] << " " << row[3];
+        if (row[1] != "corrected") continue;
+        // The star column of this side against the bounds command at κ*.
+        const RunResult b =
+            run("bounds " + params + " --variant corrected --kappa " + row[star_col]);
+        ASSERT_EQ(b.exit_code, 0) << b.err;
+        const auto printed = parse_csv(b.out);
+        const std::string printed_name = row[2] + "_" + row[3];
+        const std::size_t printed_col = column(printed[0], printed_name);
+        const std::size_t star = column(bounds[0], printed_name + "_star");
+        std::size_t matched = 0;
+        for (std::size_t i = 1; i < bounds.size(); ++i) {
+            if (bounds[i][1] != "corrected") continue;
+            const auto& p = printed[1 + matched++];
+            ASSERT_EQ(p[0], bounds[i][0]);
+            EXPECT_EQ(p[printed_col], bounds[i][star]) << printed_name << " N=" << p[0];
+        }
+        EXPECT_EQ(matched, printed.size() - 1);
+    }
 }
 
 TEST(CliSimulate, InfiniteDimensionIsExact) {

@@ -1,14 +1,16 @@
 // Tests of compare/envelopes: bounds per head against theory::bounds_reference, the cosine
-// sources, the κ rule and kappa_lower95 on heads whose bounds have a closed form (n = 2), thread
-// invariance, bad input, and the exact headers of the output files.
+// sources, the interval-score κ and κ* per side on heads whose bounds have a closed form (n = 2),
+// thread invariance, bad input, and the exact headers of the output files.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -89,7 +91,7 @@ TEST(CompareEnvelopes, BoundsMatchReferencePerHead) {
         settings.kappa = 0.7;
         settings.cosines = source;
         const EnvelopeResult r = evaluate_envelopes(heads, settings);
-        ASSERT_EQ(r.variants.size(), 3u);
+        ASSERT_EQ(r.variants.size(), 4u);
         double largest = 0;
         for (const VariantResult& v : r.variants) {
             EXPECT_EQ(v.kappa, 0.7);
@@ -179,69 +181,48 @@ TEST(CompareEnvelopes, ClosedFormSpotValues) {
     EXPECT_NEAR(row.precision_lower, t.precision_lower(0.3), 1e-15);
 }
 
-// Each head's R point sits exactly on its lower bound at κ_h: inside iff κ ≤ κ_h (the upper
-// bound stays above 0.85 on [1e-4, 1e2], above every value used). P points are at −1, always
-// outside. So the fraction inside is a step function of κ, and within the best
-// step every κ ties: the narrower envelope (here the larger κ) must win.
-TEST(CompareEnvelopes, KappaRuleByHand) {
+// The rows' κ minimises the mean interval score: no given κ of the grid scores lower, and the
+// score at a given κ is the plain definition over the (head, N, metric) points.
+TEST(CompareEnvelopes, RowsSitAtTheIntervalScoreKappa) {
     const TwoTokenHead t;
-    auto heads_for = [&](const std::vector<double>& kappas) {
-        std::vector<HeadInput> heads;
-        for (std::size_t h = 0; h < kappas.size(); ++h)
-            heads.push_back(t.input(0, static_cast<int>(h), -1, t.recall_lower(kappas[h])));
-        return heads;
-    };
+    std::vector<HeadInput> heads;
+    for (int h = 0; h < 6; ++h)
+        heads.push_back(t.input(0, h, t.precision_lower(std::pow(10.0, -2 + 0.5 * h)),
+                                t.recall_lower(std::pow(10.0, -1.5 + 0.4 * h))));
     EnvelopeSettings settings;
     settings.d = t.d;
-    // The mean width shrinks with κ on [1e-4, 0.1], so the tie goes to the largest κ inside.
-    {
+    const EnvelopeResult fitted = evaluate_envelopes(heads, settings);
+    const VariantResult& paper = fitted.variants[0];
+    EXPECT_TRUE(paper.kappa_fitted);
+    EXPECT_EQ(paper.kappa, paper.scan.interval_score.kappa);
+    double worst = 0;
+    for (double log_kappa = -8; log_kappa <= 8 + 1e-9; log_kappa += 0.5) {
         EnvelopeSettings given = settings;
-        double previous = INFINITY;
-        for (double log_kappa = -4; log_kappa <= -1 + 1e-9; log_kappa += 0.25) {
-            given.kappa = std::pow(10.0, log_kappa);
-            const double width = evaluate_envelopes(heads_for({0.1}), given).variants[0].mean_width;
-            EXPECT_LT(width, previous) << "log kappa " << log_kappa;
-            previous = width;
+        given.kappa = std::pow(10.0, log_kappa);
+        const EnvelopeResult at = evaluate_envelopes(heads, given);
+        const VariantResult& v = at.variants[0];
+        double plain = 0;
+        for (std::size_t h = 0; h < heads.size(); ++h) {
+            const theory::BoundRow& b = v.rows[h][0];
+            for (auto [x, lo, hi] :
+                 {std::tuple{heads[h].P_mean[0], b.precision_lower, b.precision_upper},
+                  std::tuple{heads[h].R_mean[0], b.recall_lower, b.recall_upper}})
+                plain += (hi - lo) + 40 * (std::max(lo - x, 0.0) + std::max(x - hi, 0.0));
         }
+        plain /= 2.0 * heads.size();
+        worst = std::max(worst, std::abs(plain - v.scan.interval_score.mean_score));
+        EXPECT_GE(v.scan.interval_score.mean_score, paper.scan.interval_score.mean_score)
+            << log_kappa;
     }
-    {  // the step function itself, at given κ
-        EnvelopeSettings given = settings;
-        const auto heads = heads_for({0.1, std::pow(10.0, -0.5), 0.01});
-        for (auto [log_kappa, inside] :
-             {std::pair{-3.0, 3}, {-1.95, 2}, {-1.05, 2}, {-0.95, 1}, {-0.45, 0}, {2.0, 0}}) {
-            given.kappa = std::pow(10.0, log_kappa);
-            EXPECT_EQ(evaluate_envelopes(heads, given).variants[0].global.inside, inside)
-                << "log kappa " << log_kappa;
-        }
-    }
-    // Two heads (κ_h = 0.1, 10^−0.5): 2/4 inside for κ ≤ 0.1, the narrowest there is κ = 0.1.
-    const EnvelopeResult two = evaluate_envelopes(heads_for({0.1, std::pow(10.0, -0.5)}), settings);
-    const VariantResult& paper2 = two.variants[0];
-    EXPECT_TRUE(paper2.kappa_fitted);
-    std::printf("two heads: fitted kappa %.17g (expected 0.1), fraction %.17g\n", paper2.kappa,
-                paper2.fraction_inside);
-    EXPECT_NEAR(std::log10(paper2.kappa), -1, 1e-9);
-    EXPECT_EQ(paper2.fraction_inside, 0.5);
-    // A third head with κ_h = 0.01: 3/6 for κ ≤ 0.01 beats 2/6 on (0.01, 0.1] although the
-    // envelope is narrower there.
-    const EnvelopeResult three =
-        evaluate_envelopes(heads_for({0.1, std::pow(10.0, -0.5), 0.01}), settings);
-    const VariantResult& paper3 = three.variants[0];
-    std::printf("three heads: fitted kappa %.17g (expected 0.01)\n", paper3.kappa);
-    EXPECT_NEAR(std::log10(paper3.kappa), -2, 1e-9);
-    EXPECT_EQ(paper3.fraction_inside, 0.5);
-    EXPECT_EQ(paper3.global.inside, 3);
-    EXPECT_EQ(paper3.global.points, 6);
-    // The P points are the violations, each 1 + its lower bound below it.
-    ASSERT_EQ(paper3.violations.size(), 3u);
-    EXPECT_EQ(paper3.violations[0].metric, "P");
-    EXPECT_NEAR(paper3.violations[0].excess, t.precision_lower(paper3.kappa) + 1, 1e-12);
+    std::printf("interval score: largest difference from the plain sum %.3g\n", worst);
+    EXPECT_LE(worst, 1e-14);
 }
 
-// Heads with P and R exactly on their lower bounds at κ_h = 10^(−3 + 0.2h), h = 0..19: at κ
-// the fraction of lower bounds holding is #{h: κ ≤ κ_h}/20, so ≥ 95% up to the second
-// smallest κ_h = 10^−2.8. Raising every κ_h by half a decade raises kappa_lower95 with it.
-TEST(CompareEnvelopes, KappaLower95KnownAndMonotone) {
+// Heads with R exactly on its lower bound at κ_h = 10^(−3 + 0.2h), h = 0..19 (one document,
+// so no interval): R's lower side covers a point iff κ ≤ κ_h, so coverage ≥ 95 % up to the
+// second smallest κ_h = 10^−2.8, and the gap shrinks as κ grows: κ* = 10^−2.8. Raising every
+// κ_h by half a decade raises κ* with it; nothing covered gives coverage_met = false.
+TEST(CompareEnvelopes, KappaStarOfTheLowerSideKnownAndMonotone) {
     const TwoTokenHead t;
     auto run = [&](double shift) {
         std::vector<HeadInput> heads;
@@ -254,20 +235,53 @@ TEST(CompareEnvelopes, KappaLower95KnownAndMonotone) {
         return evaluate_envelopes(heads, settings);
     };
     const EnvelopeResult base = run(0), raised = run(0.5);
-    for (int v = 0; v < 1; ++v) {  // the closed form is the paper variant's
-        std::printf("kappa_lower95 %.17g -> %.17g\n", base.variants[v].kappa_lower95,
-                    raised.variants[v].kappa_lower95);
-        EXPECT_NEAR(std::log10(base.variants[v].kappa_lower95), -2.8, 1e-9);
-        EXPECT_NEAR(std::log10(raised.variants[v].kappa_lower95), -2.3, 1e-9);
-        EXPECT_EQ(base.variants[v].lower_fraction_at_kappa_lower95, 0.95);
-    }
-    for (int v = 0; v < 3; ++v)  // any variant: raising every value cannot lower it
-        EXPECT_GE(raised.variants[v].kappa_lower95, base.variants[v].kappa_lower95);
-    // Nothing holds even at 1e-4 → NaN.
+    using simulate::ScanMetric;
+    using simulate::ScanSide;
+    const auto& b = base.variants[0].scan.side(ScanMetric::R, ScanSide::lower);
+    const auto& r = raised.variants[0].scan.side(ScanMetric::R, ScanSide::lower);
+    std::printf("kappa* of R lower: %.17g -> %.17g\n", b.at_star.kappa, r.at_star.kappa);
+    EXPECT_NEAR(std::log10(b.at_star.kappa), -2.8, 1e-9);
+    EXPECT_NEAR(std::log10(r.at_star.kappa), -2.3, 1e-9);
+    EXPECT_EQ(b.at_star.coverage, 0.95);
+    EXPECT_TRUE(b.coverage_met);
+    EXPECT_FALSE(b.kappa_free);
+    EXPECT_FALSE(b.at_grid_edge);
+    // Nothing covered at any κ: the largest coverage, flagged.
     std::vector<HeadInput> hopeless = {t.input(0, 0, -1, -1)};
     EnvelopeSettings settings;
     settings.d = t.d;
-    EXPECT_TRUE(std::isnan(evaluate_envelopes(hopeless, settings).variants[0].kappa_lower95));
+    const EnvelopeResult nothing = evaluate_envelopes(hopeless, settings);
+    const auto& none = nothing.variants[0].scan.side(ScanMetric::R, ScanSide::lower);
+    EXPECT_FALSE(none.coverage_met);
+    EXPECT_EQ(none.at_star.coverage, 0.0);
+}
+
+// With standard errors the scan checks the interval mean ± t(0.975, docs − 1)·se: a point just
+// below its lower bound is covered once its interval reaches it.
+TEST(CompareEnvelopes, CoverageUsesTheIntervalOverDocuments) {
+    const TwoTokenHead t;
+    EnvelopeSettings settings;
+    settings.d = t.d;
+    settings.kappa = 1;
+    const double bound = t.recall_lower(1);
+    HeadInput h = t.input(0, 0, 0.5, bound - 0.01);
+    using simulate::ScanMetric;
+    using simulate::ScanSide;
+    auto coverage = [&](const HeadInput& head) {
+        return evaluate_envelopes({head}, settings)
+            .variants[0]
+            .scan.side(ScanMetric::R, ScanSide::lower)
+            .at_star.coverage;
+    };
+    EXPECT_EQ(coverage(h), 0.0);  // no standard error: the mean alone
+    h.documents = 5;
+    h.R_se = {0.01 / 2.7764451051977987 * 1.001};  // t(0.975, 4) = 2.776…: just reaches it
+    h.P_se = {0.0};
+    EXPECT_EQ(coverage(h), 1.0);
+    h.R_se = {0.01 / 2.7764451051977987 * 0.999};
+    EXPECT_EQ(coverage(h), 0.0);
+    h.R_se = {std::numeric_limits<double>::quiet_NaN()};  // undefined: the mean alone
+    EXPECT_EQ(coverage(h), 0.0);
 }
 
 TEST(CompareEnvelopes, ThreadCountDoesNotChangeResults) {
@@ -280,10 +294,11 @@ TEST(CompareEnvelopes, ThreadCountDoesNotChangeResults) {
     const EnvelopeResult one = evaluate_envelopes(heads, settings);
     settings.threads = 3;
     const EnvelopeResult three = evaluate_envelopes(heads, settings);
-    for (int v = 0; v < 3; ++v) {
+    for (int v = 0; v < 4; ++v) {
         EXPECT_EQ(one.variants[v].kappa, three.variants[v].kappa);
-        EXPECT_EQ(format_double(one.variants[v].kappa_lower95),
-                  format_double(three.variants[v].kappa_lower95));  // NaN equals NaN here
+        for (int side = 0; side < 4; ++side)
+            EXPECT_EQ(one.variants[v].scan.sides[side].at_star.kappa,
+                      three.variants[v].scan.sides[side].at_star.kappa);
         EXPECT_EQ(one.variants[v].mean_width, three.variants[v].mean_width);
         for (std::size_t h = 0; h < heads.size(); ++h)
             for (std::size_t s = 0; s < heads[h].sizes.size(); ++s)
@@ -369,20 +384,23 @@ TEST(CompareEnvelopes, OutputFilesFollowTheContract) {
     ASSERT_FALSE(bounds.empty());
     EXPECT_EQ(bounds[0],
               "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,"
-              "P_inside,R_inside");
-    EXPECT_EQ(bounds.size(), 1 + 3 * heads.size() * S);
+              "P_inside,R_inside,regime,Delta,Delta0,B,kappa_P_lower,kappa_P_upper,kappa_R_lower,"
+              "kappa_R_upper,P_lower_star,P_upper_star,R_lower_star,R_upper_star,delta_le0,"
+              "delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,R_trivial_lower,P_trivial_"
+              "upper,R_trivial_upper");
+    EXPECT_EQ(bounds.size(), 1 + 4 * heads.size() * S);
     EXPECT_EQ(bounds[1].rfind("0,0,1,paper,", 0), 0u) << bounds[1];
 
     const auto envelope = lines_of(dir / "envelope.csv");
     ASSERT_FALSE(envelope.empty());
     EXPECT_EQ(envelope[0], "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper");
-    EXPECT_EQ(envelope.size(), 1 + 3 * S);
+    EXPECT_EQ(envelope.size(), 1 + 4 * S);
     EXPECT_EQ(envelope[1].rfind("paper,1,2,", 0), 0u) << envelope[1];
 
     const auto agreement = lines_of(dir / "agreement.csv");
     ASSERT_FALSE(agreement.empty());
     EXPECT_EQ(agreement[0], "variant,scope,layer,points,inside,fraction,worst_excess");
-    EXPECT_EQ(agreement.size(), 1u + 3 * (1 + 2));  // global + two layers per variant
+    EXPECT_EQ(agreement.size(), 1u + 4 * (1 + 2));  // global + two layers per variant
     EXPECT_EQ(agreement[1].rfind("paper,global,-1," + std::to_string(2 * 2 * S) + ",", 0), 0u)
         << agreement[1];
     EXPECT_EQ(agreement[2].rfind("paper,layer,0,", 0), 0u) << agreement[2];
@@ -402,12 +420,31 @@ TEST(CompareEnvelopes, OutputFilesFollowTheContract) {
     std::ifstream kappa_file(dir / "kappa.json");
     const nlohmann::json kappa = nlohmann::json::parse(kappa_file);
     EXPECT_EQ(kappa.at("cosines"), "parametric");
-    for (const char* name : {"paper", "exact-mean", "scale-invariant"}) {
+    for (const char* name : {"paper", "exact-mean", "scale-invariant", "corrected"}) {
         const auto& v = kappa.at("variants").at(name);
-        for (const char* key : {"kappa", "fraction_inside", "mean_width", "kappa_lower95",
-                                "lower_fraction_at_kappa_lower95"})
+        for (const char* key : {"kappa", "kappa_rule", "fraction_inside", "mean_width",
+                                "interval_score", "sides", "degenerate"})
             EXPECT_TRUE(v.contains(key)) << name << " " << key;
+        for (const char* metric : {"P", "R"})
+            for (const char* side : {"lower", "upper"})
+                for (const char* key :
+                     {"kappa_star", "coverage", "mean_gap", "mean_gap_by_regime",
+                      "fraction_degenerate", "informative", "at_grid_edge", "kappa_free"})
+                    EXPECT_TRUE(v.at("sides").at(metric).at(side).contains(key))
+                        << name << metric << side << key;
     }
+    const auto scan = lines_of(dir / "kappa_scan.csv");
+    ASSERT_FALSE(scan.empty());
+    EXPECT_EQ(scan[0], "variant,metric,side,kappa,coverage,mean_width,median_width,mean_gap");
+    std::size_t scan_rows = 0;
+    for (const VariantResult& v : r.variants)
+        for (const auto& side : v.scan.sides)
+            scan_rows += side.scan.size();
+    EXPECT_EQ(scan.size(), 1 + scan_rows);
+    const auto verdict = lines_of(dir / "verdict.csv");
+    ASSERT_EQ(verdict.size(), 1u + 4 * 4);
+    EXPECT_EQ(verdict[1].rfind("paper,P,lower,", 0), 0u) << verdict[1];
+    EXPECT_EQ(verdict[16].rfind("corrected,R,upper,", 0), 0u) << verdict[16];
     EXPECT_EQ(kappa.at("variants").at("paper").at("kappa").get<double>(), r.variants[0].kappa);
     const nlohmann::json manifest = envelope_manifest(r);
     EXPECT_TRUE(manifest.contains("decisions"));

@@ -398,7 +398,7 @@ TEST(Run, ShardsPartitionTheTrialsAndParseStrictly) {
         EXPECT_THROW(parse_shard(bad), InputError) << bad;
 }
 
-TEST(Envelope, ViolationUsesTheIntervalAndFitImprovesAgreement) {
+TEST(Envelope, ViolationUsesTheIntervalAndTheRowsSitAtTheIntervalScoreKappa) {
     Estimate e;
     e.mean = 0.5;
     e.ci_lo = 0.45;
@@ -406,7 +406,6 @@ TEST(Envelope, ViolationUsesTheIntervalAndFitImprovesAgreement) {
     EXPECT_EQ(envelope_violation(e, 0.52, 0.9), 0.0);  // interval overlaps
     EXPECT_DOUBLE_EQ(envelope_violation(e, 0.6, 0.9), 0.6 - 0.55);
     EXPECT_DOUBLE_EQ(envelope_violation(e, 0.1, 0.4), 0.45 - 0.4);
-    // κ fitted per variant is never worse than any κ on the coarse grid.
     SimulationSpec spec = small_spec(63, 32, "assumption3");
     const SimulationSums sums = run_trials(spec, 0, 40, 2);
     std::vector<SizeEstimates> est(spec.sizes.size());
@@ -416,21 +415,43 @@ TEST(Envelope, ViolationUsesTheIntervalAndFitImprovesAgreement) {
                   estimate(sums.by_size[s].fmin)};
     }
     const theory::HeadModel head = simulation_head(spec);
-    const auto fitted = envelopes(head, spec.sizes, spec.ranking, spec.d, est, std::nullopt, 2);
+    const auto fitted = envelopes(head, spec.sizes, spec.ranking, spec.d, est, {}, std::nullopt, 2);
+    ASSERT_EQ(fitted.size(), 4u);
+    double worst = 0;
     for (const auto& v : fitted) {
-        for (double log_kappa = -4; log_kappa <= 2; log_kappa += 0.5) {
-            const auto fixed = envelopes(head, spec.sizes, spec.ranking, spec.d, est,
-                                         std::pow(10.0, log_kappa), 1);
-            for (const auto& w : fixed) {
-                if (w.variant == v.variant) {
-                    EXPECT_GE(v.fraction_inside, w.fraction_inside) << log_kappa;
-                }
-            }
-        }
         EXPECT_TRUE(v.kappa_fitted);
-        EXPECT_GE(v.kappa, 1e-4);
-        EXPECT_LE(v.kappa, 1e2);
+        EXPECT_EQ(v.kappa, v.scan.interval_score.kappa);
+        // Rows and each side's star bounds against the literal per-N reference.
+        for (std::size_t s = 0; s < spec.sizes.size(); ++s) {
+            theory::BoundSettings at;
+            at.d = spec.d;
+            at.variant = v.variant;
+            at.kappa = v.kappa;
+            const theory::BoundRow r = theory::bounds_reference(head, spec.sizes[s], at);
+            worst = std::max({worst, std::abs(r.precision_lower - v.rows[s].precision_lower),
+                              std::abs(r.recall_upper - v.rows[s].recall_upper)});
+            at.kappa = v.scan.side(ScanMetric::P, ScanSide::lower).at_star.kappa;
+            worst = std::max(
+                worst, std::abs(theory::bounds_reference(head, spec.sizes[s], at).precision_lower -
+                                v.scan.at_star.P.lower[s]));
+            at.kappa = v.scan.side(ScanMetric::R, ScanSide::upper).at_star.kappa;
+            worst = std::max(
+                worst, std::abs(theory::bounds_reference(head, spec.sizes[s], at).recall_upper -
+                                v.scan.at_star.R.upper[s]));
+        }
+        // A given κ replaces both the rows' κ and every κ*, bit for bit the same rows.
+        const auto fixed = envelopes(head, spec.sizes, spec.ranking, spec.d, est, {}, v.kappa, 1);
+        for (const auto& w : fixed) {
+            if (w.variant != v.variant) continue;
+            EXPECT_FALSE(w.kappa_fitted);
+            for (std::size_t s = 0; s < spec.sizes.size(); ++s)
+                EXPECT_EQ(w.rows[s].precision_upper, v.rows[s].precision_upper);
+            for (const SideVerdict& side : w.scan.sides)
+                EXPECT_EQ(side.at_star.kappa, v.kappa);
+        }
     }
+    std::printf("largest difference from bounds_reference: %.3g\n", worst);
+    EXPECT_LE(worst, 1e-12);
 }
 
 TEST(ExactSum, OrderDoesNotChangeTheBitsAndOverflowThrows) {

@@ -1,0 +1,105 @@
+// The κ scan and the verdict of SPEC §7, shared by simulate/ and compare/: for one bound variant,
+// per metric (P, R) and side (lower, upper), coverage, width and gap over a log grid of κ, the
+// tightest κ with ≥ 95 % coverage (κ*), the single interval-score κ, and what is degenerate.
+#pragma once
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attngeo::simulate {
+
+enum class ScanMetric { P, R };
+enum class ScanSide { lower, upper };
+const char* to_string(ScanMetric metric);  // "P" | "R"
+const char* to_string(ScanSide side);      // "lower" | "upper"
+
+// The grid: log10 κ from kScanLogMin to kScanLogMax in kScanCoarseStep decades, then every
+// kScanFineStep decades within ± kScanCoarseStep of each side's κ* and of the interval-score κ.
+constexpr double kScanLogMin = -8, kScanLogMax = 8;
+constexpr double kScanCoarseStep = 0.25, kScanFineStep = 0.025;
+constexpr double kCoverageTarget = 0.95;
+// A side is κ-free when none of its bounds moves by more than this over the grid.
+constexpr double kKappaFreeTolerance = 1e-12;
+// A bound is not contradicted while it stays within this of the estimate's interval.
+constexpr double kCoverageSlack = 1e-12;
+
+// One metric value a bound is checked against: the estimate and its 95 % interval (both ends
+// equal to the estimate when there is no interval: d = ∞, a single document).
+struct ScanPoint {
+    double estimate = 0, ci_lo = 0, ci_hi = 0;
+};
+
+// The bounds of every point at one κ.                                              [points]
+struct MetricBounds {
+    std::vector<double> lower, upper;
+};
+struct ScanBounds {
+    MetricBounds P, R;
+};
+// Bounds of all points at one κ (an evaluator may parallelise inside; it is called serially).
+using ScanEvaluator = std::function<ScanBounds(double kappa)>;
+
+// Table-2 regimes I–V as 1..5; 0 where the profile has no regimes.
+constexpr int kRegimeCount = 5;
+
+struct ScanInputs {
+    std::vector<ScanPoint> P, R;  // [points] the estimates
+    std::vector<int> regime;      // [points] 0..5
+};
+
+// One κ of one side's scan.
+struct ScanRow {
+    double kappa = 0;
+    double coverage = 0;      // fraction of points whose interval does not contradict the bound
+    double mean_width = 0;    // mean of upper − lower of this metric at κ
+    double median_width = 0;  // median of the same
+    double mean_gap = 0;      // mean of estimate − lower (lower side) or upper − estimate
+};
+
+// The verdict on one (metric, side) of a variant.
+struct SideVerdict {
+    ScanMetric metric = ScanMetric::P;
+    ScanSide side = ScanSide::lower;
+    std::vector<ScanRow> scan;  // [κ evaluated] ascending κ
+    ScanRow at_star;            // the row of κ*
+    bool coverage_met = false;  // some κ reaches kCoverageTarget (else κ* = largest coverage)
+    bool at_grid_edge = false;  // κ* is the grid's first or last κ and the side is not κ-free
+    bool kappa_free = false;    // the bound is the same at every κ of the grid
+    bool kappa_given = false;   // κ* is the user's --kappa, not a scan result
+    std::array<double, kRegimeCount> gap_by_regime{};  // mean gap at κ* in I..V; NaN if none
+    std::array<int, kRegimeCount> points_by_regime{};  // points in I..V
+    double fraction_degenerate = 0;  // trivial side or inverted envelope, at each side's κ*
+    bool informative = false;        // some point is not degenerate
+};
+
+// The single κ for both sides and both metrics (mean interval score; Gneiting & Raftery 2007).
+struct IntervalScoreChoice {
+    double kappa = 0;
+    double coverage = 0;    // fraction of (point, metric) whose interval meets [lower, upper]
+    double mean_width = 0;  // over both metrics
+    double mean_score = 0;  // (upper − lower) + (2/0.05)·distance of the estimate outside
+};
+
+struct KappaScan {
+    std::array<SideVerdict, 4> sides;  // P lower, P upper, R lower, R upper
+    IntervalScoreChoice interval_score;
+    ScanBounds at_star;  // each side's bounds at its own κ*: P.lower at κ*(P, lower), …
+    const SideVerdict& side(ScanMetric metric, ScanSide side) const;
+};
+
+// Scans κ over the grid (or, with given_kappa, reports every side at that κ while still
+// scanning for the table). Throws std::domain_error on inconsistent point counts.
+KappaScan scan_kappa(const ScanInputs& inputs, const ScanEvaluator& evaluate,
+                     std::optional<double> given_kappa);
+
+// The fraction of points where the upper ≥ lower check fails or a side is trivial, per side of
+// each metric, from the star envelope: the flags of theory::envelope_flags.
+struct DegenerateCounts {
+    double P_inverted = 0, R_inverted = 0;
+    double P_trivial_lower = 0, R_trivial_lower = 0, P_trivial_upper = 0, R_trivial_upper = 0;
+};
+DegenerateCounts degenerate_fractions(const ScanBounds& star);
+
+}  // namespace attngeo::simulate

@@ -1,0 +1,152 @@
+// Writers of the κ scan and the verdict; see verdict_output.hpp.
+#include "simulate/verdict_output.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "common/format.hpp"
+#include "common/manifest_values.hpp"
+
+namespace attngeo::simulate {
+namespace {
+
+const char* const kRegimeNames[kRegimeCount] = {"I", "II", "III", "IV", "V"};
+
+// An empty field for an undefined number (no points in a regime), as pandas reads NaN.
+std::string field(double x) {
+    return std::isnan(x) ? std::string() : format_double(x);
+}
+
+std::string side_prefix(const std::string& prefix, theory::BoundVariant variant,
+                        const SideVerdict& v) {
+    return prefix + theory::to_string(variant) + ',' + to_string(v.metric) + ',' +
+           to_string(v.side) + ',';
+}
+
+nlohmann::json side_json(const SideVerdict& v) {
+    nlohmann::json gaps = nlohmann::json::object(), points = nlohmann::json::object();
+    for (int r = 0; r < kRegimeCount; ++r) {
+        gaps[kRegimeNames[r]] = std::isnan(v.gap_by_regime[r]) ? nlohmann::json(nullptr)
+                                                               : nlohmann::json(v.gap_by_regime[r]);
+        points[kRegimeNames[r]] = v.points_by_regime[r];
+    }
+    return {{"kappa_star", json_number(v.at_star.kappa)},
+            {"kappa_given", v.kappa_given},
+            {"coverage", json_number(v.at_star.coverage)},
+            {"coverage_met", v.coverage_met},
+            {"mean_gap", json_number(v.at_star.mean_gap)},
+            {"mean_width", json_number(v.at_star.mean_width)},
+            {"median_width", json_number(v.at_star.median_width)},
+            {"mean_gap_by_regime", gaps},
+            {"points_by_regime", points},
+            {"fraction_degenerate", json_number(v.fraction_degenerate)},
+            {"informative", v.informative},
+            {"at_grid_edge", v.at_grid_edge},
+            {"kappa_free", v.kappa_free}};
+}
+
+}  // namespace
+
+const char* const kScanDecision =
+    "kappa scan (SPEC 7), per variant, metric (P, R) and side (lower, upper): log10 kappa from -8 "
+    "to 8 in 0.25-decade steps, refined to 0.025 decade within +-0.25 of each answer; coverage = "
+    "fraction of points where the side's bound is not contradicted by the estimate's 95% interval "
+    "(slack 1e-12); gap = estimate - lower or upper - estimate; kappa* = smallest mean gap among "
+    "kappa with coverage >= 0.95 (ties to the smaller kappa), else the largest coverage "
+    "(coverage_met = 0); kappa_free = the side's bound moves by <= 1e-12 at every point over the "
+    "grid; at_grid_edge = kappa* is 1e-8 or 1e8 and the side is not kappa-free. Degenerate point "
+    "of a side: trivial (lower <= 0.01, upper >= 0.99) or inverted envelope (lower > upper + "
+    "1e-12), at each side's kappa*; informative = some point is not degenerate.";
+const char* const kIntervalScoreDecision =
+    "kappa of the bound rows (bounds.csv's kappa column): the one kappa minimising the mean "
+    "interval score (upper - lower) + (2/0.05) * (distance of the estimate outside [lower, upper]) "
+    "over the P and R points (Gneiting & Raftery 2007), on the same grid; --kappa K replaces it "
+    "and every side's kappa* by K; at d = inf kappa is 1 (kappa d = inf for any kappa).";
+const char* const kScanColumns =
+    "variant,metric,side,kappa,coverage,mean_width,median_width,mean_gap";
+const char* const kVerdictColumns =
+    "variant,metric,side,kappa_star,coverage,coverage_met,mean_gap,mean_width,median_width,gap_I,"
+    "gap_II,gap_III,gap_IV,gap_V,points_I,points_II,points_III,points_IV,points_V,"
+    "fraction_degenerate,informative,at_grid_edge,kappa_free";
+const char* const kStarFlagColumns =
+    "kappa_P_lower,kappa_P_upper,kappa_R_lower,kappa_R_upper,P_lower_star,P_upper_star,R_lower_"
+    "star,R_upper_star,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,R_trivial_"
+    "lower,P_trivial_upper,R_trivial_upper";
+
+void append_scan_rows(std::ostream& out, const std::string& prefix, theory::BoundVariant variant,
+                      const KappaScan& scan) {
+    for (const SideVerdict& v : scan.sides) {
+        const std::string head = side_prefix(prefix, variant, v);
+        for (const ScanRow& r : v.scan)
+            out << head << format_double(r.kappa) << ',' << format_double(r.coverage) << ','
+                << format_double(r.mean_width) << ',' << format_double(r.median_width) << ','
+                << format_double(r.mean_gap) << '\n';
+    }
+}
+
+void append_verdict_rows(std::ostream& out, const std::string& prefix, theory::BoundVariant variant,
+                         const KappaScan& scan) {
+    for (const SideVerdict& v : scan.sides) {
+        out << side_prefix(prefix, variant, v) << format_double(v.at_star.kappa) << ','
+            << format_double(v.at_star.coverage) << ',' << int(v.coverage_met) << ','
+            << format_double(v.at_star.mean_gap) << ',' << format_double(v.at_star.mean_width)
+            << ',' << format_double(v.at_star.median_width);
+        for (double gap : v.gap_by_regime)
+            out << ',' << field(gap);
+        for (int count : v.points_by_regime)
+            out << ',' << count;
+        out << ',' << format_double(v.fraction_degenerate) << ',' << int(v.informative) << ','
+            << int(v.at_grid_edge) << ',' << int(v.kappa_free) << '\n';
+    }
+}
+
+std::string star_flag_fields(const KappaScan& scan, std::size_t point,
+                             const theory::BoundRow& row) {
+    const ScanBounds& star = scan.at_star;
+    const double values[8] = {scan.sides[0].at_star.kappa, scan.sides[1].at_star.kappa,
+                              scan.sides[2].at_star.kappa, scan.sides[3].at_star.kappa,
+                              star.P.lower[point],         star.P.upper[point],
+                              star.R.lower[point],         star.R.upper[point]};
+    std::ostringstream out;
+    for (int i = 0; i < 8; ++i)
+        out << (i ? "," : "") << format_double(values[i]);
+    const theory::MarginFlags m = theory::margin_flags(row);
+    const theory::EnvelopeFlags e = theory::envelope_flags(
+        star.P.lower[point], star.P.upper[point], star.R.lower[point], star.R.upper[point]);
+    for (bool flag : {m.delta_le0, m.delta0_le0, m.xi_le0, e.P_inverted, e.R_inverted,
+                      e.P_trivial_lower, e.R_trivial_lower, e.P_trivial_upper, e.R_trivial_upper})
+        out << ',' << int(flag);
+    return out.str();
+}
+
+nlohmann::json verdict_json(const KappaScan& scan, const std::vector<theory::MarginFlags>& margins,
+                            const char* kappa_rule) {
+    nlohmann::json sides = nlohmann::json::object();
+    for (const SideVerdict& v : scan.sides)
+        sides[to_string(v.metric)][to_string(v.side)] = side_json(v);
+    double delta = 0, delta0 = 0, xi = 0;
+    for (const theory::MarginFlags& m : margins)
+        delta += m.delta_le0, delta0 += m.delta0_le0, xi += m.xi_le0;
+    const double count = margins.empty() ? 1.0 : static_cast<double>(margins.size());
+    const DegenerateCounts d = degenerate_fractions(scan.at_star);
+    const IntervalScoreChoice& is = scan.interval_score;
+    return {{"kappa_rule", kappa_rule},
+            {"interval_score",
+             {{"kappa", json_number(is.kappa)},
+              {"coverage", json_number(is.coverage)},
+              {"mean_width", json_number(is.mean_width)},
+              {"mean_score", json_number(is.mean_score)}}},
+            {"sides", sides},
+            {"degenerate",
+             {{"delta_le0", delta / count},
+              {"delta0_le0", delta0 / count},
+              {"xi_le0", xi / count},
+              {"P_inverted", d.P_inverted},
+              {"R_inverted", d.R_inverted},
+              {"P_trivial_lower", d.P_trivial_lower},
+              {"R_trivial_lower", d.R_trivial_lower},
+              {"P_trivial_upper", d.P_trivial_upper},
+              {"R_trivial_upper", d.R_trivial_upper}}}};
+}
+
+}  // namespace attngeo::simulate
