@@ -2,6 +2,7 @@
 // and Table-2 regimes (the counterpart of the paper's Figure 5), sweep panels, Table 1, and
 // the tables of parameters, realised statistics, κ and envelope agreement.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -11,6 +12,7 @@
 #include "common/format.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
+#include "reports/verdict.hpp"
 #include "simulate/run.hpp"
 #include "theory/parametric.hpp"
 
@@ -18,9 +20,6 @@ namespace fs = std::filesystem;
 
 namespace attngeo::reports {
 namespace {
-
-const char* kVariants[3] = {"paper", "exact-mean", "scale-invariant"};
-const char* kVariantColor[3] = {"#d95f02", "#1b9e77", "#7570b3"};
 
 struct MetricSpec {
     std::string key;    // column prefix in the CSVs: P, R, Fmax, Fmin
@@ -74,26 +73,36 @@ std::string regime_shading(const nlohmann::json& regimes, int n) {
     return out.str();
 }
 
+// Which envelope columns a figure draws: the κ* of each side (`*_star`, P and R of runs with
+// a verdict) or the row's main κ (F, and runs from before the verdict).
+std::string envelope_column(const CsvTable& bounds, const std::string& metric,
+                            const std::string& side) {
+    const std::string star = metric + "_" + side + "_star";
+    return bounds.has_column(star) ? star : metric + "_" + side;
+}
+
 Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTable& sim,
                      const CsvTable& bounds, int n, const nlohmann::json& regimes) {
-    // One row per N: mean, interval, then lower/upper per variant, then the paper violation flag.
-    std::map<std::string, std::map<int, std::pair<double, double>>>
-        envelope;  // variant → N → (lo, up)
-    std::map<int, bool> outside_paper;
-    const std::string lower = metric.key + "_lower", upper = metric.key + "_upper",
-                      inside = metric.key + "_inside";
+    struct Envelope {
+        double lower = std::nan(""), upper = std::nan("");
+    };
+    std::map<std::string, std::map<int, Envelope>> envelope;  // variant → N → bounds
+    const std::string lower = envelope_column(bounds, metric.key, "lower"),
+                      upper = envelope_column(bounds, metric.key, "upper");
+    const bool at_star = lower != metric.key + "_lower";
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
-        const int N = std::stoi(bounds.text(r, "N"));
-        const std::string v = bounds.text(r, "variant");
-        envelope[v][N] = {bounds.number(r, lower), bounds.number(r, upper)};
-        if (v == "paper") outside_paper[N] = bounds.text(r, inside) == "0";
+        envelope[bounds.text(r, "variant")][std::stoi(bounds.text(r, "N"))] = {
+            bounds.number(r, lower), bounds.number(r, upper)};
     }
     std::ostringstream dat;
-    dat << "# N mean ci_lo ci_hi paper_lower paper_upper exact-mean_lower exact-mean_upper "
-           "scale-invariant_lower "
-           "scale-invariant_upper outside_paper\n";
+    dat << "# N mean ci_lo ci_hi, then per variant (";
+    for (const auto& v : variant_names())
+        dat << v << ' ';
+    dat << "): lower upper inverted(lower > upper); then outside_paper (interval misses the "
+           "paper envelope)\n";
     const std::string mean_col = metric.key + "_mean";
     int violations = 0;
+    std::map<std::string, int> inverted;
     for (std::size_t r = 0; r < sim.rows.size(); ++r) {
         const int N = std::stoi(sim.text(r, "N"));
         const double mean = sim.number(r, mean_col);
@@ -101,13 +110,20 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
         const double hi = metric.has_interval ? sim.number(r, metric.key + "_ci_hi") : mean;
         dat << N << ' ' << format_double(mean) << ' ' << format_double(lo) << ' '
             << format_double(hi);
-        for (const char* v : kVariants) {
-            const auto& e = envelope[v][N];
-            dat << ' ' << format_double(e.first) << ' ' << format_double(e.second);
+        for (const auto& v : variant_names()) {
+            const Envelope e = envelope[v][N];
+            const bool flipped = e.lower > e.upper;
+            inverted[v] += flipped;
+            dat << ' ' << format_double(e.lower) << ' ' << format_double(e.upper) << ' '
+                << (flipped ? 1 : 0);
         }
-        violations += outside_paper[N];
-        dat << ' ' << (outside_paper[N] ? 1 : 0) << '\n';
+        const Envelope& paper = envelope["paper"][N];
+        const bool outside = hi < paper.lower || lo > paper.upper;
+        violations += outside;
+        dat << ' ' << (outside ? 1 : 0) << '\n';
     }
+    const int variants = static_cast<int>(variant_names().size());
+    const int outside_column = 5 + 3 * variants;
     Figure f;
     f.id = "run" + std::to_string(run.index) + "_" + metric.key;
     f.title = metric.title;
@@ -117,38 +133,81 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
     s << "  set logscale x 2\n  set tmargin 3\n  set xrange [1:" << n
       << "]\n  set yrange [-0.03:1.08]\n"
       << "  set xlabel 'N (selected tokens, log scale)'\n  set ylabel '" << metric.label << "'\n"
-      << "  set key outside below horizontal maxrows 3 font ',11' spacing 1.05\n  set grid xtics "
+      << "  set key outside below horizontal maxrows 4 font ',11' spacing 1.05\n  set grid xtics "
          "ytics lc rgb '#e5e5e5'\n"
       << regime_shading(regimes, n) << "  plot '" << data_name
       << "' using 1:3:4 with filledcurves lc rgb '#9ecae1' fs transparent solid 0.6 title '95% "
          "interval', \\\n"
       << "       '' using 1:2 with lines lw 2.5 lc rgb '#08519c' title 'Monte Carlo'";
-    for (int v = 0; v < 3; ++v) {
-        s << ", \\\n       '' using 1:" << 5 + 2 * v << " with lines lw 1.6 dt 2 lc rgb '"
-          << kVariantColor[v] << "' title '" << kVariants[v] << " lower'";
-        s << ", \\\n       '' using 1:" << 6 + 2 * v << " with lines lw 1.6 dt 1 lc rgb '"
-          << kVariantColor[v] << "' title '" << kVariants[v] << " upper'";
+    for (int v = 0; v < variants; ++v) {
+        const int lower_column = 5 + 3 * v;
+        const std::string& name = variant_names()[v];
+        const std::string& colour = variant_color(v);
+        s << ", \\\n       '' using 1:" << lower_column << " with lines lw 1.6 dt 2 lc rgb '"
+          << colour << "' title '" << name << " lower'";
+        s << ", \\\n       '' using 1:" << lower_column + 1 << " with lines lw 1.6 dt 1 lc rgb '"
+          << colour << "' title '" << name << " upper'";
+        s << ", \\\n       '' using 1:($" << lower_column + 2 << " > 0 ? $" << lower_column
+          << " : 1/0) with points pt 9 ps 1.3 lc rgb '" << colour << "' notitle";
     }
-    s << ", \\\n       '' using 1:($11 > 0 ? $2 : 1/0) with points pt 6 ps 1.1 lc rgb '#b00020' "
+    s << ", \\\n       1/0 with points pt 9 ps 1.3 lc rgb '#444444' title 'inverted: lower > "
+         "upper'";
+    s << ", \\\n       '' using 1:($" << outside_column
+      << " > 0 ? $2 : 1/0) with points pt 6 ps 1.1 lc rgb '#b00020' "
          "title 'outside the paper envelope'\n";
     f.script = s.str();
     std::ostringstream caption;
     caption << "Monte Carlo estimate with its 95% Student-t interval ("
             << (metric.has_interval ? "shaded" : "F has no interval column; the mean is drawn")
-            << ") and the lower (dashed) and upper (solid) envelopes of the three bound variants "
-               "at their κ. ";
+            << ") and the lower (dashed) and upper (solid) envelopes of the four bound variants "
+            << (at_star ? "at the κ* of each side (the <code>" + lower + "</code>, <code>" + upper +
+                              "</code> columns of bounds.csv)"
+                        : std::string("at the row's κ (<code>kappa</code> of bounds.csv; κ* is "
+                                      "scanned for P and R only)"))
+            << ". ";
     if (!regimes.is_null())
         caption << "Background bands: Table-2 regimes II–V, with m<sub>1</sub>, m<sub>2</sub>, "
                    "m<sub>3</sub> marked. ";
-    if (violations > 0) {
-        caption << "<span class=\"bad\">The estimate lies outside the paper envelope at "
-                << violations << " N (red circles)</span>; see the violations table.";
+    std::vector<std::string> flipped;
+    for (const auto& v : variant_names())
+        if (inverted[v] > 0)
+            flipped.push_back("<code>" + v + "</code> at " + std::to_string(inverted[v]) + " N");
+    if (!flipped.empty()) {
+        caption << "<span class=\"bad\">Inverted envelopes (lower > upper; diamonds on the "
+                   "lower bound):</span> ";
+        for (std::size_t i = 0; i < flipped.size(); ++i)
+            caption << (i ? ", " : "") << flipped[i];
+        caption << ". ";
     } else {
-        caption << "The estimate lies inside the paper envelope at every N.";
+        caption << "No envelope is inverted. ";
+    }
+    if (violations > 0) {
+        caption << "<span class=\"bad\">The estimate"
+                << (metric.has_interval ? "'s 95% interval" : "")
+                << " lies outside the paper envelope drawn here at " << violations
+                << " N (red circles)</span>.";
+    } else {
+        caption << "The estimate" << (metric.has_interval ? "'s 95% interval" : "")
+                << " meets the paper envelope drawn here at every N.";
     }
     f.caption = caption.str();
     return f;
 }
+
+// The manifest writes d = ∞ as the string "inf" (json_number); accept a number too.
+bool infinite_d(const nlohmann::json& d) {
+    if (d.is_string()) return d.get<std::string>() == "inf" || d.get<std::string>() == "infinity";
+    return d.is_number() && std::isinf(d.get<double>());
+}
+
+// What a d = ∞ run is, for its report.
+const char* kExpectedGeometryNote =
+    "<p class=\"warn\">d = ∞: this is the expected-geometry limit, not a Monte Carlo run. No "
+    "trials are drawn; the metrics are those of the expected Gram matrix "
+    "a<sub>k</sub>a<sub>l</sub>K<sub>kl</sub>, with exact ties (many tail tokens sit at the same "
+    "expected distance) counted by the closed-ball convention. It is therefore not the large-d "
+    "limit of the estimate at large N, where random directions break those ties; the bounds are "
+    "evaluated at κd = ∞.</p>\n";
 
 std::string parameter_table(const nlohmann::json& manifest) {
     const auto& config = manifest.at("config");
@@ -162,8 +221,12 @@ std::string parameter_table(const nlohmann::json& manifest) {
         rows.push_back(
             {key, html_escape(json_text(value)), from_preset.count(key) ? "preset" : ""});
     }
+    const bool expected_geometry = infinite_d(config.at("d"));
     for (const char* key :
          {"d", "kappa", "trials", "seed", "N", "rank", "distance", "sink_mode", "norm_cv"}) {
+        // d = ∞ draws nothing: no trials (and the seed is unused).
+        if (expected_geometry && (key == std::string("trials") || key == std::string("seed")))
+            continue;
         const auto& v = config.at(key);
         rows.push_back({key, v.is_null() ? "fitted per variant" : html_escape(json_text(v)),
                         from_preset.count(key) ? "preset" : ""});
@@ -179,28 +242,55 @@ std::string parameter_table(const nlohmann::json& manifest) {
     return html_table({"parameter", "value", "source"}, rows);
 }
 
-std::string envelope_table(const nlohmann::json& point) {
+// Mean width upper − lower of each variant's P and R envelopes at the row's κ, over N.
+std::map<std::string, std::pair<double, double>> mean_widths(const CsvTable& bounds) {
+    std::map<std::string, std::array<double, 3>> sums;  // variant → (P, R, rows)
+    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
+        auto& sum = sums[bounds.text(r, "variant")];
+        sum[0] += bounds.number(r, "P_upper") - bounds.number(r, "P_lower");
+        sum[1] += bounds.number(r, "R_upper") - bounds.number(r, "R_lower");
+        sum[2] += 1;
+    }
+    std::map<std::string, std::pair<double, double>> out;
+    for (const auto& [v, sum] : sums)
+        out[v] = {sum[0] / sum[2], sum[1] / sum[2]};
+    return out;
+}
+
+std::string kappa_cell(const nlohmann::json& e) {
+    std::string rule = e.contains("kappa_rule")         ? json_text(e.at("kappa_rule"))
+                       : e.value("kappa_fitted", false) ? "fitted"
+                                                        : "given";
+    return json_text(e.at("kappa")) + " (" + html_escape(rule) + ")";
+}
+
+std::string envelope_table(const nlohmann::json& point, const CsvTable& bounds) {
+    const auto widths = mean_widths(bounds);
     std::vector<std::vector<std::string>> rows;
-    for (const char* v : kVariants) {
+    for (const auto& v : variant_names()) {
+        if (!point.at("envelopes").contains(v)) continue;
         const auto& e = point.at("envelopes").at(v);
         const auto& worst = e.at("largest_violation");
         const double value = worst.at("value").get<double>();
-        rows.push_back({v,
-                        json_text(e.at("kappa")) +
-                            (e.at("kappa_fitted").get<bool>() ? " (fitted)" : " (given)"),
-                        json_text(e.at("kappa_lower95")),
-                        short_number(e.at("fraction_inside_P").get<double>()),
-                        short_number(e.at("fraction_inside_R").get<double>()),
-                        short_number(e.at("fraction_inside").get<double>()),
+        const auto width =
+            widths.count(v) ? widths.at(v) : std::make_pair(std::nan(""), std::nan(""));
+        rows.push_back({"<code>" + v + "</code>", kappa_cell(e),
+                        short_number(e.at("fraction_inside_P").get<double>()) + " / " +
+                            short_number(width.first),
+                        short_number(e.at("fraction_inside_R").get<double>()) + " / " +
+                            short_number(width.second),
                         value > 0 ? "<span class=\"bad\">" + short_number(value) + " (" +
                                         worst.at("metric").get<std::string>() + ", N = " +
                                         std::to_string(worst.at("N").get<int>()) + ")</span>"
                                   : "none"});
     }
-    return html_table(
-        {"variant", "κ", "largest κ with ≥95% lower bounds holding", "fraction of N inside (P)",
-         "inside (R)", "inside (P and R points)", "largest violation"},
-        rows);
+    return "<p>At the single κ of each variant (the <code>kappa</code> column of bounds.csv): "
+           "the fraction of N whose 95% interval meets the envelope, always next to the "
+           "envelope's mean width — a [0, 1] envelope contains everything, so the fraction "
+           "alone says nothing (the verdict above judges each side at its own κ*).</p>\n" +
+           html_table({"variant", "κ (rule)", "P: fraction inside / mean width",
+                       "R: fraction inside / mean width", "largest violation"},
+                      rows);
 }
 
 std::string violation_table(const CsvTable& sim, const CsvTable& bounds) {
@@ -286,6 +376,75 @@ std::string realised_table(const nlohmann::json& point) {
                       rows);
 }
 
+// The sentences' inputs of each variant at one grid point: the manifest's envelopes entry and,
+// where bounds.csv has them, the N at which each metric's κ* envelope is inverted.
+std::map<std::string, VariantFacts> variant_facts(const nlohmann::json& point,
+                                                  const CsvTable* bounds) {
+    std::map<std::string, VariantFacts> facts;
+    for (const auto& v : variant_names()) {
+        VariantFacts& f = facts[v];
+        f.kappa_irrelevant = infinite_d(point.at("d"));
+        if (point.contains("envelopes") && point.at("envelopes").contains(v)) {
+            const auto& e = point.at("envelopes").at(v);
+            f.degenerate = e.value("degenerate", nlohmann::json(nullptr));
+            f.interval_score = e.value("interval_score", nlohmann::json(nullptr));
+            if (e.contains("kappa_rule")) f.kappa_rule = json_text(e.at("kappa_rule"));
+        }
+    }
+    if (!bounds) return facts;
+    for (const char* metric : {"P", "R"}) {
+        const std::string column = std::string(metric) + "_inverted";
+        if (!bounds->has_column(column)) continue;
+        for (std::size_t r = 0; r < bounds->rows.size(); ++r)
+            if (bounds->text(r, column) == "1")
+                facts[bounds->text(r, "variant")].inverted_at[metric].push_back(
+                    std::stoi(bounds->text(r, "N")));
+    }
+    return facts;
+}
+
+// The verdict section (SPEC §7), first in every simulate and sweep report.
+Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
+    Section verdict;
+    verdict.title = "The verdict: does each bound hold, and does it say anything?";
+    const fs::path verdict_path = fs::path(run.dir) / "verdict.csv";
+    if (!fs::exists(verdict_path)) {
+        verdict.html_before =
+            "<p class=\"warn\">This run folder has no verdict.csv: it was written before the "
+            "per-side κ scan of SPEC §7. Run <code>attngeo simulate</code> (or "
+            "<code>sweep</code>) again for the verdict; the fraction inside below is not "
+            "one.</p>\n";
+        return verdict;
+    }
+    const VerdictTable table = read_verdict(verdict_path.string());
+    const auto& points = run.manifest.at("points");
+    const bool sweep = run.manifest.value("kind", "") == "sweep";
+    const int first_grid = table.rows.empty() ? 0 : table.rows.front().grid;
+    const auto& point = points.at(0);
+    std::ostringstream html;
+    if (infinite_d(point.at("d"))) html << kExpectedGeometryNote;
+    if (sweep) {
+        html << sweep_verdict_html(table);
+    } else {
+        html << verdict_html(rows_of_grid(table, first_grid), variant_facts(point, bounds), "N");
+    }
+    verdict.html_before = html.str();
+    const fs::path scan_path = fs::path(run.dir) / "kappa_scan.csv";
+    if (fs::exists(scan_path)) {
+        const CsvTable scan = read_csv_table(scan_path.string());
+        const auto rows = rows_of_grid(table, first_grid);
+        for (const auto& v : variant_names()) {
+            verdict.figures.push_back(
+                kappa_scan_figure("run" + std::to_string(run.index) + "_kappa_" + v, v, scan, rows,
+                                  sweep ? first_grid : -1));
+        }
+    } else {
+        verdict.html_after =
+            "<p class=\"warn\">kappa_scan.csv is missing: no κ-scan figures.</p>\n";
+    }
+    return verdict;
+}
+
 }  // namespace
 
 std::vector<Section> simulation_sections(const RunFolder& run) {
@@ -296,17 +455,23 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
     const nlohmann::json regimes =
         point.contains("regimes") ? point.at("regimes") : nlohmann::json(nullptr);
 
-    std::vector<Section> sections;
+    const bool expected_geometry = infinite_d(point.at("d"));
+
+    std::vector<Section> sections = {verdict_section(run, &bounds)};
     Section overview;
     overview.title = "Parameters";
-    overview.html_before = parameter_table(run.manifest);
+    overview.html_before =
+        (expected_geometry ? kExpectedGeometryNote : "") + parameter_table(run.manifest);
     sections.push_back(overview);
 
     Section metrics;
     metrics.title = "Precision and Recall against N with the envelopes (cf. the paper's Figure 5)";
     std::ostringstream intro;
-    intro << "<p>n = " << n << " tokens, d = " << json_text(point.at("d")) << ", "
-          << point.at("trials").get<long long>() << " trials per N";
+    intro << "<p>n = " << n << " tokens, d = " << json_text(point.at("d")) << ", ";
+    if (expected_geometry)
+        intro << "the expected-geometry limit (no trials, no interval)";
+    else
+        intro << point.at("trials").get<long long>() << " trials per N";
     if (!regimes.is_null()) {
         intro << "; Table-2 regimes: m<sub>1</sub> = " << regimes.value("m1", 0)
               << ", m<sub>2</sub> = " << regimes.value("m2", 0)
@@ -321,7 +486,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
 
     Section agreement;
     agreement.title = "κ and envelope agreement";
-    agreement.html_before = envelope_table(point) + violation_table(sim, bounds);
+    agreement.html_before = envelope_table(point, bounds) + violation_table(sim, bounds);
     sections.push_back(agreement);
 
     Section realised;
@@ -336,7 +501,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
 std::vector<Section> sweep_sections(const RunFolder& run) {
     const CsvTable sweep = read_csv_table((fs::path(run.dir) / "sweep.csv").string());
     const simulate::RunConfig config = simulate::run_config_from_json(run.manifest.at("config"));
-    std::vector<Section> sections;
+    std::vector<Section> sections = {verdict_section(run, nullptr)};
     Section overview;
     overview.title = "Parameters";
     overview.html_before = parameter_table(run.manifest);
@@ -466,6 +631,17 @@ std::vector<Section> sweep_sections(const RunFolder& run) {
 
     Section agreement;
     agreement.title = "κ and envelope agreement per grid point";
+    // (grid, variant) → sums of the P width, the R width, and the count of N.
+    std::map<std::pair<int, std::string>, std::array<double, 3>> widths;
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r) {
+        for (const auto& v : variant_names()) {
+            if (!sweep.has_column("P_lower_" + v)) continue;
+            auto& w = widths[{std::stoi(sweep.text(r, "grid")), v}];
+            w[0] += sweep.number(r, "P_upper_" + v) - sweep.number(r, "P_lower_" + v);
+            w[1] += sweep.number(r, "R_upper_" + v) - sweep.number(r, "R_lower_" + v);
+            w[2] += 1;
+        }
+    }
     std::vector<std::vector<std::string>> rows;
     for (const auto& point : run.manifest.at("points")) {
         std::string values;
@@ -473,16 +649,29 @@ std::vector<Section> sweep_sections(const RunFolder& run) {
             values += k + "=" + json_text(v) + " ";
         std::vector<std::string> row = {std::to_string(point.at("grid").get<int>()),
                                         html_escape(values)};
-        for (const char* v : kVariants) {
+        const int grid = point.at("grid").get<int>();
+        for (const auto& v : variant_names()) {
+            if (!point.at("envelopes").contains(v)) {
+                row.push_back("");
+                continue;
+            }
             const auto& e = point.at("envelopes").at(v);
-            row.push_back(json_text(e.at("kappa")) + " / " +
-                          short_number(e.at("fraction_inside").get<double>()));
+            const auto& width = widths[{grid, v}];
+            row.push_back(kappa_cell(e) + " / " +
+                          short_number(e.at("fraction_inside").get<double>()) + " / " +
+                          short_number(width[0] / width[2]) + ", " +
+                          short_number(width[1] / width[2]));
         }
         rows.push_back(row);
     }
-    agreement.html_before = html_table({"grid", "values", "paper κ / inside",
-                                        "exact-mean κ / inside", "scale-invariant κ / inside"},
-                                       rows);
+    std::vector<std::string> header = {"grid", "values"};
+    for (const auto& v : variant_names())
+        header.push_back("<code>" + v + "</code>: κ / inside / mean width P, R");
+    agreement.html_before =
+        "<p>At the single κ of each variant: the fraction of (N, metric) points inside, next to "
+        "the mean width of the P and R envelopes over N (sweep.csv) — the fraction alone says "
+        "nothing about a wide envelope; the verdict above judges each side at its own κ*.</p>\n" +
+        html_table(header, rows);
     sections.push_back(agreement);
 
     sections.push_back(decisions_section(run.manifest));

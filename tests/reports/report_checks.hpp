@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -139,6 +140,68 @@ inline void expect_screenshot_not_blank(const std::string& index,
               << " colours\n";
     EXPECT_GT(s.ink, 0.02);
     EXPECT_GT(s.colours, 50u);
+}
+
+// ---- Reading a report's HTML back, for the verdict tests.
+
+// The part of the report about run `run` (from its <h2 id="runK"> to the next <h2>).
+inline std::string run_html(const std::string& html, int run) {
+    const std::size_t at = html.find("<h2 id=\"run" + std::to_string(run) + "\"");
+    if (at == std::string::npos) return "";
+    const std::size_t end = html.find("<h2", at + 1);
+    return html.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+// The titles of the <h3> sections of run `run`, in order.
+inline std::vector<std::string> section_titles(const std::string& html, int run) {
+    std::vector<std::string> titles;
+    const std::string part = run_html(html, run);
+    const std::regex heading(R"(<h3 id="[^"]*">([^<]*)</h3>)");
+    for (auto it = std::sregex_iterator(part.begin(), part.end(), heading);
+         it != std::sregex_iterator(); ++it)
+        titles.push_back((*it)[1]);
+    return titles;
+}
+
+// The HTML of run `run`'s section whose title starts with `title`, up to the next <h3>.
+inline std::string section_html(const std::string& html, int run, const std::string& title) {
+    const std::string part = run_html(html, run);
+    const std::regex heading(R"(<h3 id="[^"]*">)");
+    for (auto it = std::sregex_iterator(part.begin(), part.end(), heading);
+         it != std::sregex_iterator(); ++it) {
+        const std::size_t start = it->position() + it->length();
+        if (part.compare(start, title.size(), title) != 0) continue;
+        const std::size_t end = part.find("<h3", start);
+        return part.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    }
+    return "";
+}
+
+// The body rows of the first <table> in `html`, each cell with its tags stripped.
+inline std::vector<std::vector<std::string>> first_table_rows(const std::string& html) {
+    std::vector<std::vector<std::string>> rows;
+    const std::size_t start = html.find("<tbody>"), end = html.find("</tbody>");
+    if (start == std::string::npos || end == std::string::npos) return rows;
+    const std::string body = html.substr(start, end - start);
+    const std::regex row(R"(<tr>(.*?)</tr>)"), cell(R"(<td>(.*?)</td>)"), tag(R"(<[^>]*>)");
+    for (auto r = std::sregex_iterator(body.begin(), body.end(), row); r != std::sregex_iterator();
+         ++r) {
+        const std::string inner = (*r)[1];
+        std::vector<std::string> cells;
+        for (auto c = std::sregex_iterator(inner.begin(), inner.end(), cell);
+             c != std::sregex_iterator(); ++c)
+            cells.push_back(std::regex_replace(std::string((*c)[1]), tag, ""));
+        rows.push_back(cells);
+    }
+    return rows;
+}
+
+// The paragraph of the verdict about `variant` ("<p><b><code>variant</code></b>: …</p>").
+inline std::string variant_paragraph(const std::string& html, const std::string& variant) {
+    const std::string opening = "<p><b><code>" + variant + "</code></b>";
+    const std::size_t start = html.find(opening);
+    if (start == std::string::npos) return "";
+    return html.substr(start, html.find("</p>", start) - start);
 }
 
 }  // namespace attngeo::test_support

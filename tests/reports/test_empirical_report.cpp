@@ -5,14 +5,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "reports/csv_table.hpp"
 #include "reports/report.hpp"
 #include "tests/reports/report_checks.hpp"
 #include "tests/support/test_files.hpp"
@@ -114,6 +117,70 @@ fs::path make_extract(const std::string& name) {
     return dir;
 }
 
+// The verdict files of a synthetic compare folder (SPEC §7 contract): bounds.csv with the κ*
+// envelope of every (head, N, variant) — the scale-invariant P envelope inverted at N = 3 —,
+// verdict.csv (the paper lower sides κ-free, Δ ≤ 0 at every point), kappa_scan.csv, and the
+// verdict blocks of kappa.json.
+const char* kVariantNames[4] = {"paper", "exact-mean", "scale-invariant", "corrected"};
+const int kInvertedN = 3;
+
+void write_verdict_files(const fs::path& dir) {
+    std::ostringstream bounds, verdict, scan;
+    bounds << "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,"
+              "P_inside,R_inside,regime,Delta,Delta0,B,kappa_P_lower,kappa_P_upper,"
+              "kappa_R_lower,kappa_R_upper,P_lower_star,P_upper_star,R_lower_star,"
+              "R_upper_star,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,"
+              "R_trivial_lower,P_trivial_upper,R_trivial_upper\n";
+    for (int v = 0; v < 4; ++v)
+        for (int k = 0; k < 6; ++k)
+            for (int N = 1; N <= kPositions; ++N) {
+                const bool inverted = v == 2 && N == kInvertedN;
+                const double p_lower = inverted ? 0.95 : 0.05 * (v + 1) + 0.01 * k;
+                const double p_upper = 0.9 - 0.01 * N;
+                bounds << k / 3 << ',' << k % 3 << ',' << N << ',' << kVariantNames[v]
+                       << ",1,0.5,0.5,0.1,0.9,0.1,1,1,1,II,-1,-1,1,1,1,1,1," << p_lower << ','
+                       << p_upper << ",0.125,1,1,1,0," << (inverted ? 1 : 0) << ",0,0,0,0,1\n";
+            }
+    verdict << "variant,metric,side,kappa_star,coverage,coverage_met,mean_gap,mean_width,"
+               "median_width,gap_I,gap_II,gap_III,gap_IV,gap_V,points_I,points_II,points_III,"
+               "points_IV,points_V,fraction_degenerate,informative,at_grid_edge,kappa_free\n";
+    scan << "variant,metric,side,kappa,coverage,mean_width,median_width,mean_gap\n";
+    for (int v = 0; v < 4; ++v)
+        for (const char* metric : {"P", "R"})
+            for (const char* side : {"lower", "upper"}) {
+                const bool kappa_free = v == 0 && side == std::string("lower");
+                const bool met = !(v == 2 && metric == std::string("P"));
+                verdict << kVariantNames[v] << ',' << metric << ',' << side << ','
+                        << (kappa_free ? 1e-8 : std::pow(10.0, v - 1)) << ','
+                        << (met ? 0.96875 : 0.75) << ',' << (met ? 1 : 0) << ','
+                        << 0.03125 * (v + 1) << ",0.5,0.5,,0.0625,0.125,,0.25,0,40,6,0,2,"
+                        << (v == 2 ? 0.125 : 0) << ",1,0," << (kappa_free ? 1 : 0) << '\n';
+                for (int e = -8; e <= 8; e += 4)
+                    scan << kVariantNames[v] << ',' << metric << ',' << side << ",1e" << e << ','
+                         << (met ? 0.96875 : 0.75) << ",0.5,0.5," << 0.03125 * (v + 1) << '\n';
+            }
+    write(dir / "bounds.csv", bounds.str());
+    write(dir / "verdict.csv", verdict.str());
+    write(dir / "kappa_scan.csv", scan.str());
+    nlohmann::json kappa = nlohmann::json::parse(slurp(dir / "kappa.json"));
+    for (int v = 0; v < 4; ++v) {
+        auto& block = kappa["variants"][kVariantNames[v]];
+        block["kappa_rule"] = "interval-score";
+        block["interval_score"] = {
+            {"kappa", 0.5}, {"coverage", 0.9375}, {"mean_width", 0.5}, {"mean_score", 1}};
+        block["degenerate"] = {{"delta_le0", v == 0 ? 1.0 : 0.0},
+                               {"delta0_le0", 0.0},
+                               {"xi_le0", 0.0},
+                               {"P_inverted", v == 2 ? 0.03125 : 0.0},
+                               {"R_inverted", 0.0},
+                               {"P_trivial_lower", 0.0},
+                               {"R_trivial_lower", 0.0},
+                               {"P_trivial_upper", 0.0},
+                               {"R_trivial_upper", 1.0}};
+    }
+    write(dir / "kappa.json", kappa.dump(2));
+}
+
 // A synthetic compare folder per docs/compare-outputs.md, pointing at `emp`.
 fs::path make_compare(const std::string& name, const std::string& emp, const std::string& sim) {
     const fs::path dir = scratch() / name;
@@ -182,6 +249,7 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
                                {"git_commit", "none"},
                                {"command", "test"}};
     write(dir / "manifest.json", manifest.dump(2));
+    write_verdict_files(dir);
     return dir;
 }
 
@@ -247,8 +315,8 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     fs::remove_all(out);
     const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
     check_references(out, html);
-    // Figures 2 (two), 3 (two), 4, 5, 6, 7, 8, 10, 11.
-    EXPECT_EQ(count(html, "<svg"), 11u);
+    // Figures 2 (two), 3 (two), 4, 5, 6, 7, 8, 10, 11, and a κ scan per variant.
+    EXPECT_EQ(count(html, "<svg"), 15u);
     EXPECT_EQ(html.find("class=\"warn\""), std::string::npos);
     for (const char* needle :
          {"Figure 3 (left)", "Figure 3 (right)", "Figure 6", "fraction inside", "worst excess",
@@ -264,15 +332,45 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     EXPECT_NEAR(std::stod(alpha[1][4]), 0.1, 1e-15);
     EXPECT_NEAR(std::stod(alpha[4][4]), 0.1 * (1 + 0.02 * std::cos(0.5 * 4)), 1e-15);
     EXPECT_NEAR(std::stod(alpha[7][4]), 0.1 * std::exp(0.02 * 2), 1e-15);
-    // Figure 5: measured means, the three envelopes, and the simulation.
+    // Figure 5: measured means, the four envelopes at each side's κ* (the mean over heads of
+    // bounds.csv's star columns), and the simulation.
     const auto pr = dat_rows(figures / "run0_fig5_precision_recall.dat");
     ASSERT_EQ(pr.size(), std::size_t(kPositions));
-    ASSERT_EQ(pr[0].size(), 17u);
+    ASSERT_EQ(pr[0].size(), 21u);
     EXPECT_NEAR(std::stod(pr[0][1]), 1.025, 1e-12);
-    EXPECT_EQ(pr[0][3], "0.125");                    // paper P_lower
-    EXPECT_NEAR(std::stod(pr[1][4]), 0.895, 1e-12);  // paper P_upper at N = 2
-    EXPECT_EQ(pr[1][15], "0.625");                   // simulation P at N = 2
-    EXPECT_EQ(pr[2][15], "nan");
+    const auto bounds = reports::read_csv_table((cmp / "bounds.csv").string());
+    std::map<std::pair<std::string, int>, std::array<double, 5>> sums;  // + heads
+    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
+        auto& sum = sums[{bounds.text(r, "variant"), std::stoi(bounds.text(r, "N"))}];
+        int c = 0;
+        for (const char* column : {"P_lower_star", "P_upper_star", "R_lower_star", "R_upper_star"})
+            sum[c++] += bounds.number(r, column);
+        sum[4] += 1;
+    }
+    double largest = 0;
+    for (const auto& row : pr) {
+        const int N = std::stoi(row[0]);
+        for (int v = 0; v < 4; ++v) {
+            const auto& sum = sums.at({kVariantNames[v], N});
+            for (int c = 0; c < 4; ++c)
+                largest =
+                    std::max(largest, std::abs(std::stod(row[3 + 4 * v + c]) - sum[c] / sum[4]));
+        }
+        // The scale-invariant P envelope is inverted exactly at kInvertedN.
+        EXPECT_EQ(std::stod(row[3 + 4 * 2]) > std::stod(row[4 + 4 * 2]), N == kInvertedN) << N;
+    }
+    std::cout << "largest difference, Figure 5 envelopes vs bounds.csv means: " << largest << "\n";
+    EXPECT_LE(largest, 1e-15);
+    EXPECT_EQ(pr[1][19], "0.625");  // simulation P at N = 2
+    EXPECT_EQ(pr[2][19], "nan");
+    const std::size_t fig5 =
+        html.find("Figure 5: Precision and Recall against N with the envelopes.");
+    ASSERT_NE(fig5, std::string::npos);
+    const std::string caption = html.substr(fig5, html.find("</figcaption>", fig5) - fig5);
+    EXPECT_NE(caption.find("κ* of each side"), std::string::npos) << caption;
+    EXPECT_NE(caption.find("<code>scale-invariant</code> at 1 N"), std::string::npos) << caption;
+    EXPECT_NE(slurp(figures / "run0_fig5_precision_recall.gp").find("inverted (lower > upper)"),
+              std::string::npos);
     // Figure 6 and Figure 3.
     const auto corr = dat_rows(figures / "run0_fig6_corr_recall_rho0.dat");
     ASSERT_EQ(corr.size(), 4u);
@@ -287,6 +385,66 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     ASSERT_FALSE(example.empty());
     EXPECT_NEAR(std::stod(example[0][2]), std::exp(-0.3), 1e-12);
     EXPECT_NEAR(std::stod(example[0][3]), 0.02 + 0.98 * std::exp(-0.35), 1e-12);
+}
+
+TEST(EmpiricalReport, CompareVerdictComesFirstWithVerdictCsvsNumbers) {
+    const fs::path emp = make_extract("extract");
+    const fs::path cmp = make_compare("compare_verdict", fs::absolute(emp).string(), "");
+    const fs::path out = scratch() / "report_compare_verdict";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
+    const auto titles = attngeo::test_support::section_titles(html, 0);
+    ASSERT_FALSE(titles.empty());
+    EXPECT_EQ(titles.front().rfind("The verdict", 0), 0u) << titles.front();
+    const std::string verdict = attngeo::test_support::section_html(html, 0, "The verdict");
+    const auto rows = attngeo::test_support::first_table_rows(verdict);
+    const auto csv = reports::read_csv_table((cmp / "verdict.csv").string());
+    ASSERT_EQ(rows.size(), 16u);
+    double largest = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        EXPECT_EQ(rows[r][0], csv.text(r, "variant"));
+        EXPECT_EQ(rows[r][0], kVariantNames[r / 4]);
+        for (const auto& [column, name] :
+             {std::make_pair(3, "kappa_star"), std::make_pair(4, "coverage"),
+              std::make_pair(5, "mean_gap"), std::make_pair(12, "fraction_degenerate")}) {
+            const double want = csv.number(r, name);
+            const double d =
+                std::abs(std::stod(rows[r][column]) - want) / std::max(std::abs(want), 1e-300);
+            largest = std::max(largest, want == 0 ? std::abs(std::stod(rows[r][column])) : d);
+        }
+        EXPECT_EQ(rows[r][7], "–");  // regime I: no points
+        EXPECT_EQ(rows[r][14].find("κ-free") != std::string::npos,
+                  csv.text(r, "kappa_free") == "1");
+    }
+    std::cout << "largest relative difference, table vs verdict.csv: " << largest << "\n";
+    EXPECT_LE(largest, 5e-6);
+    // κ-free said of the paper lower bounds only, with its cause; the inverted fraction of
+    // scale-invariant; the trivial R upper side.
+    const std::string paper = attngeo::test_support::variant_paragraph(verdict, "paper");
+    EXPECT_NE(paper.find("The P and R lower bounds of <code>paper</code> are κ-free"),
+              std::string::npos)
+        << paper;
+    EXPECT_NE(paper.find("Δ ≤ 0 at 100 % of (head, N) points (tail factor 1)"), std::string::npos)
+        << paper;
+    for (const char* v : {"exact-mean", "scale-invariant", "corrected"})
+        EXPECT_EQ(attngeo::test_support::variant_paragraph(verdict, v).find("κ-free"),
+                  std::string::npos)
+            << v;
+    const std::string scale = attngeo::test_support::variant_paragraph(verdict, "scale-invariant");
+    EXPECT_NE(scale.find("for P at 3.12 % of (head, N) points"), std::string::npos) << scale;
+    EXPECT_NE(scale.find("No κ brings the P lower bound to 95 % coverage"), std::string::npos);
+    EXPECT_NE(paper.find("the R upper (≥ 0.99) at 100 %"), std::string::npos) << paper;
+    for (const char* v : kVariantNames) {
+        const std::string id = std::string("run0_kappa_") + v;
+        EXPECT_NE(verdict.find("<figure id=\"" + id + "\">"), std::string::npos) << id;
+        const auto stars = dat_rows(out / "figures" / (id + "_star.dat"));
+        ASSERT_EQ(stars.size(), 4u);
+        for (std::size_t k = 0; k < 4; ++k)
+            for (std::size_t r = 0; r < csv.rows.size(); ++r)
+                if (csv.text(r, "variant") == v && r % 4 == k) {
+                    EXPECT_EQ(std::stod(stars[k][1]), csv.number(r, "kappa_star"));
+                }
+    }
 }
 
 TEST(EmpiricalReport, HeadlessChromiumScreenshotOfTheCompareReportIsNotBlank) {
@@ -306,8 +464,8 @@ TEST(EmpiricalReport, CompareWithoutItsExtractFolderWarnsAndDrawsWhatItHas) {
     const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
     check_references(out, html);
     EXPECT_NE(html.find("is missing or has no heads.csv"), std::string::npos);
-    // Figures 2 (right), 3 (left), 4 (fit only), 5, 6, 8, 10, 11.
-    EXPECT_EQ(count(html, "<svg"), 8u);
+    // Figures 2 (right), 3 (left), 4 (fit only), 5, 6, 8, 10, 11, and a κ scan per variant.
+    EXPECT_EQ(count(html, "<svg"), 12u);
     const auto counts = dat_rows(out / "figures" / "run0_fig8_regimes_by_layer.dat");
     ASSERT_EQ(counts.size(), 2u);
     EXPECT_EQ(counts[1], (std::vector<std::string>{"1", "0", "2", "1"}));

@@ -64,11 +64,14 @@ TEST(Report, EveryReferencedFileExistsAndFiguresCarryTheRunsNumbers) {
     const int references = check_references(out, html);
     std::cout << "checked " << references << " references\n";
     EXPECT_GE(references, 4 * 5);
-    // 4 simulate figures + 2 metrics x 2 swept parameters, all drawn and inlined.
+    // 4 simulate figures + 2 metrics x 2 swept parameters, and a κ-scan figure per variant of
+    // each run with a kappa_scan.csv, all drawn and inlined.
     std::size_t inline_svgs = 0;
     for (auto at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
         ++inline_svgs;
-    EXPECT_EQ(inline_svgs, 8u);
+    const std::size_t scans =
+        fs::exists(sim / "kappa_scan.csv") + fs::exists(sweep / "kappa_scan.csv");
+    EXPECT_EQ(inline_svgs, 8u + 4u * scans);
     for (const char* needle :
          {"κ and envelope agreement", "What the generator realised", "Decisions taken",
           "Table 1: sensitivity", "largest violation", "scale-invariant"}) {

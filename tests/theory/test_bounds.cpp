@@ -42,7 +42,7 @@ int repeats(int release_count) {
 }
 
 const BoundVariant kVariants[] = {BoundVariant::paper, BoundVariant::exact_mean,
-                                  BoundVariant::scale_invariant};
+                                  BoundVariant::scale_invariant, BoundVariant::corrected};
 const Ranking kRankings[] = {Ranking::attention, Ranking::contribution};
 
 std::vector<int> all_sizes(int n) {
@@ -78,6 +78,8 @@ struct Literal {
     bool has_nonsink = false;
     double delta = 0, delta0 = 0, scale = 0;
     double columns[8] = {1, 1, 1, 1, 1, 1, 1, 1};  // P lo, P up, R lo, R up, Fmax lo/up, Fmin lo/up
+    bool trivial = false;                          // N = n or I_N∖{0} empty
+    bool some_mu_le0 = false;  // some pair (i ∈ I_N, j ∉ I_N) with μ_ij ≤ 0
 };
 
 Literal literal_bounds(const HeadModel& model, int N, double d, double kappa, BoundVariant variant,
@@ -124,9 +126,12 @@ Literal literal_bounds(const HeadModel& model, int N, double d, double kappa, Bo
     // eq. (8), Δ0 with ρ_out (SPEC decision)
     out.delta = a_min_in * a_min_in - 2 * a_max_out * S_in * rho_out;
     out.delta0 = a[0] * a[0] - (S_in * rho_out) * (S_in * rho_out);
-    out.scale = variant == BoundVariant::scale_invariant ? (a_max_in + a_max_out) * mass
-                                                         : a_max_in + a_max_out + S_in;
-    if (N == n || !out.has_nonsink) return out;  // every bound is 1
+    // scale-invariant and corrected: B quadratic in the value scale.
+    const bool quadratic_B =
+        variant == BoundVariant::scale_invariant || variant == BoundVariant::corrected;
+    out.scale = quadratic_B ? (a_max_in + a_max_out) * mass : a_max_in + a_max_out + S_in;
+    out.trivial = N == n || !out.has_nonsink;
+    if (out.trivial) return out;  // every bound is 1
 
     const double B = out.scale;
     auto t = [&](double x) {  // tail factor exp(−κd(max(x,0)/B)²); 1 for x ≤ 0 (also at d = ∞)
@@ -140,11 +145,13 @@ Literal literal_bounds(const HeadModel& model, int N, double d, double kappa, Bo
     const double P_lo = 1 / (1 + U);           // eq. (12)
     const double R_lo = std::max(0.0, 1 - U);  // eq. (14)
 
-    // eqs. (9)–(11); exact-mean sums M_j over all of I_N, the sink included.
+    // eqs. (9)–(11); exact-mean and corrected sum M_j over all of I_N, the sink included.
+    const bool sink_in_M =
+        variant == BoundVariant::exact_mean || variant == BoundVariant::corrected;
     std::vector<double> M(n, 0.0);
     for (int j = 0; j < n; ++j)
         for (int l = 0; l < n; ++l)
-            if (in[l] && (l != 0 || variant == BoundVariant::exact_mean)) M[j] += a[l] * rho[l][j];
+            if (in[l] && (l != 0 || sink_in_M)) M[j] += a[l] * rho[l][j];
     const double sigma = B / std::sqrt(2 * kappa * d);
     double max_p = 0, recall_sum = 0;
     for (int i = 0; i < n; ++i) {
@@ -153,6 +160,7 @@ Literal literal_bounds(const HeadModel& model, int N, double d, double kappa, Bo
         for (int j = 0; j < n; ++j) {
             if (in[j]) continue;
             const double mu = (a[j] * a[j] - a[i] * a[i]) - 2 * a[j] * M[j] + 2 * a[i] * M[i];
+            out.some_mu_le0 = out.some_mu_le0 || mu <= 0;
             // ξ = μ/σ; at d = ∞ (σ = 0) p⁻ is 0 for μ > 0 and 1/2 otherwise.
             max_pi = std::max(max_pi, mu <= 0 ? 0.5 : literal_p_minus(mu / sigma));
         }
@@ -193,6 +201,8 @@ void expect_matches_literal(const BoundRow& row, const Literal& lit, double* wor
     }
     EXPECT_TRUE(close(row.delta0, lit.delta0, 1e-12, worst)) << what;
     EXPECT_TRUE(close(row.scale, lit.scale, 1e-12, worst)) << what;
+    EXPECT_EQ(row.trivial, lit.trivial) << what;
+    EXPECT_EQ(row.deciding_xi_le0, lit.some_mu_le0) << what << " xi <= 0 on the deciding pair";
     const std::vector<double> got = columns(row);
     for (int c = 0; c < 8; ++c) {
         EXPECT_TRUE(close(got[c], lit.columns[c], 1e-12, worst))
@@ -518,7 +528,8 @@ TEST(BoundsProperties, ScalingNormsChangesPaperButNotScaleInvariant) {
             HeadModel scaled = model;
             scaled.norms *= c;
             BoundSettings s;
-            for (BoundVariant variant : {BoundVariant::paper, BoundVariant::scale_invariant}) {
+            for (BoundVariant variant :
+                 {BoundVariant::paper, BoundVariant::scale_invariant, BoundVariant::corrected}) {
                 s.variant = variant;
                 const auto base = attngeo::theory::bounds_all(model, all_sizes(n), s);
                 const auto moved = attngeo::theory::bounds_all(scaled, all_sizes(n), s);
@@ -530,8 +541,9 @@ TEST(BoundsProperties, ScalingNormsChangesPaperButNotScaleInvariant) {
                             largest_paper_change = std::max(largest_paper_change, diff);
                         } else {
                             worst_invariant = std::max(worst_invariant, diff);
-                            EXPECT_LE(diff, 1e-12) << "scale-invariant c=" << c << " N=" << i + 1
-                                                   << " " << kColumnNames[col];
+                            EXPECT_LE(diff, 1e-12)
+                                << attngeo::theory::to_string(variant) << " c=" << c
+                                << " N=" << i + 1 << " " << kColumnNames[col];
                         }
                     }
                 }
@@ -754,6 +766,9 @@ TEST(BoundsBadInput, ThrowsDomainError) {
     EXPECT_THROW(th::bounds_all(good, {0}, s), std::domain_error);
     EXPECT_THROW(th::parse_bound_variant("exact"), std::domain_error);
     EXPECT_EQ(th::parse_bound_variant("scale-invariant"), BoundVariant::scale_invariant);
+    EXPECT_EQ(th::parse_bound_variant("corrected"), BoundVariant::corrected);
+    for (BoundVariant v : th::bound_variants())
+        EXPECT_EQ(th::parse_bound_variant(th::to_string(v)), v);
     EXPECT_STREQ(th::to_string(BoundVariant::exact_mean), "exact-mean");
 }
 
@@ -807,3 +822,51 @@ TEST(BoundKernels, VectorPMinusSumsMatchThePlainLoop) {
 }
 
 }  // namespace
+
+// The degeneracy flags of SPEC §7 at and around their thresholds.
+TEST(BoundsDegeneracy, FlagsAtTheirThresholds) {
+    namespace th = attngeo::theory;
+    BoundRow row;
+    row.N = 3;
+    row.delta = 0;
+    row.delta0 = -1;
+    row.sink_selected = false;  // Δ0's term is dropped: not a degeneracy
+    row.deciding_xi_le0 = true;
+    auto m = th::margin_flags(row);
+    EXPECT_TRUE(m.delta_le0);
+    EXPECT_FALSE(m.delta0_le0);
+    EXPECT_TRUE(m.xi_le0);
+    row.sink_selected = true;
+    row.delta = 1e-300;
+    m = th::margin_flags(row);
+    EXPECT_FALSE(m.delta_le0);
+    EXPECT_TRUE(m.delta0_le0);
+    row.trivial = true;  // every bound 1 by convention: nothing is degenerate
+    m = th::margin_flags(row);
+    EXPECT_FALSE(m.delta_le0 || m.delta0_le0 || m.xi_le0);
+
+    auto e = th::envelope_flags(0.5 + 1e-13, 0.5, 0.01, 0.99);
+    EXPECT_FALSE(e.P_inverted);  // within the 1e-12 slack
+    EXPECT_TRUE(e.R_trivial_lower);
+    EXPECT_TRUE(e.R_trivial_upper);
+    EXPECT_FALSE(e.P_trivial_lower || e.P_trivial_upper || e.R_inverted);
+    e = th::envelope_flags(0.6, 0.5, 0.0100001, 0.9899999);
+    EXPECT_TRUE(e.P_inverted);
+    EXPECT_FALSE(e.R_trivial_lower || e.R_trivial_upper);
+    // A real case: the paper preset with fast decay under the scale-invariant B at large κ.
+    th::ModelParameters p;
+    p.beta = 5;
+    const HeadModel model = th::build_head_model(p);
+    BoundSettings s;
+    s.variant = BoundVariant::scale_invariant;
+    s.kappa = 4e6;
+    const BoundRow inverted = th::bounds_reference(model, 2, s);
+    EXPECT_TRUE(th::envelope_flags(inverted.precision_lower, inverted.precision_upper,
+                                   inverted.recall_lower, inverted.recall_upper)
+                    .P_inverted);
+    s.variant = BoundVariant::corrected;  // both fixes: the sink's self-term restored
+    const BoundRow fixed = th::bounds_reference(model, 2, s);
+    EXPECT_FALSE(th::envelope_flags(fixed.precision_lower, fixed.precision_upper,
+                                    fixed.recall_lower, fixed.recall_upper)
+                     .P_inverted);
+}

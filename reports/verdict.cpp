@@ -1,0 +1,597 @@
+// The verdict section shared by simulate, sweep and compare reports (SPEC §7): verdict.csv to a
+// table, sentences generated from its numbers and the manifest's degenerate fractions, and the
+// κ-scan figure of each variant from kappa_scan.csv.
+#include "reports/verdict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "common/format.hpp"
+#include "reports/report.hpp"
+#include "theory/bounds.hpp"
+
+namespace attngeo::reports {
+namespace {
+
+const char* kRegimeNames[5] = {"I", "II", "III", "IV", "V"};
+// One colour per (metric, side) curve of the κ-scan figure, in the order P lower, P upper,
+// R lower, R upper.
+const char* kSideColor[4] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a"};
+
+bool flag_field(const CsvTable& table, std::size_t row, const std::string& name) {
+    const std::string& text = table.text(row, name);
+    if (text == "1" || text == "true") return true;
+    if (text == "0" || text == "false") return false;
+    throw InputError("'" + table.path + "' row " + std::to_string(row + 2) + " column " + name +
+                     ": '" + text + "' is not 0 or 1");
+}
+
+double optional_number(const CsvTable& table, std::size_t row, const std::string& name) {
+    return table.text(row, name).empty() ? std::nan("") : table.number(row, name);
+}
+
+std::string percent(double fraction) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3g %%", 100 * fraction);
+    return buffer;
+}
+
+std::string side_label(const VerdictSide& row) {
+    return row.metric + " " + row.side;
+}
+
+// "a", "a and b", "a, b and c".
+std::string join_words(const std::vector<std::string>& words) {
+    std::string out;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        if (i > 0) out += i + 1 == words.size() ? " and " : ", ";
+        out += words[i];
+    }
+    return out;
+}
+
+double fraction_of(const nlohmann::json& degenerate, const char* key) {
+    if (!degenerate.is_object() || !degenerate.contains(key) || !degenerate.at(key).is_number())
+        return std::nan("");
+    return degenerate.at(key).get<double>();
+}
+
+std::string flags_text(const VerdictSide& row) {
+    std::vector<std::string> flags;
+    if (row.kappa_free) flags.push_back("κ-free");
+    if (row.at_grid_edge) flags.push_back("at grid edge");
+    if (!row.coverage_met) flags.push_back("coverage below 95 %");
+    std::string out;
+    for (const auto& f : flags)
+        out += (out.empty() ? "" : ", ") + f;
+    return out.empty() ? "" : "<span class=\"bad\">" + out + "</span>";
+}
+
+// The κ-free sides of one kind (lower or upper) and why, from the margin fractions.
+std::string kappa_free_sentence(const std::string& variant, const std::vector<VerdictSide>& rows,
+                                const std::string& side, const VariantFacts& facts,
+                                const std::string& points) {
+    std::vector<std::string> metrics;
+    for (const auto& r : rows)
+        if (r.side == side && r.kappa_free) metrics.push_back(r.metric);
+    if (metrics.empty()) return "";
+    const bool plural = metrics.size() > 1;
+    std::ostringstream s;
+    s << "The " << join_words(metrics) << " " << side << " bound" << (plural ? "s" : "")
+      << " of <code>" << html_escape(variant) << "</code> " << (plural ? "are" : "is")
+      << " κ-free (unchanged over the whole scanned grid)";
+    if (side == "lower") {
+        const double delta = fraction_of(facts.degenerate, "delta_le0");
+        const double delta0 = fraction_of(facts.degenerate, "delta0_le0");
+        if (delta > 0) {
+            s << ": Δ ≤ 0 at " << percent(delta) << " of " << points << " (tail factor 1)";
+            if (delta0 > 0) s << " and Δ<sub>0</sub> ≤ 0 at " << percent(delta0);
+            if (delta >= 1 - 1e-12) s << ", so the P lower bound is 1/(1 + (n − N)(1 + 1/N))-like";
+        }
+    } else {
+        const double xi = fraction_of(facts.degenerate, "xi_le0");
+        if (xi > 0)
+            s << ": " << (plural ? "they are" : "it is") << " decided by a pair with ξ ≤ 0 at "
+              << percent(xi) << " of " << points << " (p⁻ = 1/2 for every κ)";
+    }
+    s << "; " << (plural ? "they say" : "it says") << " nothing about κ. ";
+    return s.str();
+}
+
+std::string trivial_sentence(const VariantFacts& facts, const std::string& points) {
+    std::vector<std::string> parts;
+    const std::pair<const char*, const char*> keys[4] = {{"P_trivial_lower", "P lower (≤ 0.01)"},
+                                                         {"P_trivial_upper", "P upper (≥ 0.99)"},
+                                                         {"R_trivial_lower", "R lower (≤ 0.01)"},
+                                                         {"R_trivial_upper", "R upper (≥ 0.99)"}};
+    for (const auto& [key, label] : keys) {
+        const double f = fraction_of(facts.degenerate, key);
+        if (f >= 0.5) parts.push_back(std::string("the ") + label + " at " + percent(f));
+    }
+    if (parts.empty()) return "";
+    return "At κ* the bound is trivial for " + join_words(parts) + " of " + points + ". ";
+}
+
+std::string list_of_sizes(const std::vector<int>& sizes) {
+    std::string out;
+    const std::size_t shown = std::min<std::size_t>(sizes.size(), 8);
+    for (std::size_t i = 0; i < shown; ++i)
+        out += (i ? ", " : "") + std::to_string(sizes[i]);
+    if (shown < sizes.size()) out += ", … (" + std::to_string(sizes.size()) + " N in all)";
+    return out;
+}
+
+std::string inverted_sentence(const VariantFacts& facts, const std::string& points) {
+    std::vector<std::string> parts;
+    for (const char* metric : {"P", "R"}) {
+        const auto it = facts.inverted_at.find(metric);
+        if (it != facts.inverted_at.end() && !it->second.empty()) {
+            parts.push_back(std::string(metric) + " at N = " + list_of_sizes(it->second));
+            continue;
+        }
+        const double f = fraction_of(facts.degenerate, (std::string(metric) + "_inverted").c_str());
+        if (f > 0) parts.push_back(std::string(metric) + " at " + percent(f) + " of " + points);
+    }
+    if (parts.empty()) return "";
+    return "<span class=\"bad\">The envelope at κ* is inverted (lower > upper)</span> for " +
+           join_words(parts) + ". ";
+}
+
+std::string variant_paragraph(const std::string& variant, const std::vector<VerdictSide>& rows,
+                              const VariantFacts& facts, const std::string& points) {
+    int held = 0, informative = 0;
+    for (const auto& r : rows) {
+        held += r.coverage_met;
+        informative += r.informative;
+    }
+    std::ostringstream s;
+    s << "<p><b><code>" << html_escape(variant) << "</code></b>: " << held << " of " << rows.size()
+      << " sides reach 95 % coverage at some κ, " << informative << " of " << rows.size()
+      << " are informative somewhere. ";
+    if (facts.kappa_irrelevant) {
+        s << "At d = ∞ the bounds are taken at κd = ∞, so no side depends on κ: κ* is "
+             "arbitrary and κ-free says nothing about the margins. ";
+    } else {
+        s << kappa_free_sentence(variant, rows, "lower", facts, points)
+          << kappa_free_sentence(variant, rows, "upper", facts, points);
+    }
+    for (const auto& r : rows) {
+        if (!r.coverage_met && !r.kappa_free)
+            s << "No κ brings the " << side_label(r) << " bound to 95 % coverage (best "
+              << short_number(r.coverage) << " at κ = " << short_number(r.kappa_star) << "). ";
+        if (r.at_grid_edge)
+            s << "κ* of the " << side_label(r)
+              << " bound sits at the edge of the grid (κ = " << short_number(r.kappa_star)
+              << "): it keeps tightening beyond it. ";
+    }
+    std::vector<std::string> useless;
+    for (const auto& r : rows)
+        if (!r.informative) useless.push_back(side_label(r));
+    if (!useless.empty())
+        s << "Degenerate at every point (trivial or inverted): " << join_words(useless) << ". ";
+    s << trivial_sentence(facts, points) << inverted_sentence(facts, points);
+    std::vector<std::string> gaps;
+    const VerdictSide* tightest = nullptr;
+    for (const auto& r : rows) {
+        gaps.push_back(side_label(r) + " " + short_number(r.mean_gap));
+        if (r.informative && (!tightest || r.mean_gap < tightest->mean_gap)) tightest = &r;
+    }
+    s << "Mean gap to the estimate at κ*: " << join_words(gaps);
+    if (tightest) s << " (closest informative side: " << side_label(*tightest) << ")";
+    s << ". ";
+    if (facts.interval_score.is_object() && facts.interval_score.contains("kappa")) {
+        const auto& is = facts.interval_score;
+        auto field = [&](const char* key) {
+            return is.contains(key) ? json_text(is.at(key)) : std::string("?");
+        };
+        s << "One κ for all four sides (smallest mean interval score, Gneiting &amp; Raftery "
+             "2007): κ = "
+          << field("kappa") << ", coverage " << field("coverage") << ", mean width "
+          << field("mean_width") << ". ";
+    }
+    if (facts.kappa_rule == "given" && !facts.kappa_irrelevant)
+        s << "κ was given (<code>--kappa</code>), so every side uses it: κ* is that κ, and the "
+             "scan shows what other κ would give. ";
+    s << "</p>\n";
+    return s.str();
+}
+
+std::string regime_cell(const VerdictSide& row, int regime) {
+    if (row.points_by_regime[regime] == 0 || std::isnan(row.gap_by_regime[regime])) return "–";
+    return short_number(row.gap_by_regime[regime]) + " (" +
+           std::to_string(row.points_by_regime[regime]) + ")";
+}
+
+double median(std::vector<double> values) {
+    if (values.empty()) return std::nan("");
+    std::sort(values.begin(), values.end());
+    const std::size_t mid = values.size() / 2;
+    return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+}  // namespace
+
+const std::vector<std::string>& variant_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto v : theory::bound_variants())
+            out.push_back(theory::to_string(v));
+        return out;
+    }();
+    return names;
+}
+
+const std::string& variant_color(std::size_t variant_index) {
+    static const std::vector<std::string> colors = {"#d95f02", "#1b9e77", "#7570b3", "#66a61e"};
+    return colors.at(variant_index % colors.size());
+}
+
+VerdictTable read_verdict(const std::string& path) {
+    const CsvTable table = read_csv_table(path);
+    VerdictTable out;
+    out.path = path;
+    const bool has_grid = !table.header.empty() && table.header.front() == "grid";
+    if (has_grid) {
+        for (std::size_t c = 1; c < table.header.size() && table.header[c] != "variant"; ++c)
+            out.swept.push_back(table.header[c]);
+    }
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        VerdictSide v;
+        v.grid = has_grid ? static_cast<int>(table.number(r, "grid")) : -1;
+        v.variant = table.text(r, "variant");
+        v.metric = table.text(r, "metric");
+        v.side = table.text(r, "side");
+        v.kappa_star = table.number(r, "kappa_star");
+        v.coverage = table.number(r, "coverage");
+        v.coverage_met = flag_field(table, r, "coverage_met");
+        v.mean_gap = table.number(r, "mean_gap");
+        v.mean_width = table.number(r, "mean_width");
+        v.median_width = table.number(r, "median_width");
+        for (int k = 0; k < 5; ++k) {
+            v.gap_by_regime[k] = optional_number(table, r, std::string("gap_") + kRegimeNames[k]);
+            const double count =
+                optional_number(table, r, std::string("points_") + kRegimeNames[k]);
+            v.points_by_regime[k] = std::isnan(count) ? 0 : static_cast<int>(count);
+        }
+        v.fraction_degenerate = table.number(r, "fraction_degenerate");
+        v.informative = flag_field(table, r, "informative");
+        v.at_grid_edge = flag_field(table, r, "at_grid_edge");
+        v.kappa_free = flag_field(table, r, "kappa_free");
+        out.rows.push_back(v);
+        std::map<std::string, std::string> values;
+        for (const auto& name : out.swept)
+            values[name] = table.text(r, name);
+        out.swept_values.push_back(values);
+    }
+    return out;
+}
+
+std::vector<VerdictSide> rows_of_grid(const VerdictTable& verdict, int grid) {
+    std::vector<VerdictSide> out;
+    for (const auto& r : verdict.rows)
+        if (grid < 0 || r.grid == grid) out.push_back(r);
+    return out;
+}
+
+std::string verdict_html(const std::vector<VerdictSide>& rows,
+                         const std::map<std::string, VariantFacts>& facts,
+                         const std::string& points) {
+    std::vector<std::vector<std::string>> cells;
+    for (const auto& r : rows) {
+        std::vector<std::string> row = {"<code>" + html_escape(r.variant) + "</code>",
+                                        r.metric,
+                                        r.side,
+                                        short_number(r.kappa_star),
+                                        short_number(r.coverage),
+                                        short_number(r.mean_gap),
+                                        short_number(r.mean_width)};
+        for (int k = 0; k < 5; ++k)
+            row.push_back(regime_cell(r, k));
+        row.push_back(short_number(r.fraction_degenerate));
+        row.push_back(r.informative ? "yes" : "<span class=\"bad\">no</span>");
+        row.push_back(flags_text(r));
+        cells.push_back(row);
+    }
+    std::ostringstream out;
+    out << "<p>Each side of each envelope has its own κ*: the κ whose bound is closest to the "
+           "estimate (smallest mean gap) among those whose bound the 95 % interval does not "
+           "contradict at ≥ 95 % of "
+        << points
+        << " (SPEC §7). Gap by regime: mean gap over the points of that Table-2 regime (count "
+           "in brackets). Degenerate: trivial side (lower ≤ 0.01, upper ≥ 0.99) or inverted "
+           "envelope, at κ*.</p>\n"
+        << html_table({"variant", "metric", "side", "κ*", "coverage", "mean gap", "mean width",
+                       "gap I", "gap II", "gap III", "gap IV", "gap V", "fraction degenerate",
+                       "informative", "flags"},
+                      cells);
+    for (const auto& variant : variant_names()) {
+        std::vector<VerdictSide> mine;
+        for (const auto& r : rows)
+            if (r.variant == variant) mine.push_back(r);
+        if (mine.empty()) continue;
+        const auto it = facts.find(variant);
+        out << variant_paragraph(variant, mine, it != facts.end() ? it->second : VariantFacts{},
+                                 points);
+    }
+    return out.str();
+}
+
+std::string sweep_verdict_html(const VerdictTable& verdict) {
+    struct Aggregate {
+        std::vector<double> kappa_star, gap;
+        double min_coverage = 1;
+        int grid_points = 0, kappa_free = 0, at_edge = 0, met = 0, informative = 0;
+        double degenerate_sum = 0;
+    };
+    // variant → "P lower" … in the file's order.
+    std::map<std::string, std::vector<std::pair<std::string, Aggregate>>> groups;
+    for (const auto& r : verdict.rows) {
+        auto& list = groups[r.variant];
+        const std::string key = side_label(r);
+        auto it =
+            std::find_if(list.begin(), list.end(), [&](const auto& p) { return p.first == key; });
+        if (it == list.end()) {
+            list.push_back({key, Aggregate{}});
+            it = list.end() - 1;
+        }
+        Aggregate& a = it->second;
+        a.kappa_star.push_back(r.kappa_star);
+        a.gap.push_back(r.mean_gap);
+        a.min_coverage = std::min(a.min_coverage, r.coverage);
+        ++a.grid_points;
+        a.kappa_free += r.kappa_free;
+        a.at_edge += r.at_grid_edge;
+        a.met += r.coverage_met;
+        a.informative += r.informative;
+        a.degenerate_sum += r.fraction_degenerate;
+    }
+    std::vector<std::vector<std::string>> cells;
+    std::ostringstream paragraphs;
+    for (const auto& variant : variant_names()) {
+        if (!groups.count(variant)) continue;
+        std::vector<std::string> free_sides, unmet, edge, useless;
+        for (const auto& [key, a] : groups.at(variant)) {
+            double gap_sum = 0;
+            for (double g : a.gap)
+                gap_sum += g;
+            const double n = a.grid_points;
+            cells.push_back({"<code>" + html_escape(variant) + "</code>", key,
+                             short_number(median(a.kappa_star)), short_number(a.min_coverage),
+                             short_number(gap_sum / n), short_number(a.kappa_free / n),
+                             short_number(a.at_edge / n), short_number(a.met / n),
+                             short_number(a.degenerate_sum / n), short_number(a.informative / n)});
+            if (a.kappa_free > 0)
+                free_sides.push_back(key + " (" + std::to_string(a.kappa_free) + "/" +
+                                     std::to_string(a.grid_points) + ")");
+            if (a.met < a.grid_points)
+                unmet.push_back(key + " (" + std::to_string(a.grid_points - a.met) + "/" +
+                                std::to_string(a.grid_points) + ")");
+            if (a.at_edge > 0)
+                edge.push_back(key + " (" + std::to_string(a.at_edge) + "/" +
+                               std::to_string(a.grid_points) + ")");
+            if (a.informative < a.grid_points)
+                useless.push_back(key + " (" + std::to_string(a.grid_points - a.informative) + "/" +
+                                  std::to_string(a.grid_points) + ")");
+        }
+        paragraphs << "<p><b><code>" << html_escape(variant) << "</code></b>: ";
+        if (!free_sides.empty())
+            paragraphs << "κ-free sides (grid points): " << join_words(free_sides)
+                       << " — there the bound says nothing about κ. ";
+        if (!unmet.empty())
+            paragraphs << "Coverage below 95 % for every κ: " << join_words(unmet) << ". ";
+        if (!edge.empty()) paragraphs << "κ* at the grid's edge: " << join_words(edge) << ". ";
+        if (!useless.empty())
+            paragraphs << "Degenerate at every point: " << join_words(useless) << ". ";
+        if (free_sides.empty() && unmet.empty() && edge.empty() && useless.empty())
+            paragraphs << "every side depends on κ, reaches 95 % coverage and is informative at "
+                          "every grid point. ";
+        paragraphs << "</p>\n";
+    }
+    // Per grid point: κ* of each side, flags marked.
+    std::map<std::pair<int, std::string>, std::map<std::string, std::string>> per_point;
+    std::map<int, std::string> point_values;
+    for (std::size_t i = 0; i < verdict.rows.size(); ++i) {
+        const auto& r = verdict.rows[i];
+        std::string cell = short_number(r.kappa_star);
+        if (r.kappa_free) cell += " ‡";
+        if (r.at_grid_edge) cell += " †";
+        if (!r.coverage_met) cell += " *";
+        per_point[{r.grid, r.variant}][side_label(r)] = cell;
+        std::string values;
+        for (const auto& [name, text] : verdict.swept_values[i])
+            values += (values.empty() ? "" : ", ") + name + " = " +
+                      short_number(std::strtod(text.c_str(), nullptr));
+        point_values[r.grid] = values;
+    }
+    std::vector<std::vector<std::string>> point_cells;
+    for (const auto& [grid, values] : point_values) {
+        for (const auto& variant : variant_names()) {
+            const auto it = per_point.find({grid, variant});
+            if (it == per_point.end()) continue;
+            auto cell = [&](const char* key) {
+                return it->second.count(key) ? it->second.at(key) : std::string("");
+            };
+            point_cells.push_back({std::to_string(grid), html_escape(values),
+                                   "<code>" + html_escape(variant) + "</code>", cell("P lower"),
+                                   cell("P upper"), cell("R lower"), cell("R upper")});
+        }
+    }
+    std::ostringstream out;
+    out << "<p>Per variant × metric × side, aggregated over the sweep's grid points ("
+        << verdict.path << "): each grid point has its own κ* per side (SPEC §7).</p>\n"
+        << html_table({"variant", "side", "median κ*", "min coverage", "mean gap",
+                       "fraction κ-free", "fraction at grid edge", "fraction coverage ≥ 95 %",
+                       "mean fraction degenerate", "fraction informative"},
+                      cells)
+        << paragraphs.str()
+        << "<p>κ* per grid point (‡ κ-free, † at the grid's edge, * coverage "
+           "below 95 %):</p>\n"
+        << html_table({"grid", "values", "variant", "P lower", "P upper", "R lower", "R upper"},
+                      point_cells);
+    return out.str();
+}
+
+Figure kappa_scan_figure(const std::string& id, const std::string& variant, const CsvTable& scan,
+                         const std::vector<VerdictSide>& rows, int grid) {
+    const std::pair<const char*, const char*> sides[4] = {
+        {"P", "lower"}, {"P", "upper"}, {"R", "lower"}, {"R", "upper"}};
+    const bool has_grid = scan.has_column("grid");
+    std::ostringstream dat, stars;
+    dat << "# kappa coverage mean_width; blocks (gnuplot index): P lower, P upper, R lower, "
+           "R upper\n";
+    stars << "# side kappa_star coverage (rows: P lower, P upper, R lower, R upper)\n";
+    for (int k = 0; k < 4; ++k) {
+        if (k) dat << "\n\n";
+        for (std::size_t r = 0; r < scan.rows.size(); ++r) {
+            if (scan.text(r, "variant") != variant || scan.text(r, "metric") != sides[k].first ||
+                scan.text(r, "side") != sides[k].second)
+                continue;
+            if (has_grid && grid >= 0 && static_cast<int>(scan.number(r, "grid")) != grid) continue;
+            dat << scan.text(r, "kappa") << ' ' << scan.text(r, "coverage") << ' '
+                << scan.text(r, "mean_width") << '\n';
+        }
+        const auto star = std::find_if(rows.begin(), rows.end(), [&](const VerdictSide& v) {
+            return v.variant == variant && v.metric == sides[k].first && v.side == sides[k].second;
+        });
+        stars << k << ' '
+              << (star != rows.end() ? format_double(star->kappa_star) : std::string("nan")) << ' '
+              << (star != rows.end() ? format_double(star->coverage) : std::string("nan")) << '\n';
+    }
+    Figure f;
+    f.id = id;
+    f.title = "κ scan of the " + variant + " bounds: coverage and envelope width against κ";
+    f.data.push_back({id + ".dat", dat.str()});
+    f.data.push_back({id + "_star.dat", stars.str()});
+    // One panel per (metric, side): the four curves overlap too often to share one.
+    std::ostringstream s;
+    s << "  set multiplot layout 2,2\n  set logscale x 10\n  set format x '10^{%L}'\n"
+      << "  set xrange [1e-8:1e8]\n  set xtics 1e-8, 1e4, 1e8\n  set yrange [-0.03:1.08]\n"
+      << "  set key bottom left font ',10' samplen 2\n  set grid lc rgb '#e5e5e5'\n"
+      << "  set xlabel 'κ (log scale)' font ',11'\n";
+    for (int k = 0; k < 4; ++k) {
+        const std::string label = std::string(sides[k].first) + " " + sides[k].second;
+        s << "  set title '" << label << "' font ',12'\n"
+          << "  set arrow 1 from graph 0, first 0.95 to graph 1, first 0.95 nohead dt 3 lc rgb "
+             "'#888888'\n"
+          << "  plot '" << id << ".dat' index " << k << " using 1:2 with lines lw 2 lc rgb '"
+          << kSideColor[k] << "' title 'coverage', \\\n       '' index " << k
+          << " using 1:3 with lines lw 1.4 dt 2 lc rgb '" << kSideColor[k]
+          << "' title 'mean width', \\\n       '" << id << "_star.dat' every ::" << k << "::" << k
+          << " using 2:3 with points pt 7 ps 1.8 lc rgb '#222222' title 'κ*', \\\n"
+          << "       '' every ::" << k << "::" << k
+          << " using 2:(-0.03):(0):(1.11) with vectors nohead dt 4 lc rgb '#222222' notitle\n";
+    }
+    s << "  unset multiplot\n";
+    f.script = s.str();
+    std::ostringstream caption;
+    caption << "One panel per (metric, side) of <code>" << html_escape(variant)
+            << "</code>: the coverage (solid; the fraction of points whose 95 % interval does not "
+               "contradict that side's bound) and the mean width of the metric's envelope "
+               "(dashed) against κ; the dotted line is 95 %; the black dot and vertical line mark "
+               "κ* (";
+    std::vector<std::string> marks;
+    for (const auto& r : rows)
+        if (r.variant == variant)
+            marks.push_back(side_label(r) + " " + short_number(r.kappa_star) +
+                            (r.kappa_free ? " (κ-free)" : ""));
+    caption << join_words(marks) << ")";
+    if (grid >= 0) caption << "; grid point " << grid << " of the sweep";
+    caption << ". From " << html_escape(scan.path) << ".";
+    f.caption = caption.str();
+    return f;
+}
+
+Section compare_verdict_section(const std::string& dir, const std::string& prefix,
+                                const nlohmann::json& kappa) {
+    Section verdict;
+    verdict.title = "The verdict: does each bound hold on real heads, and does it say anything?";
+    const std::filesystem::path verdict_path = std::filesystem::path(dir) / "verdict.csv";
+    if (!std::filesystem::exists(verdict_path)) {
+        verdict.html_before =
+            "<p class=\"warn\">This compare folder has no verdict.csv: it was written before "
+            "the per-side κ scan of SPEC §7. Run <code>attngeo compare</code> again for the "
+            "verdict; the fraction inside below is not one.</p>\n";
+        return verdict;
+    }
+    const VerdictTable table = read_verdict(verdict_path.string());
+    std::map<std::string, VariantFacts> facts;
+    const nlohmann::json variants = kappa.is_object() && kappa.contains("variants")
+                                        ? kappa.at("variants")
+                                        : nlohmann::json::object();
+    for (const auto& v : variant_names()) {
+        if (!variants.contains(v)) continue;
+        const auto& block = variants.at(v);
+        VariantFacts& f = facts[v];
+        f.degenerate = block.value("degenerate", nlohmann::json(nullptr));
+        f.interval_score = block.value("interval_score", nlohmann::json(nullptr));
+        if (block.contains("kappa_rule")) f.kappa_rule = json_text(block.at("kappa_rule"));
+    }
+    verdict.html_before = verdict_html(table.rows, facts, "(head, N) points");
+    const std::filesystem::path scan_path = std::filesystem::path(dir) / "kappa_scan.csv";
+    if (std::filesystem::exists(scan_path)) {
+        const CsvTable scan = read_csv_table(scan_path.string());
+        for (const auto& v : variant_names())
+            verdict.figures.push_back(
+                kappa_scan_figure(prefix + "kappa_" + v, v, scan, table.rows, -1));
+    } else {
+        verdict.html_after =
+            "<p class=\"warn\">kappa_scan.csv is missing: no κ-scan figures.</p>\n";
+    }
+    return verdict;
+}
+
+std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
+    const std::string& bounds_path) {
+    std::map<std::string, std::map<int, std::array<double, 4>>> means;
+    std::ifstream in(bounds_path);
+    std::string line;
+    if (!in || !std::getline(in, line)) return means;
+    const auto split = [](const std::string& text) {
+        std::vector<std::string> fields;
+        std::size_t start = 0;
+        for (std::size_t comma; (comma = text.find(',', start)) != std::string::npos;
+             start = comma + 1)
+            fields.push_back(text.substr(start, comma - start));
+        fields.push_back(text.substr(start));
+        return fields;
+    };
+    const auto header = split(line);
+    const auto index = [&](const std::string& name) {
+        const auto it = std::find(header.begin(), header.end(), name);
+        return it == header.end() ? header.size() : std::size_t(it - header.begin());
+    };
+    const std::size_t variant = index("variant"), size = index("N");
+    const std::array<std::size_t, 4> star = {index("P_lower_star"), index("P_upper_star"),
+                                             index("R_lower_star"), index("R_upper_star")};
+    for (std::size_t c : star)
+        if (c == header.size()) return means;
+    if (variant == header.size() || size == header.size()) return means;
+    std::map<std::string, std::map<int, std::array<double, 5>>> sums;  // + count
+    int line_number = 1;
+    while (std::getline(in, line)) {
+        ++line_number;
+        if (line.empty()) continue;
+        const auto fields = split(line);
+        if (fields.size() != header.size())
+            throw InputError("'" + bounds_path + "' line " + std::to_string(line_number) + ": " +
+                             std::to_string(fields.size()) + " fields, expected " +
+                             std::to_string(header.size()));
+        auto& sum =
+            sums[fields[variant]][static_cast<int>(std::strtol(fields[size].c_str(), nullptr, 10))];
+        for (int k = 0; k < 4; ++k)
+            sum[k] += std::strtod(fields[star[k]].c_str(), nullptr);
+        sum[4] += 1;
+    }
+    for (const auto& [v, by_size] : sums)
+        for (const auto& [N, sum] : by_size)
+            means[v][N] = {sum[0] / sum[4], sum[1] / sum[4], sum[2] / sum[4], sum[3] / sum[4]};
+    return means;
+}
+
+}  // namespace attngeo::reports

@@ -1,0 +1,90 @@
+// The verdict of SPEC §7 in a report: per bound variant × metric × side, the κ* of the scan,
+// its coverage and gaps, the degeneracies, and sentences generated from those numbers; plus the
+// κ-scan figure per variant. Shared by simulate, sweep and compare reports.
+#pragma once
+#include <array>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "reports/csv_table.hpp"
+#include "reports/figure.hpp"
+#include "reports/report.hpp"
+
+namespace attngeo::reports {
+
+// The bound variants in the order every table and figure lists them (theory::bound_variants),
+// and one colour each for the figures.
+const std::vector<std::string>& variant_names();
+const std::string& variant_color(std::size_t variant_index);
+
+// One row of verdict.csv: one variant × metric × side (and grid point of a sweep).
+struct VerdictSide {
+    int grid = -1;          // sweep/simulate grid point; -1 for compare
+    std::string variant;    // paper | exact-mean | scale-invariant | corrected
+    std::string metric;     // P | R
+    std::string side;       // lower | upper
+    double kappa_star = 0;  // the κ of the tightest bound with coverage ≥ 95% (or best coverage)
+    double coverage = 0;    // fraction of points whose 95% interval does not contradict it
+    bool coverage_met = false;
+    double mean_gap = 0;                      // mean |estimate − bound| on this side at κ*
+    double mean_width = 0, median_width = 0;  // of this metric's envelope at κ*
+    std::array<double, 5> gap_by_regime{};    // [5] regimes I–V; NaN where a regime is empty
+    std::array<int, 5> points_by_regime{};    // [5]
+    double fraction_degenerate = 0;           // trivial side or inverted envelope at κ*
+    bool informative = false, at_grid_edge = false, kappa_free = false;
+};
+
+struct VerdictTable {
+    std::string path;
+    std::vector<std::string> swept;  // [parameters] sweep columns between grid and variant
+    std::vector<std::map<std::string, std::string>> swept_values;  // [rows] name → text
+    std::vector<VerdictSide> rows;
+};
+// Reads verdict.csv; throws InputError naming the file on a missing column or bad number.
+VerdictTable read_verdict(const std::string& path);
+
+// What the sentences of one variant need besides its verdict rows.
+struct VariantFacts {
+    nlohmann::json degenerate;      // manifest "degenerate" fractions (null when absent)
+    nlohmann::json interval_score;  // manifest "interval_score" (null when absent)
+    std::string kappa_rule;         // "interval-score" | "given" | "" (absent)
+    bool kappa_irrelevant = false;  // d = ∞: the bounds are taken at κd = ∞, κ does not enter
+    // metric → the N at which the κ* envelope is inverted (simulate only; empty otherwise).
+    std::map<std::string, std::vector<int>> inverted_at;
+};
+
+// The verdict of one run (a simulate grid point or a compare folder): the table of
+// variant × metric × side and a paragraph per variant. `points` names what a point is
+// ("N" or "(head, N) pairs"); `facts` is keyed by variant name.
+std::string verdict_html(const std::vector<VerdictSide>& rows,
+                         const std::map<std::string, VariantFacts>& facts,
+                         const std::string& points);
+
+// A sweep's verdict: the table aggregated over grid points (median κ*, min coverage, mean gap,
+// fractions κ-free / at the grid edge / coverage met), a paragraph per variant, and a
+// per-grid-point table of κ*.
+std::string sweep_verdict_html(const VerdictTable& verdict);
+
+// Coverage and mean envelope width against κ (log axis) for the four (metric, side) curves of
+// one variant from kappa_scan.csv (rows of `grid` only when grid ≥ 0), κ* of each side marked.
+Figure kappa_scan_figure(const std::string& id, const std::string& variant, const CsvTable& scan,
+                         const std::vector<VerdictSide>& rows, int grid);
+
+// ---- Compare folders (empirical_report.cpp).
+// The verdict section of a compare folder DIR: verdict.csv, κ-scan figures from kappa_scan.csv
+// (ids prefixed by `prefix`), and the sentences' facts from kappa.json's "variants". A
+// warning section when the folder predates the verdict (no verdict.csv).
+Section compare_verdict_section(const std::string& dir, const std::string& prefix,
+                                const nlohmann::json& kappa);
+// variant → N → mean over heads of (P_lower, P_upper, R_lower, R_upper) at the κ* of each side,
+// streamed from compare's bounds.csv (it holds heads × sizes × variants rows); empty when the
+// file or its *_star columns are absent.
+std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
+    const std::string& bounds_path);
+
+// The rows of one grid point (or all rows when grid < 0).
+std::vector<VerdictSide> rows_of_grid(const VerdictTable& verdict, int grid);
+
+}  // namespace attngeo::reports
