@@ -27,6 +27,12 @@ Runner register_compare(CLI::App& app) {
     app.add_option("--kappa", *kappa,
                    "Concentration constant kappa for every variant; default: fitted per variant "
                    "(SPEC 7)");
+    app.add_option("--count-per", r->count_per,
+                   "Count value-state statistics (lambda, rho0, beta, MAE, CV) in medians, "
+                   "histograms and corr(R, rho0) once per key/value head (kv) or once per query "
+                   "head (query); they differ only for GQA models")
+        ->check(CLI::IsMember({"kv", "query"}))
+        ->capture_default_str();
     app.add_option("--replicates", r->replicates,
                    "Bootstrap resamples of documents for the corr(R, rho0) interval")
         ->capture_default_str();

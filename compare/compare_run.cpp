@@ -103,6 +103,23 @@ struct SimParameter {
 
 const char* kRegimes[3] = {"Retriever", "Mixer", "Reset"};
 
+// Query heads per key/value head, from heads.csv's kv_head, which must be head / group (the
+// GQA layout extract writes) in every layer.
+int gqa_group(const EmpiricalRun& run, const std::string& heads_path) {
+    int kv_heads = 0;
+    for (const auto& h : run.rows)
+        kv_heads = std::max(kv_heads, h.kv_head + 1);
+    const int group = kv_heads > 0 && run.heads % kv_heads == 0 ? run.heads / kv_heads : 0;
+    for (const auto& h : run.rows)
+        if (group == 0 || h.kv_head != h.head / group)
+            throw InputError(heads_path + ": layer " + std::to_string(h.layer) + " head " +
+                             std::to_string(h.head) + " has kv_head " + std::to_string(h.kv_head) +
+                             ", expected head / (heads / kv_heads)" +
+                             " with kv_heads = " + std::to_string(kv_heads) +
+                             " dividing heads = " + std::to_string(run.heads));
+    return group;
+}
+
 }  // namespace
 
 void run_compare(const CompareRequest& r) {
@@ -121,6 +138,8 @@ void run_compare(const CompareRequest& r) {
     if (r.kappa && !(*r.kappa > 0 && std::isfinite(*r.kappa)))
         throw InputError("--kappa: " + f(*r.kappa) + ", expected a finite number > 0");
     const CosineSource cosines = parse_cosine_source(r.cosines);
+    if (r.count_per != "kv" && r.count_per != "query")
+        throw InputError("--count-per: '" + r.count_per + "', expected kv or query");
     const int threads = r.threads > 0 ? r.threads : omp_get_max_threads();
     if (!r.sim.empty()) check_sim_folder(r.sim);
 
@@ -136,6 +155,13 @@ void run_compare(const CompareRequest& r) {
     if (K < 2)
         throw InputError((fs::path(r.emp) / "cos_by_lag.csv").string() + ": lags 1.." +
                          std::to_string(run.max_lag) + ", expected at least 2 lags to fit");
+    const int group = gqa_group(run, (fs::path(r.emp) / "heads.csv").string());
+    const bool per_kv = r.count_per == "kv";
+    // counted[i]: head i enters medians and histograms (the first query head of each GQA
+    // group per kv head; exact, since the group's value-state statistics are identical).
+    std::vector<char> counted(run.rows.size());
+    for (std::size_t i = 0; i < run.rows.size(); ++i)
+        counted[i] = !per_kv || run.rows[i].head % group == 0;
     timings["read_s"] = seconds_since(stage);
 
     // ---- fits per head and of the mean profile ---------------------------------------------
@@ -190,31 +216,33 @@ void run_compare(const CompareRequest& r) {
     const EnvelopeResult envelopes = evaluate_envelopes(inputs, settings);
     timings["envelopes_s"] = seconds_since(stage);
     stage = Clock::now();
-    const auto correlation = recall_rho0_correlation(per_doc, r.replicates, r.seed);
+    const auto correlation =
+        recall_rho0_correlation(per_doc, r.replicates, r.seed, 1, per_kv ? group : 1);
     timings["correlation_s"] = seconds_since(stage);
 
     // ---- tables -------------------------------------------------------------------------------
     std::ostringstream fits_csv, profile_csv, regimes_csv, counts_csv, pr_csv, contrib_csv;
     fits_csv << "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,"
-                "cv_pooled,rho0\n";
+                "cv_pooled,rho0,kv_head,counted\n";
     profile_csv << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log\n";
     auto profile_row = [&](int layer, int head, const ProfileFit& p) {
         profile_csv << layer << ',' << head << ',' << f(p.profile.p_sink) << ',' << f(p.p_base)
                     << ',' << f(p.profile.eta) << ',' << f(p.profile.omega) << ',' << p.profile.T1
                     << ',' << p.profile.T2 << ',' << f(p.r2_log) << ',' << f(p.rmse_log) << '\n';
     };
-    regimes_csv << "layer,head,regime,m_sink,m_last,m_rest,sink_mass,last_mass\n";
+    regimes_csv << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass\n";
     for (int i = 0; i < heads; ++i) {
         const EmpiricalHead& h = run.rows[i];
         const HeadFits& fit = fits[i];
         fits_csv << h.layer << ',' << h.head << ',' << f(fit.decay.beta) << ',' << f(fit.decay.mae)
                  << ',' << f(fit.offset.beta) << ',' << f(fit.offset.c_inf) << ','
                  << f(fit.offset.mae) << ',' << f(h.lambda) << ',' << f(h.norm_median) << ','
-                 << f(h.cv_positional) << ',' << f(h.cv_pooled) << ',' << f(h.rho0) << '\n';
+                 << f(h.cv_positional) << ',' << f(h.cv_pooled) << ',' << f(h.rho0) << ','
+                 << h.kv_head << ',' << int(counted[i]) << '\n';
         profile_row(h.layer, h.head, fit.profile);
-        regimes_csv << h.layer << ',' << h.head << ',' << h.regime << ',' << f(h.m_sink) << ','
-                    << f(h.m_last) << ',' << f(h.m_rest) << ',' << f(h.sink_mass) << ','
-                    << f(h.last_mass) << '\n';
+        regimes_csv << h.layer << ',' << h.head << ',' << h.regime << ',' << f(h.regime_margin)
+                    << ',' << f(h.m_sink) << ',' << f(h.m_last) << ',' << f(h.m_rest) << ','
+                    << f(h.sink_mass) << ',' << f(h.last_mass) << '\n';
     }
     profile_row(-1, -1, global_profile);
 
@@ -253,6 +281,7 @@ void run_compare(const CompareRequest& r) {
     // ---- fitted parameters and the simulate command -------------------------------------------
     std::vector<double> betas, lambdas, norms, rho0s, offsets, c_infs;
     for (int i = 0; i < heads; ++i) {
+        if (!counted[i]) continue;
         betas.push_back(fits[i].decay.beta);
         offsets.push_back(fits[i].offset.beta);
         c_infs.push_back(fits[i].offset.c_inf);
@@ -306,6 +335,8 @@ void run_compare(const CompareRequest& r) {
         {"d", run.head_dim},
         {"L", L},
         {"heads", heads},
+        {"count_per", r.count_per},
+        {"heads_counted", betas.size()},
         {"lags_fitted", K},
         {"median_over_heads",
          {{"beta", json_number(beta)},
@@ -344,12 +375,28 @@ void run_compare(const CompareRequest& r) {
           {"max_lag_fit", r.max_lag_fit},
           {"lags_fitted", K},
           {"kappa", r.kappa ? nlohmann::json(*r.kappa) : nlohmann::json(nullptr)},
+          {"count_per", r.count_per},
           {"replicates", r.replicates},
           {"seed", r.seed},
           {"threads", threads}}},
         {"emp_model", run.manifest.value("model", nlohmann::json::object())},
         {"emp_parameters", run.manifest.value("parameters", nlohmann::json::object())},
         {"envelopes", envelope_manifest(envelopes)},
+        {"counting",
+         {{"count_per", r.count_per},
+          {"query_heads_per_kv_head", group},
+          {"heads_counted", betas.size()},
+          {"note", per_kv ? "value-state statistics (lambda, rho0, beta and its MAE, CV, cos by "
+                            "lag) counted once per key/value head"
+                          : "value-state statistics counted once per query head (a GQA group "
+                            "repeats them)"}}},
+        {"correlation",
+         {{"documents", per_doc.docs},
+          {"units",
+           per_kv ? "key/value heads (R averaged over the group's query heads)" : "query heads"},
+          {"bootstrap", per_doc.docs >= kBootstrapMinimumDocuments
+                            ? nlohmann::json("percentile bootstrap over documents")
+                            : nlohmann::json(bootstrap_note(per_doc.docs))}}},
         {"decisions",
          nlohmann::json::array({
              "beta per head: least squares of exp(-beta k) to cos_mean at lags k = 1..K, K = "
@@ -369,8 +416,16 @@ void run_compare(const CompareRequest& r) {
              "fitted_params.json: medians over heads of beta, lambda, C, rho0; the profile of "
              "the mean alpha; values outside the simulator's domain are clamped and listed "
              "under \"clamped\".",
+             "--count-per kv (default): beta, lambda, C, rho0, the CVs and the MAE are "
+             "properties of the value states, which the query heads of a GQA group share, so "
+             "medians (and the report's histograms: fits.csv counted = 1) take each key/value "
+             "head once; --count-per query takes every query head. Without GQA both agree.",
              "corr_rho0.csv: see compare/correlation.hpp; bootstrap over documents with "
-             "--replicates resamples and --seed.",
+             "--replicates resamples and --seed (none with fewer than 2 documents: the "
+             "interval is then empty). Per key/value head (--count-per kv) x is R(r_min, N) "
+             "averaged over the group's query heads and y its rho0.",
+             "regimes.csv regime_margin: copied from heads.csv (>= 1; the ratio of the two "
+             "magnitudes whose order decides the regime).",
          })},
     };
 

@@ -15,10 +15,14 @@ struct CompareRequest {
     std::string cosines = "parametric";  // parametric | plug-in (envelope cosines)
     int max_lag_fit = 64;                // K = min(this, context − 1, lags present)
     std::optional<double> kappa;         // one κ for every variant; fitted when empty
-    int replicates = 2000;               // bootstrap resamples of documents
-    std::uint64_t seed = 1;              // bootstrap seed
-    int threads = 0;                     // OpenMP threads over heads; 0 = all cores
-    std::string command_line;            // for the manifest
+    // How per-head statistics of the value states (λ, ρ0, β and its MAE, CV, cos by lag) are
+    // counted in medians, histograms and corr(R, ρ0): "kv" once per key/value head (a GQA
+    // group's query heads all repeat them), "query" once per query head.
+    std::string count_per = "kv";
+    int replicates = 2000;     // bootstrap resamples of documents
+    std::uint64_t seed = 1;    // bootstrap seed
+    int threads = 0;           // OpenMP threads over heads; 0 = all cores
+    std::string command_line;  // for the manifest
 };
 
 // Validates every input before anything is written (InputError naming the flag or file), then

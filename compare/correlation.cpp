@@ -95,27 +95,30 @@ double percentile_type7(std::vector<double> sorted, double q) {
 }
 
 // Correlation per N of the document-weighted means: weight[d] = how often document d is drawn.
-std::vector<double> correlations_for(const PerDocArrays& a, const std::vector<double>& weight) {
-    const int H = a.layers * a.heads;
+// Head h enters unit h / group (its GQA group with group > 1, itself with group = 1).
+std::vector<double> correlations_for(const PerDocArrays& a, const std::vector<double>& weight,
+                                     int group) {
+    const int H = a.layers * a.heads, units = H / group;
     const int S = static_cast<int>(a.sizes.size());
     double total = 0;
     for (double w : weight)
         total += w;
-    std::vector<double> y(H, 0.0);
-    std::vector<std::vector<double>> x(S, std::vector<double>(H, 0.0));
+    std::vector<double> y(units, 0.0);
+    std::vector<std::vector<double>> x(S, std::vector<double>(units, 0.0));
     for (int d = 0; d < a.docs; ++d) {
         if (weight[d] == 0) continue;
         for (int h = 0; h < H; ++h) {
             const std::size_t base = static_cast<std::size_t>(d) * H + h;
-            y[h] += weight[d] * a.rho0[base];
+            y[h / group] += weight[d] * a.rho0[base];
             for (int s = 0; s < S; ++s)
-                x[s][h] += weight[d] * a.R[base * S + s];
+                x[s][h / group] += weight[d] * a.R[base * S + s];
         }
     }
-    for (int h = 0; h < H; ++h) {
-        y[h] /= total;
+    const double scale = total * group;
+    for (int u = 0; u < units; ++u) {
+        y[u] /= scale;
         for (int s = 0; s < S; ++s)
-            x[s][h] /= total;
+            x[s][u] /= scale;
     }
     std::vector<double> out(S);
     for (int s = 0; s < S; ++s)
@@ -180,10 +183,14 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, int replicates,
-                                                    std::uint64_t seed, int threads) {
+                                                    std::uint64_t seed, int threads, int group) {
     const char* fn = "attngeo::compare::recall_rho0_correlation";
     if (replicates < 0)
         throw_domain_error(fn, "replicates = " + std::to_string(replicates) + " < 0");
+    if (group < 1 || arrays.heads % group != 0)
+        throw_domain_error(fn, "group = " + std::to_string(group) +
+                                   " does not divide heads = " + std::to_string(arrays.heads));
+    if (arrays.docs < kBootstrapMinimumDocuments) replicates = 0;
     if (arrays.docs < 1) throw_domain_error(fn, "no documents");
     const std::size_t H = static_cast<std::size_t>(arrays.layers) * arrays.heads;
     const std::size_t S = arrays.sizes.size();
@@ -191,7 +198,7 @@ std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, 
         throw_domain_error(fn, "array sizes do not match [docs, layers, heads, S]");
 
     const std::vector<double> ones(arrays.docs, 1.0);
-    const std::vector<double> point = correlations_for(arrays, ones);
+    const std::vector<double> point = correlations_for(arrays, ones, group);
     // Replicate r draws from its own stream, SplitMix64(mix(key + r)) with key from the seed, so
     // replicates can run in parallel and the result does not depend on the thread count.
     const std::uint64_t key = SplitMix64(seed).next();
@@ -203,7 +210,7 @@ std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, 
         std::vector<double> weight(arrays.docs, 0.0);  // how often each document is drawn
         for (int d = 0; d < arrays.docs; ++d)
             weight[rng.below(static_cast<std::uint64_t>(arrays.docs))] += 1;
-        by_replicate[r] = correlations_for(arrays, weight);
+        by_replicate[r] = correlations_for(arrays, weight, group);
     }
     std::vector<std::vector<double>> draws(S);  // [S][defined replicates]
     std::vector<int> undefined(S, 0);
@@ -218,7 +225,7 @@ std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, 
     for (std::size_t s = 0; s < S; ++s) {
         CorrelationRow& row = rows[s];
         row.N = arrays.sizes[s];
-        row.heads = static_cast<int>(H);
+        row.heads = static_cast<int>(H) / group;
         row.corr = point[s];
         row.replicates = replicates;
         // A replicate whose correlation is undefined (a resample with zero variance) makes the
@@ -233,13 +240,20 @@ std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, 
     return rows;
 }
 
+std::string bootstrap_note(int documents) {
+    if (documents >= kBootstrapMinimumDocuments) return "";
+    return "the bootstrap needs >= " + std::to_string(kBootstrapMinimumDocuments) +
+           " documents (this run has " + std::to_string(documents) +
+           "): corr_rho0.csv has no interval (ci_lo, ci_hi empty)";
+}
+
 void write_correlation_csv(const std::vector<CorrelationRow>& rows, const std::string& path) {
+    auto field = [](double x) { return std::isfinite(x) ? format_double(x) : std::string(); };
     std::ostringstream out;
     out << "N,heads,corr,ci_lo,ci_hi,replicates\n";
     for (const auto& r : rows)
-        out << r.N << ',' << r.heads << ',' << format_double(r.corr) << ','
-            << format_double(r.ci_lo) << ',' << format_double(r.ci_hi) << ',' << r.replicates
-            << '\n';
+        out << r.N << ',' << r.heads << ',' << field(r.corr) << ',' << field(r.ci_lo) << ','
+            << field(r.ci_hi) << ',' << r.replicates << '\n';
     write_file_atomic(path, out.str());
 }
 

@@ -22,25 +22,38 @@ PerDocArrays read_per_doc(const std::string& path);
 
 struct CorrelationRow {
     int N = 0;
-    int heads = 0;                          // layers · heads
+    int heads = 0;                          // heads correlated: layers · heads / group
     double corr = 0, ci_lo = 0, ci_hi = 0;  // NaN when undefined (a variance is 0)
-    int replicates = 0;
+    int replicates = 0;                     // resamples drawn (0 with fewer than 2 documents)
 };
+
+// A document bootstrap needs at least this many documents: with one, every resample is that
+// document and the interval would collapse onto the point estimate without meaning anything.
+constexpr int kBootstrapMinimumDocuments = 2;
 
 // Per N: Pearson correlation across heads of x_h = mean_d R[d, h, N] and y_h = mean_d ρ0[d, h],
 // with a 95% percentile interval over `replicates` bootstrap resamples of the documents (the
 // same resample for every N within a replicate). Replicate r draws from SplitMix64 seeded by
 // a hash of (seed, r) with unbiased bounded integers; the interval is the 2.5 and 97.5 percentiles
 // with linear interpolation between order statistics (Hyndman–Fan type 7, as R and NumPy default).
-// replicates = 0, or any replicate whose correlation is undefined, gives NaN intervals.
+// replicates = 0, fewer than kBootstrapMinimumDocuments documents (then no resample is drawn),
+// or any replicate whose correlation is undefined, gives NaN intervals.
+// `group` > 1 correlates per key/value head instead of per query head: the `group` consecutive
+// query heads of one GQA group (layer-major order, as extract writes them) share their value
+// states, hence ρ0, so they enter once, with x = their R averaged and y = their ρ0 (equal up to
+// rounding, averaged too). group = 1 is per query head. It must divide `heads`.
 // `threads` (≤ 0: all) evaluates replicates in parallel; the result does not depend on it.
 std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, int replicates,
-                                                    std::uint64_t seed, int threads = 1);
+                                                    std::uint64_t seed, int threads = 1,
+                                                    int group = 1);
+
+// Why corr_rho0.csv has no interval for a run of `documents` documents, or "" when it can.
+std::string bootstrap_note(int documents);
 
 // Pearson correlation of two equally long series; NaN when either variance is 0 or n < 2.
 double pearson(const std::vector<double>& x, const std::vector<double>& y);
 
-// corr_rho0.csv: N,heads,corr,ci_lo,ci_hi,replicates.
+// corr_rho0.csv: N,heads,corr,ci_lo,ci_hi,replicates; an undefined value is an empty field.
 void write_correlation_csv(const std::vector<CorrelationRow>& rows, const std::string& path);
 
 }  // namespace attngeo::compare

@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -45,6 +47,15 @@ class CsvRow {
         : path_(path), line_(line), header_(header), fields_(fields) {}
 
     double number(int column) const { return parse_finite_double(fields_[column], where(column)); }
+    // A standard error: empty means undefined, allowed only when `defined` is false.
+    std::optional<double> standard_error(int column, bool defined) const {
+        if (!fields_[column].empty()) return number(column);
+        if (defined)
+            throw InputError(where(column) +
+                             ": empty, expected a number (a standard error is undefined only "
+                             "with fewer than 2 documents)");
+        return std::nullopt;
+    }
     std::int64_t integer(int column) const {
         const std::string& text = fields_[column];
         errno = 0;
@@ -131,39 +142,48 @@ std::string head_name(std::size_t index, int heads) {
 
 void read_heads(const std::string& path, EmpiricalRun& run) {
     std::vector<char> seen(run.rows.size(), 0);
-    for_each_row(path,
-                 {"layer", "head", "kv_head", "docs", "norm_mean", "norm_median", "cv_positional",
-                  "cv_pooled", "lambda", "rho0", "sink_mass", "last_mass", "m_sink", "m_last",
-                  "m_rest", "regime"},
-                 [&](const CsvRow& row, const std::vector<int>& c) {
-                     const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
-                     if (seen[index])
-                         throw InputError(row.where() + ": " + head_name(index, run.heads) +
-                                          " appears twice");
-                     seen[index] = 1;
-                     EmpiricalHead& h = run.rows[index];
-                     h.kv_head = static_cast<int>(row.integer(c[2]));
-                     h.docs = row.integer(c[3]);
-                     if (h.docs < 1)
-                         throw InputError(row.where(c[3]) + ": expected at least 1 document");
-                     double* targets[] = {&h.norm_mean, &h.norm_median, &h.cv_positional,
-                                          &h.cv_pooled, &h.lambda,      &h.rho0,
-                                          &h.sink_mass, &h.last_mass,   &h.m_sink,
-                                          &h.m_last,    &h.m_rest};
-                     for (int k = 0; k < 11; ++k)
-                         *targets[k] = row.number(c[4 + k]);
-                     h.regime = row.text(c[15]);
-                     if (h.regime != "Retriever" && h.regime != "Mixer" && h.regime != "Reset")
-                         throw InputError(row.where(c[15]) + ": '" + h.regime +
-                                          "', expected Retriever, Mixer or Reset");
-                 });
+    for_each_row(
+        path,
+        {"layer", "head", "kv_head", "docs", "norm_mean", "norm_median", "cv_positional",
+         "cv_pooled", "lambda", "rho0", "sink_mass", "last_mass", "m_sink", "m_last", "m_rest",
+         "regime", "regime_margin"},
+        [&](const CsvRow& row, const std::vector<int>& c) {
+            const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+            if (seen[index])
+                throw InputError(row.where() + ": " + head_name(index, run.heads) +
+                                 " appears twice");
+            seen[index] = 1;
+            EmpiricalHead& h = run.rows[index];
+            h.kv_head = static_cast<int>(row.integer(c[2]));
+            h.docs = row.integer(c[3]);
+            if (h.docs < 1) throw InputError(row.where(c[3]) + ": expected at least 1 document");
+            double* targets[] = {&h.norm_mean, &h.norm_median, &h.cv_positional, &h.cv_pooled,
+                                 &h.lambda,    &h.rho0,        &h.sink_mass,     &h.last_mass,
+                                 &h.m_sink,    &h.m_last,      &h.m_rest};
+            for (int k = 0; k < 11; ++k)
+                *targets[k] = row.number(c[4 + k]);
+            h.regime = row.text(c[15]);
+            if (h.regime != "Retriever" && h.regime != "Mixer" && h.regime != "Reset")
+                throw InputError(row.where(c[15]) + ": '" + h.regime +
+                                 "', expected Retriever, Mixer or Reset");
+            // +inf is a valid margin (the smaller magnitude is 0).
+            h.regime_margin = row.text(c[16]) == "inf" ? std::numeric_limits<double>::infinity()
+                                                       : row.number(c[16]);
+            if (!(h.regime_margin >= 1))
+                throw InputError(row.where(c[16]) + ": " + row.text(c[16]) +
+                                 ", expected a ratio >= 1");
+        });
     for (std::size_t i = 0; i < seen.size(); ++i)
         if (!seen[i]) throw InputError(path + ": no row for " + head_name(i, run.heads));
 }
 
 void read_pr(const std::string& path, EmpiricalRun& run) {
     // N grid: collected per head, then required to be the same for every head.
-    std::vector<std::map<int, std::array<double, 6>>> by_head(run.rows.size());
+    struct Values {
+        double P_mean, R_mean, Fmax_mean, Fmin_mean;
+        std::optional<double> P_se, R_se;
+    };
+    std::vector<std::map<int, Values>> by_head(run.rows.size());
     for_each_row(
         path, {"layer", "head", "N", "P_mean", "P_se", "R_mean", "R_se", "Fmax_mean", "Fmin_mean"},
         [&](const CsvRow& row, const std::vector<int>& c) {
@@ -172,9 +192,13 @@ void read_pr(const std::string& path, EmpiricalRun& run) {
             if (N < 1 || N > run.context)
                 throw InputError(row.where(c[2]) + ": N = " + std::to_string(N) + ", expected 1.." +
                                  std::to_string(run.context));
-            std::array<double, 6> values{};
-            for (int k = 0; k < 6; ++k)
-                values[k] = row.number(c[3 + k]);
+            const bool defined = run.rows[index].docs >= 2;  // heads.csv is read first
+            const Values values{row.number(c[3]),
+                                row.number(c[5]),
+                                row.number(c[7]),
+                                row.number(c[8]),
+                                row.standard_error(c[4], defined),
+                                row.standard_error(c[6], defined)};
             if (!by_head[index].emplace(static_cast<int>(N), values).second)
                 throw InputError(row.where() + ": " + head_name(index, run.heads) +
                                  " N = " + std::to_string(N) + " appears twice");
@@ -194,12 +218,12 @@ void read_pr(const std::string& path, EmpiricalRun& run) {
                              std::to_string(run.sizes.size()) + " values)");
         EmpiricalHead& h = run.rows[i];
         for (const auto& [N, v] : rows) {
-            h.P_mean.push_back(v[0]);
-            h.P_se.push_back(v[1]);
-            h.R_mean.push_back(v[2]);
-            h.R_se.push_back(v[3]);
-            h.Fmax_mean.push_back(v[4]);
-            h.Fmin_mean.push_back(v[5]);
+            h.P_mean.push_back(v.P_mean);
+            h.P_se.push_back(v.P_se);
+            h.R_mean.push_back(v.R_mean);
+            h.R_se.push_back(v.R_se);
+            h.Fmax_mean.push_back(v.Fmax_mean);
+            h.Fmin_mean.push_back(v.Fmin_mean);
         }
     }
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,12 @@ struct EmpiricalHead {
     double lambda = 0, rho0 = 0, sink_mass = 0, last_mass = 0;
     double m_sink = 0, m_last = 0, m_rest = 0;  // ‖α_0v_0‖, ‖α_Lv_L‖, ‖Σ_rest α_iv_i‖
     std::string regime;                         // Retriever | Mixer | Reset
+    double regime_margin = 1;  // >= 1 (+inf allowed): how clearly the magnitudes decide it
     // pr.csv, over the run's N grid.                                               [S]
-    std::vector<double> P_mean, P_se, R_mean, R_se, Fmax_mean, Fmin_mean;
+    std::vector<double> P_mean, R_mean, Fmax_mean, Fmin_mean;
+    // Standard errors over documents; missing (an empty field in pr.csv) when the head has
+    // fewer than 2 documents, where a standard error is undefined.                 [S]
+    std::vector<std::optional<double>> P_se, R_se;
     // by_position.csv, positions 0..n−1 (0 = sink, n = context).                   [n]
     std::vector<double> norm_by_position, alpha_by_position, contrib_by_position;
     // cos_by_lag.csv, lags 1..K.                                                   [K]
@@ -45,8 +50,9 @@ struct EmpiricalRun {
 // Reads `dir`. manifest.json must have kind "extract", model.layers/heads/head_dim and
 // parameters.context; every CSV must hold its named columns (any order, extra columns
 // ignored), one row per (layer, head[, N | pos | lag]) with no gaps or duplicates, finite
-// numbers only. Any defect is an InputError naming the file (with line and column where there
-// is one) and what was expected.
+// numbers only, except that P_se and R_se are empty when docs < 2 (and only then) and
+// regime_margin may be +inf. Any defect is an InputError naming the file (with line and column
+// where there is one) and what was expected.
 EmpiricalRun read_empirical_run(const std::string& dir);
 
 }  // namespace attngeo::compare

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <functional>
@@ -250,13 +251,16 @@ void write_outputs(const fs::path& out, const StatisticsSettings& settings,
     const int context = settings.context;
     std::ostringstream heads, pr, by_position, lags, diag;
     heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,rho0,"
-             "sink_mass,last_mass,m_sink,m_last,m_rest,regime\n";
+             "sink_mass,last_mass,m_sink,m_last,m_rest,regime,regime_margin\n";
     pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
     by_position << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
     lags << "layer,head,lag,cos_mean,pairs\n";
     diag << "layer,head,N,s_norm,s_norm_no_sink,s_norm_no_last,cos_s_v0,cos_s_vL\n";
     const std::size_t S = settings.sizes.size();
     auto f = [](double x) { return format_double(x); };
+    // A standard error needs two documents; with one it is undefined and written as an empty
+    // field (compare reads that as "missing"), never as nan.
+    auto se = [](double x) { return std::isfinite(x) ? format_double(x) : std::string(); };
     for (int l = 0; l < L; ++l) {
         for (int h = 0; h < H; ++h) {
             const HeadStatistics& s = stats[l][h];
@@ -264,12 +268,13 @@ void write_outputs(const fs::path& out, const StatisticsSettings& settings,
                   << f(s.norm_mean()) << ',' << f(s.norm_median()) << ',' << f(s.cv_positional())
                   << ',' << f(s.cv_pooled()) << ',' << f(s.lambda()) << ',' << f(s.rho0()) << ','
                   << f(s.sink_mass()) << ',' << f(s.last_mass()) << ',' << f(s.m_sink()) << ','
-                  << f(s.m_last()) << ',' << f(s.m_rest()) << ',' << s.regime() << '\n';
+                  << f(s.m_last()) << ',' << f(s.m_rest()) << ',' << s.regime() << ','
+                  << f(s.regime_margin()) << '\n';
             for (std::size_t i = 0; i < S; ++i) {
                 const auto p = simulate::estimate(s.precision(i)),
                            rr = simulate::estimate(s.recall(i));
                 pr << l << ',' << h << ',' << settings.sizes[i] << ',' << s.documents() << ','
-                   << f(p.mean) << ',' << f(p.se) << ',' << f(rr.mean) << ',' << f(rr.se) << ','
+                   << f(p.mean) << ',' << se(p.se) << ',' << f(rr.mean) << ',' << se(rr.se) << ','
                    << f(simulate::estimate(s.fmax(i)).mean) << ','
                    << f(simulate::estimate(s.fmin(i)).mean) << '\n';
                 diag << l << ',' << h << ',' << settings.sizes[i] << ',' << f(s.s_norm(i)) << ','

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
@@ -356,6 +357,23 @@ std::string HeadStatistics::regime() const {
     const double sink = m_sink(), last = m_last(), rest = m_rest();
     const int above = (last > sink) + (last > rest);
     return above == 2 ? "Retriever" : above == 1 ? "Mixer" : "Reset";
+}
+
+namespace {
+// larger / smaller for larger >= smaller >= 0, defined at smaller = 0 (a tie at 0 is 1).
+double ordered_ratio(double larger, double smaller) {
+    if (smaller > 0) return larger / smaller;
+    return larger > 0 ? std::numeric_limits<double>::infinity() : 1.0;
+}
+}  // namespace
+
+double HeadStatistics::regime_margin() const {
+    const double last = m_last(), lower = std::min(m_sink(), m_rest()),
+                 upper = std::max(m_sink(), m_rest());
+    const std::string label = regime();
+    if (label == "Retriever") return ordered_ratio(last, upper);
+    if (label == "Reset") return ordered_ratio(lower, last);
+    return std::min(ordered_ratio(last, lower), ordered_ratio(upper, last));
 }
 
 }  // namespace attngeo::empirical

@@ -92,6 +92,11 @@ class HeadStatistics {
     // Retriever if m_last is the largest of (m_sink, m_last, m_rest), Mixer if the middle one,
     // Reset if the smallest (SPEC §6 decision).
     std::string regime() const;
+    // How far the head is from the nearest other regime: the ratio (>= 1) of the two magnitudes
+    // whose order decides the label (Retriever: m_last / max(m_sink, m_rest); Reset:
+    // min(m_sink, m_rest) / m_last; Mixer: the smaller of m_last / lower neighbour and upper
+    // neighbour / m_last). 1 on a tie, +inf when the smaller magnitude is 0 and the larger not.
+    double regime_margin() const;
 
     const std::vector<int>& sizes() const { return settings_.sizes; }
     const simulate::MomentSums& precision(std::size_t s) const { return precision_[s]; }

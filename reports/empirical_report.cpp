@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -19,7 +20,6 @@
 #include "common/format.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
-#include "reports/verdict.hpp"
 #include "theory/models.hpp"
 
 namespace fs = std::filesystem;
@@ -27,9 +27,8 @@ namespace fs = std::filesystem;
 namespace attngeo::reports {
 namespace {
 
-// The bound variants in theory::bound_variants() order, coloured as in reports/verdict.cpp.
-const char* kVariants[4] = {"paper", "exact-mean", "scale-invariant", "corrected"};
-const char* kVariantColor[4] = {"#d95f02", "#1b9e77", "#7570b3", "#66a61e"};
+const char* kVariants[3] = {"paper", "exact-mean", "scale-invariant"};
+const char* kVariantColor[3] = {"#d95f02", "#1b9e77", "#7570b3"};
 const char* kRegimes[3] = {"Retriever", "Mixer", "Reset"};
 const char* kRegimeColor[3] = {"#e6550d", "#3182bd", "#31a354"};
 const char* kGrid = "  set grid lc rgb '#e5e5e5'\n";
@@ -147,10 +146,46 @@ struct MeanPR {
 };
 
 struct HeadRow {
-    int layer = 0, head = 0, regime = 0;
+    int layer = 0, head = 0, kv_head = 0, regime = 0;
     double cv_positional = 0, cv_pooled = 0, lambda = 0, rho0 = 0, norm_median = 0;
     double m_sink = 0, m_last = 0, m_rest = 0;
+    double regime_margin_column = std::nan("");  // heads.csv regime_margin (nan: not recorded)
 };
+
+// A head whose regime_margin (the ratio of the two magnitudes deciding its label) is below
+// this would change regime if one of them moved by 10%.
+constexpr double kNearBoundaryMargin = 1.1;
+
+// Missing values (an empty field, an undefined statistic) read "n/a" in the report.
+std::string number_or_na(double x) {
+    return std::isnan(x) ? "n/a" : short_number(x);
+}
+
+// A number from a CSV field that may be empty (undefined): NaN when empty.
+double optional_number(const CsvTable& table, std::size_t row, const std::string& column) {
+    return table.text(row, column).empty() ? std::nan("") : table.number(row, column);
+}
+
+// "Near the boundary (regime_margin < 1.1): … per regime and overall", from (regime, margin)
+// pairs; "" when no margin was recorded (folders written before the column existed).
+std::string near_boundary_text(const std::vector<std::pair<int, double>>& regime_margins) {
+    std::array<int, 3> near{}, total{};
+    int recorded = 0;
+    for (const auto& [regime, margin] : regime_margins) {
+        if (std::isnan(margin)) continue;
+        ++recorded;
+        ++total[regime];
+        near[regime] += margin < kNearBoundaryMargin;
+    }
+    if (recorded == 0) return "";
+    std::ostringstream out;
+    out << " Near the boundary (regime_margin &lt; " << short_number(kNearBoundaryMargin)
+        << ": the two magnitudes deciding the label within 10%): ";
+    for (int r = 0; r < 3; ++r)
+        out << near[r] << " of " << total[r] << ' ' << kRegimes[r] << ", ";
+    out << near[0] + near[1] + near[2] << " of " << recorded << " overall.";
+    return out.str();
+}
 
 // How clearly a head belongs to its regime: the gap between m_last and its neighbours in the
 // order of (m_sink, m_last, m_rest), over their sum.
@@ -212,6 +247,9 @@ ExtractData load_extract(const std::string& dir) {
         h.m_sink = heads.number(r, "m_sink");
         h.m_last = heads.number(r, "m_last");
         h.m_rest = heads.number(r, "m_rest");
+        if (heads.has_column("kv_head")) h.kv_head = static_cast<int>(heads.number(r, "kv_head"));
+        if (heads.has_column("regime_margin"))
+            h.regime_margin_column = heads.number(r, "regime_margin");
         e.head_index[(static_cast<long long>(h.layer) << 32) | h.head] =
             static_cast<int>(e.heads.size());
         e.regime_heads[h.regime]++;
@@ -368,7 +406,8 @@ Figure norm_figure(const std::string& prefix, const ExtractData& e) {
 
 // Figure 2 (right): histograms of the coefficient of variation of the non-sink norms.
 Figure cv_figure(const std::string& prefix, const std::vector<double>& cv_positional,
-                 const std::vector<double>& cv_pooled, const std::string& source) {
+                 const std::vector<double>& cv_pooled, const std::string& source,
+                 const std::string& unit = "heads") {
     Figure f;
     f.id = prefix + "fig2_cv_histogram";
     f.title = "Figure 2 (right): coefficient of variation of the non-sink value norms";
@@ -389,8 +428,8 @@ Figure cv_figure(const std::string& prefix, const std::vector<double>& cv_positi
       << "  unset title\n  unset multiplot\n";
     f.script = s.str();
     std::ostringstream caption;
-    caption << "Over " << cv_positional.size()
-            << " heads: left, the CV of the document-mean norm profile over positions i ≥ 1 "
+    caption << "Over " << cv_positional.size() << ' ' << unit
+            << ": left, the CV of the document-mean norm profile over positions i ≥ 1 "
                "(median "
             << short_number(quantile(cv_positional, 0.5))
             << "); right, the CV pooled over every token i ≥ 1 of every document (median "
@@ -480,7 +519,7 @@ std::string pr_panels_preamble(int x_max, const char* bottom_margin) {
 Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measured,
                  const std::string& measured_source, const Envelopes* envelopes,
                  const std::string& envelope_source, const std::map<int, MeanPR>* simulation,
-                 const std::string& simulation_source, bool envelopes_at_star = false) {
+                 const std::string& simulation_source) {
     Figure f;
     f.id = prefix + "fig5_precision_recall";
     f.title = envelopes ? "Figure 5: Precision and Recall against N with the envelopes"
@@ -497,9 +536,7 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
             sizes[N] = true;
     const double nan = std::nan("");
     std::ostringstream dat;
-    std::map<std::string, int> inverted;  // variant → N whose drawn P or R envelope is inverted
-    dat << "# N P_mean R_mean then per variant (paper exact-mean scale-invariant corrected): "
-           "P_lower "
+    dat << "# N P_mean R_mean then per variant (paper exact-mean scale-invariant): P_lower "
            "P_upper R_lower R_upper; then sim_P sim_R\n";
     int max_n = 1;
     for (const auto& [N, unused] : sizes) {
@@ -511,7 +548,6 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
             std::array<double, 4> b = {nan, nan, nan, nan};
             if (envelopes && envelopes->count(v) && envelopes->at(v).count(N))
                 b = envelopes->at(v).at(N);
-            inverted[v] += b[0] > b[1] || b[2] > b[3];
             for (double x : b)
                 dat << ' ' << format_double(x);
         }
@@ -532,23 +568,19 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
           << "'\n  plot '" << f.id << ".dat' using 1:" << 2 + metric
           << " with lines lw 2.5 lc rgb '#08519c' title 'measured (mean over heads)'";
         if (envelopes) {
-            for (int v = 0; v < 4; ++v) {
+            for (int v = 0; v < 3; ++v) {
                 if (!envelopes->count(kVariants[v])) continue;
                 const int lower = 4 + 4 * v + 2 * metric;
                 s << ", \\\n       '' using 1:" << lower << " with lines lw 1.5 dt 2 lc rgb '"
                   << kVariantColor[v] << "' notitle, \\\n       '' using 1:" << lower + 1
                   << " with lines lw 1.5 lc rgb '" << kVariantColor[v] << "' title '"
-                  << kVariants[v] << "', \\\n       '' using 1:($" << lower << " > $" << lower + 1
-                  << " ? $" << lower << " : 1/0) with points pt 9 ps 1.2 lc rgb '"
-                  << kVariantColor[v] << "' notitle";
+                  << kVariants[v] << "'";
             }
-            s << ", \\\n       1/0 with points pt 9 ps 1.2 lc rgb '#444444' title 'inverted "
-                 "(lower > upper)'";
             s << ", \\\n       1/0 with lines lw 1.5 lc rgb '#444444' title 'upper envelope', "
                  "\\\n       1/0 with lines lw 1.5 dt 2 lc rgb '#444444' title 'lower envelope'";
         }
         if (simulation) {
-            s << ", \\\n       '' using 1:" << 20 + metric
+            s << ", \\\n       '' using 1:" << 16 + metric
               << " with lines lw 2 dt 4 lc rgb '#e7298a' title 'simulation'";
         }
         s << "\n";
@@ -560,23 +592,9 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
                "mean over heads of the document means (blue), from "
             << code(measured_source) << " (P_mean, R_mean).";
     if (envelopes) {
-        caption << " Per bound variant (all four), the mean over heads of the lower (dashed) "
-                   "and upper (solid) envelopes "
-                << (envelopes_at_star ? "at the κ* of each side (the *_star columns)"
-                                      : "at the variant's single κ")
-                << ", from " << code(envelope_source) << ".";
-        std::vector<std::string> flipped;
-        for (const char* v : kVariants)
-            if (inverted[v] > 0)
-                flipped.push_back(code(v) + " at " + std::to_string(inverted[v]) + " N");
-        if (flipped.empty()) {
-            caption << " No drawn envelope is inverted.";
-        } else {
-            caption << " <span class=\"bad\">Inverted (lower > upper; diamonds):</span> ";
-            for (std::size_t i = 0; i < flipped.size(); ++i)
-                caption << (i ? ", " : "") << flipped[i];
-            caption << ".";
-        }
+        caption << " Per bound variant at its fitted κ, the mean over heads of the lower "
+                   "(dashed) and upper (solid) envelopes, from "
+                << code(envelope_source) << ".";
     }
     if (simulation) {
         caption << " Magenta dash-dot: the simulation at the fitted parameters (E[P], E[R]), from "
@@ -680,7 +698,7 @@ std::optional<Figure> diagnostics_figure(const std::string& prefix, const Extrac
 // Figure 8: regime counts per layer, stacked.
 Figure regime_counts_figure(const std::string& prefix,
                             const std::map<int, std::array<int, 3>>& counts,
-                            const std::string& source) {
+                            const std::string& source, const std::string& boundary_note = "") {
     Figure f;
     f.id = prefix + "fig8_regimes_by_layer";
     f.title = "Figure 8: head regimes by layer";
@@ -708,8 +726,8 @@ Figure regime_counts_figure(const std::string& prefix,
     caption << "Number of heads of each regime per layer (Retriever: m<sub>last</sub> the "
                "largest of the three magnitudes; Mixer: the middle one; Reset: the smallest). "
                "In all: "
-            << total[0] << " Retriever, " << total[1] << " Mixer, " << total[2] << " Reset. From "
-            << code(source) << ".";
+            << total[0] << " Retriever, " << total[1] << " Mixer, " << total[2] << " Reset."
+            << boundary_note << " From " << code(source) << ".";
     f.caption = caption.str();
     return f;
 }
@@ -890,11 +908,29 @@ std::map<int, std::array<int, 3>> regime_counts(const ExtractData& e) {
     return counts;
 }
 
-std::vector<double> head_column(const ExtractData& e, double HeadRow::*field) {
+// One value per head, or with per_kv one per key/value head (the first query head of each
+// (layer, kv_head) group: value-state statistics are the same for the whole group).
+std::vector<double> head_column(const ExtractData& e, double HeadRow::*field, bool per_kv = false) {
     std::vector<double> out;
+    std::set<std::pair<int, int>> seen;
     for (const auto& h : e.heads)
-        out.push_back(h.*field);
+        if (!per_kv || seen.insert({h.layer, h.kv_head}).second) out.push_back(h.*field);
     return out;
+}
+
+// The unit histograms and medians count in, for captions.
+std::string counting_unit(bool per_kv) {
+    return per_kv ? "key/value heads (value-state statistics counted once per key/value head: "
+                    "the query heads of a GQA group share them; compare --count-per kv)"
+                  : "query heads (counted once per query head: a GQA group repeats its "
+                    "key/value head's statistics; compare --count-per query)";
+}
+
+std::string near_boundary_of(const ExtractData& e) {
+    std::vector<std::pair<int, double>> pairs;
+    for (const auto& h : e.heads)
+        pairs.push_back({h.regime, h.regime_margin_column});
+    return near_boundary_text(pairs);
 }
 
 std::string prefix_of(const RunFolder& run) {
@@ -908,10 +944,10 @@ struct Overlays {
     std::string fit_source;
     const Envelopes* envelopes = nullptr;
     std::string envelope_source;
-    bool envelopes_at_star = false;  // drawn at each side's κ* (bounds.csv *_star columns)
     const std::map<int, MeanPR>* simulation = nullptr;
     std::string simulation_source;
     std::vector<Section> after_norms, after_alpha, after_pr;
+    bool per_kv = true;  // compare --count-per kv (an extract folder alone: kv too)
 };
 
 std::vector<Section> extract_sections_of(const std::string& prefix, const ExtractData& e,
@@ -925,9 +961,9 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     Section norms;
     norms.title = "Value-state norms (Figure 2)";
     norms.figures.push_back(norm_figure(prefix, e));
-    norms.figures.push_back(cv_figure(prefix, head_column(e, &HeadRow::cv_positional),
-                                      head_column(e, &HeadRow::cv_pooled),
-                                      path_in(e.dir, "heads.csv")));
+    norms.figures.push_back(cv_figure(prefix, head_column(e, &HeadRow::cv_positional, o.per_kv),
+                                      head_column(e, &HeadRow::cv_pooled, o.per_kv),
+                                      path_in(e.dir, "heads.csv"), counting_unit(o.per_kv)));
     sections.push_back(norms);
     sections.insert(sections.end(), o.after_norms.begin(), o.after_norms.end());
 
@@ -940,8 +976,7 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     Section pr;
     pr.title = "Precision and Recall against N (Figure 5)";
     pr.figures.push_back(pr_figure(prefix, e.pr_global, path_in(e.dir, "pr.csv"), o.envelopes,
-                                   o.envelope_source, o.simulation, o.simulation_source,
-                                   o.envelopes_at_star));
+                                   o.envelope_source, o.simulation, o.simulation_source));
     sections.push_back(pr);
     sections.insert(sections.end(), o.after_pr.begin(), o.after_pr.end());
 
@@ -950,8 +985,8 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     std::string note;
     if (auto fig7 = diagnostics_figure(prefix, e, note)) regimes.figures.push_back(*fig7);
     regimes.html_before = note;
-    regimes.figures.push_back(
-        regime_counts_figure(prefix, regime_counts(e), path_in(e.dir, "heads.csv")));
+    regimes.figures.push_back(regime_counts_figure(
+        prefix, regime_counts(e), path_in(e.dir, "heads.csv"), near_boundary_of(e)));
     regimes.figures.push_back(contrib_figure(prefix, e.contrib_by_regime, e.regime_heads,
                                              path_in(e.dir, "by_position.csv")));
     regimes.figures.push_back(
@@ -982,7 +1017,7 @@ struct FitRow {
 
 // Figure 3 (left): histogram of the exponential fit's MAE over heads.
 Figure mae_figure(const std::string& prefix, const std::vector<double>& mae,
-                  const std::string& source) {
+                  const std::string& source, const std::string& unit = "heads") {
     Figure f;
     f.id = prefix + "fig3_mae_histogram";
     f.title = "Figure 3 (left): error of the exponential cosine fit over heads";
@@ -997,8 +1032,8 @@ Figure mae_figure(const std::string& prefix, const std::vector<double>& mae,
     f.script = s.str();
     std::ostringstream caption;
     caption << "MAE = mean<sub>k</sub> |c(k) − e<sup>−βk</sup>| over the fitted lags, for "
-            << mae.size() << " heads: median " << short_number(quantile(mae, 0.5)) << ", mean "
-            << short_number(mean_of(mae)) << ", 90th percentile "
+            << mae.size() << ' ' << unit << ": median " << short_number(quantile(mae, 0.5))
+            << ", mean " << short_number(mean_of(mae)) << ", 90th percentile "
             << short_number(quantile(mae, 0.9)) << ". From " << code(source) << " (mae).";
     f.caption = caption.str();
     return f;
@@ -1082,19 +1117,23 @@ std::optional<Figure> fit_examples_figure(const std::string& prefix, const Extra
 }
 
 // Figure 6: corr(R(r_min, N), ρ0) across heads against N, with the bootstrap interval.
-Figure corr_figure(const std::string& prefix, const CsvTable& corr) {
+Figure corr_figure(const std::string& prefix, const CsvTable& corr,
+                   const nlohmann::json& manifest) {
     Figure f;
     f.id = prefix + "fig6_corr_recall_rho0";
     f.title = "Figure 6: correlation of Recall with ρ0 across heads";
     std::ostringstream dat;
-    dat << "# N corr ci_lo ci_hi heads\n";
-    int max_n = 2;
+    dat << "# N corr ci_lo ci_hi heads (nan: undefined, an empty field in corr_rho0.csv)\n";
+    int max_n = 2, undefined = 0, intervals = 0;
     for (std::size_t r = 0; r < corr.rows.size(); ++r) {
         const int N = static_cast<int>(corr.number(r, "N"));
         max_n = std::max(max_n, N);
-        dat << N << ' ' << format_double(corr.number(r, "corr")) << ' '
-            << format_double(corr.number(r, "ci_lo")) << ' '
-            << format_double(corr.number(r, "ci_hi")) << ' ' << corr.text(r, "heads") << '\n';
+        const double value = optional_number(corr, r, "corr"),
+                     lo = optional_number(corr, r, "ci_lo"), hi = optional_number(corr, r, "ci_hi");
+        undefined += std::isnan(value);
+        intervals += !std::isnan(lo) && !std::isnan(hi);
+        dat << N << ' ' << format_double(value) << ' ' << format_double(lo) << ' '
+            << format_double(hi) << ' ' << corr.text(r, "heads") << '\n';
     }
     f.data.push_back({f.id + ".dat", dat.str()});
     std::ostringstream s;
@@ -1102,42 +1141,63 @@ Figure corr_figure(const std::string& prefix, const CsvTable& corr) {
       << kGrid << "  set key bottom left\n  set xlabel 'N (selected tokens, log scale)'\n"
       << "  set ylabel 'corr(R(r_{min}, N), ρ_0)'\n"
       << "  set arrow 1 from 1, 0 to " << max_n << ", 0 nohead lc rgb '#888888'\n"
-      << "  plot '" << f.id
-      << ".dat' using 1:3:4 with filledcurves lc rgb '#9ecae1' fs transparent solid 0.5 title "
-         "'95% bootstrap interval', \\\n"
-      << "       '' using 1:2 with lines lw 2.5 lc rgb '#08519c' title 'Pearson correlation'\n"
-      << "  unset arrow 1\n";
+      << "  plot ";
+    // gnuplot stops on a plot whose points are all undefined, so such series are left out.
+    if (intervals > 0)
+        s << "'" << f.id
+          << ".dat' using 1:3:4 with filledcurves lc rgb '#9ecae1' fs transparent solid 0.5 "
+             "title '95% bootstrap interval', \\\n       ";
+    if (undefined < static_cast<int>(corr.rows.size()))
+        s << "'" << f.id
+          << ".dat' using 1:2 with lines lw 2.5 lc rgb '#08519c' title 'Pearson correlation'\n";
+    else
+        s << "0 with lines lc rgb '#888888' title 'no defined correlation'\n";
+    s << "  unset arrow 1\n";
     f.script = s.str();
     std::string replicates = corr.rows.empty() ? "?" : corr.text(0, "replicates");
-    f.caption =
-        "Pearson correlation across heads of the mean Recall R(r<sub>min</sub>, N) and "
-        "ρ<sub>0</sub> (mean cos(v<sub>0</sub>, v<sub>j</sub>)), with a 95% percentile "
-        "bootstrap interval over documents (" +
-        html_escape(replicates) +
-        " replicates; band); N where Recall does not vary "
-        "across heads have no correlation. From " +
-        code(corr.path) + ".";
+    const nlohmann::json correlation = manifest.value("correlation", nlohmann::json::object());
+    const std::string units = correlation.contains("units") && correlation.at("units").is_string()
+                                  ? correlation.at("units").get<std::string>()
+                                  : std::string("heads");
+    std::string interval = "with a 95% percentile bootstrap interval over documents (" +
+                           html_escape(replicates) + " replicates; band)";
+    if (intervals == 0) {
+        const auto note = correlation.find("bootstrap");
+        interval = "bootstrap interval n/a";
+        if (note != correlation.end() && note->is_string() &&
+            note->get<std::string>().find("needs") != std::string::npos)
+            interval += ": " + html_escape(note->get<std::string>());
+    }
+    f.caption = "Pearson correlation across " + html_escape(units) +
+                " of the mean Recall R(r<sub>min</sub>, N) and ρ<sub>0</sub> (mean "
+                "cos(v<sub>0</sub>, v<sub>j</sub>)), " +
+                interval + ". N where Recall does not vary across heads have no correlation" +
+                (undefined ? " (n/a at " + std::to_string(undefined) + " of " +
+                                 std::to_string(corr.rows.size()) + " N)"
+                           : std::string()) +
+                ". From " + code(corr.path) + ".";
     return f;
 }
 
-std::string fits_table(const CsvTable& fits) {
+std::string fits_table(const CsvTable& fits, const std::string& unit) {
     std::vector<std::vector<std::string>> rows;
     for (const char* column : {"beta", "mae", "beta_offset", "c_inf", "mae_offset", "lambda", "C",
                                "rho0", "cv_positional", "cv_pooled"}) {
         if (!fits.has_column(column)) continue;
         std::vector<double> v;
         for (std::size_t r = 0; r < fits.rows.size(); ++r)
-            v.push_back(fits.number(r, column));
+            if (!fits.has_column("counted") || fits.number(r, "counted") != 0)
+                v.push_back(fits.number(r, column));
         int finite = 0;
         for (double x : v)
             finite += std::isfinite(x);
-        rows.push_back({column, short_number(quantile(v, 0.5)), short_number(quantile(v, 0.25)),
-                        short_number(quantile(v, 0.75)), short_number(quantile(v, 0)),
-                        short_number(quantile(v, 1)), std::to_string(finite)});
+        rows.push_back({column, number_or_na(quantile(v, 0.5)), number_or_na(quantile(v, 0.25)),
+                        number_or_na(quantile(v, 0.75)), number_or_na(quantile(v, 0)),
+                        number_or_na(quantile(v, 1)), std::to_string(finite)});
     }
     std::ostringstream out;
-    out << "<p>Distribution over heads of the fitted and measured parameters (" << code(fits.path)
-        << ").</p>\n"
+    out << "<p>Distribution over " << unit << " of the fitted and measured parameters ("
+        << code(fits.path) << ").</p>\n"
         << html_table({"parameter", "median", "25%", "75%", "min", "max", "finite heads"}, rows);
     std::vector<std::vector<std::string>> first;
     for (std::size_t r = 0; r < fits.rows.size() && r < 8; ++r) {
@@ -1238,7 +1298,7 @@ std::string agreement_tables(const CsvTable& agreement) {
             rows.push_back(row);
         }
         out << "<p>Per layer: fraction inside (worst excess).</p>\n"
-            << html_table({"layer", "paper", "exact-mean", "scale-invariant", "corrected"}, rows);
+            << html_table({"layer", "paper", "exact-mean", "scale-invariant"}, rows);
     }
     return out.str();
 }
@@ -1386,6 +1446,10 @@ std::vector<Section> compare_sections(const RunFolder& run) {
     const CsvTable corr = read_csv_table(path_in(dir, "corr_rho0.csv"));
     const nlohmann::json kappa = read_json(path_in(dir, "kappa.json"));
 
+    // compare --count-per: a folder from before the option counted every query head.
+    const nlohmann::json parameters = run.manifest.value("parameters", nlohmann::json::object());
+    const bool per_kv = parameters.value("count_per", std::string("query")) == "kv";
+    const std::string unit = counting_unit(per_kv);
     std::vector<FitRow> fit_rows;
     std::vector<double> mae, cv_positional, cv_pooled;
     for (std::size_t r = 0; r < fits.rows.size(); ++r) {
@@ -1393,6 +1457,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
                             static_cast<int>(fits.number(r, "head")), fits.number(r, "beta"),
                             fits.number(r, "mae"), fits.number(r, "beta_offset"),
                             fits.number(r, "c_inf"), fits.number(r, "mae_offset")});
+        if (fits.has_column("counted") && fits.number(r, "counted") == 0) continue;
         mae.push_back(fit_rows.back().mae);
         cv_positional.push_back(fits.number(r, "cv_positional"));
         cv_pooled.push_back(fits.number(r, "cv_pooled"));
@@ -1409,17 +1474,6 @@ std::vector<Section> compare_sections(const RunFolder& run) {
             m = {envelope.number(r, "P_mean"), envelope.number(r, "R_mean"),
                  static_cast<int>(envelope.number(r, "heads"))};
     }
-
-    // Figure 5 draws each side at its own κ* where bounds.csv has the star columns.
-    const std::string bounds_path = path_in(dir, "bounds.csv");
-    std::string envelope_source = envelope.path;
-    const bool at_star = [&] {
-        Envelopes star = mean_star_envelopes(bounds_path);
-        if (star.empty()) return false;
-        envelopes = std::move(star);
-        envelope_source = bounds_path;
-        return true;
-    }();
 
     std::string warnings;
     // The extract folder named by "emp".
@@ -1449,7 +1503,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         }
     }
 
-    std::vector<Section> sections = {compare_verdict_section(dir, prefix, kappa)};
+    std::vector<Section> sections;
     Section overview;
     overview.title = "Comparison parameters";
     overview.html_before = warnings + parameters_table(run.manifest) +
@@ -1458,13 +1512,13 @@ std::vector<Section> compare_sections(const RunFolder& run) {
 
     Section cosines;
     cosines.title = "Cosine decay fits (Figure 3)";
-    cosines.figures.push_back(mae_figure(prefix, mae, fits.path));
+    cosines.figures.push_back(mae_figure(prefix, mae, fits.path, unit));
     if (e) {
         if (auto examples =
                 fit_examples_figure(prefix, *e, fit_rows, fit_lag_count(run.manifest), fits.path))
             cosines.figures.push_back(*examples);
     }
-    cosines.html_after = fits_table(fits);
+    cosines.html_after = fits_table(fits, unit);
 
     Section kappa_section;
     kappa_section.title = "κ and envelope agreement";
@@ -1473,7 +1527,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
 
     Section corr_section;
     corr_section.title = "Recall and the sink similarity ρ0 (Figure 6)";
-    corr_section.figures.push_back(corr_figure(prefix, corr));
+    corr_section.figures.push_back(corr_figure(prefix, corr, run.manifest));
 
     const int L = e ? e->positions - 1 : [&] {
         try {
@@ -1497,11 +1551,11 @@ std::vector<Section> compare_sections(const RunFolder& run) {
 
     if (e) {
         Overlays o;
+        o.per_kv = per_kv;
         o.fit = fit;
         o.fit_source = profile.path;
         o.envelopes = &envelopes;
-        o.envelope_source = envelope_source;
-        o.envelopes_at_star = at_star;
+        o.envelope_source = envelope.path;
         if (simulation) {
             o.simulation = &*simulation;
             o.simulation_source = sim_csv;
@@ -1519,7 +1573,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         const CsvTable contrib = read_csv_table(path_in(dir, "contrib_by_regime.csv"));
         Section norms;
         norms.title = "Value-state norms (Figure 2)";
-        norms.figures.push_back(cv_figure(prefix, cv_positional, cv_pooled, fits.path));
+        norms.figures.push_back(cv_figure(prefix, cv_positional, cv_pooled, fits.path, unit));
         sections.push_back(norms);
         sections.push_back(cosines);
         Section alpha;
@@ -1530,8 +1584,8 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         Section pr;
         pr.title = "Precision and Recall against N (Figure 5)";
         pr.figures.push_back(pr_figure(prefix, envelope_means, envelope.path, &envelopes,
-                                       envelope_source, simulation ? &*simulation : nullptr,
-                                       sim_csv, at_star));
+                                       envelope.path, simulation ? &*simulation : nullptr,
+                                       sim_csv));
         sections.push_back(pr);
         sections.push_back(kappa_section);
         sections.push_back(corr_section);
@@ -1544,7 +1598,14 @@ std::vector<Section> compare_sections(const RunFolder& run) {
             for (int k = 0; k < 3; ++k)
                 c[k] = static_cast<int>(counts_csv.number(r, kRegimes[k]));
         }
-        regimes.figures.push_back(regime_counts_figure(prefix, counts, counts_csv.path));
+        std::vector<std::pair<int, double>> margins;
+        const CsvTable regimes_csv = read_csv_table(path_in(dir, "regimes.csv"));
+        if (regimes_csv.has_column("regime_margin"))
+            for (std::size_t r = 0; r < regimes_csv.rows.size(); ++r)
+                margins.push_back({regime_index(regimes_csv.text(r, "regime"), regimes_csv.path),
+                                   regimes_csv.number(r, "regime_margin")});
+        regimes.figures.push_back(
+            regime_counts_figure(prefix, counts, counts_csv.path, near_boundary_text(margins)));
         std::array<std::vector<double>, 3> curves;
         std::array<int, 3> heads{};
         for (std::size_t r = 0; r < contrib.rows.size(); ++r) {

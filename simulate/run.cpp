@@ -662,6 +662,40 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
     return manifest;
 }
 
+namespace {
+
+// A shard's sums must hold exactly its slice of trials at every grid point: anything else is a
+// shard that stopped early or was edited, and merging it would silently change the estimate.
+void check_shard_trials(const std::string& dir, const RunConfig& config,
+                        const std::vector<SimulationSums>& sums) {
+    const auto [first, last] = shard_trials(config.trials, config.shard);
+    for (std::size_t g = 0; g < sums.size(); ++g) {
+        if (sums[g].by_size.empty() || sums[g].trials == last - first) continue;
+        if (std::isinf(setup_point(config, grid_points(config)[g]).d)) continue;  // no trials
+        throw InputError("merge: '" + dir + "' grid point " + std::to_string(g) + " holds " +
+                         std::to_string(sums[g].trials) + " trials, expected " +
+                         std::to_string(last - first) + " for shard " +
+                         std::to_string(config.shard.index) + "/" +
+                         std::to_string(config.shard.count));
+    }
+}
+
+// Every shard 0..count−1 exactly once, or the merged estimate would cover only part of the run.
+void check_complete(const std::set<int>& shards, int count) {
+    std::string missing;
+    for (int i = 0; i < count; ++i)
+        if (!shards.count(i))
+            missing +=
+                (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(count);
+    if (!missing.empty())
+        throw InputError(
+            "merge: shard" + std::string(missing.find(',') != std::string::npos ? "s " : " ") +
+            missing + " missing: pass every shard of the run (" + std::to_string(shards.size()) +
+            " of " + std::to_string(count) + " given)");
+}
+
+}  // namespace
+
 nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::string& out, int threads,
                           const nlohmann::json& provenance) {
     if (dirs.empty()) throw InputError("merge: no run folders given");
@@ -708,12 +742,14 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
                              std::to_string(config.shard.count) + " appears twice ('" + dir + "')");
         }
         auto sums = read_sums(dir, config);
+        check_shard_trials(dir, config, sums);
         if (total.empty())
             total = std::move(sums);
         else
             for (std::size_t g = 0; g < total.size(); ++g)
                 total[g].merge(sums[g]);
     }
+    check_complete(shards, merged->shard.count);
     RunConfig config = *merged;
     config.shard = Shard{};  // the merged folder covers what its shards covered
     nlohmann::json extra = provenance;

@@ -399,6 +399,25 @@ TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
     expect_bad_input(
         "merge " + s0.string() + " " + s0.string() + " --out " + (scratch() / "x").string(),
         {"appears twice"});
+    // An incomplete set is refused, naming what is missing, and nothing is written.
+    const fs::path partial = scratch() / "merge_partial";
+    fs::remove_all(partial);
+    expect_bad_input("merge " + s0.string() + " " + s1.string() + " --out " + partial.string(),
+                     {"shard 2/3 missing", "2 of 3 given"});
+    EXPECT_FALSE(fs::exists(partial));
+    // A shard whose sums hold fewer trials than its slice (stopped early, or edited).
+    const fs::path short_shard = scratch() / "merge_short";
+    fs::remove_all(short_shard);
+    fs::copy(s1, short_shard);
+    std::string sums = slurp(short_shard / "sums.csv");
+    const std::size_t first_row = sums.find('\n') + 1;
+    const std::size_t count_at =
+        sums.find(',', sums.find(',', sums.find(',', first_row) + 1) + 1) + 1;
+    sums.replace(count_at, sums.find(',', count_at) - count_at, "3");
+    std::ofstream(short_shard / "sums.csv") << sums;
+    expect_bad_input("merge " + s0.string() + " " + short_shard.string() + " " + s2.string() +
+                         " --out " + (scratch() / "x").string(),
+                     {short_shard.string(), "holds 3 trials, expected 8"});
     const fs::path other = scratch() / "merge_other";
     fs::remove_all(other);
     ASSERT_EQ(run("simulate --L 63 --T1 8 --T2 50 --d 16 --trials 25 --N pow2 --seed 9 --shard 1/3 "

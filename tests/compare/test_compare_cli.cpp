@@ -76,8 +76,9 @@ HostTensor tensor(const std::string& name, DType dtype, std::vector<std::int64_t
 }
 
 // A complete extract folder: manifest.json, heads.csv, pr.csv, by_position.csv,
-// cos_by_lag.csv and per_doc.safetensors, with the known parameters above.
-fs::path make_extract_folder(const std::string& name) {
+// cos_by_lag.csv and per_doc.safetensors, with the known parameters above; `group` query heads
+// share each key/value head (GQA when 2), `docs` documents (standard errors empty below 2).
+fs::path make_extract_folder(const std::string& name, int group = 1, int docs = kDocs) {
     const fs::path dir = scratch() / name;
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -86,14 +87,14 @@ fs::path make_extract_folder(const std::string& name) {
         {"model",
          {{"layers", kLayers},
           {"heads", kHeads},
-          {"kv_heads", kHeads},
+          {"kv_heads", kHeads / group},
           {"head_dim", kHeadDim},
           {"family", "synthetic"}}},
         {"parameters", {{"context", kContext}, {"max_lag", kContext - 2}, {"N", "list"}}}};
     put(dir / "manifest.json", manifest.dump(2));
     std::ostringstream heads, pr, pos, lags;
     heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,rho0,"
-             "sink_mass,last_mass,m_sink,m_last,m_rest,regime\n";
+             "sink_mass,last_mass,m_sink,m_last,m_rest,regime,regime_margin\n";
     pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
     pos << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
     lags << "layer,head,lag,cos_mean,pairs\n";
@@ -102,18 +103,19 @@ fs::path make_extract_folder(const std::string& name) {
         for (int h = 0; h < kHeads; ++h) {
             const int i = l * kHeads + h;
             const Eigen::VectorXd alpha = theory::assumption3_weights(profile_of(i));
-            heads << l << ',' << h << ',' << h << ',' << kDocs << ",0.98,1,0.01,0.2,0.5,"
+            heads << l << ',' << h << ',' << h / group << ',' << docs << ",0.98,1,0.01,0.2,0.5,"
                   << f(rho0_of(i)) << ',' << f(alpha[0]) << ',' << f(alpha[kContext - 1])
-                  << ",0.1,0.2,0.3," << kRegimeOf[i] << '\n';
+                  << ",0.1,0.2,0.3," << kRegimeOf[i] << ',' << f(1.25 + i) << '\n';
             for (std::size_t s = 0; s < kSizes.size(); ++s)
-                pr << l << ',' << h << ',' << kSizes[s] << ',' << kDocs << ',' << f(0.9 - 0.1 * s)
-                   << ",0.01," << f(0.3 + 0.1 * s) << ",0.01,0.5,0.5\n";
+                pr << l << ',' << h << ',' << kSizes[s] << ',' << docs << ',' << f(0.9 - 0.1 * s)
+                   << (docs > 1 ? ",0.01," : ",,") << f(0.3 + 0.1 * s)
+                   << (docs > 1 ? ",0.01," : ",,") << "0.5,0.5\n";
             for (int p = 0; p < kContext; ++p)
                 pos << l << ',' << h << ',' << p << ',' << (p == 0 ? "0.5" : "1") << ','
                     << f(alpha[p]) << ',' << f(alpha[p] * (p == 0 ? 0.5 : 1)) << '\n';
             for (int k = 1; k <= kContext - 2; ++k)
                 lags << l << ',' << h << ',' << k << ',' << f(std::exp(-beta_of(i) * k)) << ','
-                     << kDocs * (kContext - 1 - k) << '\n';
+                     << docs * (kContext - 1 - k) << '\n';
         }
     }
     put(dir / "heads.csv", heads.str());
@@ -121,7 +123,7 @@ fs::path make_extract_folder(const std::string& name) {
     put(dir / "by_position.csv", pos.str());
     put(dir / "cos_by_lag.csv", lags.str());
 
-    const std::int64_t S = kSizes.size(), cells = kDocs * kLayers * kHeads;
+    const std::int64_t S = kSizes.size(), cells = docs * kLayers * kHeads;
     auto P = std::shared_ptr<float[]>(new float[cells * S]);
     auto R = std::shared_ptr<float[]>(new float[cells * S]);
     auto rho0 = std::shared_ptr<float[]>(new float[cells]);
@@ -129,7 +131,9 @@ fs::path make_extract_folder(const std::string& name) {
     auto sizes = std::shared_ptr<std::int64_t[]>(new std::int64_t[S]);
     for (std::int64_t c = 0; c < cells; ++c) {
         const int head = static_cast<int>(c % (kLayers * kHeads)), doc = static_cast<int>(c / 4);
-        rho0[c] = static_cast<float>(rho0_of(head) + 0.01 * doc);
+        // A GQA group's query heads share their value states, hence ρ0.
+        const int value_head = head - head % group;
+        rho0[c] = static_cast<float>(rho0_of(value_head) + 0.01 * doc);
         lambda[c] = 0.5f;
         for (std::int64_t s = 0; s < S; ++s) {
             P[c * S + s] = static_cast<float>(0.9 - 0.1 * s);
@@ -138,8 +142,8 @@ fs::path make_extract_folder(const std::string& name) {
     }
     for (std::int64_t s = 0; s < S; ++s)
         sizes[s] = kSizes[s];
-    const std::vector<std::int64_t> dlhs = {kDocs, kLayers, kHeads, S},
-                                    dlh = {kDocs, kLayers, kHeads};
+    const std::vector<std::int64_t> dlhs = {docs, kLayers, kHeads, S},
+                                    dlh = {docs, kLayers, kHeads};
     write_safetensors((dir / "per_doc.safetensors").string(),
                       {tensor("P", DType::F32, dlhs, P, cells * S * 4),
                        tensor("R", DType::F32, dlhs, R, cells * S * 4),
@@ -304,7 +308,8 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
 
     const std::map<std::string, std::string> headers = {
         {"fits.csv",
-         "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,cv_pooled,rho0"},
+         "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,cv_pooled,rho0,"
+         "kv_head,counted"},
         {"profile.csv", "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log"},
         {"bounds.csv",
          "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,P_inside,"
@@ -313,7 +318,7 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
         {"agreement.csv", "variant,scope,layer,points,inside,fraction,worst_excess"},
         {"violations.csv", "variant,layer,head,N,metric,value,lower,upper,excess"},
         {"corr_rho0.csv", "N,heads,corr,ci_lo,ci_hi,replicates"},
-        {"regimes.csv", "layer,head,regime,m_sink,m_last,m_rest,sink_mass,last_mass"},
+        {"regimes.csv", "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass"},
         {"regime_counts.csv", "layer,Retriever,Mixer,Reset"},
         {"pr_by_regime.csv", "regime,N,heads,P_mean,R_mean"},
         {"contrib_by_regime.csv", "regime,pos,heads,alpha_mean,contrib_mean"}};
@@ -456,8 +461,8 @@ TEST(CompareCli, BrokenFoldersExitTwoNamingTheFileAndWriteNothing) {
     // Bad flags.
     const auto dir = make_extract_folder("bad_flags");
     const fs::path out = scratch() / "bad_flags_out";
-    for (const std::string flags :
-         {"--max-lag-fit 1", "--replicates -1", "--kappa -2", "--cosines exact", "--threads -1"}) {
+    for (const std::string flags : {"--max-lag-fit 1", "--replicates -1", "--kappa -2",
+                                    "--cosines exact", "--threads -1", "--count-per group"}) {
         const RunResult r =
             run("compare --emp " + dir.string() + " --out " + out.string() + " " + flags);
         EXPECT_EQ(r.exit_code, 2) << flags << ": " << r.err;
@@ -465,6 +470,151 @@ TEST(CompareCli, BrokenFoldersExitTwoNamingTheFileAndWriteNothing) {
             << flags << ": " << r.err;
         EXPECT_FALSE(fs::exists(out)) << flags;
     }
+}
+
+TEST(EmpiricalRunReader, StandardErrorsMayBeEmptyOnlyBelowTwoDocuments) {
+    {
+        const auto dir = make_extract_folder("one_document", 1, 1);
+        const EmpiricalRun run = read_empirical_run(dir.string());
+        const EmpiricalHead& h = run.at(1, 1);
+        ASSERT_EQ(h.P_se.size(), kSizes.size());
+        for (std::size_t s = 0; s < kSizes.size(); ++s) {
+            EXPECT_FALSE(h.P_se[s].has_value()) << s;
+            EXPECT_FALSE(h.R_se[s].has_value()) << s;
+        }
+        EXPECT_DOUBLE_EQ(h.R_mean[2], 0.3 + 0.1 * 2);
+        EXPECT_DOUBLE_EQ(h.regime_margin, 1.25 + 3);
+    }
+    {
+        const auto run = read_empirical_run(make_extract_folder("three_documents").string());
+        ASSERT_TRUE(run.at(0, 1).P_se[3].has_value());
+        EXPECT_DOUBLE_EQ(*run.at(0, 1).P_se[3], 0.01);
+    }
+    {
+        const auto dir = make_extract_folder("empty_se_with_documents");
+        edit_line(dir / "pr.csv", "0,1,4,", "0,1,4,3,0.5,,0.5,0.01,0.5,0.5");
+        expect_reader_error(dir, {"pr.csv line", "'P_se'", "fewer than 2 documents"});
+    }
+    {
+        const auto dir = make_extract_folder("nan_se", 1, 1);
+        edit_line(dir / "pr.csv", "0,1,4,", "0,1,4,1,0.5,nan,0.5,,0.5,0.5");
+        expect_reader_error(dir, {"pr.csv line", "'P_se'"});
+    }
+    {
+        const auto dir = make_extract_folder("margin_below_one");
+        std::string text = slurp(dir / "heads.csv");
+        text.replace(text.find(",Retriever,1.25"), 15, ",Retriever,0.75");
+        put(dir / "heads.csv", text);
+        expect_reader_error(dir, {"heads.csv line", "'regime_margin'", "expected a ratio >= 1"});
+    }
+    {
+        const auto dir = make_extract_folder("margin_infinite");
+        std::string text = slurp(dir / "heads.csv");
+        text.replace(text.find(",Reset,3.25"), 11, ",Reset,inf");
+        put(dir / "heads.csv", text);
+        EXPECT_TRUE(std::isinf(read_empirical_run(dir.string()).at(1, 0).regime_margin));
+    }
+}
+
+// Runs compare on `dir` with `flags` into a fresh folder named `name`.
+fs::path compare_into(const fs::path& dir, const std::string& name, const std::string& flags) {
+    const fs::path out = scratch() / name;
+    fs::remove_all(out);
+    const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string() +
+                            " --replicates 40 " + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.err;
+    return out;
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+TEST(CompareCli, CountPerKvAndQueryGiveTheSameNumbersWithoutGqa) {
+    const auto dir = make_extract_folder("no_gqa");
+    const fs::path kv = compare_into(dir, "no_gqa_kv", "--count-per kv");
+    const fs::path query = compare_into(dir, "no_gqa_query", "--count-per query");
+    for (const char* file : {"fits.csv", "corr_rho0.csv", "regimes.csv", "pr_by_regime.csv"})
+        EXPECT_EQ(slurp(kv / file), slurp(query / file)) << file;
+    auto params_kv = nlohmann::json::parse(slurp(kv / "fitted_params.json"));
+    auto params_query = nlohmann::json::parse(slurp(query / "fitted_params.json"));
+    EXPECT_EQ(params_kv.at("count_per"), "kv");
+    EXPECT_EQ(params_query.at("count_per"), "query");
+    EXPECT_EQ(params_kv.at("heads_counted"), kLayers * kHeads);
+    params_kv.erase("count_per");
+    params_query.erase("count_per");
+    EXPECT_EQ(params_kv, params_query);
+    for (const auto& row : read_csv(kv / "regimes.csv")) {
+        const int i = std::stoi(row.at("layer")) * kHeads + std::stoi(row.at("head"));
+        EXPECT_DOUBLE_EQ(std::stod(row.at("regime_margin")), 1.25 + i);  // copied from heads.csv
+    }
+}
+
+TEST(CompareCli, GqaValueStatisticsEnterOncePerKeyValueHead) {
+    // Two query heads per key/value head: head 1 of each layer repeats head 0.
+    const auto dir = make_extract_folder("gqa", 2);
+    const fs::path kv = compare_into(dir, "gqa_kv", "");  // kv is the default
+    const fs::path query = compare_into(dir, "gqa_query", "--count-per query");
+    for (const auto& [out, per_kv] : {std::make_pair(kv, true), std::make_pair(query, false)}) {
+        const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+        EXPECT_EQ(manifest.at("parameters").at("count_per"), per_kv ? "kv" : "query");
+        EXPECT_EQ(manifest.at("counting").at("query_heads_per_kv_head"), 2);
+        std::vector<double> betas, rho0s;
+        for (const auto& row : read_csv(out / "fits.csv")) {
+            const bool counted = !per_kv || row.at("head") == "0";
+            EXPECT_EQ(row.at("counted"), counted ? "1" : "0");
+            EXPECT_EQ(row.at("kv_head"), "0");
+            if (!counted) continue;
+            betas.push_back(std::stod(row.at("beta")));
+            rho0s.push_back(std::stod(row.at("rho0")));
+        }
+        const auto params = nlohmann::json::parse(slurp(out / "fitted_params.json"));
+        EXPECT_EQ(params.at("heads_counted"), betas.size());
+        EXPECT_EQ(params.at("median_over_heads").at("beta").get<double>(), median_of(betas));
+        EXPECT_EQ(params.at("median_over_heads").at("rho0").get<double>(), median_of(rho0s));
+        for (const auto& row : read_csv(out / "corr_rho0.csv"))
+            EXPECT_EQ(row.at("heads"), per_kv ? "2" : "4");
+    }
+    // Per kv head the β median is over heads 0 of each layer only (β of heads 0 and 2).
+    const auto params = nlohmann::json::parse(slurp(kv / "fitted_params.json"));
+    EXPECT_NEAR(params.at("median_over_heads").at("beta").get<double>(),
+                0.5 * (beta_of(0) + beta_of(2)), 1e-6);
+
+    // kv_head must be head / (heads / kv_heads).
+    const auto broken = make_extract_folder("gqa_bad_kv_head", 2);
+    edit_line(broken / "heads.csv", "1,1,0,",
+              "1,1,1,3,0.98,1,0.01,0.2,0.5,0.1,0.1,0.1,0.1,0.2,0.3,Mixer,1.5");
+    const fs::path out = scratch() / "gqa_bad_out";
+    fs::remove_all(out);
+    const RunResult r = run("compare --emp " + broken.string() + " --out " + out.string());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("heads.csv: layer 0 head 1 has kv_head 0"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(CompareCli, OneDocumentLeavesTheBootstrapIntervalEmpty) {
+    const auto dir = make_extract_folder("one_document_cli", 1, 1);
+    const fs::path out = compare_into(dir, "one_document_cli_out", "");
+    for (const auto& row : read_csv(out / "corr_rho0.csv")) {
+        EXPECT_EQ(row.at("ci_lo"), "");
+        EXPECT_EQ(row.at("ci_hi"), "");
+        EXPECT_EQ(row.at("replicates"), "0");
+        EXPECT_NE(row.at("corr"), "");
+    }
+    const std::string manifest = slurp(out / "manifest.json");
+    EXPECT_NE(manifest.find("the bootstrap needs >= 2 documents (this run has 1)"),
+              std::string::npos);
+    // No undefined value written as nan; the envelope files (compare/envelopes) are checked
+    // by their own tests.
+    for (const char* file :
+         {"fits.csv", "profile.csv", "corr_rho0.csv", "regimes.csv", "regime_counts.csv",
+          "pr_by_regime.csv", "contrib_by_regime.csv", "fitted_params.json"})
+        EXPECT_EQ(slurp(out / file).find("nan"), std::string::npos) << file;
+    auto manifest_json = nlohmann::json::parse(manifest);
+    manifest_json.erase("envelopes");
+    EXPECT_EQ(manifest_json.dump().find("nan"), std::string::npos);
 }
 
 }  // namespace

@@ -178,9 +178,62 @@ TEST(CompareCorrelation, ZeroVarianceIsNan) {
     std::getline(in, header);
     std::getline(in, first);
     EXPECT_EQ(header, "N,heads,corr,ci_lo,ci_hi,replicates");
-    EXPECT_EQ(first, "1,12,nan,nan,nan,10");
+    EXPECT_EQ(first, "1,12,,,,10");  // undefined values are empty fields, never nan
     std::filesystem::remove(path);
     EXPECT_THROW(recall_rho0_correlation(a, -1, 1), std::domain_error);
+}
+
+TEST(CompareCorrelation, GroupsCorrelateOncePerKeyValueHead) {
+    // Two query heads per key/value head, as in a GQA model: the group's ρ0 is shared.
+    PerDocArrays a = noisy_arrays(9, 3, 4);
+    const int H = a.layers * a.heads, S = static_cast<int>(a.sizes.size()), group = 2;
+    for (int d = 0; d < a.docs; ++d)
+        for (int h = 1; h < H; h += group)
+            a.rho0[static_cast<std::size_t>(d) * H + h] =
+                a.rho0[static_cast<std::size_t>(d) * H + h - 1];
+    const auto grouped = recall_rho0_correlation(a, 0, 1, 1, group);
+    double largest = 0;
+    for (int s = 0; s < S; ++s) {
+        // Plain reference: document means per head, then R averaged over the group.
+        std::vector<double> x(H / group, 0), y(H / group, 0);
+        for (int h = 0; h < H; ++h)
+            for (int d = 0; d < a.docs; ++d) {
+                const std::size_t cell = static_cast<std::size_t>(d) * H + h;
+                x[h / group] += static_cast<double>(a.R[cell * S + s]) / (a.docs * group);
+                y[h / group] += static_cast<double>(a.rho0[cell]) / (a.docs * group);
+            }
+        largest = std::max(largest, std::abs(grouped[s].corr - textbook_pearson(x, y)));
+        EXPECT_EQ(grouped[s].heads, H / group);
+    }
+    std::printf("largest |grouped corr - plain loops| = %.3g\n", largest);
+    EXPECT_LE(largest, 1e-12);
+    // group = 1 is the per-query-head correlation, bit for bit, bootstrap included.
+    const auto plain = recall_rho0_correlation(a, 50, 3),
+               one = recall_rho0_correlation(a, 50, 3, 1, 1);
+    for (int s = 0; s < S; ++s) {
+        EXPECT_EQ(plain[s].corr, one[s].corr);
+        EXPECT_EQ(plain[s].ci_lo, one[s].ci_lo);
+        EXPECT_EQ(plain[s].heads, H);
+    }
+    EXPECT_THROW(recall_rho0_correlation(a, 10, 1, 1, 3), std::domain_error);  // 3 ∤ 4
+    EXPECT_THROW(recall_rho0_correlation(a, 10, 1, 1, 0), std::domain_error);
+}
+
+TEST(CompareCorrelation, OneDocumentHasAPointEstimateButNoInterval) {
+    const PerDocArrays a = noisy_arrays(1);
+    const auto rows = recall_rho0_correlation(a, 100, 5);
+    const auto point = recall_rho0_correlation(a, 0, 5);
+    for (std::size_t s = 0; s < rows.size(); ++s) {
+        EXPECT_EQ(rows[s].corr, point[s].corr);
+        EXPECT_TRUE(std::isfinite(rows[s].corr));
+        EXPECT_TRUE(std::isnan(rows[s].ci_lo) && std::isnan(rows[s].ci_hi));
+        EXPECT_EQ(rows[s].replicates, 0);  // no resample drawn
+    }
+    EXPECT_NE(bootstrap_note(1).find("needs >= 2 documents"), std::string::npos);
+    EXPECT_EQ(bootstrap_note(2), "");
+    // Two documents bootstrap again.
+    const auto two = recall_rho0_correlation(noisy_arrays(2), 100, 5);
+    EXPECT_EQ(two[0].replicates, 100);
 }
 
 // ---- per_doc.safetensors

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/format.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
 #include "tests/reports/report_checks.hpp"
@@ -497,4 +498,126 @@ TEST(EmpiricalReport, MissingFilesAreInputErrorsNamingThem) {
     write(bad_regime / "heads.csv", heads);
     EXPECT_THROW(reports::write_report({bad_regime.string()}, (scratch() / "r3").string()),
                  InputError);
+}
+
+namespace {
+
+// regime_margin from the sorted magnitudes: m_last against its nearest neighbour below
+// (strictly smaller) and above (equal or larger), as heads.csv defines it.
+double margin_reference(const double m[3]) {
+    std::vector<double> others = {m[0], m[2]};
+    double below = -1, above = -1;
+    for (double o : others) {
+        if (o < m[1]) below = std::max(below, o);
+        if (o >= m[1]) above = above < 0 ? o : std::min(above, o);
+    }
+    const double up = above < 0 ? HUGE_VAL : above / m[1];
+    const double down = below < 0 ? HUGE_VAL : m[1] / below;
+    return std::min(up, down);
+}
+
+// The synthetic extract folder with heads.csv's regime_margin column added.
+fs::path make_extract_with_margins(const std::string& name) {
+    const fs::path dir = make_extract(name);
+    std::istringstream in(slurp(dir / "heads.csv"));
+    std::ostringstream out;
+    std::string line;
+    for (int row = -1; std::getline(in, line); ++row)
+        out << line << ','
+            << (row < 0 ? std::string("regime_margin")
+                        : format_double(margin_reference(kMagnitudes[row])))
+            << '\n';
+    write(dir / "heads.csv", out.str());
+    return dir;
+}
+
+}  // namespace
+
+TEST(EmpiricalReport, Figure8CountsTheHeadsNearTheRegimeBoundary) {
+    const fs::path emp = make_extract_with_margins("extract_margins");
+    const fs::path out = scratch() / "report_margins";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({emp.string()}, out.string()));
+    std::array<int, 3> near{}, total{};
+    const std::map<std::string, int> index = {{"Retriever", 0}, {"Mixer", 1}, {"Reset", 2}};
+    for (int k = 0; k < 6; ++k) {
+        total[index.at(kRegime[k])]++;
+        near[index.at(kRegime[k])] += margin_reference(kMagnitudes[k]) < 1.1;
+    }
+    std::ostringstream expected;
+    expected << near[0] << " of " << total[0] << " Retriever, " << near[1] << " of " << total[1]
+             << " Mixer, " << near[2] << " of " << total[2] << " Reset, "
+             << near[0] + near[1] + near[2] << " of 6 overall";
+    std::cout << "expected in Figure 8's caption: " << expected.str() << "\n";
+    EXPECT_NE(html.find("Near the boundary (regime_margin &lt; 1.1"), std::string::npos);
+    EXPECT_NE(html.find(expected.str()), std::string::npos) << expected.str();
+    // Without the column (older folders) the caption says nothing about the boundary.
+    const fs::path old = make_extract("extract");
+    const fs::path out_old = scratch() / "report_no_margins";
+    fs::remove_all(out_old);
+    EXPECT_EQ(
+        slurp(reports::write_report({old.string()}, out_old.string())).find("Near the boundary"),
+        std::string::npos);
+}
+
+TEST(EmpiricalReport, MissingValuesReadNaAndCountingFollowsTheCompareManifest) {
+    const fs::path emp = make_extract_with_margins("extract_gqa");
+    // heads.csv as a GQA model: heads 0 and 1 of a layer share key/value head 0, head 2 has 1.
+    {
+        std::string heads = slurp(emp / "heads.csv");
+        for (const char* row : {"0,2,0,", "1,2,0,"}) {
+            std::string fixed = row;
+            fixed[4] = '1';
+            heads.replace(heads.find(row), fixed.size(), fixed);
+        }
+        write(emp / "heads.csv", heads);
+    }
+    const fs::path cmp = make_compare("compare_one_doc", fs::absolute(emp).string(), "");
+    write(cmp / "corr_rho0.csv",
+          "N,heads,corr,ci_lo,ci_hi,replicates\n1,4,0.25,,,0\n2,4,0.5,,,0\n8,4,,,,0\n");
+    // fits.csv with compare's kv_head and counted columns: 4 of 6 heads counted.
+    {
+        std::istringstream in(slurp(cmp / "fits.csv"));
+        std::ostringstream fits;
+        std::string line;
+        for (int row = -1; std::getline(in, line); ++row) {
+            const int head = row % 3;
+            fits << line
+                 << (row < 0
+                         ? ",kv_head,counted"
+                         : "," + std::to_string(head / 2) + "," + std::to_string(head != 1 ? 1 : 0))
+                 << '\n';
+        }
+        write(cmp / "fits.csv", fits.str());
+    }
+    auto manifest = nlohmann::json::parse(slurp(cmp / "manifest.json"));
+    manifest["parameters"]["count_per"] = "kv";
+    manifest["correlation"] = {
+        {"documents", 1},
+        {"units", "key/value heads (R averaged over the group's query heads)"},
+        {"bootstrap",
+         "the bootstrap needs >= 2 documents (this run has 1): corr_rho0.csv has "
+         "no interval (ci_lo, ci_hi empty)"}};
+    write(cmp / "manifest.json", manifest.dump(2));
+    const fs::path out = scratch() / "report_one_doc";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
+    check_references(out, html);
+    EXPECT_NE(html.find("bootstrap interval n/a: the bootstrap needs &gt;= 2 documents"),
+              std::string::npos);
+    EXPECT_NE(html.find("n/a at 1 of 3 N"), std::string::npos);
+    EXPECT_NE(html.find("across key/value heads (R averaged"), std::string::npos);
+    // Figure 3's MAE and Figure 2's CV histograms count one head per key/value head.
+    int mae_heads = 0;
+    for (const auto& row : dat_rows(out / "figures" / "run0_fig3_mae_histogram.dat"))
+        mae_heads += std::stoi(row[3]);
+    EXPECT_EQ(mae_heads, 4);
+    int cv_heads = 0;
+    for (const auto& row : dat_rows(out / "figures" / "run0_fig2_cv_histogram_positional.dat"))
+        cv_heads += std::stoi(row[3]);
+    EXPECT_EQ(cv_heads, 4);  // (layer, kv_head) pairs in heads.csv
+    EXPECT_NE(html.find("Over 4 key/value heads"), std::string::npos);
+    const auto corr = dat_rows(out / "figures" / "run0_fig6_corr_recall_rho0.dat");
+    ASSERT_EQ(corr.size(), 3u);
+    EXPECT_EQ(corr[0][2], "nan");  // gnuplot's undefined point; the caption says n/a
 }
