@@ -1,16 +1,22 @@
 // Tests for reports/: a report from small simulate and sweep runs references only files that
 // exist and are non-empty, its figure data are the run's numbers, it degrades to tables when
-// gnuplot is missing, and a headless Chromium screenshot of it is not blank.
+// gnuplot is missing, a headless Chromium screenshot of it is not blank, and its first section
+// is the verdict of SPEC §7, read back against verdict.csv, kappa_scan.csv and bounds.csv.
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "common/errors.hpp"
 #include "reports/csv_table.hpp"
@@ -133,4 +139,415 @@ TEST(Report, HeadlessChromiumScreenshotIsNotBlank) {
     fs::remove_all(out);
     const std::string index = reports::write_report({sim.string()}, out.string());
     expect_screenshot_not_blank(index, out);
+}
+
+// ---- The verdict (SPEC §7), on run folders written by the built CLI.
+namespace {
+
+using attngeo::test_support::first_table_rows;
+using attngeo::test_support::run_html;
+using attngeo::test_support::section_html;
+using attngeo::test_support::section_titles;
+using attngeo::test_support::variant_paragraph;
+
+const std::vector<std::string> kVariantNames = {"paper", "exact-mean", "scale-invariant",
+                                                "corrected"};
+// Small runs: n = 64, phases inside L, powers of two.
+const std::string kSmallRun = "--L 63 --T1 8 --T2 48 --N pow2";
+
+fs::path cli_run(const std::string& name, const std::string& args) {
+    const fs::path dir = scratch() / name;
+    if (fs::exists(dir / "manifest.json")) return dir;
+    const auto result = attngeo::test_support::run_program(
+        ATTNGEO_EXE, args + " --out " + dir.string() + " > /dev/null", scratch());
+    EXPECT_EQ(result.exit_code, 0) << args << ": " << result.err;
+    return dir;
+}
+
+// A copy of `from` named `name`, so a test can doctor its files.
+fs::path copy_run(const fs::path& from, const std::string& name) {
+    const fs::path dir = scratch() / name;
+    fs::remove_all(dir);
+    fs::copy(from, dir, fs::copy_options::recursive);
+    return dir;
+}
+
+// Rewrites a CSV in place: `edit(table, row)` may change the fields of each row.
+void edit_csv(
+    const fs::path& path,
+    const std::function<void(const reports::CsvTable&, std::vector<std::string>&)>& edit) {
+    reports::CsvTable table = reports::read_csv_table(path.string());
+    std::ostringstream out;
+    for (std::size_t c = 0; c < table.header.size(); ++c)
+        out << (c ? "," : "") << table.header[c];
+    out << '\n';
+    for (auto& row : table.rows) {
+        edit(table, row);
+        for (std::size_t c = 0; c < row.size(); ++c)
+            out << (c ? "," : "") << row[c];
+        out << '\n';
+    }
+    std::ofstream(path) << out.str();
+}
+
+std::string report_of(const std::vector<fs::path>& runs, const std::string& name) {
+    const fs::path out = scratch() / name;
+    fs::remove_all(out);
+    std::vector<std::string> dirs;
+    for (const auto& r : runs)
+        dirs.push_back(r.string());
+    return slurp(reports::write_report(dirs, out.string()));
+}
+
+// A 6-significant-digit table cell against the file's full-precision value.
+double relative_difference(const std::string& cell, double want) {
+    const double shown = std::stod(cell);
+    return std::abs(shown - want) / std::max(std::abs(want), 1e-300);
+}
+
+bool flag(const reports::CsvTable& t, std::size_t r, const std::string& name) {
+    return t.text(r, name) == "1";
+}
+
+// "The P and R lower bounds of <code>v</code> are κ-free" — the phrase the verdict must say
+// exactly for the sides the scan flags, and must not say for any other.
+void expect_kappa_free_sentences(const std::string& verdict, const reports::CsvTable& csv) {
+    for (const auto& v : kVariantNames) {
+        const std::string paragraph = variant_paragraph(verdict, v);
+        ASSERT_FALSE(paragraph.empty()) << v;
+        for (const std::string side : {"lower", "upper"}) {
+            std::vector<std::string> metrics;
+            for (std::size_t r = 0; r < csv.rows.size(); ++r)
+                if (csv.text(r, "variant") == v && csv.text(r, "side") == side &&
+                    flag(csv, r, "kappa_free"))
+                    metrics.push_back(csv.text(r, "metric"));
+            const std::string subject =
+                metrics.size() == 2
+                    ? "The P and R " + side + " bounds of <code>" + v + "</code> are κ-free"
+                : metrics.size() == 1 ? "The " + metrics[0] + " " + side + " bound of <code>" + v +
+                                            "</code> is κ-free"
+                                      : "";
+            if (!subject.empty()) {
+                EXPECT_NE(paragraph.find(subject), std::string::npos) << subject << "\n"
+                                                                      << paragraph;
+            } else {
+                EXPECT_EQ(paragraph.find(side + " bound of <code>"), std::string::npos)
+                    << paragraph;
+                EXPECT_EQ(paragraph.find(side + " bounds of <code>"), std::string::npos)
+                    << paragraph;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+TEST(ReportVerdict, IsTheFirstSectionAndShowsVerdictCsvsNumbers) {
+    const fs::path sim = cli_run("cli_sim", "simulate " + kSmallRun + " --trials 50");
+    const std::string html = report_of({sim}, "report_verdict");
+    const auto titles = section_titles(html, 0);
+    ASSERT_FALSE(titles.empty());
+    EXPECT_EQ(titles.front().rfind("The verdict", 0), 0u) << titles.front();
+    const std::string verdict = section_html(html, 0, "The verdict");
+    const auto rows = first_table_rows(verdict);
+    const auto csv = reports::read_csv_table((sim / "verdict.csv").string());
+    ASSERT_EQ(rows.size(), csv.rows.size());
+    ASSERT_EQ(rows.size(), 16u);  // 4 variants × P, R × lower, upper
+    double largest = 0;
+    const std::pair<std::size_t, const char*> numbers[5] = {{3, "kappa_star"},
+                                                            {4, "coverage"},
+                                                            {5, "mean_gap"},
+                                                            {6, "mean_width"},
+                                                            {12, "fraction_degenerate"}};
+    const char* regimes[5] = {"I", "II", "III", "IV", "V"};
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        ASSERT_EQ(rows[r].size(), 15u);
+        EXPECT_EQ(rows[r][0], kVariantNames[r / 4]);
+        EXPECT_EQ(rows[r][0], csv.text(r, "variant"));
+        EXPECT_EQ(rows[r][1], csv.text(r, "metric"));
+        EXPECT_EQ(rows[r][2], csv.text(r, "side"));
+        for (const auto& [column, name] : numbers) {
+            const double d = relative_difference(rows[r][column], csv.number(r, name));
+            EXPECT_LE(d, 5e-6) << name << " row " << r << ": " << rows[r][column];
+            largest = std::max(largest, d);
+        }
+        for (int k = 0; k < 5; ++k) {
+            const std::string gap = csv.text(r, std::string("gap_") + regimes[k]);
+            const std::string& cell = rows[r][7 + k];
+            if (gap.empty()) {
+                EXPECT_EQ(cell, "–");
+            } else {
+                const double d = relative_difference(cell, std::stod(gap));
+                EXPECT_LE(d, 5e-6) << "gap_" << regimes[k] << ": " << cell;
+                largest = std::max(largest, d);
+                EXPECT_NE(cell.find("(" + csv.text(r, std::string("points_") + regimes[k]) + ")"),
+                          std::string::npos);
+            }
+        }
+        EXPECT_EQ(rows[r][13], flag(csv, r, "informative") ? "yes" : "no");
+        const std::string& flags = rows[r][14];
+        EXPECT_EQ(flags.find("κ-free") != std::string::npos, flag(csv, r, "kappa_free"));
+        EXPECT_EQ(flags.find("grid edge") != std::string::npos, flag(csv, r, "at_grid_edge"));
+        EXPECT_EQ(flags.find("below 95") != std::string::npos, !flag(csv, r, "coverage_met"));
+    }
+    std::cout << "largest relative difference, table vs verdict.csv: " << largest << "\n";
+    RecordProperty("largest_relative_difference", std::to_string(largest));
+    expect_kappa_free_sentences(verdict, csv);
+    // The old fraction inside only next to the envelope's width.
+    const std::string agreement = section_html(html, 0, "κ and envelope agreement");
+    EXPECT_NE(agreement.find("fraction inside / mean width"), std::string::npos);
+    for (const auto& v : kVariantNames)
+        EXPECT_NE(agreement.find("<code>" + v + "</code>"), std::string::npos) << v;
+}
+
+TEST(ReportVerdict, SaysKappaFreeExactlyWhereTheScanDoes) {
+    // Doctored both ways, so the phrase is checked present and absent whatever the run gives.
+    const fs::path sim = cli_run("cli_sim", "simulate " + kSmallRun + " --trials 50");
+    const fs::path doctored = copy_run(sim, "cli_sim_kappa_free");
+    edit_csv(doctored / "verdict.csv",
+             [](const reports::CsvTable& t, std::vector<std::string>& row) {
+                 const std::string& variant = row[t.column("variant")];
+                 const std::string& side = row[t.column("side")];
+                 if (variant == "corrected")
+                     row[t.column("kappa_free")] = side == "lower" ? "1" : "0";
+                 if (variant == "paper") row[t.column("kappa_free")] = side == "lower" ? "0" : "1";
+                 if (variant == "exact-mean")
+                     row[t.column("kappa_free")] =
+                         row[t.column("metric")] == "R" && side == "upper" ? "1" : "0";
+             });
+    for (const fs::path& run : {sim, doctored}) {
+        const std::string html = report_of({run}, "report_kappa_free");
+        const auto csv = reports::read_csv_table((run / "verdict.csv").string());
+        expect_kappa_free_sentences(section_html(html, 0, "The verdict"), csv);
+    }
+    const std::string html = report_of({doctored}, "report_kappa_free");
+    EXPECT_NE(html.find("The P and R lower bounds of <code>corrected</code> are κ-free"),
+              std::string::npos);
+    EXPECT_NE(html.find("The R upper bound of <code>exact-mean</code> is κ-free"),
+              std::string::npos);
+}
+
+TEST(ReportVerdict, KappaScanFigurePerVariantMarksKappaStar) {
+    const fs::path sim = cli_run("cli_sim", "simulate " + kSmallRun + " --trials 50");
+    const fs::path out = scratch() / "report_kappa_figures";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({sim.string()}, out.string()));
+    const std::string verdict = section_html(html, 0, "The verdict");
+    const auto csv = reports::read_csv_table((sim / "verdict.csv").string());
+    const auto scan = reports::read_csv_table((sim / "kappa_scan.csv").string());
+    const std::pair<const char*, const char*> sides[4] = {
+        {"P", "lower"}, {"P", "upper"}, {"R", "lower"}, {"R", "upper"}};
+    for (const auto& v : kVariantNames) {
+        const std::string id = "run0_kappa_" + v;
+        EXPECT_NE(verdict.find("<figure id=\"" + id + "\">"), std::string::npos) << id;
+        EXPECT_TRUE(fs::exists(out / "figures" / (id + ".svg"))) << id;
+        const std::string script = slurp(out / "figures" / (id + ".gp"));
+        EXPECT_NE(script.find(id + "_star.dat"), std::string::npos);
+        EXPECT_NE(script.find("title 'κ*'"), std::string::npos);
+        // The marks are verdict.csv's κ*, and each curve has every scanned κ of its side.
+        std::istringstream stars(slurp(out / "figures" / (id + "_star.dat")));
+        std::istringstream curves(slurp(out / "figures" / (id + ".dat")));
+        std::string line;
+        std::getline(stars, line);
+        std::getline(curves, line);
+        std::vector<std::size_t> block_sizes(1, 0);
+        std::size_t blanks = 0;
+        while (std::getline(curves, line)) {
+            if (line.empty()) {
+                if (++blanks == 2) block_sizes.push_back(0), blanks = 0;
+                continue;
+            }
+            ++block_sizes.back();
+        }
+        ASSERT_EQ(block_sizes.size(), 4u);
+        for (int k = 0; k < 4; ++k) {
+            int index = -1;
+            double kappa = 0, coverage = 0;
+            stars >> index >> kappa >> coverage;
+            EXPECT_EQ(index, k);
+            std::size_t expected_rows = 0;
+            for (std::size_t r = 0; r < scan.rows.size(); ++r)
+                expected_rows += scan.text(r, "variant") == v &&
+                                 scan.text(r, "metric") == sides[k].first &&
+                                 scan.text(r, "side") == sides[k].second;
+            EXPECT_EQ(block_sizes[k], expected_rows) << v << " block " << k;
+            EXPECT_GT(expected_rows, 40u);  // 1e-8..1e8 in 0.25 decades, plus the refinement
+            for (std::size_t r = 0; r < csv.rows.size(); ++r) {
+                if (csv.text(r, "variant") != v || csv.text(r, "metric") != sides[k].first ||
+                    csv.text(r, "side") != sides[k].second)
+                    continue;
+                EXPECT_EQ(kappa, csv.number(r, "kappa_star")) << v << " " << k;
+                EXPECT_EQ(coverage, csv.number(r, "coverage")) << v << " " << k;
+            }
+        }
+    }
+}
+
+TEST(ReportVerdict, Figure5DrawsEachSideAtKappaStarAndMarksInvertedEnvelopes) {
+    const fs::path sim = cli_run("cli_sim", "simulate " + kSmallRun + " --trials 50");
+    // Doctored: the paper P envelope at N = 2 inverted (as bounds.csv would flag it).
+    const fs::path doctored = copy_run(sim, "cli_sim_inverted");
+    edit_csv(doctored / "bounds.csv",
+             [](const reports::CsvTable& t, std::vector<std::string>& row) {
+                 if (row[t.column("variant")] != "paper" ||
+                     (row[t.column("N")] != "2" && row[t.column("N")] != "4"))
+                     return;
+                 row[t.column("P_lower_star")] = "0.75";
+                 row[t.column("P_upper_star")] = "0.5";
+                 row[t.column("P_inverted")] = "1";
+             });
+    for (const fs::path& run : {sim, doctored}) {
+        const fs::path out = scratch() / "report_fig5";
+        fs::remove_all(out);
+        const std::string html = slurp(reports::write_report({run.string()}, out.string()));
+        const auto bounds = reports::read_csv_table((run / "bounds.csv").string());
+        std::map<std::pair<std::string, std::string>, std::array<double, 2>> star;
+        std::map<std::string, std::vector<std::string>> flagged;  // variant → N with P_inverted
+        for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
+            star[{bounds.text(r, "variant"), bounds.text(r, "N")}] = {
+                bounds.number(r, "P_lower_star"), bounds.number(r, "P_upper_star")};
+            if (flag(bounds, r, "P_inverted"))
+                flagged[bounds.text(r, "variant")].push_back(bounds.text(r, "N"));
+        }
+        std::istringstream dat(slurp(out / "figures" / "run0_P.dat"));
+        std::string line;
+        std::getline(dat, line);
+        for (const auto& v : kVariantNames)
+            EXPECT_NE(line.find(v), std::string::npos) << v;
+        int inverted_rows = 0;
+        while (std::getline(dat, line)) {
+            std::istringstream fields(line);
+            std::vector<std::string> f;
+            for (std::string x; fields >> x;)
+                f.push_back(x);
+            ASSERT_EQ(f.size(), 4u + 3 * 4 + 1) << line;
+            for (std::size_t v = 0; v < 4; ++v) {
+                const auto& want = star.at({kVariantNames[v], f[0]});
+                EXPECT_EQ(std::stod(f[4 + 3 * v]), want[0]);
+                EXPECT_EQ(std::stod(f[5 + 3 * v]), want[1]);
+                EXPECT_EQ(f[6 + 3 * v], want[0] > want[1] ? "1" : "0") << line;
+                inverted_rows += want[0] > want[1];
+            }
+        }
+        const std::string caption_start = "Precision E[P(r_max, N)] against N.</b>";
+        const std::size_t caption = html.find(caption_start);
+        ASSERT_NE(caption, std::string::npos);
+        const std::string text =
+            html.substr(caption, html.find("</figcaption>", caption) - caption);
+        EXPECT_NE(text.find("_star"), std::string::npos) << text;
+        EXPECT_EQ(text.find("Inverted envelopes") != std::string::npos, inverted_rows > 0) << text;
+        const std::string paper = variant_paragraph(html, "paper");
+        if (flagged.count("paper")) {
+            std::string sizes;
+            for (const auto& N : flagged.at("paper"))
+                sizes += (sizes.empty() ? "" : ", ") + N;
+            EXPECT_NE(paper.find("for P at N = " + sizes), std::string::npos) << paper;
+        } else {
+            EXPECT_EQ(paper.find("inverted"), std::string::npos) << paper;
+        }
+        if (run == doctored) {
+            EXPECT_GE(inverted_rows, 2);
+            EXPECT_NE(paper.find("for P at N = 2, 4"), std::string::npos) << paper;
+        }
+    }
+}
+
+TEST(ReportVerdict, SweepShowsTheVerdictAggregatedOverGridPoints) {
+    const fs::path sweep =
+        cli_run("cli_sweep", "sweep " + kSmallRun + " --trials 30 --set beta=0.02,0.2");
+    const std::string html = report_of({sweep}, "report_sweep_verdict");
+    const auto titles = section_titles(html, 0);
+    ASSERT_FALSE(titles.empty());
+    EXPECT_EQ(titles.front().rfind("The verdict", 0), 0u) << titles.front();
+    const std::string verdict = section_html(html, 0, "The verdict");
+    const auto csv = reports::read_csv_table((sweep / "verdict.csv").string());
+    ASSERT_EQ(csv.rows.size(), 32u);  // 2 grid points × 16
+    // Independent aggregation: per (variant, "metric side"), κ* and flags over grid points.
+    std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> groups;
+    for (std::size_t r = 0; r < csv.rows.size(); ++r)
+        groups[{csv.text(r, "variant"), csv.text(r, "metric") + " " + csv.text(r, "side")}]
+            .push_back(r);
+    const auto rows = first_table_rows(verdict);
+    ASSERT_EQ(rows.size(), 16u);
+    double largest = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_EQ(rows[i][0], kVariantNames[i / 4]);
+        const auto& members = groups.at({rows[i][0], rows[i][1]});
+        ASSERT_EQ(members.size(), 2u);
+        const double k0 = csv.number(members[0], "kappa_star"),
+                     k1 = csv.number(members[1], "kappa_star");
+        const double min_coverage =
+            std::min(csv.number(members[0], "coverage"), csv.number(members[1], "coverage"));
+        const double free_fraction =
+            (flag(csv, members[0], "kappa_free") + flag(csv, members[1], "kappa_free")) / 2.0;
+        for (const auto& [cell, want] :
+             {std::make_pair(rows[i][2], 0.5 * (k0 + k1)), std::make_pair(rows[i][3], min_coverage),
+              std::make_pair(rows[i][5], free_fraction)}) {
+            const double d =
+                want == 0 ? std::abs(std::stod(cell)) : relative_difference(cell, want);
+            EXPECT_LE(d, 5e-6) << rows[i][0] << " " << rows[i][1] << ": " << cell;
+            largest = std::max(largest, d);
+        }
+    }
+    std::cout << "largest relative difference, aggregated table vs verdict.csv: " << largest
+              << "\n";
+    // The per-grid-point κ* table: 2 grid points × 4 variants, each side's κ*.
+    const std::size_t per_point = verdict.find("κ* per grid point");
+    ASSERT_NE(per_point, std::string::npos);
+    const auto points = first_table_rows(verdict.substr(per_point));
+    ASSERT_EQ(points.size(), 8u);
+    for (const auto& row : points) {
+        for (std::size_t r = 0; r < csv.rows.size(); ++r) {
+            if (csv.text(r, "grid") != row[0] || csv.text(r, "variant") != row[2]) continue;
+            const std::size_t column =
+                3 + (csv.text(r, "metric") == "R") * 2 + (csv.text(r, "side") == "upper");
+            EXPECT_LE(relative_difference(row[column], csv.number(r, "kappa_star")), 5e-6);
+            EXPECT_EQ(row[column].find("‡") != std::string::npos, flag(csv, r, "kappa_free"));
+        }
+    }
+    for (const auto& v : kVariantNames) {
+        EXPECT_NE(verdict.find("<figure id=\"run0_kappa_" + v + "\">"), std::string::npos) << v;
+        EXPECT_FALSE(variant_paragraph(verdict, v).empty()) << v;
+    }
+    EXPECT_NE(verdict.find("grid point 0 of the sweep"), std::string::npos);
+}
+
+TEST(ReportVerdict, InfiniteDIsTheExpectedGeometryLimitWithoutTrials) {
+    const fs::path run = cli_run("cli_inf", "simulate " + kSmallRun + " --d inf");
+    const auto manifest = nlohmann::json::parse(slurp(run / "manifest.json"));
+    ASSERT_EQ(manifest.at("config").at("d"), "inf");  // what the report must recognise
+    const fs::path finite = cli_run("cli_sim", "simulate " + kSmallRun + " --trials 50");
+    const std::string html = report_of({run, finite}, "report_inf");
+    const std::string infinite_part = run_html(html, 0), finite_part = run_html(html, 1);
+    EXPECT_EQ(section_titles(html, 0).front().rfind("The verdict", 0), 0u);
+    EXPECT_NE(infinite_part.find("expected-geometry limit"), std::string::npos);
+    EXPECT_NE(infinite_part.find("not the large-d limit"), std::string::npos);
+    EXPECT_EQ(finite_part.find("expected-geometry limit"), std::string::npos);
+    const auto parameters = [&](int index) {
+        std::set<std::string> names;
+        for (const auto& row : first_table_rows(section_html(html, index, "Parameters")))
+            names.insert(row.at(0));
+        return names;
+    };
+    EXPECT_EQ(parameters(0).count("trials"), 0u);
+    EXPECT_EQ(parameters(1).count("trials"), 1u);
+    EXPECT_EQ(parameters(0).count("d"), 1u);
+}
+
+TEST(ReportVerdict, FolderWithoutVerdictFilesSaysSo) {
+    const fs::path sim = cli_run("cli_sim", "simulate " + kSmallRun + " --trials 50");
+    const fs::path old = copy_run(sim, "cli_sim_old");
+    fs::remove(old / "verdict.csv");
+    fs::remove(old / "kappa_scan.csv");
+    const std::string html = report_of({old}, "report_old");
+    EXPECT_EQ(section_titles(html, 0).front().rfind("The verdict", 0), 0u);
+    EXPECT_NE(section_html(html, 0, "The verdict").find("has no verdict.csv"), std::string::npos);
+    // A malformed verdict.csv is an input error naming the file.
+    std::ofstream(old / "verdict.csv") << "variant,metric\npaper,P\n";
+    try {
+        report_of({old}, "report_old_bad");
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("verdict.csv"), std::string::npos) << e.what();
+    }
 }
