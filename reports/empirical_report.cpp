@@ -20,6 +20,7 @@
 #include "common/format.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
+#include "reports/verdict.hpp"
 #include "theory/models.hpp"
 
 namespace fs = std::filesystem;
@@ -27,8 +28,9 @@ namespace fs = std::filesystem;
 namespace attngeo::reports {
 namespace {
 
-const char* kVariants[3] = {"paper", "exact-mean", "scale-invariant"};
-const char* kVariantColor[3] = {"#d95f02", "#1b9e77", "#7570b3"};
+// The bound variants in theory::bound_variants() order, coloured as in reports/verdict.cpp.
+const char* kVariants[4] = {"paper", "exact-mean", "scale-invariant", "corrected"};
+const char* kVariantColor[4] = {"#d95f02", "#1b9e77", "#7570b3", "#66a61e"};
 const char* kRegimes[3] = {"Retriever", "Mixer", "Reset"};
 const char* kRegimeColor[3] = {"#e6550d", "#3182bd", "#31a354"};
 const char* kGrid = "  set grid lc rgb '#e5e5e5'\n";
@@ -519,7 +521,7 @@ std::string pr_panels_preamble(int x_max, const char* bottom_margin) {
 Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measured,
                  const std::string& measured_source, const Envelopes* envelopes,
                  const std::string& envelope_source, const std::map<int, MeanPR>* simulation,
-                 const std::string& simulation_source) {
+                 const std::string& simulation_source, bool envelopes_at_star = false) {
     Figure f;
     f.id = prefix + "fig5_precision_recall";
     f.title = envelopes ? "Figure 5: Precision and Recall against N with the envelopes"
@@ -536,7 +538,9 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
             sizes[N] = true;
     const double nan = std::nan("");
     std::ostringstream dat;
-    dat << "# N P_mean R_mean then per variant (paper exact-mean scale-invariant): P_lower "
+    std::map<std::string, int> inverted;  // variant → N whose drawn P or R envelope is inverted
+    dat << "# N P_mean R_mean then per variant (paper exact-mean scale-invariant corrected): "
+           "P_lower "
            "P_upper R_lower R_upper; then sim_P sim_R\n";
     int max_n = 1;
     for (const auto& [N, unused] : sizes) {
@@ -548,6 +552,7 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
             std::array<double, 4> b = {nan, nan, nan, nan};
             if (envelopes && envelopes->count(v) && envelopes->at(v).count(N))
                 b = envelopes->at(v).at(N);
+            inverted[v] += b[0] > b[1] || b[2] > b[3];
             for (double x : b)
                 dat << ' ' << format_double(x);
         }
@@ -568,19 +573,23 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
           << "'\n  plot '" << f.id << ".dat' using 1:" << 2 + metric
           << " with lines lw 2.5 lc rgb '#08519c' title 'measured (mean over heads)'";
         if (envelopes) {
-            for (int v = 0; v < 3; ++v) {
+            for (int v = 0; v < 4; ++v) {
                 if (!envelopes->count(kVariants[v])) continue;
                 const int lower = 4 + 4 * v + 2 * metric;
                 s << ", \\\n       '' using 1:" << lower << " with lines lw 1.5 dt 2 lc rgb '"
                   << kVariantColor[v] << "' notitle, \\\n       '' using 1:" << lower + 1
                   << " with lines lw 1.5 lc rgb '" << kVariantColor[v] << "' title '"
-                  << kVariants[v] << "'";
+                  << kVariants[v] << "', \\\n       '' using 1:($" << lower << " > $" << lower + 1
+                  << " ? $" << lower << " : 1/0) with points pt 9 ps 1.2 lc rgb '"
+                  << kVariantColor[v] << "' notitle";
             }
+            s << ", \\\n       1/0 with points pt 9 ps 1.2 lc rgb '#444444' title 'inverted "
+                 "(lower > upper)'";
             s << ", \\\n       1/0 with lines lw 1.5 lc rgb '#444444' title 'upper envelope', "
                  "\\\n       1/0 with lines lw 1.5 dt 2 lc rgb '#444444' title 'lower envelope'";
         }
         if (simulation) {
-            s << ", \\\n       '' using 1:" << 16 + metric
+            s << ", \\\n       '' using 1:" << 20 + metric
               << " with lines lw 2 dt 4 lc rgb '#e7298a' title 'simulation'";
         }
         s << "\n";
@@ -592,9 +601,23 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
                "mean over heads of the document means (blue), from "
             << code(measured_source) << " (P_mean, R_mean).";
     if (envelopes) {
-        caption << " Per bound variant at its fitted κ, the mean over heads of the lower "
-                   "(dashed) and upper (solid) envelopes, from "
-                << code(envelope_source) << ".";
+        caption << " Per bound variant (all four), the mean over heads of the lower (dashed) "
+                   "and upper (solid) envelopes "
+                << (envelopes_at_star ? "at the κ* of each side (the *_star columns)"
+                                      : "at the variant's single κ")
+                << ", from " << code(envelope_source) << ".";
+        std::vector<std::string> flipped;
+        for (const char* v : kVariants)
+            if (inverted[v] > 0)
+                flipped.push_back(code(v) + " at " + std::to_string(inverted[v]) + " N");
+        if (flipped.empty()) {
+            caption << " No drawn envelope is inverted.";
+        } else {
+            caption << " <span class=\"bad\">Inverted (lower > upper; diamonds):</span> ";
+            for (std::size_t i = 0; i < flipped.size(); ++i)
+                caption << (i ? ", " : "") << flipped[i];
+            caption << ".";
+        }
     }
     if (simulation) {
         caption << " Magenta dash-dot: the simulation at the fitted parameters (E[P], E[R]), from "
@@ -944,6 +967,7 @@ struct Overlays {
     std::string fit_source;
     const Envelopes* envelopes = nullptr;
     std::string envelope_source;
+    bool envelopes_at_star = false;  // drawn at each side's κ* (bounds.csv *_star columns)
     const std::map<int, MeanPR>* simulation = nullptr;
     std::string simulation_source;
     std::vector<Section> after_norms, after_alpha, after_pr;
@@ -976,7 +1000,8 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     Section pr;
     pr.title = "Precision and Recall against N (Figure 5)";
     pr.figures.push_back(pr_figure(prefix, e.pr_global, path_in(e.dir, "pr.csv"), o.envelopes,
-                                   o.envelope_source, o.simulation, o.simulation_source));
+                                   o.envelope_source, o.simulation, o.simulation_source,
+                                   o.envelopes_at_star));
     sections.push_back(pr);
     sections.insert(sections.end(), o.after_pr.begin(), o.after_pr.end());
 
@@ -1298,7 +1323,7 @@ std::string agreement_tables(const CsvTable& agreement) {
             rows.push_back(row);
         }
         out << "<p>Per layer: fraction inside (worst excess).</p>\n"
-            << html_table({"layer", "paper", "exact-mean", "scale-invariant"}, rows);
+            << html_table({"layer", "paper", "exact-mean", "scale-invariant", "corrected"}, rows);
     }
     return out.str();
 }
@@ -1475,6 +1500,17 @@ std::vector<Section> compare_sections(const RunFolder& run) {
                  static_cast<int>(envelope.number(r, "heads"))};
     }
 
+    // Figure 5 draws each side at its own κ* where bounds.csv has the star columns.
+    const std::string bounds_path = path_in(dir, "bounds.csv");
+    std::string envelope_source = envelope.path;
+    const bool at_star = [&] {
+        Envelopes star = mean_star_envelopes(bounds_path);
+        if (star.empty()) return false;
+        envelopes = std::move(star);
+        envelope_source = bounds_path;
+        return true;
+    }();
+
     std::string warnings;
     // The extract folder named by "emp".
     const std::string emp = run.manifest.contains("emp") && run.manifest.at("emp").is_string()
@@ -1503,7 +1539,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         }
     }
 
-    std::vector<Section> sections;
+    std::vector<Section> sections = {compare_verdict_section(dir, prefix, kappa)};
     Section overview;
     overview.title = "Comparison parameters";
     overview.html_before = warnings + parameters_table(run.manifest) +
@@ -1555,7 +1591,8 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         o.fit = fit;
         o.fit_source = profile.path;
         o.envelopes = &envelopes;
-        o.envelope_source = envelope.path;
+        o.envelope_source = envelope_source;
+        o.envelopes_at_star = at_star;
         if (simulation) {
             o.simulation = &*simulation;
             o.simulation_source = sim_csv;
@@ -1584,8 +1621,8 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         Section pr;
         pr.title = "Precision and Recall against N (Figure 5)";
         pr.figures.push_back(pr_figure(prefix, envelope_means, envelope.path, &envelopes,
-                                       envelope.path, simulation ? &*simulation : nullptr,
-                                       sim_csv));
+                                       envelope_source, simulation ? &*simulation : nullptr,
+                                       sim_csv, at_star));
         sections.push_back(pr);
         sections.push_back(kappa_section);
         sections.push_back(corr_section);
