@@ -1271,25 +1271,27 @@ std::string profile_table(const CsvTable& profile) {
 
 std::string kappa_table(const nlohmann::json& kappa, const std::string& source) {
     std::vector<std::vector<std::string>> rows;
-    if (kappa.contains("variants") && kappa.at("variants").is_object()) {
-        for (const auto& [name, v] : kappa.at("variants").items()) {
-            auto field = [&](const char* key) {
-                return v.contains(key) ? html_escape(json_text(v.at(key))) : std::string("");
-            };
-            const std::string how =
-                v.contains("kappa_fitted") && v.at("kappa_fitted").is_boolean()
-                    ? (v.at("kappa_fitted").get<bool>() ? " (fitted)" : " (given)")
-                    : "";
-            rows.push_back({html_escape(name), field("kappa") + how, field("fraction_inside"),
-                            field("mean_width"), field("kappa_lower95"),
-                            field("lower_fraction_at_kappa_lower95")});
-        }
+    const bool listed = kappa.contains("variants") && kappa.at("variants").is_object();
+    for (const char* name : kVariants) {
+        if (!listed || !kappa.at("variants").contains(name)) continue;
+        const auto& v = kappa.at("variants").at(name);
+        auto field = [&](const char* key) {
+            return v.contains(key) ? html_escape(json_text(v.at(key))) : std::string("");
+        };
+        const std::string how = v.contains("kappa_rule")
+                                    ? " (" + html_escape(json_text(v.at("kappa_rule"))) + ")"
+                                : v.contains("kappa_fitted")
+                                    ? (v.value("kappa_fitted", false) ? " (fitted)" : " (given)")
+                                    : "";
+        // The fraction inside only next to the width: a [0, 1] envelope contains everything.
+        rows.push_back({code(name), field("kappa") + how,
+                        field("fraction_inside") + " / " + field("mean_width")});
     }
-    return "<p>κ per bound variant (" + code(source) + "; cosines: " +
+    return "<p>The single κ of each bound variant (" + code(source) + "; cosines: " +
            html_escape(kappa.contains("cosines") ? json_text(kappa.at("cosines")) : "?") +
-           ").</p>\n" +
-           html_table({"variant", "κ", "fraction of points inside", "mean envelope width",
-                       "largest κ with ≥95% lower bounds holding", "lower bounds holding there"},
+           "), used for the <code>kappa</code> columns; κ per bound variant and side is the "
+           "verdict's κ*.</p>\n" +
+           html_table({"variant", "κ (rule)", "fraction of points inside / mean envelope width"},
                       rows);
 }
 

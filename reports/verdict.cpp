@@ -92,7 +92,10 @@ std::string kappa_free_sentence(const std::string& variant, const std::vector<Ve
         if (delta > 0) {
             s << ": Δ ≤ 0 at " << percent(delta) << " of " << points << " (tail factor 1)";
             if (delta0 > 0) s << " and Δ<sub>0</sub> ≤ 0 at " << percent(delta0);
-            if (delta >= 1 - 1e-12) s << ", so the P lower bound is 1/(1 + (n − N)(1 + 1/N))-like";
+            // With both tails at 1 the lower bounds collapse to the union-bound counts alone.
+            if (delta >= 0.99 && delta0 >= 0.99)
+                s << ", so there the lower bounds are 1/(1 + (n − N)(1 + 1/N))-like for P and 0 "
+                     "for R whatever κ is";
         }
     } else {
         const double xi = fraction_of(facts.degenerate, "xi_le0");

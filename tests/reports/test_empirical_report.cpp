@@ -435,6 +435,14 @@ TEST(EmpiricalReport, CompareVerdictComesFirstWithVerdictCsvsNumbers) {
     EXPECT_NE(scale.find("for P at 3.12 % of (head, N) points"), std::string::npos) << scale;
     EXPECT_NE(scale.find("No κ brings the P lower bound to 95 % coverage"), std::string::npos);
     EXPECT_NE(paper.find("the R upper (≥ 0.99) at 100 %"), std::string::npos) << paper;
+    // The single-κ table lists the four variants in order, the fraction inside next to the width.
+    const std::size_t single = html.find("The single κ of each bound variant");
+    ASSERT_NE(single, std::string::npos);
+    const auto kappa_rows = attngeo::test_support::first_table_rows(html.substr(single));
+    ASSERT_EQ(kappa_rows.size(), 4u);
+    for (std::size_t v = 0; v < 4; ++v)
+        EXPECT_EQ(kappa_rows[v][0], kVariantNames[v]);
+    EXPECT_NE(html.find("fraction of points inside / mean envelope width"), std::string::npos);
     for (const char* v : kVariantNames) {
         const std::string id = std::string("run0_kappa_") + v;
         EXPECT_NE(verdict.find("<figure id=\"" + id + "\">"), std::string::npos) << id;
