@@ -3,6 +3,8 @@
 // field by field so that a corrupt file is an InputError and never an out-of-bounds read.
 #include "common/safetensors.hpp"
 
+#include "common/json_file.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -446,12 +448,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& folder_or_file) 
     if (!in) fail(index_path, "cannot open");
     std::ostringstream text;
     text << in.rdbuf();
-    json index;
-    try {
-        index = json::parse(text.str());
-    } catch (const json::exception& parse_error) {
-        fail(index_path, "not valid JSON: " + printable(parse_error.what(), 160, true));
-    }
+    const json index = parse_json_text(text.str(), index_path, "a safetensors index");
     if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
         fail(index_path,
              "expected a JSON object with a \"weight_map\" object (tensor name -> "

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "common/errors.hpp"
+#include "common/json_file.hpp"
 
 namespace attngeo::empirical {
 namespace {
@@ -151,17 +152,9 @@ ModelConfig parse_hf_config(const nlohmann::json& j, const std::string& path) {
 }
 
 ModelConfig read_hf_config(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw InputError("'" + path +
-                         "': cannot open (a Hugging Face model folder needs config.json)");
-    nlohmann::json j;
-    try {
-        in >> j;
-    } catch (const std::exception&) {
-        throw InputError("'" + path + "': not valid JSON");
-    }
-    return parse_hf_config(j, path);
+    const nlohmann::json j =
+        read_json_file(path, "a Hugging Face config.json (a model folder needs one)");
+    return with_json_context(path, [&] { return parse_hf_config(j, path); });
 }
 
 }  // namespace attngeo::empirical

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "common/json_file.hpp"
 
 namespace attngeo::empirical {
 
@@ -36,14 +37,7 @@ void require_file(const std::string& path, const std::string& what) {
 
 nlohmann::json read_json(const std::string& path, const std::string& what) {
     require_file(path, what);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(file_label(path) + ": cannot open (expected " + what + ")");
-    try {
-        return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(file_label(path) + ": expected " + what + " as valid JSON (" + e.what() +
-                         ")");
-    }
+    return read_json_file(path, what);
 }
 
 void append_utf8(std::string& out, char32_t cp) {
@@ -394,83 +388,88 @@ Gpt2BpeTokenizer::Gpt2BpeTokenizer(const std::string& vocab_json, const std::str
 }
 
 std::unique_ptr<Gpt2BpeTokenizer> Gpt2BpeTokenizer::from_tokenizer_json(const std::string& path) {
-    const nlohmann::json j = read_json(path, "a Hugging Face tokenizer.json");
-    if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) {
-        throw InputError(file_label(path) + ": expected a \"model\" object");
-    }
-    const nlohmann::json& model = j["model"];
-    if (model.contains("type") && model["type"] != "BPE") {
-        throw InputError(file_label(path) + ": expected a BPE model, found type " +
-                         model["type"].dump());
-    }
-    if (!model.contains("vocab") || !model.contains("merges") || !model["merges"].is_array()) {
-        throw InputError(file_label(path) + ": expected model.vocab and a model.merges array");
-    }
-    for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
-        if (model.contains(key) && !model[key].is_null() && model[key] != "") {
-            throw InputError(file_label(path) + ": model." + key +
-                             " is not supported (expected GPT-2 byte-level BPE)");
+    // A value of the wrong type anywhere below is bad input naming the file.
+    return with_json_context(path, [&]() -> std::unique_ptr<Gpt2BpeTokenizer> {
+        const nlohmann::json j = read_json(path, "a Hugging Face tokenizer.json");
+        if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) {
+            throw InputError(file_label(path) + ": expected a \"model\" object");
         }
-    }
-    std::unique_ptr<Gpt2BpeTokenizer> tokenizer(new Gpt2BpeTokenizer());
-    tokenizer->source_ = path;
-    // The pre-tokenizer must be GPT-2's: ByteLevel with its built-in regex. Others (a Split
-    // with another regex as in LLaMA-3 / Qwen, Metaspace) would silently tokenise differently.
-    const nlohmann::json pre = j.value("pre_tokenizer", nlohmann::json());
-    if (!pre.is_object() || pre.value("type", "") != "ByteLevel" || !pre.value("use_regex", true)) {
-        throw InputError(file_label(path) +
-                         ": expected a ByteLevel pre_tokenizer with GPT-2's regex, "
-                         "found " +
-                         pre.dump());
-    }
-    tokenizer->add_prefix_space_ = pre.value("add_prefix_space", false);
-    read_vocab(model["vocab"], path, tokenizer->token_to_id_, tokenizer->id_to_token_);
+        const nlohmann::json& model = j["model"];
+        if (model.contains("type") && model["type"] != "BPE") {
+            throw InputError(file_label(path) + ": expected a BPE model, found type " +
+                             model["type"].dump());
+        }
+        if (!model.contains("vocab") || !model.contains("merges") || !model["merges"].is_array()) {
+            throw InputError(file_label(path) + ": expected model.vocab and a model.merges array");
+        }
+        for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+            if (model.contains(key) && !model[key].is_null() && model[key] != "") {
+                throw InputError(file_label(path) + ": model." + key +
+                                 " is not supported (expected GPT-2 byte-level BPE)");
+            }
+        }
+        std::unique_ptr<Gpt2BpeTokenizer> tokenizer(new Gpt2BpeTokenizer());
+        tokenizer->source_ = path;
+        // The pre-tokenizer must be GPT-2's: ByteLevel with its built-in regex. Others (a Split
+        // with another regex as in LLaMA-3 / Qwen, Metaspace) would silently tokenise differently.
+        const nlohmann::json pre = j.value("pre_tokenizer", nlohmann::json());
+        if (!pre.is_object() || pre.value("type", "") != "ByteLevel" ||
+            !pre.value("use_regex", true)) {
+            throw InputError(file_label(path) +
+                             ": expected a ByteLevel pre_tokenizer with GPT-2's regex, "
+                             "found " +
+                             pre.dump());
+        }
+        tokenizer->add_prefix_space_ = pre.value("add_prefix_space", false);
+        read_vocab(model["vocab"], path, tokenizer->token_to_id_, tokenizer->id_to_token_);
 
-    int rank = 0;
-    for (const auto& merge : model["merges"]) {
-        std::string first, second;
-        if (merge.is_string()) {
-            const std::string text = merge.get<std::string>();
-            const std::size_t space = text.find(' ');
-            if (space == std::string::npos || space == 0 || space + 1 == text.size() ||
-                text.find(' ', space + 1) != std::string::npos) {
+        int rank = 0;
+        for (const auto& merge : model["merges"]) {
+            std::string first, second;
+            if (merge.is_string()) {
+                const std::string text = merge.get<std::string>();
+                const std::size_t space = text.find(' ');
+                if (space == std::string::npos || space == 0 || space + 1 == text.size() ||
+                    text.find(' ', space + 1) != std::string::npos) {
+                    throw InputError(file_label(path) + ": merge " + std::to_string(rank) +
+                                     ": expected \"a b\", found " + merge.dump());
+                }
+                first = text.substr(0, space);
+                second = text.substr(space + 1);
+            } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+                       merge[1].is_string()) {
+                first = merge[0].get<std::string>();
+                second = merge[1].get<std::string>();
+            } else {
                 throw InputError(file_label(path) + ": merge " + std::to_string(rank) +
-                                 ": expected \"a b\", found " + merge.dump());
+                                 ": expected \"a b\" or [\"a\", \"b\"], found " + merge.dump());
             }
-            first = text.substr(0, space);
-            second = text.substr(space + 1);
-        } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
-                   merge[1].is_string()) {
-            first = merge[0].get<std::string>();
-            second = merge[1].get<std::string>();
-        } else {
-            throw InputError(file_label(path) + ": merge " + std::to_string(rank) +
-                             ": expected \"a b\" or [\"a\", \"b\"], found " + merge.dump());
+            if (!tokenizer->token_to_id_.count(first) || !tokenizer->token_to_id_.count(second) ||
+                !tokenizer->token_to_id_.count(first + second)) {
+                throw InputError(file_label(path) + ": merge " + std::to_string(rank) + " " +
+                                 merge.dump() + " uses or makes a token missing from model.vocab");
+            }
+            tokenizer->merge_rank_[merge_key(first, second)] = rank++;
         }
-        if (!tokenizer->token_to_id_.count(first) || !tokenizer->token_to_id_.count(second) ||
-            !tokenizer->token_to_id_.count(first + second)) {
-            throw InputError(file_label(path) + ": merge " + std::to_string(rank) + " " +
-                             merge.dump() + " uses or makes a token missing from model.vocab");
-        }
-        tokenizer->merge_rank_[merge_key(first, second)] = rank++;
-    }
 
-    if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
-        for (const auto& added : j["added_tokens"]) {
-            if (!added.is_object() || !added.contains("id") || !added["id"].is_number_integer() ||
-                !added.contains("content") || !added["content"].is_string()) {
-                throw InputError(file_label(path) +
-                                 ": expected added_tokens entries with an integer "
-                                 "\"id\" and a string \"content\", found " +
-                                 added.dump());
+        if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
+            for (const auto& added : j["added_tokens"]) {
+                if (!added.is_object() || !added.contains("id") ||
+                    !added["id"].is_number_integer() || !added.contains("content") ||
+                    !added["content"].is_string()) {
+                    throw InputError(file_label(path) +
+                                     ": expected added_tokens entries with an integer "
+                                     "\"id\" and a string \"content\", found " +
+                                     added.dump());
+                }
+                const int id = added["id"].get<int>();
+                if (id < 0) throw InputError(file_label(path) + ": added token with a negative id");
+                tokenizer->added_tokens_[id] = added["content"].get<std::string>();
             }
-            const int id = added["id"].get<int>();
-            if (id < 0) throw InputError(file_label(path) + ": added token with a negative id");
-            tokenizer->added_tokens_[id] = added["content"].get<std::string>();
         }
-    }
-    tokenizer->finish();
-    return tokenizer;
+        tokenizer->finish();
+        return tokenizer;
+    });
 }
 
 void Gpt2BpeTokenizer::finish() {
@@ -709,8 +708,11 @@ std::unique_ptr<Tokenizer> tokenizer_for_model(const std::string& model_path, in
     if (has("tokenizer.json")) {
         const std::string json_path = (folder / "tokenizer.json").string();
         const nlohmann::json j = read_json(json_path, "a Hugging Face tokenizer.json");
-        if (j.is_object() && j.contains("model") && j["model"].is_object() &&
-            j["model"].value("type", "BPE") == "BPE") {
+        const bool bpe = with_json_context(json_path, [&] {
+            return j.is_object() && j.contains("model") && j["model"].is_object() &&
+                   j["model"].value("type", "BPE") == "BPE";
+        });
+        if (bpe) {
             return Gpt2BpeTokenizer::from_tokenizer_json(json_path);
         }
     }

@@ -1,6 +1,8 @@
 // Report assembly: manifests to sections, figures rendered, one self-contained index.html.
 #include "reports/report.hpp"
 
+#include "common/json_file.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -131,19 +133,18 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
     std::vector<RunFolder> runs;
     for (std::size_t i = 0; i < run_dirs.size(); ++i) {
         const fs::path manifest_path = fs::path(run_dirs[i]) / "manifest.json";
-        std::ifstream in(manifest_path);
-        if (!in)
+        if (!fs::is_regular_file(manifest_path))
             throw InputError("--in '" + run_dirs[i] +
                              "': no manifest.json (not an attngeo run folder)");
         RunFolder run;
         run.dir = run_dirs[i];
         run.index = static_cast<int>(i);
-        try {
-            in >> run.manifest;
-        } catch (const std::exception&) {
-            throw InputError("--in '" + manifest_path.string() + "': not valid JSON");
-        }
-        const std::string kind = run.manifest.value("kind", "");
+        run.manifest = read_json_file(manifest_path.string(), "an attngeo run manifest");
+        const auto kind_field = run.manifest.find("kind");
+        const std::string kind =
+            run.manifest.is_object() && kind_field != run.manifest.end() && kind_field->is_string()
+                ? kind_field->get<std::string>()
+                : "";
         if (!builders().count(kind)) {
             throw InputError("--in '" + run_dirs[i] + "': run kind '" + kind +
                              "' has no report (known: simulate, sweep, extract, compare)");
@@ -152,8 +153,12 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
     }
     // Build every section before writing anything.
     std::vector<std::pair<const RunFolder*, std::vector<Section>>> parts;
-    for (const auto& run : runs)
-        parts.emplace_back(&run, builders().at(run.manifest.at("kind"))(run));
+    for (const auto& run : runs) {
+        // A key missing from, or of the wrong type in, any file of the folder is bad input.
+        parts.emplace_back(&run, with_json_context(run.dir, [&] {
+            return builders().at(run.manifest.at("kind"))(run);
+        }));
+    }
 
     const fs::path figures_dir = fs::path(out_dir) / "figures";
     std::error_code ec;

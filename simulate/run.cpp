@@ -17,6 +17,7 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
 #include "common/number_list.hpp"
 #include "simulate/envelope.hpp"
@@ -705,15 +706,8 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
     std::vector<SimulationSums> total;
     for (const auto& dir : dirs) {
         const std::string path = (fs::path(dir) / "manifest.json").string();
-        std::ifstream in(path);
-        if (!in) throw InputError("merge: '" + path + "': cannot open");
-        nlohmann::json manifest;
-        try {
-            in >> manifest;
-        } catch (const std::exception& e) {
-            throw InputError("merge: '" + path + "': not valid JSON");
-        }
-        if (!manifest.contains("config"))
+        const nlohmann::json manifest = read_json_file(path, "a simulate or sweep run manifest");
+        if (!manifest.is_object() || !manifest.contains("config"))
             throw InputError("merge: '" + path + "': not a simulate or sweep manifest");
         // Manifests from before the stream was named drew from Philox4x64-10.
         const std::string stream = manifest.value("random_stream", std::string(kOldRandomStream));
@@ -722,7 +716,8 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
                              "', this attngeo draws '" + kRandomStream +
                              "': rerun that shard with this version");
         }
-        RunConfig config = run_config_from_json(manifest.at("config"));
+        RunConfig config =
+            with_json_context(path, [&] { return run_config_from_json(manifest.at("config")); });
         nlohmann::json comparable = to_json(config);
         comparable.erase("shard");
         if (!merged) {
