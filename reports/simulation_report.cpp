@@ -525,7 +525,9 @@ std::vector<Section> sweep_sections(const RunFolder& run) {
     panels.html_before =
         "<p>For each swept parameter, the other swept parameters are held at their first value. "
         "Points: Monte Carlo means with 95% intervals; dashed and solid lines: the paper lower and "
-        "upper bounds at the fitted κ of each grid point.</p>\n";
+        "upper bounds at the single κ of the paper variant at each grid point (the "
+        "<code>kappa_paper</code> column of sweep.csv; the verdict above gives each side's "
+        "κ*).</p>\n";
     for (std::size_t p = 0; p < config.sweep.size(); ++p) {
         const auto& [name, values] = config.sweep[p];
         for (const char* metric : {"P", "R"}) {
