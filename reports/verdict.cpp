@@ -325,78 +325,72 @@ std::string verdict_html(const std::vector<VerdictSide>& rows,
     return out.str();
 }
 
-std::string sweep_verdict_html(const VerdictTable& verdict) {
-    struct Aggregate {
-        std::vector<double> kappa_star, gap;
-        double min_coverage = 1;
-        int grid_points = 0, kappa_free = 0, at_edge = 0, met = 0, informative = 0;
-        double degenerate_sum = 0;
-    };
-    // variant → "P lower" … in the file's order.
-    std::map<std::string, std::vector<std::pair<std::string, Aggregate>>> groups;
+namespace {
+
+// One (variant, "metric side") of a sweep, over its grid points.
+struct SideAggregate {
+    std::vector<double> kappa_star;  // [grid points]
+    double gap_sum = 0, degenerate_sum = 0, min_coverage = 1;
+    int grid_points = 0, kappa_free = 0, at_edge = 0, met = 0, informative = 0;
+};
+// variant → ("P lower", aggregate) in the file's order of sides.
+using SweepAggregates = std::map<std::string, std::vector<std::pair<std::string, SideAggregate>>>;
+
+SweepAggregates aggregate_sides(const VerdictTable& verdict) {
+    SweepAggregates groups;
     for (const auto& r : verdict.rows) {
         auto& list = groups[r.variant];
         const std::string key = side_label(r);
         auto it =
             std::find_if(list.begin(), list.end(), [&](const auto& p) { return p.first == key; });
-        if (it == list.end()) {
-            list.push_back({key, Aggregate{}});
-            it = list.end() - 1;
-        }
-        Aggregate& a = it->second;
+        if (it == list.end()) it = list.insert(list.end(), {key, SideAggregate{}});
+        SideAggregate& a = it->second;
         a.kappa_star.push_back(r.kappa_star);
-        a.gap.push_back(r.mean_gap);
+        a.gap_sum += r.mean_gap;
+        a.degenerate_sum += r.fraction_degenerate;
         a.min_coverage = std::min(a.min_coverage, r.coverage);
         ++a.grid_points;
         a.kappa_free += r.kappa_free;
         a.at_edge += r.at_grid_edge;
         a.met += r.coverage_met;
         a.informative += r.informative;
-        a.degenerate_sum += r.fraction_degenerate;
     }
-    std::vector<std::vector<std::string>> cells;
-    std::ostringstream paragraphs;
-    for (const auto& variant : variant_names()) {
-        if (!groups.count(variant)) continue;
-        std::vector<std::string> free_sides, unmet, edge, useless;
-        for (const auto& [key, a] : groups.at(variant)) {
-            double gap_sum = 0;
-            for (double g : a.gap)
-                gap_sum += g;
-            const double n = a.grid_points;
-            cells.push_back({"<code>" + html_escape(variant) + "</code>", key,
-                             short_number(median(a.kappa_star)), short_number(a.min_coverage),
-                             short_number(gap_sum / n), short_number(a.kappa_free / n),
-                             short_number(a.at_edge / n), short_number(a.met / n),
-                             short_number(a.degenerate_sum / n), short_number(a.informative / n)});
-            if (a.kappa_free > 0)
-                free_sides.push_back(key + " (" + std::to_string(a.kappa_free) + "/" +
-                                     std::to_string(a.grid_points) + ")");
-            if (a.met < a.grid_points)
-                unmet.push_back(key + " (" + std::to_string(a.grid_points - a.met) + "/" +
-                                std::to_string(a.grid_points) + ")");
-            if (a.at_edge > 0)
-                edge.push_back(key + " (" + std::to_string(a.at_edge) + "/" +
-                               std::to_string(a.grid_points) + ")");
-            if (a.informative < a.grid_points)
-                useless.push_back(key + " (" + std::to_string(a.grid_points - a.informative) + "/" +
-                                  std::to_string(a.grid_points) + ")");
-        }
-        paragraphs << "<p><b><code>" << html_escape(variant) << "</code></b>: ";
-        if (!free_sides.empty())
-            paragraphs << "κ-free sides (grid points): " << join_words(free_sides)
-                       << " — there the bound says nothing about κ. ";
-        if (!unmet.empty())
-            paragraphs << "Coverage below 95 % for every κ: " << join_words(unmet) << ". ";
-        if (!edge.empty()) paragraphs << "κ* at the grid's edge: " << join_words(edge) << ". ";
-        if (!useless.empty())
-            paragraphs << "Degenerate at every point: " << join_words(useless) << ". ";
-        if (free_sides.empty() && unmet.empty() && edge.empty() && useless.empty())
-            paragraphs << "every side depends on κ, reaches 95 % coverage and is informative at "
-                          "every grid point. ";
-        paragraphs << "</p>\n";
+    return groups;
+}
+
+// "P upper (1/2)": a side and at how many of the grid points something holds.
+std::string side_count(const std::string& key, int count, int of) {
+    return key + " (" + std::to_string(count) + "/" + std::to_string(of) + ")";
+}
+
+std::string sweep_paragraph(const std::string& variant,
+                            const std::vector<std::pair<std::string, SideAggregate>>& sides) {
+    std::vector<std::string> free_sides, unmet, edge, useless;
+    for (const auto& [key, a] : sides) {
+        if (a.kappa_free > 0) free_sides.push_back(side_count(key, a.kappa_free, a.grid_points));
+        if (a.met < a.grid_points)
+            unmet.push_back(side_count(key, a.grid_points - a.met, a.grid_points));
+        if (a.at_edge > 0) edge.push_back(side_count(key, a.at_edge, a.grid_points));
+        if (a.informative < a.grid_points)
+            useless.push_back(side_count(key, a.grid_points - a.informative, a.grid_points));
     }
-    // Per grid point: κ* of each side, flags marked.
+    std::ostringstream s;
+    s << "<p><b><code>" << html_escape(variant) << "</code></b>: ";
+    if (!free_sides.empty())
+        s << "κ-free sides (at how many grid points): " << join_words(free_sides)
+          << " — there the bound says nothing about κ. ";
+    if (!unmet.empty()) s << "Coverage below 95 % for every κ: " << join_words(unmet) << ". ";
+    if (!edge.empty()) s << "κ* at the grid's edge: " << join_words(edge) << ". ";
+    if (!useless.empty()) s << "Degenerate at every point: " << join_words(useless) << ". ";
+    if (free_sides.empty() && unmet.empty() && edge.empty() && useless.empty())
+        s << "every side depends on κ, reaches 95 % coverage and is informative at every grid "
+             "point. ";
+    s << "</p>\n";
+    return s.str();
+}
+
+// Rows (grid point, values, variant) with the κ* of each side, flags marked.
+std::vector<std::vector<std::string>> kappa_star_per_point(const VerdictTable& verdict) {
     std::map<std::pair<int, std::string>, std::map<std::string, std::string>> per_point;
     std::map<int, std::string> point_values;
     for (std::size_t i = 0; i < verdict.rows.size(); ++i) {
@@ -412,7 +406,7 @@ std::string sweep_verdict_html(const VerdictTable& verdict) {
                       short_number(std::strtod(text.c_str(), nullptr));
         point_values[r.grid] = values;
     }
-    std::vector<std::vector<std::string>> point_cells;
+    std::vector<std::vector<std::string>> rows;
     for (const auto& [grid, values] : point_values) {
         for (const auto& variant : variant_names()) {
             const auto it = per_point.find({grid, variant});
@@ -420,23 +414,44 @@ std::string sweep_verdict_html(const VerdictTable& verdict) {
             auto cell = [&](const char* key) {
                 return it->second.count(key) ? it->second.at(key) : std::string("");
             };
-            point_cells.push_back({std::to_string(grid), html_escape(values),
-                                   "<code>" + html_escape(variant) + "</code>", cell("P lower"),
-                                   cell("P upper"), cell("R lower"), cell("R upper")});
+            rows.push_back({std::to_string(grid), html_escape(values),
+                            "<code>" + html_escape(variant) + "</code>", cell("P lower"),
+                            cell("P upper"), cell("R lower"), cell("R upper")});
         }
+    }
+    return rows;
+}
+
+}  // namespace
+
+std::string sweep_verdict_html(const VerdictTable& verdict) {
+    const SweepAggregates groups = aggregate_sides(verdict);
+    std::vector<std::vector<std::string>> cells;
+    std::string paragraphs;
+    for (const auto& variant : variant_names()) {
+        if (!groups.count(variant)) continue;
+        for (const auto& [key, a] : groups.at(variant)) {
+            const double n = a.grid_points;
+            cells.push_back({"<code>" + html_escape(variant) + "</code>", key,
+                             short_number(median(a.kappa_star)), short_number(a.min_coverage),
+                             short_number(a.gap_sum / n), short_number(a.kappa_free / n),
+                             short_number(a.at_edge / n), short_number(a.met / n),
+                             short_number(a.degenerate_sum / n), short_number(a.informative / n)});
+        }
+        paragraphs += sweep_paragraph(variant, groups.at(variant));
     }
     std::ostringstream out;
     out << "<p>Per variant × metric × side, aggregated over the sweep's grid points ("
-        << verdict.path << "): each grid point has its own κ* per side (SPEC §7).</p>\n"
+        << html_escape(verdict.path)
+        << "): each grid point has its own κ* per side (SPEC §7).</p>\n"
         << html_table({"variant", "side", "median κ*", "min coverage", "mean gap",
                        "fraction κ-free", "fraction at grid edge", "fraction coverage ≥ 95 %",
                        "mean fraction degenerate", "fraction informative"},
                       cells)
-        << paragraphs.str()
-        << "<p>κ* per grid point (‡ κ-free, † at the grid's edge, * coverage "
-           "below 95 %):</p>\n"
+        << paragraphs
+        << "<p>κ* per grid point (‡ κ-free, † at the grid's edge, * coverage below 95 %):</p>\n"
         << html_table({"grid", "values", "variant", "P lower", "P upper", "R lower", "R upper"},
-                      point_cells);
+                      kappa_star_per_point(verdict));
     return out.str();
 }
 
