@@ -9,6 +9,7 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/output_folder.hpp"
 #include "simulate/run.hpp"
 #ifdef ATTNGEO_WITH_EMPIRICAL
 #include <fstream>
@@ -124,6 +125,7 @@ void print_summary(const nlohmann::json& manifest, const std::string& out) {
 }
 
 void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& kind) {
+    check_output_folder(o.out, "--out");  // before any work (a sweep can take hours)
     finish_config(o, app);
     o.config.kind = kind;
     if (kind == "sweep") {

@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "common/errors.hpp"
@@ -15,11 +17,15 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     {
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
         if (!out) throw InputError("cannot write '" + path + "': cannot create " + temp);
+        errno = 0;
         out.write(content.data(), static_cast<std::streamsize>(content.size()));
         out.flush();
         if (!out) {
+            const int error = errno;  // EFBIG, ENOSPC, EIO, …
             std::remove(temp.c_str());
-            throw InputError("cannot write '" + path + "': write failed (disk full?)");
+            throw InputError("cannot write '" + path +
+                             "': " + (error ? std::string(std::strerror(error)) : "write failed") +
+                             " (disk full or over a file-size limit?)");
         }
     }
     if (std::rename(temp.c_str(), path.c_str()) != 0) {

@@ -2,6 +2,7 @@
 #include "reports/report.hpp"
 
 #include "common/json_file.hpp"
+#include "common/output_folder.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -160,7 +161,9 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
         }));
     }
 
-    const fs::path figures_dir = fs::path(out_dir) / "figures";
+    // Figures and index.html appear together or not at all (the folder may be the run's own).
+    OutputFolder folder(out_dir, "--out");
+    const fs::path figures_dir = fs::path(folder.staging()) / "figures";
     std::error_code ec;
     fs::create_directories(figures_dir, ec);
     if (ec) throw InputError("--out '" + out_dir + "': cannot create folder: " + ec.message());
@@ -227,9 +230,9 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
             "gnuplot script and data are linked under it.</p>\n<ul>"
          << toc.str() << "</ul>\n"
          << body.str() << "</body></html>\n";
-    const std::string index = (fs::path(out_dir) / "index.html").string();
-    write_file_atomic(index, html.str());
-    return index;
+    folder.write("index.html", html.str());
+    folder.commit();
+    return (fs::path(out_dir) / "index.html").string();
 }
 
 }  // namespace attngeo::reports

@@ -20,6 +20,7 @@
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
 #include "common/number_list.hpp"
+#include "common/output_folder.hpp"
 #include "simulate/envelope.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/verdict_output.hpp"
@@ -645,21 +646,24 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
          {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}};
     for (const auto& [key, value] : provenance.items())
         manifest[key] = value;
-    std::vector<std::string> files = {is_sweep ? "sweep.csv" : "simulate.csv", "sums.csv",
-                                      "manifest.json"};
-    if (!is_sweep) files.insert(files.begin() + 1, "bounds.csv");
+    std::vector<std::pair<std::string, std::string>> outputs = {
+        {is_sweep ? "sweep.csv" : "simulate.csv", main_csv.str()},
+        {"sums.csv", sums_csv.str()},
+        {"kappa_scan.csv", scan_csv.str()},
+        {"verdict.csv", verdict_csv.str()}};
+    if (!is_sweep) outputs.insert(outputs.begin() + 1, {"bounds.csv", bounds_csv.str()});
+    std::vector<std::string> files;
+    for (const auto& [name, content] : outputs)
+        files.push_back(name);
+    files.push_back("manifest.json");
     manifest["outputs"] = files;
+    outputs.emplace_back("manifest.json", manifest.dump(2) + "\n");
 
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw InputError("--out '" + dir + "': cannot create folder: " + ec.message());
-    write_file_atomic((fs::path(dir) / (is_sweep ? "sweep.csv" : "simulate.csv")).string(),
-                      main_csv.str());
-    if (!is_sweep) write_file_atomic((fs::path(dir) / "bounds.csv").string(), bounds_csv.str());
-    write_file_atomic((fs::path(dir) / "sums.csv").string(), sums_csv.str());
-    write_file_atomic((fs::path(dir) / "kappa_scan.csv").string(), scan_csv.str());
-    write_file_atomic((fs::path(dir) / "verdict.csv").string(), verdict_csv.str());
-    write_file_atomic((fs::path(dir) / "manifest.json").string(), manifest.dump(2) + "\n");
+    // All files or none: a failure while writing leaves --out as it was.
+    OutputFolder folder(dir, "--out");
+    for (const auto& [name, content] : outputs)
+        folder.write(name, content);
+    folder.commit();
     return manifest;
 }
 

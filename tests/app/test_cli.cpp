@@ -514,6 +514,58 @@ TEST(CliSimulate, VerdictKappaStarAndStarColumnsFollowTheScan) {
     }
 }
 
+// SPEC §10 on a full disk, simulated with RLIMIT_FSIZE (SIGXFSZ ignored, so a write past the
+// limit fails with EFBIG): exit 2 naming the file, nothing left behind (no run folder, no
+// staging folder), the run folder a report was writing into unchanged; later runs succeed.
+TEST(CliSimulate, FullDiskLeavesNothingBehindAndALaterRunSucceeds) {
+    const fs::path parent = scratch() / "full_disk";
+    fs::remove_all(parent);
+    fs::create_directories(parent);
+    const fs::path out = parent / "run";
+    const std::string args = "simulate --L 255 --T1 20 --T2 200 --trials 10 --out " + out.string();
+    const std::string limited = "ulimit -f 64; trap '' XFSZ; exec " + std::string(ATTNGEO_EXE);
+    const RunResult full = attngeo::test_support::run_program(limited, args, scratch());
+    EXPECT_EQ(full.exit_code, 2) << full.err;
+    EXPECT_EQ(std::count(full.err.begin(), full.err.end(), '\n'), 1) << full.err;
+    EXPECT_NE(full.err.find((out / "simulate.csv").string()), std::string::npos) << full.err;
+    EXPECT_NE(full.err.find("File too large"), std::string::npos) << full.err;
+    EXPECT_TRUE(fs::is_empty(parent)) << "something was left in " << parent;
+
+    const RunResult ok = run(args);
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    std::vector<std::string> before;
+    for (const auto& entry : fs::directory_iterator(out))
+        before.push_back(entry.path().filename().string() + ":" + slurp(entry.path()));
+    const RunResult report = attngeo::test_support::run_program(
+        limited, "report --in " + out.string() + " --out " + out.string(), scratch());
+    EXPECT_EQ(report.exit_code, 2) << report.err;
+    EXPECT_EQ(std::count(report.err.begin(), report.err.end(), '\n'), 1) << report.err;
+    std::vector<std::string> after;
+    for (const auto& entry : fs::directory_iterator(out))
+        after.push_back(entry.path().filename().string() + ":" + slurp(entry.path()));
+    std::sort(before.begin(), before.end());
+    std::sort(after.begin(), after.end());
+    EXPECT_EQ(before, after) << "the report half-wrote into the run folder";
+    for (const auto& entry : fs::directory_iterator(parent))
+        EXPECT_EQ(entry.path().filename(), "run") << "left behind: " << entry.path();
+    const RunResult later = run("report --in " + out.string() + " --out " + out.string());
+    EXPECT_EQ(later.exit_code, 0) << later.err;
+    EXPECT_TRUE(fs::exists(out / "index.html"));
+}
+
+// --out is checked before any work: a sweep into an existing file, or a name longer than the
+// file system allows, fails at once with one line and no progress printed.
+TEST(CliSimulate, OutputFolderCheckedBeforeTheWork) {
+    const std::string file = write("not_a_folder", "x");
+    expect_bad_input("sweep --set beta=0.05,0.1 --L 31 --T1 4 --T2 24 --trials 10 --out " + file,
+                     {"--out", file, "not a folder"});
+    const std::string long_name = (scratch() / std::string(300, 'x')).string();
+    expect_bad_input("simulate --L 31 --T1 4 --T2 24 --trials 10 --out " + long_name,
+                     {"--out", "longer than"});
+    expect_bad_input("simulate --L 31 --T1 4 --T2 24 --trials 10 --out " + file + "/sub",
+                     {"--out", "is a file"});
+}
+
 TEST(CliSimulate, InfiniteDimensionIsExact) {
     const fs::path out = scratch() / "dinf";
     fs::remove_all(out);
