@@ -95,7 +95,7 @@ void ExactShiftedDistances::catch_up_double() {
 // |v̂ − v| ≤ γ_d·Σ|y_t z_t| + u·Σ|y_t z_t|/(1 − u) + 2γ_{N−1}·Σ|y_t|a_t. The bound is doubled
 // (covering the rounding of the two sums that evaluate it and of v̂ ± e) and widened by two
 // more roundings of |v̂| ≤ Σ|y_t z_t|; products that underflow add at most 2⁻¹⁰⁷⁵ each.
-const ExactShiftedDistances::Approximate& ExactShiftedDistances::approximate(int l) {
+const ExactComparisons::Approximate& ExactShiftedDistances::approximate(int l) {
     if (approx_step_[l] == step_) return approx_[l];
     catch_up_double();
     const double* y = ranked_.row(l).data();
@@ -151,7 +151,7 @@ void ExactShiftedDistances::catch_up_exact() {
     }
 }
 
-const ExactShiftedDistances::BigInt& ExactShiftedDistances::exact(int l) {
+const ExactComparisons::BigInt& ExactShiftedDistances::exact(int l) {
     if (exact_step_[l] == step_) return exact_[l];
     convert_row(l);
     catch_up_exact();
@@ -165,14 +165,8 @@ const ExactShiftedDistances::BigInt& ExactShiftedDistances::exact(int l) {
     return exact_[l];
 }
 
-int ExactShiftedDistances::exact_compare(int l, int m) {
-    const BigInt& a = exact(l);
-    const BigInt& b = exact(m);
-    return a < b ? -1 : (a > b ? 1 : 0);
-}
-
-int ExactShiftedDistances::extreme(const int* candidates, int count, bool want_max) {
-    if (count < 1) throw_domain_error("ExactShiftedDistances::extreme", "no candidate tokens");
+int ExactComparisons::extreme(const int* candidates, int count, bool want_max) {
+    if (count < 1) throw_domain_error("ExactComparisons::extreme", "no candidate tokens");
     // The double tier first: only tokens whose interval reaches the best bound can be extreme.
     double bound = want_max ? -std::numeric_limits<double>::infinity()
                             : std::numeric_limits<double>::infinity();
@@ -190,13 +184,15 @@ int ExactShiftedDistances::extreme(const int* candidates, int count, bool want_m
             best = l;
             continue;
         }
-        const int order = exact_compare(l, best);
-        if ((want_max ? order > 0 : order < 0) || (order == 0 && l < best)) best = l;
+        const BigInt& candidate = exact(l);
+        const BigInt& incumbent = exact(best);
+        const bool better = want_max ? candidate > incumbent : candidate < incumbent;
+        if (better || (candidate == incumbent && l < best)) best = l;
     }
     return best;
 }
 
-ExactShiftedDistances::Comparison ExactShiftedDistances::compare(int l, int m) {
+ExactComparisons::Comparison ExactComparisons::compare(int l, int m) {
     const Approximate& a = approximate(l);
     const Approximate& b = approximate(m);
     const double tie = tie_scale(l);
@@ -209,14 +205,14 @@ ExactShiftedDistances::Comparison ExactShiftedDistances::compare(int l, int m) {
     if (a.value - a.error - room > b.value + b.error) return result;
     const BigInt margin = exact(l) - exact(m);
     result.at_most = margin <= 0;
-    // |margin|·2^−2F ≤ τ·w with τ·w = mantissa·2^(exponent − 53), compared as integers.
     if (tie == 0) {
         result.exact = margin == 0;
         return result;
     }
+    // |margin|·2^−scale ≤ τ·w with τ·w = mantissa·2^(exponent − 53), compared as integers.
     int exponent = 0;
     const BigInt limit = BigInt(integer_mantissa(tie, exponent));
-    const int shift = exponent - 53 + 2 * scale_;
+    const int shift = exponent - 53 + exact_scale_exponent();
     const BigInt magnitude = abs(margin);
     result.exact = shift >= 0 ? magnitude <= (limit << shift) : (magnitude << -shift) <= limit;
     return result;
@@ -225,6 +221,68 @@ ExactShiftedDistances::Comparison ExactShiftedDistances::compare(int l, int m) {
 double ExactShiftedDistances::radius_squared(int l) {
     catch_up_double();
     return squared_distance(s_.data(), ranked_.row(l).data(), d_);
+}
+
+ExactGramDistances::ExactGramDistances(const Eigen::MatrixXd& gram)
+    : gram_(gram),
+      n_(static_cast<int>(gram.rows())),
+      running_(n_, 0.0),
+      running_abs_(n_, 0.0),
+      approx_(n_),
+      approx_step_(n_, -1),
+      exact_step_(n_, -1),
+      exact_(n_) {}
+
+void ExactGramDistances::add_next() {
+    if (size_ >= n_) throw_domain_error("ExactGramDistances::add_next", "every token selected");
+    const int k = size_++;
+    for (int l = 0; l < n_; ++l) {
+        running_[l] += gram_(k, l);
+        running_abs_[l] += std::abs(gram_(k, l));
+    }
+}
+
+double ExactGramDistances::tie_scale(int l) const {
+    return kTieThreshold * (std::abs(gram_(l, l)) + 2 * running_abs_[l]);
+}
+
+// v̂ = G_ℓℓ − 2c̃_ℓ: N − 1 roundings in c̃ (sums of doubles, no underflow error) and one in the
+// difference, so |v̂ − v| ≤ γ_N·(|G_ℓℓ| + 2Σ|G_kℓ|); doubled, plus the smallest subnormal so
+// that the bound is strict even at 0.
+const ExactComparisons::Approximate& ExactGramDistances::approximate(int l) {
+    if (approx_step_[l] == size_) return approx_[l];
+    Approximate& a = approx_[l];
+    a.value = gram_(l, l) - 2 * running_[l];
+    a.error = 2 * gamma_of(size_ + 2.0) * (std::abs(gram_(l, l)) + 2 * running_abs_[l]) +
+              std::numeric_limits<double>::denorm_min();
+    approx_step_[l] = size_;
+    return a;
+}
+
+ExactComparisons::BigInt ExactGramDistances::to_integer(double x) const {
+    if (x == 0) return BigInt(0);
+    int exponent = 0;
+    const std::int64_t mantissa = integer_mantissa(x, exponent);
+    return BigInt(mantissa) << (exponent - 53 + scale_);
+}
+
+const ExactComparisons::BigInt& ExactGramDistances::exact(int l) {
+    if (!scaled_) {
+        int lowest = std::numeric_limits<int>::max();
+        for (Eigen::Index i = 0; i < gram_.size(); ++i) {
+            const double x = gram_.data()[i];
+            if (x != 0) lowest = std::min(lowest, std::ilogb(x) - 52);
+        }
+        scale_ = lowest == std::numeric_limits<int>::max() ? 0 : -lowest;
+        scaled_ = true;
+    }
+    if (exact_step_[l] == size_) return exact_[l];
+    BigInt sum = 0;
+    for (int k = 0; k < size_; ++k)
+        sum += to_integer(gram_(k, l));
+    exact_[l] = to_integer(gram_(l, l)) - 2 * sum;
+    exact_step_[l] = size_;
+    return exact_[l];
 }
 
 }  // namespace attngeo::theory

@@ -809,18 +809,55 @@ std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens
     return rows;
 }
 
-std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::MatrixXd& gram,
-                                                              const std::vector<int>& sizes,
-                                                              Distance distance) {
+namespace {
+
+// The d → ∞ metrics, Euclidean: counts decided exactly on the Gram entries
+// (ExactGramDistances); radii √(‖s‖² + G_mm − 2c_m) in double at the exact extreme token m.
+// `wanted` ascending; one row per entry.
+std::vector<SelectionMetrics> expected_gram_euclidean(const Eigen::MatrixXd& gram,
+                                                      const std::vector<int>& wanted) {
     const int n = static_cast<int>(gram.rows());
-    if (gram.cols() != n || n < 1)
-        throw_domain_error("selection_metrics_expected_gram",
-                           "Gram matrix must be square and non-empty");
-    if (!gram.allFinite())
-        throw_domain_error("selection_metrics_expected_gram", "Gram matrix has NaN or inf");
-    check_sizes(sizes, n, "selection_metrics_expected_gram");
-    std::vector<int> wanted(sizes);
-    std::sort(wanted.begin(), wanted.end());
+    ExactGramDistances exact(gram);
+    std::vector<int> tokens(n);
+    std::iota(tokens.begin(), tokens.end(), 0);
+    std::vector<SelectionMetrics> sorted_rows;
+    std::size_t next = 0;
+    for (int N = 1; N <= n && next < wanted.size(); ++N) {
+        exact.add_next();
+        if (N != wanted[next]) continue;
+        const std::vector<double>& running = exact.running();
+        double s_norm2 = 0;
+        for (int k = 0; k < N; ++k)
+            s_norm2 += running[k];
+        auto radius = [&](int l) {
+            return std::sqrt(std::max(s_norm2 + gram(l, l) - 2 * running[l], 0.0));
+        };
+        SelectionMetrics m;
+        m.N = N;
+        const int max_in = exact.extreme(tokens.data(), N, true);
+        m.r_max = radius(max_in);
+        if (N < n) {
+            const int min_out = exact.extreme(tokens.data() + N, n - N, false);
+            m.r_min = radius(min_out);
+            for (int l = 0; l < n; ++l) {
+                const ExactComparisons::Comparison c = exact.compare(l, l < N ? min_out : max_in);
+                (l < N ? m.K_in : m.K_out) += c.at_most;
+                m.exact_decisions += c.exact;
+            }
+        }
+        finish(m, n);
+        while (next < wanted.size() && wanted[next] == N) {
+            sorted_rows.push_back(m);
+            ++next;
+        }
+    }
+    return sorted_rows;
+}
+
+// The d → ∞ metrics, cosine: the floating-point rule of SPEC §2 (no exact decisions).
+std::vector<SelectionMetrics> expected_gram_cosine(const Eigen::MatrixXd& gram,
+                                                   const std::vector<int>& wanted) {
+    const int n = static_cast<int>(gram.rows());
     std::vector<double> running(n, 0.0), D(n);
     std::vector<SelectionMetrics> sorted_rows;
     std::size_t next = 0;
@@ -832,12 +869,9 @@ std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::Matri
         for (int k = 0; k < N; ++k)
             s_norm2 += running[k];
         const double s_norm = std::sqrt(std::max(s_norm2, 0.0));
-        for (int l = 0; l < n; ++l) {
-            D[l] = distance == Distance::euclidean
-                       ? s_norm2 + gram(l, l) - 2 * running[l]
-                       : 1.0 - running[l] /
-                                   (std::sqrt(std::max(gram(l, l), 0.0)) * s_norm + kCosineEpsilon);
-        }
+        for (int l = 0; l < n; ++l)
+            D[l] =
+                1.0 - running[l] / (std::sqrt(std::max(gram(l, l), 0.0)) * s_norm + kCosineEpsilon);
         SelectionMetrics m;
         m.N = N;
         double max_in = -kInf, min_out = kInf;
@@ -858,6 +892,29 @@ std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::Matri
             sorted_rows.push_back(m);
             ++next;
         }
+    }
+    return sorted_rows;
+}
+
+}  // namespace
+
+std::vector<SelectionMetrics> selection_metrics_expected_gram(const Eigen::MatrixXd& gram,
+                                                              const std::vector<int>& sizes,
+                                                              Distance distance) {
+    const int n = static_cast<int>(gram.rows());
+    if (gram.cols() != n || n < 1)
+        throw_domain_error("selection_metrics_expected_gram",
+                           "Gram matrix must be square and non-empty");
+    if (!gram.allFinite())
+        throw_domain_error("selection_metrics_expected_gram", "Gram matrix has NaN or inf");
+    check_sizes(sizes, n, "selection_metrics_expected_gram");
+    std::vector<int> wanted(sizes);
+    std::sort(wanted.begin(), wanted.end());
+    std::vector<SelectionMetrics> sorted_rows;
+    if (distance == Distance::euclidean) {
+        sorted_rows = expected_gram_euclidean(gram, wanted);
+    } else {
+        sorted_rows = expected_gram_cosine(gram, wanted);
     }
     std::vector<SelectionMetrics> rows;
     for (int N : sizes) {

@@ -125,8 +125,11 @@ int scaled_single_precision(const RowMatrix& ranked, SingleRowMatrix& scaled);
 int single_precision_scale_exponent(const RowMatrix& ranked);
 
 // Metrics when only the Gram matrix of the ranked contributions is known (the d → ∞ limit of
-// the simulator): D_ℓ = ‖s‖² + G_ℓℓ − 2c_ℓ with c_ℓ = Σ_{k<N} G_kℓ and ‖s‖² = Σ_{k<N} c_k,
-// both summed in ascending k (cosine: 1 − c_ℓ/(√G_ℓℓ·‖s‖ + 1e-12)). O(n²) for all N.
+// the simulator): D_ℓ = ‖s‖² + G_ℓℓ − 2c_ℓ with c_ℓ = Σ_{k<N} G_kℓ and ‖s‖² = Σ_{k<N} c_k
+// (cosine: 1 − c_ℓ/(√G_ℓℓ·‖s‖ + 1e-12)). Euclidean counts are those of exact arithmetic on
+// the entries of G as given (ExactGramDistances, whose exact-decision scale is
+// w_ℓ = |G_ℓℓ| + 2Σ_{k<N}|G_kℓ|); radii and the cosine rule use the double sums in ascending
+// k, the radii at the exact extreme token. O(n²) for all N.
 std::vector<SelectionMetrics> selection_metrics_expected_gram(
     const Eigen::MatrixXd& gram,  // [n, n]
     const std::vector<int>& sizes, Distance distance);

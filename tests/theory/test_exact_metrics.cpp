@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <iostream>
 #include <numeric>
@@ -15,17 +14,20 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/rational_metrics.hpp"
 #include "theory/exact_distance.hpp"
 #include "theory/metrics.hpp"
 
 namespace {
 
+using attngeo::test_support::double_rule_differences;
+using attngeo::test_support::ExactRow;
+using attngeo::test_support::rational_metrics;
 using attngeo::theory::Distance;
 using attngeo::theory::Ranking;
 using attngeo::theory::RowMatrix;
 using attngeo::theory::SelectionMetrics;
 using attngeo::theory::TokenGeometry;
-using Rational = boost::multiprecision::cpp_rational;
 
 #ifdef NDEBUG
 constexpr int kRepeatScale = 1;
@@ -37,112 +39,6 @@ std::vector<int> all_sizes(int n) {
     std::vector<int> sizes(n);
     std::iota(sizes.begin(), sizes.end(), 1);
     return sizes;
-}
-
-// What the rational reference says at one N.
-struct ExactRow {
-    int K_in = 0, K_out = 0, exact_decisions = 0;
-    double r_min = std::numeric_limits<double>::infinity(), r_max = 0;
-};
-
-// SPEC §2 in rational arithmetic on y_i = fl64(α_i v_i): ranking by α (ties to the lower
-// index), D_ℓ = ‖s − y_ℓ‖² exactly, the extremes and counts, and the exact decisions of the
-// definition in metrics.hpp: |D_ℓ − D_m| ≤ τ·p_ℓ(p_ℓ + 2P_N), p = the power of two just above
-// max_t |y_ℓt|, P_N = Σ_{k<N} p_k in double in rank order. Radii: √ of the double
-// Σ_t (s̃_t − y_mt)² at the exact extreme m (lowest rank among ties), s̃ summed in rank order.
-std::vector<ExactRow> rational_metrics(const TokenGeometry& tokens) {
-    const int n = static_cast<int>(tokens.alpha.size());
-    const int d = static_cast<int>(tokens.values.cols());
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-        return tokens.alpha[a] != tokens.alpha[b] ? tokens.alpha[a] > tokens.alpha[b] : a < b;
-    });
-    std::vector<std::vector<double>> y(n, std::vector<double>(d));
-    std::vector<double> power(n, 0.0);
-    for (int k = 0; k < n; ++k) {
-        for (int t = 0; t < d; ++t) {
-            y[k][t] = tokens.alpha[order[k]] * tokens.values(order[k], t);
-            double p = std::abs(y[k][t]) > 0 ? std::ldexp(1.0, -1074) : 0.0;
-            while (p > 0 && p <= std::abs(y[k][t]))
-                p *= 2;
-            power[k] = std::max(power[k], p);
-        }
-    }
-    std::vector<ExactRow> rows;
-    std::vector<Rational> s(d, Rational(0)), D(n);
-    std::vector<double> s_double(d, 0.0);
-    double power_sum = 0;
-    for (int N = 1; N <= n; ++N) {
-        for (int t = 0; t < d; ++t) {
-            s[t] += Rational(y[N - 1][t]);
-            s_double[t] += y[N - 1][t];
-        }
-        power_sum += power[N - 1];
-        for (int l = 0; l < n; ++l) {
-            D[l] = 0;
-            for (int t = 0; t < d; ++t) {
-                const Rational diff = s[t] - Rational(y[l][t]);
-                D[l] += diff * diff;
-            }
-        }
-        auto radius = [&](int m) {
-            double sum = 0;
-            for (int t = 0; t < d; ++t)
-                sum += (s_double[t] - y[m][t]) * (s_double[t] - y[m][t]);
-            return std::sqrt(std::max(sum, 0.0));
-        };
-        int max_in = 0;
-        for (int l = 1; l < N; ++l)
-            if (D[l] > D[max_in]) max_in = l;
-        ExactRow row;
-        row.r_max = radius(max_in);
-        if (N == n) {
-            row.K_in = n;
-            rows.push_back(row);
-            continue;
-        }
-        int min_out = N;
-        for (int l = N + 1; l < n; ++l)
-            if (D[l] < D[min_out]) min_out = l;
-        row.r_min = radius(min_out);
-        for (int l = 0; l < n; ++l) {
-            const Rational& threshold = l < N ? D[min_out] : D[max_in];
-            (l < N ? row.K_in : row.K_out) += D[l] <= threshold;
-            const double tie =
-                attngeo::theory::kTieThreshold * power[l] * (power[l] + 2 * power_sum);
-            const Rational margin = D[l] - threshold;
-            row.exact_decisions += abs(margin) <= Rational(tie);
-        }
-        rows.push_back(row);
-    }
-    return rows;
-}
-
-// The counts of the old rule: D in double with the reference kernel, compared in double.
-int double_rule_differences(const TokenGeometry& tokens, const std::vector<ExactRow>& exact) {
-    const int n = static_cast<int>(tokens.alpha.size());
-    const int d = static_cast<int>(tokens.values.cols());
-    const auto order = attngeo::theory::selection_order(
-        attngeo::theory::selection_scores(tokens, Ranking::attention));
-    RowMatrix ranked(n, d);
-    for (int k = 0; k < n; ++k)
-        ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
-    std::vector<double> s(d, 0.0), D(n);
-    int differences = 0;
-    for (int N = 1; N < n; ++N) {
-        for (int t = 0; t < d; ++t)
-            s[t] += ranked(N - 1, t);
-        for (int l = 0; l < n; ++l)
-            D[l] = attngeo::theory::squared_distance(s.data(), ranked.row(l).data(), d);
-        const double max_in = *std::max_element(D.begin(), D.begin() + N);
-        const double min_out = *std::min_element(D.begin() + N, D.end());
-        int K_in = 0, K_out = 0;
-        for (int l = 0; l < n; ++l)
-            (l < N ? K_in : K_out) += D[l] <= (l < N ? min_out : max_in);
-        differences += K_in != exact[N - 1].K_in || K_out != exact[N - 1].K_out;
-    }
-    return differences;
 }
 
 float to_float(double x) {
@@ -280,6 +176,57 @@ TEST(ExactMetrics, EveryPathEqualsRationalArithmetic) {
     EXPECT_GT(exact_decisions, 0);  // the inputs do reach the exact tier
 }
 
+// The d → ∞ path takes G itself as its input: its counts against rational arithmetic on G's
+// entries, with its exact-decision scale w_ℓ = |G_ℓℓ| + 2Σ_{k<N}|G_kℓ| (ascending k, double).
+TEST(ExactMetrics, ExpectedGramEqualsRationalArithmeticOnItsEntries) {
+    std::mt19937_64 rng(99);
+    long exact_decisions = 0;
+    for (int trial = 0; trial < 8; ++trial) {
+        const TokenGeometry tokens = make_input(rng, static_cast<Family>(trial % 4));
+        const int n = static_cast<int>(tokens.alpha.size());
+        const auto order = attngeo::theory::selection_order(tokens.alpha);
+        RowMatrix ranked(n, tokens.values.cols());
+        for (int k = 0; k < n; ++k)
+            ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
+        const Eigen::MatrixXd gram = ranked * ranked.transpose();
+        const auto rows = attngeo::theory::selection_metrics_expected_gram(gram, all_sizes(n),
+                                                                           Distance::euclidean);
+        std::vector<attngeo::test_support::Rational> c(n, 0), v(n);
+        std::vector<double> c_abs(n, 0.0);
+        for (int N = 1; N <= n; ++N) {
+            for (int l = 0; l < n; ++l) {
+                c[l] += attngeo::test_support::Rational(gram(N - 1, l));
+                c_abs[l] += std::abs(gram(N - 1, l));
+                v[l] = attngeo::test_support::Rational(gram(l, l)) - 2 * c[l];
+            }
+            int max_in = 0, min_out = N;
+            for (int l = 1; l < N; ++l)
+                if (v[l] > v[max_in]) max_in = l;
+            for (int l = N + 1; l < n; ++l)
+                if (v[l] < v[min_out]) min_out = l;
+            int K_in = N, K_out = 0, ties = 0;
+            if (N < n) {
+                K_in = 0;
+                for (int l = 0; l < n; ++l) {
+                    const auto& threshold = l < N ? v[min_out] : v[max_in];
+                    (l < N ? K_in : K_out) += v[l] <= threshold;
+                    const double tie =
+                        attngeo::theory::kTieThreshold * (std::abs(gram(l, l)) + 2 * c_abs[l]);
+                    ties += abs(v[l] - threshold) <= attngeo::test_support::Rational(tie);
+                }
+            }
+            EXPECT_EQ(rows[N - 1].K_in, K_in) << "trial " << trial << " N=" << N;
+            EXPECT_EQ(rows[N - 1].K_out, K_out) << "trial " << trial << " N=" << N;
+            EXPECT_EQ(rows[N - 1].exact_decisions, ties) << "trial " << trial << " N=" << N;
+            exact_decisions += ties;
+        }
+        if (HasFailure()) return;
+    }
+    std::cout << "[ info     ] expected-Gram path: counts equal rational arithmetic on G, "
+              << exact_decisions << " exact decisions\n";
+    EXPECT_GT(exact_decisions, 0);
+}
+
 TEST(ExactMetrics, PowerOfTwoScalingKeepsCountsAndExactDecisions) {
     // Scaling every α by 2^k scales each D and each τ·w by 4^k exactly.
     std::mt19937_64 rng(7);
@@ -330,6 +277,11 @@ TEST(ExactMetrics, DegenerateInputs) {
 
 TEST(ExactMetrics, ComparerRejectsBadArguments) {
     RowMatrix ranked = RowMatrix::Ones(3, 2);
+    const Eigen::MatrixXd ones = Eigen::MatrixXd::Ones(2, 2);  // outlives the comparer
+    attngeo::theory::ExactGramDistances from_gram(ones);
+    from_gram.add_next();
+    from_gram.add_next();
+    EXPECT_THROW(from_gram.add_next(), std::domain_error);
     attngeo::theory::ExactShiftedDistances exact(ranked);
     EXPECT_THROW(exact.set_size(-1), std::domain_error);
     EXPECT_THROW(exact.set_size(4), std::domain_error);
