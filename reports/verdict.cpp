@@ -36,6 +36,21 @@ double optional_number(const CsvTable& table, std::size_t row, const std::string
     return table.text(row, name).empty() ? std::nan("") : table.number(row, name);
 }
 
+// The verdict's numbers to `digits` significant digits: fifteen columns must fit the page,
+// and a sentence reads better with three (verdict.csv keeps 17).
+std::string digits(double x, int significant) {
+    if (std::isnan(x)) return "nan";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.*g", significant, x);
+    return buffer;
+}
+std::string cell_number(double x) {
+    return digits(x, 4);
+}
+std::string sentence_number(double x) {
+    return digits(x, 3);
+}
+
 std::string percent(double fraction) {
     char buffer[32];
     std::snprintf(buffer, sizeof buffer, "%.3g %%", 100 * fraction);
@@ -167,10 +182,11 @@ std::string variant_paragraph(const std::string& variant, const std::vector<Verd
     for (const auto& r : rows) {
         if (!r.coverage_met && !r.kappa_free)
             s << "No κ brings the " << side_label(r) << " bound to 95 % coverage (best "
-              << short_number(r.coverage) << " at κ = " << short_number(r.kappa_star) << "). ";
+              << sentence_number(r.coverage) << " at κ = " << sentence_number(r.kappa_star)
+              << "). ";
         if (r.at_grid_edge)
             s << "κ* of the " << side_label(r)
-              << " bound sits at the edge of the grid (κ = " << short_number(r.kappa_star)
+              << " bound sits at the edge of the grid (κ = " << sentence_number(r.kappa_star)
               << "): it keeps tightening beyond it. ";
     }
     std::vector<std::string> useless;
@@ -182,7 +198,7 @@ std::string variant_paragraph(const std::string& variant, const std::vector<Verd
     std::vector<std::string> gaps;
     const VerdictSide* tightest = nullptr;
     for (const auto& r : rows) {
-        gaps.push_back(side_label(r) + " " + short_number(r.mean_gap));
+        gaps.push_back(side_label(r) + " " + sentence_number(r.mean_gap));
         if (r.informative && (!tightest || r.mean_gap < tightest->mean_gap)) tightest = &r;
     }
     s << "Mean gap to the estimate at κ*: " << join_words(gaps);
@@ -191,7 +207,9 @@ std::string variant_paragraph(const std::string& variant, const std::vector<Verd
     if (facts.interval_score.is_object() && facts.interval_score.contains("kappa")) {
         const auto& is = facts.interval_score;
         auto field = [&](const char* key) {
-            return is.contains(key) ? json_text(is.at(key)) : std::string("?");
+            if (!is.contains(key)) return std::string("?");
+            return is.at(key).is_number() ? sentence_number(is.at(key).get<double>())
+                                          : json_text(is.at(key));
         };
         s << "One κ for all four sides (smallest mean interval score, Gneiting &amp; Raftery "
              "2007): κ = "
@@ -207,7 +225,7 @@ std::string variant_paragraph(const std::string& variant, const std::vector<Verd
 
 std::string regime_cell(const VerdictSide& row, int regime) {
     if (row.points_by_regime[regime] == 0 || std::isnan(row.gap_by_regime[regime])) return "–";
-    return short_number(row.gap_by_regime[regime]) + " (" +
+    return cell_number(row.gap_by_regime[regime]) + " (" +
            std::to_string(row.points_by_regime[regime]) + ")";
 }
 
@@ -287,16 +305,16 @@ std::string verdict_html(const std::vector<VerdictSide>& rows,
                          const std::string& points) {
     std::vector<std::vector<std::string>> cells;
     for (const auto& r : rows) {
-        std::vector<std::string> row = {"<code>" + html_escape(r.variant) + "</code>",
+        std::vector<std::string> row = {html_escape(r.variant),
                                         r.metric,
                                         r.side,
-                                        short_number(r.kappa_star),
-                                        short_number(r.coverage),
-                                        short_number(r.mean_gap),
-                                        short_number(r.mean_width)};
+                                        cell_number(r.kappa_star),
+                                        cell_number(r.coverage),
+                                        cell_number(r.mean_gap),
+                                        cell_number(r.mean_width)};
         for (int k = 0; k < 5; ++k)
             row.push_back(regime_cell(r, k));
-        row.push_back(short_number(r.fraction_degenerate));
+        row.push_back(cell_number(r.fraction_degenerate));
         row.push_back(r.informative ? "yes" : "<span class=\"bad\">no</span>");
         row.push_back(flags_text(r));
         cells.push_back(row);
@@ -309,10 +327,12 @@ std::string verdict_html(const std::vector<VerdictSide>& rows,
         << " (SPEC §7). Gap by regime: mean gap over the points of that Table-2 regime (count "
            "in brackets). Degenerate: trivial side (lower ≤ 0.01, upper ≥ 0.99) or inverted "
            "envelope, at κ*.</p>\n"
+        << "<div style=\"overflow-x: auto; font-size: .85em\">"
         << html_table({"variant", "metric", "side", "κ*", "coverage", "mean gap", "mean width",
                        "gap I", "gap II", "gap III", "gap IV", "gap V", "fraction degenerate",
                        "informative", "flags"},
-                      cells);
+                      cells)
+        << "</div>\n";
     for (const auto& variant : variant_names()) {
         std::vector<VerdictSide> mine;
         for (const auto& r : rows)

@@ -418,7 +418,7 @@ TEST(EmpiricalReport, CompareVerdictComesFirstWithVerdictCsvsNumbers) {
                   csv.text(r, "kappa_free") == "1");
     }
     std::cout << "largest relative difference, table vs verdict.csv: " << largest << "\n";
-    EXPECT_LE(largest, 5e-6);
+    EXPECT_LE(largest, 5e-4);  // the table shows 4 significant digits
     // κ-free said of the paper lower bounds only, with its cause; the inverted fraction of
     // scale-invariant; the trivial R upper side.
     const std::string paper = attngeo::test_support::variant_paragraph(verdict, "paper");
