@@ -322,8 +322,13 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
         {"regime_counts.csv", "layer,Retriever,Mixer,Reset"},
         {"pr_by_regime.csv", "regime,N,heads,P_mean,R_mean"},
         {"contrib_by_regime.csv", "regime,pos,heads,alpha_mean,contrib_mean"}};
+    // bounds.csv goes on with the degeneracy and κ* columns of compare/envelopes, whose own
+    // tests check them; here its leading columns.
     for (const auto& [file, header] : headers)
-        EXPECT_EQ(first_line(out / file), header) << file;
+        if (std::string(file) == "bounds.csv")
+            EXPECT_EQ(first_line(out / file).substr(0, header.size()), header) << file;
+        else
+            EXPECT_EQ(first_line(out / file), header) << file;
     for (const char* file : {"kappa.json", "fitted_params.json", "manifest.json"})
         EXPECT_TRUE(fs::is_regular_file(out / file)) << file;
 
