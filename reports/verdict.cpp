@@ -620,10 +620,19 @@ std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
             throw InputError("'" + bounds_path + "' line " + std::to_string(line_number) + ": " +
                              std::to_string(fields.size()) + " fields, expected " +
                              std::to_string(header.size()));
-        auto& sum =
-            sums[fields[variant]][static_cast<int>(std::strtol(fields[size].c_str(), nullptr, 10))];
+        // A field that is not wholly a number is a malformed file, named with its line.
+        const auto number = [&](std::size_t column) {
+            const std::string& text = fields[column];
+            char* end = nullptr;
+            const double value = std::strtod(text.c_str(), &end);
+            if (text.empty() || end != text.c_str() + text.size())
+                throw InputError("'" + bounds_path + "' line " + std::to_string(line_number) +
+                                 " column " + header[column] + ": '" + text + "' is not a number");
+            return value;
+        };
+        auto& sum = sums[fields[variant]][static_cast<int>(number(size))];
         for (int k = 0; k < 4; ++k)
-            sum[k] += std::strtod(fields[star[k]].c_str(), nullptr);
+            sum[k] += number(star[k]);
         sum[4] += 1;
     }
     for (const auto& [v, by_size] : sums)

@@ -456,6 +456,22 @@ TEST(EmpiricalReport, CompareVerdictComesFirstWithVerdictCsvsNumbers) {
     }
 }
 
+TEST(EmpiricalReport, MalformedStarEnvelopeIsAnInputErrorNamingBoundsCsv) {
+    const fs::path emp = make_extract("extract");
+    const fs::path cmp = make_compare("compare_bad_star", fs::absolute(emp).string(), "");
+    std::string bounds = slurp(cmp / "bounds.csv");
+    const std::size_t second_line = bounds.find('\n') + 1;
+    // The 22nd field of the first data row is P_lower_star.
+    std::size_t at = second_line;
+    for (int comma = 0; comma < 21; ++comma)
+        at = bounds.find(',', at) + 1;
+    bounds.replace(at, bounds.find(',', at) - at, "oops");
+    write(cmp / "bounds.csv", bounds);
+    attngeo::test_support::expect_input_error(
+        [&] { reports::write_report({cmp.string()}, (scratch() / "r_bad_star").string()); },
+        {"bounds.csv", "line 2", "P_lower_star", "oops"});
+}
+
 TEST(EmpiricalReport, HeadlessChromiumScreenshotOfTheCompareReportIsNotBlank) {
     const fs::path emp = make_extract("extract");
     const fs::path cmp = make_compare("compare_shot", fs::absolute(emp).string(), "");
