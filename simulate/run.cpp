@@ -21,6 +21,7 @@
 #include "common/manifest_values.hpp"
 #include "common/number_list.hpp"
 #include "common/output_folder.hpp"
+#include "common/progress.hpp"
 #include "simulate/envelope.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/verdict_output.hpp"
@@ -454,7 +455,15 @@ PointSetup setup_point(const RunConfig& config, const GridPoint& point) {
     return setup;
 }
 
-std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool progress,
+std::int64_t shard_trial_count(const RunConfig& config) {
+    const auto [first, last] = shard_trials(config.trials, config.shard);
+    std::int64_t points = 0;
+    for (const GridPoint& p : grid_points(config))
+        points += !std::isinf(setup_point(config, p).d);
+    return points * (last - first);
+}
+
+std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, Progress* progress,
                                      RunTimings& timings) {
     const auto points = grid_points(config);
     std::vector<PointSetup> setups;
@@ -462,20 +471,29 @@ std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool 
         setups.push_back(setup_point(config, p));  // validate all before running
     std::vector<SimulationSums> sums(points.size());
     const auto [first, last] = shard_trials(config.trials, config.shard);
+    // Trials run in chunks so progress can be reported; the sums are exact integers, so the
+    // chunks add up to the same bits as one call.
+    const std::int64_t chunk = std::max<std::int64_t>(256, (last - first + 63) / 64);
+    std::int64_t done = 0;
     const auto start = Clock::now();
     for (std::size_t g = 0; g < points.size(); ++g) {
         sums[g].by_size.resize(setups[g].spec.sizes.size());
         if (setups[g].spec.d_infinite) continue;
-        const auto point_start = Clock::now();
-        sums[g] = run_trials(setups[g].spec, first, last, threads);
-        if (progress) {
-            std::ostringstream line;
-            line.precision(6);
-            line << "[" << g + 1 << "/" << points.size() << "]";
+        std::string where;  // a sweep's lines say which point is running
+        if (points.size() > 1) {
+            where = "grid point " + std::to_string(g + 1) + "/" + std::to_string(points.size());
             for (const auto& [name, value] : points[g].values)
-                line << " " << name << "=" << value;
-            line << ": " << (last - first) << " trials in " << seconds_since(point_start) << " s";
-            std::cerr << line.str() << std::endl;
+                where += " " + name + "=" + format_double(value);
+        }
+        for (std::int64_t from = first; from < last; from += chunk) {
+            const std::int64_t to = std::min(last, from + chunk);
+            SimulationSums part = run_trials(setups[g].spec, from, to, threads);
+            if (from == first)
+                sums[g] = std::move(part);
+            else
+                sums[g].merge(part);
+            done += to - from;
+            if (progress) progress->update(done, where);
         }
     }
     timings.monte_carlo_s = seconds_since(start);

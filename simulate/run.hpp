@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/progress.hpp"
 #include "simulate/montecarlo.hpp"
 #include "theory/model_source.hpp"
 
@@ -62,8 +63,12 @@ struct RunTimings {
     double monte_carlo_s = 0, bounds_s = 0;
 };
 
-// Runs this shard's trials for every grid point (nothing to run when d = ∞).
-std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, bool progress,
+// Trials this shard runs over the whole grid (for progress).
+std::int64_t shard_trial_count(const RunConfig& config);
+
+// Runs this shard's trials for every grid point (nothing to run when d = ∞), reporting the
+// trials done to `progress` when given.
+std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, Progress* progress,
                                      RunTimings& timings);
 
 // From sums to files: estimates, envelopes, simulate.csv (or sweep.csv), bounds.csv, sums.csv,

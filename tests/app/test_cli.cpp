@@ -69,6 +69,19 @@ void expect_bad_input(const std::string& args, const std::vector<std::string>& n
     }
 }
 
+// An error found after a job started: progress lines (each opening with `progress_prefix`)
+// and then the error, one line and the last.
+void expect_error_last(const std::string& err, const std::string& progress_prefix) {
+    std::istringstream lines(err);
+    std::vector<std::string> all;
+    for (std::string line; std::getline(lines, line);)
+        all.push_back(line);
+    ASSERT_FALSE(all.empty());
+    EXPECT_EQ(all.back().rfind("attngeo ", 0), 0u) << err;
+    for (std::size_t i = 0; i + 1 < all.size(); ++i)
+        EXPECT_EQ(all[i].rfind(progress_prefix, 0), 0u) << "not a progress line: " << all[i];
+}
+
 TokenGeometry random_tokens(int n, int d, unsigned seed) {
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> normal;
@@ -460,7 +473,33 @@ TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
     EXPECT_EQ(rows[0][2], "d");
     EXPECT_EQ(rows[0][3], "N");
     EXPECT_EQ(rows[4][2], "32");  // second grid point: beta=0.05, d=32
-    EXPECT_NE(r.err.find("[6/6]"), std::string::npos) << r.err;  // progress on stderr
+    // Progress for logs (stderr is a file here): a start line and a closing summary.
+    EXPECT_EQ(r.err.rfind("[sweep] started: 60 trials", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("[sweep] done: 60 trials in "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("wrote " + out.string()), std::string::npos) << r.err;
+}
+
+// Progress lines every ATTNGEO_PROGRESS_SECONDS (10 s by default) when stderr is not a terminal,
+// none with --quiet; the outputs do not depend on how the trials were chunked for it.
+TEST(CliSimulate, ProgressLinesForLogsAndQuiet) {
+    const fs::path a = scratch() / "progress_a", b = scratch() / "progress_b";
+    fs::remove_all(a);
+    fs::remove_all(b);
+    const std::string args =
+        "sweep --set beta=0.05,0.2 --L 31 --T1 4 --T2 24 --trials 600 --N pow2 --out ";
+    const RunResult lines = attngeo::test_support::run_program(
+        "ATTNGEO_PROGRESS_SECONDS=0 " + std::string(ATTNGEO_EXE), args + a.string(), scratch());
+    ASSERT_EQ(lines.exit_code, 0) << lines.err;
+    // 600 trials a point in chunks of 256: lines at 256, 512, 600 + 256, 600 + 512 trials.
+    for (const char* line : {"[sweep] 256/1200 trials, ", "[sweep] 856/1200 trials, ",
+                             "; grid point 2/2 beta=0.20000000000000001"})
+        EXPECT_NE(lines.err.find(line), std::string::npos) << line << " in\n" << lines.err;
+    EXPECT_NE(lines.err.find("ETA "), std::string::npos) << lines.err;
+    const RunResult quiet = run(args + b.string() + " --quiet");
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_TRUE(quiet.err.empty()) << quiet.err;
+    for (const char* file : {"sweep.csv", "sums.csv", "verdict.csv"})
+        EXPECT_EQ(slurp(a / file), slurp(b / file)) << file;
 }
 
 // End to end: each side's κ* in verdict.csv is the tightest covered κ of kappa_scan.csv
@@ -526,7 +565,7 @@ TEST(CliSimulate, FullDiskLeavesNothingBehindAndALaterRunSucceeds) {
     const std::string limited = "ulimit -f 64; trap '' XFSZ; exec " + std::string(ATTNGEO_EXE);
     const RunResult full = attngeo::test_support::run_program(limited, args, scratch());
     EXPECT_EQ(full.exit_code, 2) << full.err;
-    EXPECT_EQ(std::count(full.err.begin(), full.err.end(), '\n'), 1) << full.err;
+    expect_error_last(full.err, "[simulate] ");
     EXPECT_NE(full.err.find((out / "simulate.csv").string()), std::string::npos) << full.err;
     EXPECT_NE(full.err.find("File too large"), std::string::npos) << full.err;
     EXPECT_TRUE(fs::is_empty(parent)) << "something was left in " << parent;
@@ -539,7 +578,7 @@ TEST(CliSimulate, FullDiskLeavesNothingBehindAndALaterRunSucceeds) {
     const RunResult report = attngeo::test_support::run_program(
         limited, "report --in " + out.string() + " --out " + out.string(), scratch());
     EXPECT_EQ(report.exit_code, 2) << report.err;
-    EXPECT_EQ(std::count(report.err.begin(), report.err.end(), '\n'), 1) << report.err;
+    expect_error_last(report.err, "[report] ");
     std::vector<std::string> after;
     for (const auto& entry : fs::directory_iterator(out))
         after.push_back(entry.path().filename().string() + ":" + slurp(entry.path()));
