@@ -371,6 +371,14 @@ TEST(Extract, OneDocumentGoesThroughCompareAndReport) {
         ASSERT_EQ(pr.text(r, "P_se"), "") << "row " << r;
         ASSERT_EQ(pr.text(r, "R_se"), "") << "row " << r;
     }
+    // merge writes its tables through the same code: a one-shard merge gives the same bytes.
+    const fs::path merged = pipeline_scratch() / "merged_docs1";
+    fs::remove_all(merged);
+    run_ok("merge " + emp.string() + " --out " + merged.string());
+    for (const char* file :
+         {"heads.csv", "pr.csv", "by_position.csv", "cos_by_lag.csv", "diag.csv"})
+        EXPECT_EQ(slurp(merged / file), slurp(emp / file)) << file;
+
     // Every table and JSON file of both folders; compare's envelope outputs (kappa.json,
     // bounds.csv, envelope.csv, agreement.csv, violations.csv and the manifest's "envelopes")
     // belong to compare/envelopes and its tests.
