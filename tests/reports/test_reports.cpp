@@ -54,7 +54,7 @@ fs::path make_run(const std::string& name, const std::string& kind) {
         config.sweep = {{"beta", {0.02, 0.2}}, {"d", {16, 64}}};
     }
     simulate::RunTimings timings;
-    const auto sums = simulate::run_grid(config, 2, false, timings);
+    const auto sums = simulate::run_grid(config, 2, nullptr, timings);
     simulate::write_run(dir.string(), config, sums, 2, {{"command", "test"}}, timings);
     return dir;
 }
