@@ -580,10 +580,10 @@ Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measure
                   << kVariantColor[v] << "' notitle, \\\n       '' using 1:" << lower + 1
                   << " with lines lw 1.5 lc rgb '" << kVariantColor[v] << "' title '"
                   << kVariants[v] << "', \\\n       '' using 1:($" << lower << " > $" << lower + 1
-                  << " ? $" << lower << " : 1/0) with points pt 9 ps 1.2 lc rgb '"
+                  << " ? $" << lower << " : 1/0) with points pt 13 ps 1.2 lc rgb '"
                   << kVariantColor[v] << "' notitle";
             }
-            s << ", \\\n       1/0 with points pt 9 ps 1.2 lc rgb '#444444' title 'inverted "
+            s << ", \\\n       1/0 with points pt 13 ps 1.2 lc rgb '#444444' title 'inverted "
                  "(lower > upper)'";
             s << ", \\\n       1/0 with lines lw 1.5 lc rgb '#444444' title 'upper envelope', "
                  "\\\n       1/0 with lines lw 1.5 dt 2 lc rgb '#444444' title 'lower envelope'";

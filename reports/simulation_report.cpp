@@ -148,9 +148,9 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
         s << ", \\\n       '' using 1:" << lower_column + 1 << " with lines lw 1.6 dt 1 lc rgb '"
           << colour << "' title '" << name << " upper'";
         s << ", \\\n       '' using 1:($" << lower_column + 2 << " > 0 ? $" << lower_column
-          << " : 1/0) with points pt 9 ps 1.3 lc rgb '" << colour << "' notitle";
+          << " : 1/0) with points pt 13 ps 1.3 lc rgb '" << colour << "' notitle";
     }
-    s << ", \\\n       1/0 with points pt 9 ps 1.3 lc rgb '#444444' title 'inverted: lower > "
+    s << ", \\\n       1/0 with points pt 13 ps 1.3 lc rgb '#444444' title 'inverted: lower > "
          "upper'";
     s << ", \\\n       '' using 1:($" << outside_column
       << " > 0 ? $2 : 1/0) with points pt 6 ps 1.1 lc rgb '#b00020' "
