@@ -77,7 +77,10 @@ int main(int argc, char** argv) {
                   << "\n";
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "attngeo " << chosen->get_name() << ": internal error: " << e.what() << "\n";
+        // One line, like every error: libraries (libtorch) append backtraces after the first.
+        std::string what = e.what();
+        what = what.substr(0, what.find('\n'));
+        std::cerr << "attngeo " << chosen->get_name() << ": internal error: " << what << "\n";
         return 1;
     }
 }

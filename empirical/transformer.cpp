@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/safetensors.hpp"
 #include "empirical/gguf.hpp"
 #include "empirical/llama2c.hpp"
-#include "common/safetensors.hpp"
 
 namespace F = torch::nn::functional;
 namespace fs = std::filesystem;
@@ -179,12 +179,35 @@ Transformer Transformer::load(const std::string& path, const LoadOptions& option
                      "': expected a Hugging Face folder, a llama2.c .bin or a .gguf file");
 }
 
+// Whether libtorch has the kernels the forward needs for this dtype on this device: a tiny
+// probe of each (addmm, layer norm, softmax), since the answer depends on libtorch's build and
+// version (1.13's CPU has no float16 addmm) and an unsupported one otherwise fails mid-forward
+// with a multi-line backtrace.
+void check_dtype_supported(torch::Device device, torch::Dtype dtype, const std::string& name,
+                           const std::string& device_name) {
+    const auto options = torch::TensorOptions().device(device).dtype(dtype);
+    try {
+        const torch::Tensor x = torch::ones({2, 4}, options), w = torch::ones({3, 4}, options);
+        const torch::Tensor b = torch::zeros({3}, options);
+        (void)torch::addmm(b, x, w.t());
+        (void)torch::layer_norm(x, {4});
+        (void)torch::softmax(x, -1);
+    } catch (const c10::Error& e) {
+        std::string what = e.what_without_backtrace();
+        what = what.substr(0, what.find('\n'));
+        throw InputError("--dtype " + name + " on --device " + device_name + ": this libtorch (" +
+                         TORCH_VERSION + ") cannot compute in it (" + what +
+                         "); use float32 or bfloat16 here, or a CUDA device");
+    }
+}
+
 Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
                          const LoadOptions& options)
     : config_(config),
       arch_(&architecture_for(config.family)),
       device_(parse_device(options.device)),
       dtype_(compute_dtype(options.dtype)) {
+    check_dtype_supported(device_, dtype_, options.dtype, options.device);
     const Fetcher f(store, *arch_, device_, dtype_);
     const std::int64_t V = config.vocab_size, h = config.hidden_size, H = config.num_heads,
                        Hkv = config.num_kv_heads, d = config.head_dim, I = config.intermediate_size;

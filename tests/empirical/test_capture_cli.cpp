@@ -1,8 +1,10 @@
 // `attngeo capture` / `attngeo generate` end to end: the written safetensors match the golden
 // tensors, and bad input exits 2 with one line naming the file or flag, writing nothing.
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -125,6 +127,10 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
         {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
              common + " --queries some",
          "--queries"},
+        // libtorch 1.13 has no float16 matmul on the CPU: one line at load, not a backtrace.
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
+             common + " --dtype float16",
+         "--dtype float16 on --device cpu"},
     };
     for (const auto& c : cases) {
         const CliRun r = run(c.args);
@@ -132,6 +138,39 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
         EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << "\n" << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_FALSE(fs::exists(out)) << c.args;
+    }
+}
+
+// config.json values of the wrong JSON type are bad input naming the file (they used to escape
+// as the JSON library's type_error, exit 1).
+TEST(CaptureCli, ConfigValuesOfTheWrongTypeNameTheFile) {
+    const fs::path golden = shared_folder() / "golden" / "llama-gqa";
+    if (!fs::exists(golden)) GTEST_SKIP() << "shared data not found";
+    const fs::path folder = scratch() / "bad_config";
+    std::ofstream(scratch() / "ids.txt") << "1 2 3\n";
+    const std::string config = attngeo::test_support::slurp(golden / "config.json");
+    const std::size_t brace = config.rfind('}');
+    ASSERT_NE(brace, std::string::npos);
+    for (const std::string& extra :
+         {R"("rope_scaling": 0)", R"("rope_scaling": [1, 2])", R"("rope_scaling": "linear")",
+          R"("rope_scaling": {"type": "linear", "factor": "two"})", R"("num_hidden_layers": "2")",
+          R"("rope_theta": "big")"}) {
+        fs::remove_all(folder);
+        fs::create_directories(folder);
+        fs::create_symlink(fs::absolute(golden / "model.safetensors"),
+                           folder / "model.safetensors");
+        nlohmann::json j = nlohmann::json::parse(config);
+        const nlohmann::json patch = nlohmann::json::parse("{" + extra + "}");
+        for (const auto& [key, value] : patch.items())
+            j[key] = value;
+        std::ofstream(folder / "config.json") << j.dump(2);
+        const CliRun r = run("capture --model " + folder.string() + " --tokens " +
+                             (scratch() / "ids.txt").string() + " --out " +
+                             (scratch() / "never.safetensors").string());
+        EXPECT_EQ(r.exit_code, 2) << extra << "\n" << r.err;
+        EXPECT_NE(r.err.find((folder / "config.json").string()), std::string::npos) << extra << "\n"
+                                                                                    << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     }
 }
 
