@@ -1295,7 +1295,13 @@ std::string kappa_table(const nlohmann::json& kappa, const std::string& source) 
                       rows);
 }
 
-std::string agreement_tables(const CsvTable& agreement) {
+// `widths`: (variant, layer) → mean envelope width (mean_widths_by_layer; layer −1: global).
+std::string agreement_tables(const CsvTable& agreement,
+                             const std::map<std::pair<std::string, int>, double>& widths) {
+    const auto width = [&](const std::string& variant, int layer) {
+        const auto it = widths.find({variant, layer});
+        return it == widths.end() ? std::string("?") : short_number(it->second);
+    };
     std::vector<std::vector<std::string>> global;
     std::map<int, std::map<std::string, std::string>> by_layer;
     for (std::size_t r = 0; r < agreement.rows.size(); ++r) {
@@ -1306,16 +1312,23 @@ std::string agreement_tables(const CsvTable& agreement) {
         if (agreement.text(r, "scope") == "global") {
             global.push_back({html_escape(agreement.text(r, "variant")),
                               agreement.text(r, "points"), agreement.text(r, "inside"),
-                              short_number(agreement.number(r, "fraction")), worst_text});
+                              short_number(agreement.number(r, "fraction")),
+                              width(agreement.text(r, "variant"), -1), worst_text});
         } else {
-            by_layer[static_cast<int>(agreement.number(r, "layer"))][agreement.text(r, "variant")] =
-                short_number(agreement.number(r, "fraction")) + " (" + worst_text + ")";
+            const int layer = static_cast<int>(agreement.number(r, "layer"));
+            by_layer[layer][agreement.text(r, "variant")] =
+                short_number(agreement.number(r, "fraction")) + " / " +
+                width(agreement.text(r, "variant"), layer) + " (" + worst_text + ")";
         }
     }
     std::ostringstream out;
     out << "<p>Envelope agreement (" << code(agreement.path)
-        << "): a point is one (head, N, metric P or R); inside means lower ≤ value ≤ upper.</p>\n"
-        << html_table({"variant", "points", "inside", "fraction inside", "worst excess"}, global);
+        << "): a point is one (head, N, metric P or R); inside means lower ≤ value ≤ upper, at "
+           "the variant's single κ. The fraction inside always stands next to the envelope's "
+           "mean width (bounds.csv): a [0, 1] envelope contains everything.</p>\n"
+        << html_table({"variant", "points", "inside", "fraction inside", "mean envelope width",
+                       "worst excess"},
+                      global);
     if (!by_layer.empty()) {
         std::vector<std::vector<std::string>> rows;
         for (const auto& [layer, cells] : by_layer) {
@@ -1324,7 +1337,7 @@ std::string agreement_tables(const CsvTable& agreement) {
                 row.push_back(cells.count(v) ? cells.at(v) : "");
             rows.push_back(row);
         }
-        out << "<p>Per layer: fraction inside (worst excess).</p>\n"
+        out << "<p>Per layer: fraction inside / mean envelope width (worst excess).</p>\n"
             << html_table({"layer", "paper", "exact-mean", "scale-invariant", "corrected"}, rows);
     }
     return out.str();
@@ -1561,7 +1574,8 @@ std::vector<Section> compare_sections(const RunFolder& run) {
     Section kappa_section;
     kappa_section.title = "κ and envelope agreement";
     kappa_section.html_before = kappa_table(kappa, path_in(dir, "kappa.json")) +
-                                agreement_tables(agreement) + violations_table(violations);
+                                agreement_tables(agreement, mean_widths_by_layer(bounds_path)) +
+                                violations_table(violations);
 
     Section corr_section;
     corr_section.title = "Recall and the sink similarity ρ0 (Figure 6)";

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "common/errors.hpp"
@@ -584,12 +585,18 @@ Section compare_verdict_section(const std::string& dir, const std::string& prefi
     return verdict;
 }
 
-std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
-    const std::string& bounds_path) {
-    std::map<std::string, std::map<int, std::array<double, 4>>> means;
-    std::ifstream in(bounds_path);
+namespace {
+
+// Streams a large CSV (compare's bounds.csv has heads × sizes × variants rows) and calls
+// `row(texts, numbers)` with the fields named in `text_columns` as they are and those in
+// `number_columns` parsed. Returns false, calling nothing, when the file or a column is absent.
+bool stream_csv(
+    const std::string& path, const std::vector<std::string>& text_columns,
+    const std::vector<std::string>& number_columns,
+    const std::function<void(const std::vector<std::string>&, const std::vector<double>&)>& row) {
+    std::ifstream in(path);
     std::string line;
-    if (!in || !std::getline(in, line)) return means;
+    if (!in || !std::getline(in, line)) return false;
     const auto split = [](const std::string& text) {
         std::vector<std::string> fields;
         std::size_t start = 0;
@@ -600,44 +607,75 @@ std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
         return fields;
     };
     const auto header = split(line);
-    const auto index = [&](const std::string& name) {
-        const auto it = std::find(header.begin(), header.end(), name);
-        return it == header.end() ? header.size() : std::size_t(it - header.begin());
+    const auto indices = [&](const std::vector<std::string>& names) {
+        std::vector<std::size_t> out;
+        for (const auto& name : names)
+            out.push_back(std::find(header.begin(), header.end(), name) - header.begin());
+        return out;
     };
-    const std::size_t variant = index("variant"), size = index("N");
-    const std::array<std::size_t, 4> star = {index("P_lower_star"), index("P_upper_star"),
-                                             index("R_lower_star"), index("R_upper_star")};
-    for (std::size_t c : star)
-        if (c == header.size()) return means;
-    if (variant == header.size() || size == header.size()) return means;
-    std::map<std::string, std::map<int, std::array<double, 5>>> sums;  // + count
-    int line_number = 1;
-    while (std::getline(in, line)) {
-        ++line_number;
+    const auto text_at = indices(text_columns), number_at = indices(number_columns);
+    for (const auto* list : {&text_at, &number_at})
+        for (std::size_t c : *list)
+            if (c == header.size()) return false;
+    std::vector<std::string> texts(text_at.size());
+    std::vector<double> numbers(number_at.size());
+    for (int line_number = 2; std::getline(in, line); ++line_number) {
         if (line.empty()) continue;
         const auto fields = split(line);
+        const std::string where = "'" + path + "' line " + std::to_string(line_number);
         if (fields.size() != header.size())
-            throw InputError("'" + bounds_path + "' line " + std::to_string(line_number) + ": " +
-                             std::to_string(fields.size()) + " fields, expected " +
+            throw InputError(where + ": " + std::to_string(fields.size()) + " fields, expected " +
                              std::to_string(header.size()));
-        // A field that is not wholly a number is a malformed file, named with its line.
-        const auto number = [&](std::size_t column) {
-            const std::string& text = fields[column];
+        for (std::size_t k = 0; k < text_at.size(); ++k)
+            texts[k] = fields[text_at[k]];
+        for (std::size_t k = 0; k < number_at.size(); ++k) {
+            // A field that is not wholly a number is a malformed file, named with its line.
+            const std::string& text = fields[number_at[k]];
             char* end = nullptr;
-            const double value = std::strtod(text.c_str(), &end);
+            numbers[k] = std::strtod(text.c_str(), &end);
             if (text.empty() || end != text.c_str() + text.size())
-                throw InputError("'" + bounds_path + "' line " + std::to_string(line_number) +
-                                 " column " + header[column] + ": '" + text + "' is not a number");
-            return value;
-        };
-        auto& sum = sums[fields[variant]][static_cast<int>(number(size))];
-        for (int k = 0; k < 4; ++k)
-            sum[k] += number(star[k]);
-        sum[4] += 1;
+                throw InputError(where + " column " + number_columns[k] + ": '" + text +
+                                 "' is not a number");
+        }
+        row(texts, numbers);
     }
+    return true;
+}
+
+}  // namespace
+
+std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
+    const std::string& bounds_path) {
+    std::map<std::string, std::map<int, std::array<double, 5>>> sums;  // + count
+    stream_csv(bounds_path, {"variant"},
+               {"N", "P_lower_star", "P_upper_star", "R_lower_star", "R_upper_star"},
+               [&](const std::vector<std::string>& texts, const std::vector<double>& numbers) {
+                   auto& sum = sums[texts[0]][static_cast<int>(numbers[0])];
+                   for (int k = 0; k < 4; ++k)
+                       sum[k] += numbers[k + 1];
+                   sum[4] += 1;
+               });
+    std::map<std::string, std::map<int, std::array<double, 4>>> means;
     for (const auto& [v, by_size] : sums)
         for (const auto& [N, sum] : by_size)
             means[v][N] = {sum[0] / sum[4], sum[1] / sum[4], sum[2] / sum[4], sum[3] / sum[4]};
+    return means;
+}
+
+std::map<std::pair<std::string, int>, double> mean_widths_by_layer(const std::string& bounds_path) {
+    std::map<std::pair<std::string, int>, std::array<double, 2>> sums;  // (width sum, points)
+    stream_csv(bounds_path, {"variant"}, {"layer", "P_lower", "P_upper", "R_lower", "R_upper"},
+               [&](const std::vector<std::string>& texts, const std::vector<double>& numbers) {
+                   const double widths = (numbers[2] - numbers[1]) + (numbers[4] - numbers[3]);
+                   for (const int layer : {static_cast<int>(numbers[0]), -1}) {
+                       auto& sum = sums[{texts[0], layer}];
+                       sum[0] += widths;
+                       sum[1] += 2;  // a P and an R point
+                   }
+               });
+    std::map<std::pair<std::string, int>, double> means;
+    for (const auto& [key, sum] : sums)
+        means[key] = sum[0] / sum[1];
     return means;
 }
 

@@ -84,6 +84,11 @@ Section compare_verdict_section(const std::string& dir, const std::string& prefi
 std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
     const std::string& bounds_path);
 
+// (variant, layer) → mean width upper − lower of the P and R envelopes at the variant's single
+// κ (bounds.csv's P_lower … R_upper) over heads, N and both metrics; layer −1: all layers.
+// Empty when the file or a column is absent.
+std::map<std::pair<std::string, int>, double> mean_widths_by_layer(const std::string& bounds_path);
+
 // The rows of one grid point (or all rows when grid < 0).
 std::vector<VerdictSide> rows_of_grid(const VerdictTable& verdict, int grid);
 

@@ -443,6 +443,24 @@ TEST(EmpiricalReport, CompareVerdictComesFirstWithVerdictCsvsNumbers) {
     for (std::size_t v = 0; v < 4; ++v)
         EXPECT_EQ(kappa_rows[v][0], kVariantNames[v]);
     EXPECT_NE(html.find("fraction of points inside / mean envelope width"), std::string::npos);
+    // The agreement table: the fraction inside next to the mean width of bounds.csv's envelopes.
+    const auto bounds = reports::read_csv_table((cmp / "bounds.csv").string());
+    std::map<std::string, std::array<double, 2>> width_sums;
+    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
+        auto& sum = width_sums[bounds.text(r, "variant")];
+        sum[0] += bounds.number(r, "P_upper") - bounds.number(r, "P_lower");
+        sum[0] += bounds.number(r, "R_upper") - bounds.number(r, "R_lower");
+        sum[1] += 2;
+    }
+    const std::size_t agreement = html.find("Envelope agreement (");
+    ASSERT_NE(agreement, std::string::npos);
+    const auto agreement_rows = attngeo::test_support::first_table_rows(html.substr(agreement));
+    ASSERT_FALSE(agreement_rows.empty());
+    for (const auto& row : agreement_rows) {
+        ASSERT_EQ(row.size(), 6u);
+        const auto& sum = width_sums.at(row[0]);
+        EXPECT_NEAR(std::stod(row[4]), sum[0] / sum[1], 5e-6) << row[0];
+    }
     for (const char* v : kVariantNames) {
         const std::string id = std::string("run0_kappa_") + v;
         EXPECT_NE(verdict.find("<figure id=\"" + id + "\">"), std::string::npos) << id;
