@@ -158,7 +158,8 @@ class InterruptGuard {
     }, old_term_{};
 };
 
-constexpr const char* kStateFormat = "attngeo-extract-state-1";
+// 2: the state gained the per-N exact_decisions counts (HeadStatistics::visit_state).
+constexpr const char* kStateFormat = "attngeo-extract-state-2";
 
 std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t hash) {
     const auto* p = static_cast<const unsigned char*>(data);
@@ -252,7 +253,7 @@ void write_outputs(const fs::path& out, const StatisticsSettings& settings,
     std::ostringstream heads, pr, by_position, lags, diag;
     heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,rho0,"
              "sink_mass,last_mass,m_sink,m_last,m_rest,regime,regime_margin\n";
-    pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
+    pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean,exact_decisions\n";
     by_position << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
     lags << "layer,head,lag,cos_mean,pairs\n";
     diag << "layer,head,N,s_norm,s_norm_no_sink,s_norm_no_last,cos_s_v0,cos_s_vL\n";
@@ -276,7 +277,7 @@ void write_outputs(const fs::path& out, const StatisticsSettings& settings,
                 pr << l << ',' << h << ',' << settings.sizes[i] << ',' << s.documents() << ','
                    << f(p.mean) << ',' << se(p.se) << ',' << f(rr.mean) << ',' << se(rr.se) << ','
                    << f(simulate::estimate(s.fmax(i)).mean) << ','
-                   << f(simulate::estimate(s.fmin(i)).mean) << '\n';
+                   << f(simulate::estimate(s.fmin(i)).mean) << ',' << s.exact_decisions(i) << '\n';
                 diag << l << ',' << h << ',' << settings.sizes[i] << ',' << f(s.s_norm(i)) << ','
                      << f(s.s_norm_no_sink(i)) << ',' << f(s.s_norm_no_last(i)) << ','
                      << f(s.cos_s_v0(i)) << ',' << f(s.cos_s_vL(i)) << '\n';

@@ -51,6 +51,7 @@ HeadStatistics::HeadStatistics(const StatisticsSettings& settings)
       recall_(settings.sizes.size()),
       fmax_(settings.sizes.size()),
       fmin_(settings.sizes.size()),
+      exact_decisions_(settings.sizes.size(), 0),
       diag_(settings.sizes.size()) {
     if (settings.context < 2) throw std::domain_error("HeadStatistics: context must be >= 2");
     for (int N : settings.sizes) {
@@ -167,6 +168,7 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
         recall_[s].add(rows[s].recall_at_rmin);
         fmax_[s].add(rows[s].f_at_rmax);
         fmin_[s].add(rows[s].f_at_rmin);
+        exact_decisions_[s] += rows[s].exact_decisions;
         record.precision[s] = static_cast<float>(rows[s].precision_at_rmax);
         record.recall[s] = static_cast<float>(rows[s].recall_at_rmin);
     }
@@ -231,6 +233,8 @@ void HeadStatistics::visit_state(Self& self, Visit&& visit) {
     for (auto& row : self.diag_)
         for (auto& x : row)
             visit(x.fixed);
+    for (auto& count : self.exact_decisions_)
+        visit(count);
 }
 
 void HeadStatistics::save(std::vector<std::int64_t>& words) const {

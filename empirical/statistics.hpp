@@ -103,6 +103,10 @@ class HeadStatistics {
     const simulate::MomentSums& recall(std::size_t s) const { return recall_[s]; }
     const simulate::MomentSums& fmax(std::size_t s) const { return fmax_[s]; }
     const simulate::MomentSums& fmin(std::size_t s) const { return fmin_[s]; }
+    // Σ over documents of SelectionMetrics::exact_decisions at sizes()[s]: the comparisons
+    // decided by exact arithmetic within τ·w of a tie (theory/metrics.hpp), the same count
+    // whichever path (CPU, device, threads, shards) formed the metrics.
+    std::int64_t exact_decisions(std::size_t s) const { return exact_decisions_[s]; }
     // Figure 7 diagnostics at sizes()[s], means over documents.
     double s_norm(std::size_t s) const { return mean(diag_[s][0]); }
     double s_norm_no_sink(std::size_t s) const { return mean(diag_[s][1]); }
@@ -125,6 +129,7 @@ class HeadStatistics {
     std::vector<std::int64_t> lag_pairs_;  // [max_lag + 1]
     Sum sink_mass_, last_mass_, m_sink_, m_last_, m_rest_;
     std::vector<simulate::MomentSums> precision_, recall_, fmax_, fmin_;  // [|sizes|]
+    std::vector<std::int64_t> exact_decisions_;                           // [|sizes|]
     std::vector<std::array<Sum, 5>> diag_;                                // [|sizes|]
 };
 

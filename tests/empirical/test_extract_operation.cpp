@@ -119,7 +119,8 @@ TEST(DeviceGram, BatchedGramGivesTheReferenceCountsForEveryHeadAndN) {
             simulate::MomentSums precision, recall;
             precision.add(rows[s].precision_at_rmax);
             recall.add(rows[s].recall_at_rmin);
-            const bool same = device.precision(s) == precision && device.recall(s) == recall;
+            const bool same = device.precision(s) == precision && device.recall(s) == recall &&
+                              device.exact_decisions(s) == rows[s].exact_decisions;
             mismatches += !same;
         }
     }
