@@ -1,6 +1,7 @@
 // `attngeo simulate`, `attngeo sweep`, `attngeo merge`: Monte Carlo runs under Assumptions
 // 1–3 with the bounds beside them (SPEC §5, §9). The work is in simulate/run.hpp.
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -23,6 +24,8 @@
 namespace attngeo::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 #ifdef ATTNGEO_WITH_EMPIRICAL
 // merge serves simulate/sweep shards and extract shards; the first folder's manifest decides.
 bool is_extract_run(const std::string& dir) {
@@ -44,7 +47,8 @@ struct SimulateOptions {
     std::string shard = "0/1";
     std::vector<std::string> sets;
     int threads = 0;
-    bool quiet = false;
+    bool quiet = false, resume = false;
+    double checkpoint_every = 30;
     std::string out;
 };
 
@@ -92,6 +96,12 @@ void add_run_options(CLI::App& app, SimulateOptions& o) {
         ->capture_default_str();
     app.add_option("--out", o.out, "Output folder")->required();
     app.add_flag("--quiet", o.quiet, "No progress on stderr");
+    app.add_flag("--resume", o.resume,
+                 "Continue an interrupted run of the same command from OUT/.partial (the result "
+                 "is bit-identical to an uninterrupted run)");
+    app.add_option("--checkpoint-every", o.checkpoint_every,
+                   "Seconds between saves of the exact state to OUT/.partial (0: every chunk)")
+        ->capture_default_str();
 }
 
 nlohmann::json provenance(const CLI::App& app) {
@@ -151,6 +161,30 @@ void print_summary(const nlohmann::json& manifest, const std::string& out) {
     std::cout << s.str();
 }
 
+// OUT/.partial holds an interrupted run's exact state: refused without --resume (so a second
+// command cannot silently mix with it), continued with it.
+simulate::Checkpointing prepare_state(const SimulateOptions& o) {
+    if (!(o.checkpoint_every >= 0)) throw InputError("--checkpoint-every: expected seconds >= 0");
+    simulate::Checkpointing c;
+    c.state_dir = (fs::path(o.out) / ".partial").string();
+    c.every_s = o.checkpoint_every;
+    std::error_code ec;
+    const bool saved = fs::exists(fs::path(c.state_dir) / "run.json", ec);
+    if (saved && !o.resume)
+        throw InputError("--out '" + o.out +
+                         "': holds an interrupted run (.partial/); pass --resume to continue it, "
+                         "or remove that folder");
+    c.resume = o.resume && saved;
+    if (!c.resume) fs::remove_all(c.state_dir, ec);  // a state killed before its first save
+    return c;
+}
+
+void discard_state(const std::string& out, const simulate::Checkpointing& c) {
+    std::error_code ec;
+    fs::remove_all(c.state_dir, ec);
+    if (fs::is_empty(out, ec)) fs::remove(out, ec);
+}
+
 void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& kind) {
     check_output_folder(o.out, "--out");  // before any work (a sweep can take hours)
     finish_config(o, app);
@@ -188,12 +222,20 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
     }
     simulate::RunTimings timings;
     const std::int64_t trials = simulate::shard_trial_count(o.config);  // validates every point
-    Progress progress(kind, trials, "trials", o.quiet);
-    const auto sums = simulate::run_grid(o.config, o.threads, &progress, timings);
-    const auto manifest =
-        simulate::write_run(o.out, o.config, sums, o.threads, provenance(app), timings);
-    progress.finish("wrote " + o.out);
-    print_summary(manifest, o.out);
+    const simulate::Checkpointing checkpointing = prepare_state(o);
+    try {
+        Progress progress(kind, trials, "trials", o.quiet);
+        const auto sums =
+            simulate::run_grid(o.config, o.threads, &progress, timings, checkpointing);
+        const auto manifest =
+            simulate::write_run(o.out, o.config, sums, o.threads, provenance(app), timings);
+        fs::remove_all(checkpointing.state_dir);
+        progress.finish("wrote " + o.out);
+        print_summary(manifest, o.out);
+    } catch (const InputError&) {
+        discard_state(o.out, checkpointing);  // not resumable: leave nothing behind
+        throw;
+    }
 }
 
 }  // namespace

@@ -66,10 +66,20 @@ struct RunTimings {
 // Trials this shard runs over the whole grid (for progress).
 std::int64_t shard_trial_count(const RunConfig& config);
 
+// Where and how often run_grid saves its exact state, so a killed run can resume; an empty
+// state_dir saves nothing. The state is sums.csv (the sums so far) and run.json (the
+// configuration it belongs to).
+struct Checkpointing {
+    std::string state_dir;
+    double every_s = 30;  // seconds between saves (0: after every chunk of trials)
+    bool resume = false;  // continue from the saved state (which must be this configuration's)
+};
+
 // Runs this shard's trials for every grid point (nothing to run when d = ∞), reporting the
-// trials done to `progress` when given.
+// trials done to `progress` when given and saving the state as `checkpointing` says. A resumed
+// run gives the same sums, bit for bit, as an uninterrupted one.
 std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, Progress* progress,
-                                     RunTimings& timings);
+                                     RunTimings& timings, const Checkpointing& checkpointing = {});
 
 // From sums to files: estimates, envelopes, simulate.csv (or sweep.csv), bounds.csv, sums.csv,
 // manifest.json, each written atomically. `provenance` is merged into the manifest. Returns
