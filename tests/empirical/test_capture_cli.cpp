@@ -151,7 +151,7 @@ TEST(CaptureCli, ConfigValuesOfTheWrongTypeNameTheFile) {
     const std::string config = attngeo::test_support::slurp(golden / "config.json");
     const std::size_t brace = config.rfind('}');
     ASSERT_NE(brace, std::string::npos);
-    for (const std::string& extra :
+    for (const char* extra :
          {R"("rope_scaling": 0)", R"("rope_scaling": [1, 2])", R"("rope_scaling": "linear")",
           R"("rope_scaling": {"type": "linear", "factor": "two"})", R"("num_hidden_layers": "2")",
           R"("rope_theta": "big")"}) {
@@ -160,7 +160,7 @@ TEST(CaptureCli, ConfigValuesOfTheWrongTypeNameTheFile) {
         fs::create_symlink(fs::absolute(golden / "model.safetensors"),
                            folder / "model.safetensors");
         nlohmann::json j = nlohmann::json::parse(config);
-        const nlohmann::json patch = nlohmann::json::parse("{" + extra + "}");
+        const nlohmann::json patch = nlohmann::json::parse(std::string("{") + extra + "}");
         for (const auto& [key, value] : patch.items())
             j[key] = value;
         std::ofstream(folder / "config.json") << j.dump(2);
