@@ -20,6 +20,10 @@ constexpr double kUnitRoundoff = 0x1p-53;
 // The comparisons of the double tier add this relative room to τ·w so that a margin decided
 // there exceeds τ·w despite the rounding of v̂ ± e ± τ·w.
 constexpr double kTieRoom = 1 + 0x1p-40;
+// The absolute part of the double tier's bounds: at least the products' underflow (≤ 2⁻¹⁰⁷⁵
+// each, fewer than 2⁵⁰ of them), and a normal number, since subnormal operands cost a
+// microcode assist per operation on x86.
+constexpr double kAbsoluteError = 0x1p-1022;
 
 double gamma_of(double m) {
     return m * kUnitRoundoff / (1 - m * kUnitRoundoff);
@@ -37,24 +41,34 @@ ExactShiftedDistances::ExactShiftedDistances(const RowMatrix& ranked)
     : ranked_(ranked),
       n_(static_cast<int>(ranked.rows())),
       d_(static_cast<int>(ranked.cols())),
-      power_(n_, 0.0),
       s_(d_, 0.0),
-      s_abs_(d_, 0.0),
-      approx_(n_),
-      approx_step_(n_, -1),
-      exact_(n_),
-      exact_step_(n_, -1) {
-    for (int l = 0; l < n_; ++l) {
+      s_abs_(d_, 0.0) {}
+
+// The per-token caches, sized on first use: most inputs of the fast paths never need them.
+void ExactShiftedDistances::allocate(bool exact) {
+    if (approx_step_.empty()) {
+        approx_.resize(n_);
+        approx_step_.assign(n_, -1);
+    }
+    if (exact && exact_step_.empty()) {
+        exact_.resize(n_);
+        exact_step_.assign(n_, -1);
+    }
+}
+
+// p_ℓ, computed on first use: most tokens never need a tie scale.
+double ExactShiftedDistances::power(int l) const {
+    if (power_.empty()) power_.assign(n_, -1.0);
+    if (power_[l] < 0) {
         double largest = 0;
         const double* y = ranked_.row(l).data();
         for (int t = 0; t < d_; ++t)
             largest = std::max(largest, std::abs(y[t]));
-        if (largest > 0) {
-            int exponent = 0;
-            std::frexp(largest, &exponent);  // largest ∈ [2^(exponent−1), 2^exponent)
-            power_[l] = std::ldexp(1.0, exponent);
-        }
+        int exponent = 0;
+        std::frexp(largest, &exponent);  // largest ∈ [2^(exponent−1), 2^exponent)
+        power_[l] = largest > 0 ? std::ldexp(1.0, exponent) : 0.0;
     }
+    return power_[l];
 }
 
 void ExactShiftedDistances::set_size(int N) {
@@ -62,54 +76,90 @@ void ExactShiftedDistances::set_size(int N) {
         throw_domain_error("ExactShiftedDistances::set_size",
                            "N = " + std::to_string(N) + " outside 0.." + std::to_string(n_));
     if (N == size_) return;
-    if (N < size_) {  // start over, so that P_N is the same sum in the same order
-        power_sum_ = 0;
-        size_ = 0;
-    }
-    for (int k = size_; k < N; ++k)
-        power_sum_ += power_[k];
     size_ = N;
     ++step_;
 }
 
+// P_N catches up lazily, always as the same sum in the same order (restarted when N shrinks).
 double ExactShiftedDistances::tie_scale(int l) const {
-    return kTieThreshold * power_[l] * (power_[l] + 2 * power_sum_);
+    if (powered_rows_ > size_) {
+        power_sum_ = 0;
+        powered_rows_ = 0;
+    }
+    for (; powered_rows_ < size_; ++powered_rows_)
+        power_sum_ += power(powered_rows_);
+    return kTieThreshold * power(l) * (power(l) + 2 * power_sum_);
 }
 
-void ExactShiftedDistances::catch_up_double() {
+void ExactShiftedDistances::catch_up_double(bool absolute) {
     if (summed_rows_ > size_) {
         std::fill(s_.begin(), s_.end(), 0.0);
-        std::fill(s_abs_.begin(), s_abs_.end(), 0.0);
         summed_rows_ = 0;
+    }
+    if (absolute && absolute_rows_ == summed_rows_) {  // both behind by the same rows: one pass
+        for (; summed_rows_ < size_; ++summed_rows_) {
+            const double* y = ranked_.row(summed_rows_).data();
+            for (int t = 0; t < d_; ++t) {
+                s_[t] += y[t];
+                s_abs_[t] += std::abs(y[t]);
+            }
+        }
+        absolute_rows_ = summed_rows_;
+        total_absolute();
+        return;
     }
     for (; summed_rows_ < size_; ++summed_rows_) {
         const double* y = ranked_.row(summed_rows_).data();
-        for (int t = 0; t < d_; ++t) {
+        for (int t = 0; t < d_; ++t)
             s_[t] += y[t];
-            s_abs_[t] += std::abs(y[t]);
-        }
     }
+    if (!absolute) return;
+    if (absolute_rows_ > size_) {
+        std::fill(s_abs_.begin(), s_abs_.end(), 0.0);
+        absolute_rows_ = 0;
+    }
+    for (; absolute_rows_ < size_; ++absolute_rows_) {
+        const double* y = ranked_.row(absolute_rows_).data();
+        for (int t = 0; t < d_; ++t)
+            s_abs_[t] += std::abs(y[t]);
+    }
+    total_absolute();
+}
+
+void ExactShiftedDistances::total_absolute() {
+    absolute_total_ = 0;
+    for (int t = 0; t < d_; ++t)
+        absolute_total_ += s_abs_[t];
 }
 
 // v̂ = Σ_t y_t·z_t, z_t = fl(y_t − 2s̃_t). With a_t = Σ_k |y_kt|: |s̃_t − s_t| ≤ γ_{N−1}a_t, so
 // |v̂ − v| ≤ γ_d·Σ|y_t z_t| + u·Σ|y_t z_t|/(1 − u) + 2γ_{N−1}·Σ|y_t|a_t. The bound is doubled
 // (covering the rounding of the two sums that evaluate it and of v̂ ± e) and widened by two
-// more roundings of |v̂| ≤ Σ|y_t z_t|; products that underflow add at most 2⁻¹⁰⁷⁵ each.
+// more roundings of |v̂| ≤ Σ|y_t z_t|; products that underflow add at most 2⁻¹⁰⁷⁵ each
+// (kAbsoluteError).
 const ExactComparisons::Approximate& ExactShiftedDistances::approximate(int l) {
+    allocate(false);
     if (approx_step_[l] == step_) return approx_[l];
-    catch_up_double();
+    catch_up_double(true);
     const double* y = ranked_.row(l).data();
-    double value = 0, magnitude = 0, across = 0;
+    double value = 0, magnitude = 0, across = 0, largest = 0;
     for (int t = 0; t < d_; ++t) {
         const double z = y[t] - 2 * s_[t];
         value += y[t] * z;
         magnitude += std::abs(y[t] * z);
         across += std::abs(y[t]) * s_abs_[t];
+        largest = std::max(largest, std::abs(y[t]));
     }
     Approximate& a = approx_[l];
     a.value = value;
-    a.error = 2 * (gamma_of(d_ + 4.0) * magnitude + 2 * gamma_of(size_ + 1.0) * across) +
-              (4.0 * d_ + 4) * std::numeric_limits<double>::denorm_min();
+    // τ·w_ℓ without P_N (which needs every selected row's p): P_N ≤ 2Σ_k max_t|y_kt| ≤
+    // 2Σ_t a_t, and Σ_t a_t is computed with relative error below 2⁻³⁰ (N + d < 2²⁰).
+    int exponent = 0;
+    std::frexp(largest, &exponent);
+    const double p = largest > 0 ? std::ldexp(1.0, exponent) : 0.0;
+    a.tie_room = kTieThreshold * p * (p + 4 * absolute_total_ * (1 + 0x1p-30)) * kTieRoom;
+    a.error =
+        2 * (gamma_of(d_ + 4.0) * magnitude + 2 * gamma_of(size_ + 1.0) * across) + kAbsoluteError;
     approx_step_[l] = step_;
     return a;
 }
@@ -152,6 +202,7 @@ void ExactShiftedDistances::catch_up_exact() {
 }
 
 const ExactComparisons::BigInt& ExactShiftedDistances::exact(int l) {
+    allocate(true);
     if (exact_step_[l] == step_) return exact_[l];
     convert_row(l);
     catch_up_exact();
@@ -167,6 +218,7 @@ const ExactComparisons::BigInt& ExactShiftedDistances::exact(int l) {
 
 int ExactComparisons::extreme(const int* candidates, int count, bool want_max) {
     if (count < 1) throw_domain_error("ExactComparisons::extreme", "no candidate tokens");
+    if (count == 1) return candidates[0];
     // The double tier first: only tokens whose interval reaches the best bound can be extreme.
     double bound = want_max ? -std::numeric_limits<double>::infinity()
                             : std::numeric_limits<double>::infinity();
@@ -195,14 +247,14 @@ int ExactComparisons::extreme(const int* candidates, int count, bool want_max) {
 ExactComparisons::Comparison ExactComparisons::compare(int l, int m) {
     const Approximate& a = approximate(l);
     const Approximate& b = approximate(m);
-    const double tie = tie_scale(l);
-    const double room = tie * kTieRoom;
+    // a.tie_room ≥ τ·w_ℓ·kTieRoom: a margin decided here is above τ·w_ℓ.
     Comparison result;
-    if (a.value + a.error + room < b.value - b.error) {
+    if (a.value + a.error + a.tie_room < b.value - b.error) {
         result.at_most = true;
         return result;
     }
-    if (a.value - a.error - room > b.value + b.error) return result;
+    if (a.value - a.error - a.tie_room > b.value + b.error) return result;
+    const double tie = tie_scale(l);
     const BigInt margin = exact(l) - exact(m);
     result.at_most = margin <= 0;
     if (tie == 0) {
@@ -219,7 +271,7 @@ ExactComparisons::Comparison ExactComparisons::compare(int l, int m) {
 }
 
 double ExactShiftedDistances::radius_squared(int l) {
-    catch_up_double();
+    catch_up_double(false);
     return squared_distance(s_.data(), ranked_.row(l).data(), d_);
 }
 
@@ -247,14 +299,15 @@ double ExactGramDistances::tie_scale(int l) const {
 }
 
 // v̂ = G_ℓℓ − 2c̃_ℓ: N − 1 roundings in c̃ (sums of doubles, no underflow error) and one in the
-// difference, so |v̂ − v| ≤ γ_N·(|G_ℓℓ| + 2Σ|G_kℓ|); doubled, plus the smallest subnormal so
-// that the bound is strict even at 0.
+// difference, so |v̂ − v| ≤ γ_N·(|G_ℓℓ| + 2Σ|G_kℓ|); doubled, plus kAbsoluteError so that the
+// bound is strict even at 0.
 const ExactComparisons::Approximate& ExactGramDistances::approximate(int l) {
     if (approx_step_[l] == size_) return approx_[l];
     Approximate& a = approx_[l];
     a.value = gram_(l, l) - 2 * running_[l];
-    a.error = 2 * gamma_of(size_ + 2.0) * (std::abs(gram_(l, l)) + 2 * running_abs_[l]) +
-              std::numeric_limits<double>::denorm_min();
+    a.error =
+        2 * gamma_of(size_ + 2.0) * (std::abs(gram_(l, l)) + 2 * running_abs_[l]) + kAbsoluteError;
+    a.tie_room = tie_scale(l) * kTieRoom;
     approx_step_[l] = size_;
     return a;
 }

@@ -45,6 +45,7 @@ class ExactComparisons {
     using BigInt = boost::multiprecision::cpp_int;
     struct Approximate {
         double value = 0, error = 0;  // |value − v_ℓ| < error
+        double tie_room = 0;          // ≥ tie_scale(ℓ)·(1 + 2⁻⁴⁰), cheaper to know
     };
     virtual const Approximate& approximate(int l) = 0;
     // v_ℓ·2^exact_scale_exponent() as an integer.
@@ -78,21 +79,26 @@ class ExactShiftedDistances : public ExactComparisons {
     const Approximate& approximate(int l) override;
     const BigInt& exact(int l) override;
     int exact_scale_exponent() const override { return 2 * scale_; }
-    void catch_up_double();
+    void catch_up_double(bool absolute);
+    void allocate(bool exact);
+    void total_absolute();
     void catch_up_exact();
     void convert_row(int k);
 
     const RowMatrix& ranked_;
     int n_, d_;
     int size_ = 0;
-    std::vector<double> power_;  // [n] p_ℓ
-    double power_sum_ = 0;       // P_N
+    double power(int l) const;
+    mutable std::vector<double> power_;  // [n] p_ℓ, −1 until computed
+    mutable double power_sum_ = 0;       // P_{powered_rows_}
+    mutable int powered_rows_ = 0;
     // Tier 2
-    std::vector<double> s_, s_abs_;  // [d] s̃ and Σ_k |y_kt|, both summed in rank order
-    int summed_rows_ = 0;
-    std::vector<Approximate> approx_;  // [n] valid where approx_step_ == step_
-    std::vector<long> approx_step_;    // [n]
-    long step_ = 0;                    // bumps on every set_size
+    std::vector<double> s_, s_abs_;            // [d] s̃ and Σ_k |y_kt|, both summed in rank order
+    int summed_rows_ = 0, absolute_rows_ = 0;  // rows in s_ and in s_abs_
+    double absolute_total_ = 0;                // Σ_t s_abs_t
+    std::vector<Approximate> approx_;          // [n] valid where approx_step_ == step_
+    std::vector<long> approx_step_;            // [n]
+    long step_ = 0;                            // bumps on every set_size
     // Tier 3
     int scale_ = 0;  // F: y·2^F is an integer for every entry; set on first use
     bool scaled_ = false;

@@ -384,7 +384,8 @@ class EuclideanSweep {
         gram_kernels::Band b;
         b.w = 2 * (entry_relative_ + gamma) + kTieBandCoefficient;
         b.q = 2 * A * b.w;
-        b.c = 2 * 1.01 * (2.0 * N + 1) * entry_absolute_;
+        // Kept normal: a subnormal addend costs a microcode assist in every band evaluation.
+        b.c = std::max(2 * 1.01 * (2.0 * N + 1) * entry_absolute_, 0x1p-1022);
         return b;
     }
 
