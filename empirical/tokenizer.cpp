@@ -277,8 +277,9 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path) : 
                     ProtoReader text = p.sub();
                     piece.assign(reinterpret_cast<const char*>(text.at), text.end - text.at);
                 } else if (f == 2 && w == 5) {
-                    std::memcpy(&score, p.at, 4);
-                    p.advance(4);
+                    const unsigned char* bytes = p.at;
+                    p.advance(4);  // bounds first: a piece cut inside its score is truncated
+                    std::memcpy(&score, bytes, 4);
                 } else if (f == 3 && w == 0) {
                     type = static_cast<int>(p.varint());
                 } else {

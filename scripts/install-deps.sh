@@ -11,6 +11,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libopenblas-dev libopenblas0-pthread libomp-dev \
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev \
   libtorch-dev libicu-dev \
+  clang libfuzzer-14-dev \
   gnuplot-nox >/dev/null
 # Headless Chromium renders the HTML report in its screenshot test (not needed to run attngeo).
 if [ "${ATTNGEO_WITH_CHROMIUM:-1}" = "1" ]; then

@@ -205,6 +205,29 @@ MomentSums* sums_slot(SimulationSums& sums, const std::vector<int>& sizes, int N
     return nullptr;
 }
 
+// Moments that `count` per-trial values can have in 2⁻⁴⁰ fixed point (P, R and F lie in
+// [0, 1]; the realised statistics at N = 0 may be any sign), with T·Σq² and (Σq)² representable
+// so that estimate() computes the spread exactly: a sums.csv row outside them was edited or
+// corrupted, and would overflow instead of giving a number.
+void check_moments(const MomentSums& m, std::int64_t trials, bool unit_interval,
+                   const std::string& where) {
+    constexpr Int128 one = static_cast<Int128>(1) << 40,
+                     largest = static_cast<Int128>(~static_cast<UInt128>(0) >> 1);
+    const Int128 sum_magnitude = m.sum < 0 ? -m.sum : m.sum;  // |Σq| < 2¹²⁷ after parsing
+    bool possible = m.count >= 0 && m.count <= trials && m.sum_squares >= 0 && m.sum > -largest &&
+                    (m.sum_squares == 0 || m.count <= largest / m.sum_squares) &&
+                    (m.sum == 0 || sum_magnitude <= largest / sum_magnitude) &&
+                    m.sum * m.sum <= m.count * m.sum_squares;  // Cauchy–Schwarz
+    if (possible && unit_interval)
+        possible = m.count <= (static_cast<std::int64_t>(1) << 46) && m.sum >= 0 &&
+                   m.sum <= m.count * one && m.sum_squares <= m.count * one * one;
+    if (!possible)
+        throw InputError(where + ": count " + std::to_string(m.count) +
+                         ", sum and sum_squares are not the sums of that many values" +
+                         (unit_interval ? " in [0, 1]" : "") + " (at most " +
+                         std::to_string(trials) + " trials)");
+}
+
 std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& config,
                                       const std::string& who = "merge") {
     const std::string path = (fs::path(dir) / "sums.csv").string();
@@ -244,6 +267,7 @@ std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& c
             slot->count = std::stoll(f[3]);
             slot->sum = parse_int128(f[4]);
             slot->sum_squares = parse_int128(f[5]);
+            check_moments(*slot, config.trials, N != 0, where);
         } catch (const std::invalid_argument& e) {
             throw InputError(where + ": " + e.what());
         } catch (const std::out_of_range&) {

@@ -89,7 +89,8 @@ void finish_row(BoundRow& row, double union_sum, double max_p, double recall_upp
     row.fmin_upper = f_of(row.recall_upper);
 }
 
-extern "C" __m256d _ZGVdN4v_exp(__m256d x);  // glibc's libmvec, within 4 ulp of exp
+extern "C" ATTNGEO_TARGET_AVX2_FMA __m256d
+_ZGVdN4v_exp(__m256d x);  // glibc's libmvec, within 4 ulp of exp
 
 ATTNGEO_TARGET_AVX2_FMA inline __m256d p_minus4(__m256d xi) {
     const __m256d positive = _mm256_cmp_pd(xi, _mm256_setzero_pd(), _CMP_GT_OQ);

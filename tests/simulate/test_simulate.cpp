@@ -16,6 +16,7 @@
 #include "simulate/rng.hpp"
 #include "simulate/run.hpp"
 #include "simulate/sums.hpp"
+#include "tests/support/test_files.hpp"
 
 using namespace attngeo;
 using namespace attngeo::simulate;
@@ -481,4 +482,53 @@ TEST(ExactSum, OrderDoesNotChangeTheBitsAndOverflowThrows) {
     EXPECT_THROW(big.add(std::nan("")), std::overflow_error);
     big.add(0x1p61);
     EXPECT_THROW(big.add(0x1p61), std::overflow_error);
+}
+
+// Fuzz finding (fuzz_run_folder): a sums.csv row whose sum_squares no run can produce made
+// estimate() overflow 128 bits (UBSan: signed overflow in T·Σq²). Rows are now checked against
+// what `count` trials can sum to; a genuine run folder still merges to the same numbers.
+TEST(Run, MergeRefusesSumsNoRunCanProduce) {
+    const auto dir = test_support::scratch_folder("merge_sums");
+    RunConfig config;
+    config.model.assumption3.L = 15;
+    config.model.assumption3.T1 = 3;
+    config.model.assumption3.T2 = 10;
+    config.model.length_given = true;
+    config.d = 8;
+    config.trials = 4;
+    config.sizes = "pow2";
+    config.kappa = 1.0;
+    RunTimings timings;
+    const auto sums = run_grid(config, 1, nullptr, timings);
+    const auto run = dir / "run";
+    write_run(run.string(), config, sums, 1, nlohmann::json::object(), timings);
+    const std::string genuine = test_support::slurp(run / "sums.csv");
+    merge_runs({run.string()}, (dir / "merged").string(), 1, nlohmann::json::object());
+    const std::string merged = test_support::slurp(dir / "merged" / "sums.csv");
+    EXPECT_EQ(merged, genuine) << "a genuine one-shard run must merge to itself";
+
+    // Each bad row replaces the first P row of N = 1; the rest of the file stays genuine.
+    const std::size_t p_row = genuine.find("\n0,1,P,") + 1;
+    const std::size_t p_end = genuine.find('\n', p_row) + 1;
+    const std::string one = std::to_string(1ULL << 40);
+    const std::vector<std::string> bad_rows = {
+        "0,1,P,4,43980465111010847714,2455147429419660937342812",     // the fuzzer's input
+        "0,1,P,-1,0,0",                                               // negative count
+        "0,1,P,5,0,0",                                                // more than 4 trials
+        "0,1,P,4,-1,0",                                               // P below 0
+        "0,1,P,4," + one + "0,0",                                     // mean above 1
+        "0,1,P,4,4," + std::string("0"),                              // Σq² < (Σq)²/T
+        "0,0,cos_sink,4,10,170141183460469231731687303715884105727",  // T·Σq² overflows
+    };
+    for (const auto& bad : bad_rows) {
+        std::ofstream(run / "sums.csv") << genuine.substr(0, p_row) << bad << "\n"
+                                        << genuine.substr(p_end);
+        test_support::expect_input_error(
+            [&] {
+                merge_runs({run.string()}, (dir / "merged2").string(), 1, nlohmann::json::object());
+            },
+            {"sums.csv", "line", "not the sums of that many values"});
+        std::cout << "refused: " << bad << "\n";
+    }
+    std::filesystem::remove_all(dir);
 }
