@@ -37,6 +37,7 @@ Runner register_compare(CLI::App& app) {
                    "Bootstrap resamples of documents for the corr(R, rho0) interval")
         ->capture_default_str();
     app.add_option("--seed", r->seed, "Bootstrap seed")->capture_default_str();
+    app.add_flag("--quiet", r->quiet, "No progress lines on stderr");
     app.add_option("--threads", r->threads,
                    "OpenMP threads over heads (0 = all cores); results do not depend on it")
         ->capture_default_str();

@@ -8,6 +8,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/number_list.hpp"
+#include "common/size_checks.hpp"
 #include "theory/metrics.hpp"
 
 namespace attngeo::cli {
@@ -59,6 +60,12 @@ void run(const MetricsOptions& o) {
     const std::vector<int> sizes = parse_selection_sizes(o.sizes, n, "--N");
     const auto ranking = theory::parse_ranking(o.rank);
     const auto distance = theory::parse_distance(o.distance);
+    // The Gram path holds an n × n matrix of doubles: checked before it is allocated.
+    if (o.sizes == "all")
+        check_allocation(checked_bytes(n, n), sizeof(double),
+                         "--input '" + o.input + "': " + std::to_string(n) +
+                             " tokens (an n x n Gram matrix; pass a short --N list for the "
+                             "per-N path)");
     // All N: the Gram path; a short list: the per-N path. Both give identical rows.
     const auto rows = o.sizes == "all"
                           ? theory::selection_metrics_gram(tokens, sizes, ranking, distance)

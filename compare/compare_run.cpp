@@ -18,7 +18,11 @@
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
+#include "common/output_folder.hpp"
+#include "common/progress.hpp"
+#include "common/size_checks.hpp"
 #include "compare/correlation.hpp"
 #include "compare/emp_run.hpp"
 #include "compare/envelopes.hpp"
@@ -55,16 +59,10 @@ std::vector<double> renormalised(const std::vector<double>& alpha) {
 
 void check_sim_folder(const std::string& sim) {
     const fs::path manifest = fs::path(sim) / "manifest.json";
-    std::ifstream in(manifest);
-    if (!in)
+    if (!fs::exists(manifest))
         throw InputError("--sim '" + sim +
                          "': no manifest.json (expected an attngeo simulate folder)");
-    nlohmann::json json;
-    try {
-        json = nlohmann::json::parse(in);
-    } catch (const std::exception&) {
-        throw InputError(manifest.string() + ": not valid JSON");
-    }
+    const nlohmann::json json = read_json_file(manifest.string(), "a simulate manifest");
     if (!json.is_object() || !json.contains("kind") || json.at("kind") != "simulate")
         throw InputError(manifest.string() + ": kind is " +
                          (json.is_object() && json.contains("kind") ? json.at("kind").dump()
@@ -128,6 +126,7 @@ void run_compare(const CompareRequest& r) {
     // ---- flags ----------------------------------------------------------------------------
     if (r.emp.empty()) throw InputError("--emp: an extract folder is required");
     if (r.out.empty()) throw InputError("--out: an output folder is required");
+    check_output_folder(r.out, "--out");
     if (r.max_lag_fit < 2)
         throw InputError("--max-lag-fit: " + std::to_string(r.max_lag_fit) +
                          ", expected >= 2 (the offset model has two parameters)");
@@ -149,7 +148,15 @@ void run_compare(const CompareRequest& r) {
     const std::string per_doc_path = (fs::path(r.emp) / "per_doc.safetensors").string();
     if (!fs::is_regular_file(per_doc_path))
         throw InputError(per_doc_path + ": missing (expected the per-document arrays of extract)");
+    // Stages for people and logs: read, fits, envelopes (κ scan over variants), correlation,
+    // write.
+    Progress progress("compare", 5, "stages", r.quiet);
     const PerDocArrays per_doc = read_per_doc(per_doc_path);
+    // Each bootstrap replicate keeps its S correlations twice (by replicate, then by N).
+    if (per_doc.docs >= kBootstrapMinimumDocuments)
+        check_allocation(static_cast<std::uint64_t>(r.replicates),
+                         2 * (per_doc.sizes.size() * sizeof(double) + sizeof(std::vector<double>)),
+                         "--replicates " + std::to_string(r.replicates));
     check_per_doc(per_doc, run, per_doc_path);
     const int K = std::min({r.max_lag_fit, run.context - 1, run.max_lag});
     if (K < 2)
@@ -163,6 +170,7 @@ void run_compare(const CompareRequest& r) {
     for (std::size_t i = 0; i < run.rows.size(); ++i)
         counted[i] = !per_kv || run.rows[i].head % group == 0;
     timings["read_s"] = seconds_since(stage);
+    progress.update(1, "read " + std::to_string(run.rows.size()) + " heads; fitting");
 
     // ---- fits per head and of the mean profile ---------------------------------------------
     stage = Clock::now();
@@ -190,6 +198,7 @@ void run_compare(const CompareRequest& r) {
     }
     const ProfileFit global_profile = fit_assumption3_profile(renormalised(mean_alpha));
     timings["fits_s"] = seconds_since(stage);
+    progress.update(2, "fits done; envelopes and the kappa scan over variants");
 
     // ---- envelopes and correlation (A2's half of compare/) ---------------------------------
     stage = Clock::now();
@@ -215,10 +224,12 @@ void run_compare(const CompareRequest& r) {
     settings.threads = threads;
     const EnvelopeResult envelopes = evaluate_envelopes(inputs, settings);
     timings["envelopes_s"] = seconds_since(stage);
+    progress.update(3, "envelopes done; bootstrap correlation");
     stage = Clock::now();
     const auto correlation =
         recall_rho0_correlation(per_doc, r.replicates, r.seed, 1, per_kv ? group : 1);
     timings["correlation_s"] = seconds_since(stage);
+    progress.update(4, "correlation done; writing");
 
     // ---- tables -------------------------------------------------------------------------------
     std::ostringstream fits_csv, profile_csv, regimes_csv, counts_csv, pr_csv, contrib_csv;
@@ -431,10 +442,9 @@ void run_compare(const CompareRequest& r) {
 
     // ---- write --------------------------------------------------------------------------------
     stage = Clock::now();
-    std::error_code ec;
-    fs::create_directories(r.out, ec);
-    if (ec) throw InputError("--out '" + r.out + "': cannot create folder: " + ec.message());
-    const fs::path out(r.out);
+    // Staged beside --out and moved in whole (SPEC §10): a full disk leaves no half folder.
+    OutputFolder folder(r.out, "--out");
+    const fs::path out(folder.staging());
     write_file_atomic((out / "fits.csv").string(), fits_csv.str());
     write_file_atomic((out / "profile.csv").string(), profile_csv.str());
     write_file_atomic((out / "regimes.csv").string(), regimes_csv.str());
@@ -448,6 +458,8 @@ void run_compare(const CompareRequest& r) {
     timings["total_s"] = seconds_since(start);
     manifest["timings"] = timings;
     write_file_atomic((out / "manifest.json").string(), manifest.dump(2) + "\n");
+    folder.commit();
+    progress.finish("wrote '" + r.out + "'");
 }
 
 }  // namespace attngeo::compare

@@ -23,6 +23,7 @@ struct CompareRequest {
     std::uint64_t seed = 1;    // bootstrap seed
     int threads = 0;           // OpenMP threads over heads; 0 = all cores
     std::string command_line;  // for the manifest
+    bool quiet = false;        // no progress lines (common/progress.hpp)
 };
 
 // Validates every input before anything is written (InputError naming the flag or file), then

@@ -18,6 +18,8 @@
 
 #include "common/csv.hpp"
 #include "common/errors.hpp"
+#include "common/json_file.hpp"
+#include "common/size_checks.hpp"
 
 namespace fs = std::filesystem;
 
@@ -313,17 +315,9 @@ EmpiricalRun read_empirical_run(const std::string& dir) {
     if (!fs::is_directory(dir))
         throw InputError("--emp '" + dir + "': not a folder (expected an attngeo extract folder)");
     const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
-    {
-        std::ifstream in(manifest_path);
-        if (!in)
-            throw InputError(manifest_path +
-                             ": cannot open file (expected an attngeo extract folder)");
-        try {
-            run.manifest = nlohmann::json::parse(in);
-        } catch (const std::exception&) {
-            throw InputError(manifest_path + ": not valid JSON");
-        }
-    }
+    if (!fs::exists(manifest_path))
+        throw InputError(manifest_path + ": cannot open file (expected an attngeo extract folder)");
+    run.manifest = read_json_file(manifest_path, "an extract manifest");
     if (!run.manifest.is_object() || !run.manifest.contains("kind") ||
         run.manifest.at("kind") != "extract")
         throw InputError(manifest_path + ": kind is " +
@@ -335,6 +329,9 @@ EmpiricalRun read_empirical_run(const std::string& dir) {
     run.heads = json_int(run.manifest, manifest_path, "model", "heads", 1);
     run.head_dim = json_int(run.manifest, manifest_path, "model", "head_dim", 1);
     run.context = json_int(run.manifest, manifest_path, "parameters", "context", 2);
+    // Sizes from the manifest are checked before the rows are allocated from them.
+    check_allocation(static_cast<std::uint64_t>(run.layers) * static_cast<std::uint64_t>(run.heads),
+                     sizeof(EmpiricalHead), manifest_path + ": model.layers × model.heads");
     run.rows.resize(static_cast<std::size_t>(run.layers) * run.heads);
     for (int l = 0; l < run.layers; ++l)
         for (int h = 0; h < run.heads; ++h) {

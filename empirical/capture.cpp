@@ -8,8 +8,9 @@
 #include <sstream>
 
 #include "common/errors.hpp"
-#include "empirical/llama2c.hpp"
+#include "common/output_folder.hpp"
 #include "common/safetensors.hpp"
+#include "empirical/llama2c.hpp"
 #include "empirical/transformer.hpp"
 
 namespace fs = std::filesystem;
@@ -39,6 +40,15 @@ torch::Tensor ids_tensor(const std::vector<std::vector<std::int64_t>>& rows) {
     return ids;
 }
 
+// capture writes one file; checked before the model loads, as the folders of other commands are.
+void check_output_file(const std::string& path, const std::string& flag) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        throw InputError(flag + " '" + path + "': is a folder, expected a .safetensors file");
+    if (fs::exists(path, ec)) return;  // replaced atomically
+    check_output_folder(path, flag);   // name length and a writable parent apply to a file too
+}
+
 std::string find_tokenizer(const std::string& model, const std::string& given) {
     if (!given.empty()) return given;
     const fs::path folder =
@@ -56,8 +66,8 @@ std::string find_tokenizer(const std::string& model, const std::string& given) {
 
 }  // namespace
 
-std::vector<std::vector<std::int64_t>> read_token_file(const std::string& path,
-                                                       bool equal_lengths) {
+std::vector<std::vector<std::int64_t>> read_token_file(const std::string& path, bool equal_lengths,
+                                                       std::int64_t vocab_size) {
     std::ifstream in(path);
     if (!in) throw InputError("--tokens '" + path + "': cannot open");
     std::vector<std::vector<std::int64_t>> rows;
@@ -81,6 +91,10 @@ std::vector<std::vector<std::int64_t>> read_token_file(const std::string& path,
                     "--tokens '" + path + "' line " + std::to_string(number) + ": '" + field +
                     "' is not a token id (expected non-negative integers separated by spaces)");
             }
+            if (vocab_size > 0 && id >= vocab_size)
+                throw InputError("--tokens '" + path + "' line " + std::to_string(number) +
+                                 ": token id " + field + " outside the model's vocabulary 0.." +
+                                 std::to_string(vocab_size - 1));
             row.push_back(id);
         }
         if (row.empty()) continue;
@@ -100,8 +114,9 @@ void run_capture(const CaptureRequest& r) {
     if (r.queries != "last" && r.queries != "all")
         throw InputError("--queries: '" + r.queries + "', expected all or last");
     if (r.out.empty()) throw InputError("--out: an output .safetensors file is required");
-    const auto rows = read_token_file(r.tokens_file, true);
+    check_output_file(r.out, "--out");
     Transformer model = Transformer::load(r.model, LoadOptions{r.device, r.dtype});
+    const auto rows = read_token_file(r.tokens_file, true, model.config().vocab_size);
     if (r.sliding_window >= 0) model.set_sliding_window(r.sliding_window);
     CaptureOptions options;
     options.queries = r.queries == "all" ? QueryRows::all : QueryRows::last;
@@ -137,7 +152,7 @@ std::string run_generate(const GenerateRequest& r) {
         tokenizer = std::make_unique<Llama2cTokenizer>(tokenizer_path, config.vocab_size);
     std::vector<std::int64_t> prompt;
     if (!r.tokens_file.empty()) {
-        prompt = read_token_file(r.tokens_file, false).front();
+        prompt = read_token_file(r.tokens_file, false, config.vocab_size).front();
     } else {
         if (!tokenizer)
             throw InputError(

@@ -25,8 +25,12 @@
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/json_file.hpp"
 #include "common/number_list.hpp"
+#include "common/output_folder.hpp"
+#include "common/progress.hpp"
 #include "common/safetensors.hpp"
+#include "common/size_checks.hpp"
 #include "empirical/capture.hpp"
 #include "empirical/device_metrics.hpp"
 #include "empirical/llama2c.hpp"
@@ -232,6 +236,7 @@ std::map<std::string, std::string> load_state(const std::string& path, Statistic
                          std::to_string(state.shape.empty() ? 0 : state.shape[0]) + " of " +
                          to_string(state.dtype) + ", expected [" + std::to_string(expected) +
                          "] of I64 (a run with other settings?)");
+    check_allocation(expected, sizeof(std::int64_t), "'" + path + "': tensor 'state'");
     std::vector<std::int64_t> words(expected);
     std::memcpy(words.data(), state.data, expected * sizeof(std::int64_t));
     const std::int64_t* cursor = words.data();
@@ -300,11 +305,11 @@ void write_outputs(const fs::path& out, const StatisticsSettings& settings,
                                            {"rho0", DType::F32, {documents, L, H}},
                                            {"lambda", DType::F32, {documents, L, H}},
                                            {"N", DType::I64, {S64}}};
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec) throw InputError("--out '" + out.string() + "': cannot create folder: " + ec.message());
+    // Staged beside `out` and moved in whole (SPEC §10): a failure leaves no output file behind.
+    OutputFolder folder(out.string(), "--out");
+    const fs::path staged(folder.staging());
     write_safetensors_streamed(
-        (out / "per_doc.safetensors").string(), specs, [&](std::size_t t, std::ostream& stream) {
+        (staged / "per_doc.safetensors").string(), specs, [&](std::size_t t, std::ostream& stream) {
             if (t < 4) {
                 per_doc_tensor(static_cast<int>(t), stream);
             } else {
@@ -313,14 +318,14 @@ void write_outputs(const fs::path& out, const StatisticsSettings& settings,
                              sizes.size() * sizeof(std::int64_t));
             }
         });
-    save_state((out / "sums.safetensors").string(), stats, state_metadata);
-    write_file_atomic((out / "heads.csv").string(), heads.str());
-    write_file_atomic((out / "pr.csv").string(), pr.str());
-    write_file_atomic((out / "by_position.csv").string(), by_position.str());
-    write_file_atomic((out / "cos_by_lag.csv").string(), lags.str());
-    write_file_atomic((out / "diag.csv").string(), diag.str());
-    write_file_atomic((out / "manifest.json").string(),
-                      manifest.dump(2) + "\n");  // last: marks it complete
+    save_state((staged / "sums.safetensors").string(), stats, state_metadata);
+    folder.write("heads.csv", heads.str());
+    folder.write("pr.csv", pr.str());
+    folder.write("by_position.csv", by_position.str());
+    folder.write("cos_by_lag.csv", lags.str());
+    folder.write("diag.csv", diag.str());
+    folder.write("manifest.json", manifest.dump(2) + "\n");
+    folder.commit();
 }
 
 nlohmann::json decisions() {
@@ -343,6 +348,30 @@ StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settin
     return StatisticsGrid(layers, std::vector<HeadStatistics>(heads, HeadStatistics(settings)));
 }
 
+// Removes the partial state of a run that failed for good (SPEC §10: nothing half-written), and
+// the output folder when this run created it; an interruption keeps both for --resume.
+class PartialStateCleanup {
+  public:
+    PartialStateCleanup(fs::path out, fs::path partial)
+        : out_(std::move(out)), partial_(std::move(partial)), out_existed_(fs::exists(out_)) {}
+    PartialStateCleanup(const PartialStateCleanup&) = delete;
+    PartialStateCleanup& operator=(const PartialStateCleanup&) = delete;
+    // From here on the partial state is this run's: a failure removes it.
+    void own() { owned_ = true; }
+    // The run finished or was interrupted resumably: leave everything as it is.
+    void release() { owned_ = false; }
+    ~PartialStateCleanup() {
+        if (!owned_) return;
+        std::error_code ec;
+        fs::remove_all(partial_, ec);
+        if (!out_existed_ && fs::is_empty(out_, ec)) fs::remove(out_, ec);
+    }
+
+  private:
+    fs::path out_, partial_;
+    bool out_existed_ = false, owned_ = false;
+};
+
 StatisticsSettings settings_from_json(const nlohmann::json& j) {
     StatisticsSettings s;
     s.context = j.at("context").get<int>();
@@ -358,6 +387,7 @@ StatisticsSettings settings_from_json(const nlohmann::json& j) {
 void run_extract(const ExtractRequest& r) {
     const auto start = std::chrono::steady_clock::now();
     if (r.out.empty()) throw InputError("--out: an output folder is required");
+    check_output_folder(r.out, "--out");
     if (r.tokens_file.empty() == r.corpus.empty())
         throw InputError("--tokens / --corpus: give exactly one of them");
     if (r.max_lag < 1)
@@ -391,7 +421,7 @@ void run_extract(const ExtractRequest& r) {
     std::string tokenizer_name = "none (--tokens)";
     std::vector<std::vector<std::int64_t>> documents;
     if (!r.tokens_file.empty()) {
-        documents = read_token_file(r.tokens_file, false);
+        documents = read_token_file(r.tokens_file, false, config.vocab_size);
     } else {
         const auto tokenizer = tokenizer_for_model(r.model, config.vocab_size);
         tokenizer_name = tokenizer->name();
@@ -477,6 +507,7 @@ void run_extract(const ExtractRequest& r) {
             return;
         }
     }
+    PartialStateCleanup cleanup(out, partial);
     if (fs::exists(state_path)) {
         if (!r.resume)
             throw InputError("--out '" + r.out +
@@ -491,6 +522,16 @@ void run_extract(const ExtractRequest& r) {
                              "shard differ); use another --out");
         load_state(state_path.string(), stats);
         done = stats[0][0].documents();
+        // A state overwritten in place still parses; its counts must still describe this shard.
+        for (const auto& layer : stats)
+            for (const HeadStatistics& head : layer)
+                if (head.documents() != done || done < 0 || done > D)
+                    throw InputError("--resume: '" + state_path.string() + "': corrupt (" +
+                                     std::to_string(head.documents()) +
+                                     " documents in a head, expected the same count in 0.." +
+                                     std::to_string(D) + " for every head); remove '" +
+                                     partial.string() + "' and run again without --resume");
+        cleanup.own();
         std::error_code ec;
         const auto spilled = fs::file_size(spill_path, ec);
         if (ec || static_cast<std::int64_t>(spilled) < done * record_bytes)
@@ -501,9 +542,20 @@ void run_extract(const ExtractRequest& r) {
         std::error_code ec;
         fs::create_directories(partial, ec);
         if (ec) throw InputError("--out '" + r.out + "': cannot create folder: " + ec.message());
+        cleanup.own();
         std::ofstream(spill_path, std::ios::binary | std::ios::trunc);
     }
-    const bool show_progress = !r.quiet && ::isatty(STDERR_FILENO);
+    check_allocation(static_cast<std::uint64_t>(layout.record_floats()), sizeof(float),
+                     "--out '" + r.out + "': one window's per-document record");
+    {
+        std::error_code ec;
+        const fs::space_info space = fs::space(partial, ec);
+        const std::uint64_t spill_bytes = checked_bytes(D - done, record_bytes);
+        if (!ec && space.available < spill_bytes)
+            throw InputError("--out '" + r.out + "': the per-document spill needs " +
+                             std::to_string(spill_bytes) + " bytes, the disk has " +
+                             std::to_string(space.available) + " free");
+    }
     if (!r.quiet && done > 0)
         std::fprintf(stderr, "extract: resuming after %lld of %lld windows\n",
                      static_cast<long long>(done), static_cast<long long>(D));
@@ -523,6 +575,7 @@ void run_extract(const ExtractRequest& r) {
     InterruptGuard guard;
     auto last_checkpoint = std::chrono::steady_clock::now();
     const std::int64_t started_at = done;
+    Progress progress("extract", D - done, "windows", r.quiet);
     std::vector<float> record(layout.record_floats());
     bool stopped = false;
     try {
@@ -610,14 +663,10 @@ void run_extract(const ExtractRequest& r) {
                 checkpoint();
                 last_checkpoint = now;
             }
-            if (show_progress) {
-                const double elapsed = std::chrono::duration<double>(now - start).count();
-                const double rate = (w + 1 - started_at) / elapsed;
-                std::fprintf(stderr,
-                             "\rextract: %lld/%lld windows  %.2f windows/s  ETA %.0f s      ",
-                             static_cast<long long>(w + 1), static_cast<long long>(D), rate,
-                             (D - w - 1) / rate);
-            }
+            progress.update(w + 1 - started_at, done > 0 ? std::to_string(w + 1) + " of " +
+                                                               std::to_string(D) +
+                                                               " windows of the shard done"
+                                                         : "");
         }
         checkpoint();
     } catch (...) {
@@ -625,8 +674,8 @@ void run_extract(const ExtractRequest& r) {
         throw;
     }
     std::fclose(spill);
-    if (show_progress) std::fprintf(stderr, "\n");
     if (stopped) {
+        cleanup.release();
         throw Interrupted("stopped after " + std::to_string(stats[0][0].documents()) + " of " +
                           std::to_string(D) +
                           " windows; the state is saved: run the same command with --resume "
@@ -707,8 +756,45 @@ void run_extract(const ExtractRequest& r) {
         },
         state_metadata, manifest);
     spilled.close();
-    fs::remove_all(partial);
+    cleanup.release();
+    // The state first: a kill between the two removals then leaves a complete run, never a
+    // state without its spill.
+    std::error_code ec;
+    fs::remove(state_path, ec);
+    fs::remove_all(partial, ec);
+    progress.finish("wrote '" + r.out + "'");
 }
+
+namespace {
+
+// What must agree between shards of one run: every parameter and the model's description, up to
+// --shard, --device and the folders (a run may move between machines; the run fingerprint
+// already covers the token windows, and the model file's name stands in for its weights).
+nlohmann::json command_identity(const std::string& dir, const nlohmann::json& manifest) {
+    return with_json_context((fs::path(dir) / "manifest.json").string(), [&] {
+        nlohmann::json parameters = manifest.at("parameters"), model = manifest.at("model");
+        for (const char* key : {"shard", "device", "tokens", "corpus"})
+            parameters.erase(key);
+        model.erase("device");
+        model["path"] = fs::path(model.at("path").get<std::string>()).filename().string();
+        return nlohmann::json{{"parameters", parameters}, {"model", model}};
+    });
+}
+
+// Refuses shards whose commands differ, naming the shard and the first value that differs.
+void check_same_command(const std::vector<std::pair<std::string, nlohmann::json>>& shards) {
+    const nlohmann::json first = command_identity(shards[0].first, shards[0].second);
+    for (std::size_t i = 1; i < shards.size(); ++i) {
+        const nlohmann::json other = command_identity(shards[i].first, shards[i].second);
+        if (other == first) continue;
+        const nlohmann::json patch = nlohmann::json::diff(first, other);
+        throw InputError("merge: '" + shards[i].first + "' is from a different command than '" +
+                         shards[0].first + "' (" + patch.at(0).value("path", std::string("?")) +
+                         " differs)");
+    }
+}
+
+}  // namespace
 
 nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::string& out_dir,
                              const std::string& command_line) {
@@ -723,14 +809,12 @@ nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::st
     for (const std::string& dir : dirs) {
         Shard s;
         s.dir = dir;
-        std::ifstream in(fs::path(dir) / "manifest.json");
-        if (!in) throw InputError("merge: '" + dir + "': no manifest.json (an unfinished shard?)");
-        try {
-            in >> s.manifest;
-        } catch (const std::exception&) {
-            throw InputError("merge: '" + dir + "/manifest.json': not valid JSON");
-        }
-        if (s.manifest.value("kind", "") != "extract")
+        const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
+        if (!fs::exists(manifest_path))
+            throw InputError("merge: '" + dir + "': no manifest.json (an unfinished shard?)");
+        s.manifest = read_json_file(manifest_path, "an extract manifest");
+        if (!s.manifest.is_object() || !s.manifest.contains("kind") ||
+            s.manifest.at("kind") != "extract")
             throw InputError("merge: '" + dir + "': not an extract run");
         s.meta = SafetensorsFile((fs::path(dir) / "sums.safetensors").string()).metadata();
         if (!s.meta.count("shard") || !s.meta.count("run_fingerprint") || !s.meta.count("settings"))
@@ -755,11 +839,30 @@ nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::st
     }
     if (static_cast<int>(shards.size()) != count)
         throw InputError("merge: " + std::to_string(shards.size()) +
-                         " shard folders given, the run has " + std::to_string(count));
-    const nlohmann::json settings_json = nlohmann::json::parse(shards[0].meta.at("settings"));
-    const StatisticsSettings settings = settings_from_json(settings_json);
-    const int L = settings_json.at("layers"), H = settings_json.at("heads");
-    const int group = H / settings_json.at("kv_heads").get<int>();
+                         " shard folders given, the run has " + std::to_string(count) + "; shard " +
+                         std::to_string(shards.size()) + "/" + std::to_string(count) +
+                         " is missing");
+    std::vector<std::pair<std::string, nlohmann::json>> commands;
+    for (const Shard& s : shards)
+        commands.emplace_back(s.dir, s.manifest);
+    check_same_command(commands);
+    const std::string sums0 = (fs::path(shards[0].dir) / "sums.safetensors").string();
+    const nlohmann::json settings_json =
+        parse_json_text(shards[0].meta.at("settings"), sums0, "extract settings");
+    StatisticsSettings settings;
+    int L = 0, H = 0, group = 1;
+    with_json_context(sums0 + "' metadata 'settings", [&] {
+        settings = settings_from_json(settings_json);
+        L = settings_json.at("layers").get<int>();
+        H = settings_json.at("heads").get<int>();
+        const int kv_heads = settings_json.at("kv_heads").get<int>();
+        if (L < 1 || H < 1 || kv_heads < 1 || H % kv_heads != 0 || settings.context < 2)
+            throw InputError("'" + sums0 + "': metadata 'settings' has layers " +
+                             std::to_string(L) + ", heads " + std::to_string(H) + ", kv_heads " +
+                             std::to_string(kv_heads) +
+                             ", expected positive counts with kv_heads dividing heads");
+        group = H / kv_heads;
+    });
     StatisticsGrid total = make_grid(L, H, settings);
     std::vector<SafetensorsFile> per_doc;
     std::int64_t D = 0;
@@ -771,6 +874,16 @@ nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::st
                 total[l][h].merge(part[l][h]);
         per_doc.emplace_back((fs::path(s.dir) / "per_doc.safetensors").string());
         const std::int64_t docs = part[0][0].documents();
+        const std::int64_t windows_in_run = with_json_context(
+            (fs::path(s.dir) / "manifest.json").string(),
+            [&] { return s.manifest.at("documents").at("windows_in_run").get<std::int64_t>(); });
+        const std::int64_t expected_docs =
+            windows_in_run * (s.index + 1) / count - windows_in_run * s.index / count;
+        if (docs != expected_docs)
+            throw InputError("merge: '" + s.dir + "' holds " + std::to_string(docs) +
+                             " windows, shard " + s.meta.at("shard") + " of a run of " +
+                             std::to_string(windows_in_run) + " has " +
+                             std::to_string(expected_docs) + " (an incomplete or altered shard)");
         const std::vector<std::int64_t> expect[4] = {
             {docs, L, H, static_cast<std::int64_t>(settings.sizes.size())},
             {docs, L, H, static_cast<std::int64_t>(settings.sizes.size())},

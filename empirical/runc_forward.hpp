@@ -4,6 +4,7 @@
 // are counts, and a 1e-6 difference in α can swap two near-equal tokens). Torch-free.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "empirical/llama2c.hpp"
@@ -20,13 +21,15 @@ class RunCForward {
         std::vector<float> values;  // [layers, T, kv_dim] value cache (head h reads h / (H/H_kv))
         std::vector<float> logits;  // [vocab] at the last position
     };
-    // tokens: [T] ids, T ≤ seq_len; throws InputError for an id outside the vocabulary.
+    // tokens: [T] ids, T ≤ seq_len; throws InputError for an id outside the vocabulary, and
+    // InputError naming the checkpoint, layer and tensor when an activation is NaN or inf.
     LastRow run(const std::vector<std::int64_t>& tokens) const;
 
     const Llama2cHeader& header() const { return header_; }
 
   private:
     Llama2cHeader header_;
+    std::string source_;  // the checkpoint's path, for messages
     // run.c's TransformerWeights, row-major as run.c indexes them (w[i * n + j], i the output).
     std::vector<float> embed_;              // [vocab, dim]
     std::vector<float> rms_att_, rms_ffn_;  // [layers, dim]

@@ -204,6 +204,7 @@ void check_dtype_supported(torch::Device device, torch::Dtype dtype, const std::
 Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
                          const LoadOptions& options)
     : config_(config),
+      source_(store.describe()),
       arch_(&architecture_for(config.family)),
       device_(parse_device(options.device)),
       dtype_(compute_dtype(options.dtype)) {
@@ -360,7 +361,15 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
     const std::int64_t chunk = std::max<std::int64_t>(1, options.query_chunk);
     const auto key_index =
         torch::arange(T, torch::TensorOptions().dtype(torch::kInt64).device(device_)).unsqueeze(0);
-    for (const Layer& l : layers_) {
+    // A corrupt or rescaled checkpoint overflows somewhere inside; naming the first layer where
+    // it shows (SPEC §10) beats a NaN surfacing later in the exact sums. One reduction a check.
+    auto require_finite = [&](const torch::Tensor& t, std::size_t layer, const char* tensor) {
+        if (!torch::isfinite(t).all().item<bool>())
+            throw InputError("'" + source_ + "': non-finite activations in layer " +
+                             std::to_string(layer) + " (" + tensor + ")");
+    };
+    for (std::size_t layer = 0; layer < layers_.size(); ++layer) {
+        const Layer& l = layers_[layer];
         const auto h = norm(x, l.attn_norm, l.attn_norm_bias);
         const auto q = rope(F::linear(h, l.q, l.q_bias).view({B, T, H, d}).transpose(1, 2));
         const auto k = rope(F::linear(h, l.k, l.k_bias).view({B, T, Hkv, d}).transpose(1, 2));
@@ -392,12 +401,14 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
             }
         }
         const auto attended = F::linear(out.transpose(1, 2).reshape({B, T, H * d}), l.o, l.o_bias);
+        require_finite(attended, layer, "attention output");
         if (config_.parallel_residual) {
             x = x + attended + mlp(norm(x, l.mlp_norm, l.mlp_norm_bias), l);
         } else {
             x = x + attended;
             x = x + mlp(norm(x, l.mlp_norm, l.mlp_norm_bias), l);
         }
+        require_finite(x, layer, "residual stream after the MLP");
         if (options.hidden_states) result.layer_outputs.push_back(x.to(torch::kFloat32));
         if (options.capture) result.layers.push_back(std::move(capture));
     }
@@ -409,11 +420,10 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
     }
     const auto head_input = options.all_logits ? final_hidden : final_hidden.slice(1, T - 1);
     result.logits = F::linear(head_input, lm_head_).to(torch::kFloat32);
-    if (!torch::isfinite(result.logits).all().item<bool>()) {
-        throw InputError(
-            "non-finite activations: the logits contain NaN or inf (dtype too narrow for this "
-            "model?)");
-    }
+    if (!torch::isfinite(result.logits).all().item<bool>())
+        throw InputError("'" + source_ +
+                         "': non-finite activations in the logits (final norm and output head; "
+                         "dtype too narrow for this model?)");
     return result;
 }
 

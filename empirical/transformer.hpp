@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "common/tensor_store.hpp"
 #include "empirical/architecture.hpp"
 #include "empirical/model_config.hpp"
-#include "common/tensor_store.hpp"
 
 namespace attngeo::empirical {
 
@@ -68,6 +68,7 @@ class Transformer {
     torch::Tensor activation(const torch::Tensor& x) const;
 
     ModelConfig config_;
+    std::string source_;  // the checkpoint's path(s), named by the non-finite activation check
     const Architecture* arch_;
     torch::Device device_;
     torch::Dtype dtype_;

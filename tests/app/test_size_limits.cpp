@@ -1,0 +1,110 @@
+// Sizes from headers and flags checked before allocating (issue 15, D10): the budget and file
+// checks of common/size_checks against plain arithmetic, and the CLI under `ulimit -v` giving a
+// one-line exit 2 (or success), never std::bad_alloc.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "common/errors.hpp"
+#include "common/size_checks.hpp"
+#include "tests/support/test_files.hpp"
+
+namespace fs = std::filesystem;
+using namespace attngeo;
+
+namespace {
+
+// Sets ATTNGEO_MEMORY_BUDGET for one scope.
+struct BudgetOverride {
+    explicit BudgetOverride(const std::string& bytes) {
+        ::setenv("ATTNGEO_MEMORY_BUDGET", bytes.c_str(), 1);
+    }
+    ~BudgetOverride() { ::unsetenv("ATTNGEO_MEMORY_BUDGET"); }
+};
+
+std::uint64_t physical_bytes() {
+    return static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+           static_cast<std::uint64_t>(::sysconf(_SC_PAGE_SIZE));
+}
+
+}  // namespace
+
+TEST(SizeChecks, BudgetIsTheSmallestOfMemoryLimitAndOverride) {
+    ::unsetenv("ATTNGEO_MEMORY_BUDGET");
+    struct rlimit limit {};
+    ASSERT_EQ(::getrlimit(RLIMIT_AS, &limit), 0);
+    std::uint64_t expected = physical_bytes();
+    if (limit.rlim_cur != RLIM_INFINITY)
+        expected = std::min<std::uint64_t>(expected, limit.rlim_cur);
+    EXPECT_EQ(memory_budget_bytes(), expected);
+    {
+        const BudgetOverride budget("12345");
+        EXPECT_EQ(memory_budget_bytes(), std::min<std::uint64_t>(expected, 12345));
+        EXPECT_NO_THROW(check_allocation(12345, 1, "x"));
+        test_support::expect_input_error([] { check_allocation(1235, 10, "--flag 1235"); },
+                                         {"--flag 1235", "12350 bytes", "12345"});
+    }
+    {
+        const BudgetOverride malformed("12k");  // ignored, not fatal
+        EXPECT_EQ(memory_budget_bytes(), expected);
+    }
+}
+
+TEST(SizeChecks, ProductsSaturateInsteadOfWrapping) {
+    const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+    EXPECT_EQ(checked_bytes(3, 7), 21u);
+    EXPECT_EQ(checked_bytes(0, max), 0u);
+    EXPECT_EQ(checked_bytes(max / 2 + 1, 2), max);
+    // 2^62 × 8 wraps to 0 in plain arithmetic: it must be refused, not allocated as 0 bytes.
+    test_support::expect_input_error(
+        [] { check_allocation(std::uint64_t(1) << 62, 8, "'f.gguf': tensor 'w'"); },
+        {"'f.gguf': tensor 'w'", "more than 2^64"});
+}
+
+TEST(SizeChecks, RangesMustLieInsideTheFile) {
+    EXPECT_NO_THROW(check_within_file(0, 100, 100, "x"));
+    EXPECT_NO_THROW(check_within_file(100, 0, 100, "x"));
+    EXPECT_NO_THROW(check_within_file(40, 60, 100, "x"));
+    test_support::expect_input_error([] { check_within_file(40, 61, 100, "'a.bin': data"); },
+                                     {"'a.bin': data", "byte 101", "100 bytes"});
+    test_support::expect_input_error([] { check_within_file(101, 0, 100, "'a.bin'"); },
+                                     {"byte 101"});
+    // offset + length overflowing 2^64 must not wrap into range.
+    test_support::expect_input_error(
+        [] { check_within_file(50, std::numeric_limits<std::uint64_t>::max(), 100, "'a.bin'"); },
+        {"2^64"});
+}
+
+// 30,000 tokens under a 4 GiB address space: the n × n Gram matrix (7.2 GB) is refused up front.
+TEST(SizeChecks, MetricsOnThirtyThousandRowsUnderUlimitIsExitTwoNotBadAlloc) {
+    const fs::path dir = test_support::scratch_folder("size_limits");
+    const fs::path points = dir / "points.csv";
+    {
+        std::ofstream out(points);
+        out.precision(17);
+        std::mt19937_64 rng(10);
+        std::normal_distribution<double> normal;
+        const int n = 30000;
+        for (int i = 0; i < n; ++i)
+            out << (i == 0 ? 1.0 - (n - 1) * (1.0 / n) : 1.0 / n) << ',' << normal(rng) << ','
+                << normal(rng) << '\n';
+    }
+    const auto r =
+        test_support::run_program("ulimit -v 4194304; exec " + std::string(ATTNGEO_EXE),
+                                  "metrics --input " + points.string() + " >/dev/null", dir);
+    std::cout << "exit " << r.exit_code << ": " << r.err;
+    EXPECT_TRUE(r.exit_code == 2 || r.exit_code == 0) << r.err;
+    EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << r.err;
+    if (r.exit_code == 2) {
+        EXPECT_NE(r.err.find("'" + points.string() + "'"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+    }
+}
