@@ -216,6 +216,13 @@ void run_compare(const CompareRequest& r) {
         in.sizes = run.sizes;
         in.P_mean = h.P_mean;
         in.R_mean = h.R_mean;
+        for (const auto& se : h.P_se)  // a missing standard error has no interval
+            in.P_se.push_back(se.value_or(std::numeric_limits<double>::quiet_NaN()));
+        for (const auto& se : h.R_se)
+            in.R_se.push_back(se.value_or(std::numeric_limits<double>::quiet_NaN()));
+        in.documents = h.docs;
+        in.profile_p_base = fits[i].profile.p_base;
+        in.profile_eta = fits[i].profile.profile.eta;
     }
     EnvelopeSettings settings;
     settings.d = run.head_dim;
