@@ -18,6 +18,7 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/json_file.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
 #include "reports/verdict.hpp"
@@ -1024,15 +1025,7 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
 // ---- Compare-only figures and tables ---------------------------------------------------------
 
 nlohmann::json read_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InputError("'" + path + "': cannot open");
-    try {
-        nlohmann::json j;
-        in >> j;
-        return j;
-    } catch (const std::exception&) {
-        throw InputError("'" + path + "': not valid JSON");
-    }
+    return read_json_file(path, "a JSON file of an attngeo run folder");
 }
 
 struct FitRow {
