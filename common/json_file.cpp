@@ -30,7 +30,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path,
         };
     try {
         return nlohmann::json::parse(text, depth_guard);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
+        // parse_error, and out_of_range for a number beyond double (1E400): both bad text.
         throw InputError("'" + path + "': not valid JSON (" + without_exception_id(e.what()) +
                          "), expected " + what);
     }

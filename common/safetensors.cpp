@@ -204,6 +204,12 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     std::string duplicate_name;
     const json::parser_callback_t on_event = [&](int depth, json::parse_event_t event,
                                                  json& parsed) {
+        // Depth as in parse_json_text: error messages dump values, and dump recurses per level.
+        if (depth > kMaxJsonDepth && (event == json::parse_event_t::object_start ||
+                                      event == json::parse_event_t::array_start))
+            fail(path, "header nests deeper than " + std::to_string(kMaxJsonDepth) +
+                           " levels; expected {\"<name>\": {\"dtype\", \"shape\", "
+                           "\"data_offsets\"}, ...}");
         if (event == json::parse_event_t::key && depth == 1 && duplicate_name.empty()) {
             const auto& key = parsed.get_ref<const std::string&>();
             if (!seen_names.insert(key).second) duplicate_name = key;

@@ -80,11 +80,18 @@ class ScratchFolder {
 enum class DomainErrors { finding, expected };
 template <class Parse>
 void expect_only_input_errors(Parse&& parse, DomainErrors domain_errors = DomainErrors::finding) {
+    // ATTNGEO_FUZZ_VERBOSE=1 prints each rejection: how to check that a seed is accepted.
+    static const bool verbose = std::getenv("ATTNGEO_FUZZ_VERBOSE") != nullptr;
     try {
         parse();
-    } catch (const InputError&) {
+        if (verbose) std::fprintf(stderr, "fuzz: accepted\n");
+    } catch (const InputError& e) {
+        if (verbose) std::fprintf(stderr, "fuzz: InputError: %s\n", e.what());
     } catch (const std::domain_error& e) {
-        if (domain_errors == DomainErrors::expected) return;
+        if (domain_errors == DomainErrors::expected) {
+            if (verbose) std::fprintf(stderr, "fuzz: domain_error: %s\n", e.what());
+            return;
+        }
         std::fprintf(stderr, "fuzz finding: std::domain_error escaped: %s\n", e.what());
         std::abort();
     } catch (const std::exception& e) {

@@ -280,8 +280,6 @@ void text_seeds(const fs::path& shared) {
     seed("numeric_csv", "points", "# alpha,v1,v2\n0.5,1,2\n0.25,-1e-3,3.5\n0.25,0,1e300\n");
     seed("numeric_csv", "column", "0.1\n0.2\n\n0.7 # comment\n");
     seed("numeric_csv", "whitespace", "1 2 3\n4\t5 6\r\n");
-    seed("token_ids", "batch", std::string("\x01", 1) + "1 345 22 7\n1 9 9 10\n");
-    seed("token_ids", "documents", std::string("\x00", 1) + "1 2 3\n\n400 5\n");
 
     // An extract folder of 1 layer, 2 heads, context 4, N ∈ {1, 2}, lags 1..2.
     std::string heads =

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <limits>
 
 #include "common/atomic_file.hpp"
@@ -82,6 +83,31 @@ TEST(Csv, RejectsEachDefectWithFileAndLine) {
     EXPECT_NE(
         error_of([&] { read_numeric_column(two, "--norms file"); }).find("one number per line"),
         std::string::npos);
+}
+
+// Fuzz finding (fuzz_numeric_csv): a flag value or field holding a line break was quoted
+// verbatim, so the error printed as several lines. InputError now escapes line breaks and
+// control bytes itself; the reference below is written out by hand, byte by byte.
+TEST(InputErrors, StayOneLineWhateverTheyQuote) {
+    const std::string value = std::string("0.1\n2\r\x01") + '\0' + "\x7f\tz";
+    const std::string message = error_of([&] { parse_finite_double(value, "--value"); });
+    std::cout << "message: " << message << "\n";
+    EXPECT_EQ(message, "--value: '0.1\\n2\\r\\x01\\x00\\x7f\tz' is not a number");
+    // Every byte that is not a control character passes unchanged (UTF-8 included).
+    std::string printable;
+    for (int c = 0x20; c < 0x7f; ++c)
+        printable += static_cast<char>(c);
+    printable += "\xce\xb1\xff";
+    EXPECT_EQ(std::string(InputError(printable).what()), printable);
+    for (int c = 0; c < 0x20; ++c) {
+        const std::string text = InputError(std::string(1, static_cast<char>(c))).what();
+        EXPECT_EQ(text.find_first_of("\n\r"), std::string::npos) << c;
+        EXPECT_EQ(text.size(), c == '\t' ? 1u : c == '\n' || c == '\r' ? 2u : 4u) << c;
+    }
+    const auto control = write_temp("control_byte.csv", "1,2\n3,4\x1b[2J\n");
+    const std::string csv_message = error_of([&] { read_numeric_table(control, "points"); });
+    EXPECT_NE(csv_message.find("line 2 column 2: '4\\x1b[2J' is not a number"), std::string::npos)
+        << csv_message;
 }
 
 TEST(SelectionSizes, ExpandsAllPow2ListsAndRanges) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/json_file.hpp"
 #include "common/safetensors.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
@@ -704,3 +705,37 @@ TEST(SafetensorsFolder, EmptyOrMissingFolder) {
 }
 
 }  // namespace
+
+// Fuzz finding (fuzz_safetensors_index): a number beyond double in model.safetensors.index.json
+// ("99999E9992") escaped as nlohmann's out_of_range instead of an InputError naming the file.
+// Every JSON reader goes through parse_json_text, so the same text in any of them is checked.
+TEST(SafetensorsFolder, IndexWithANumberBeyondDouble) {
+    for (const std::string number : {"99999E9992", "-1e400", "1E+309"}) {
+        const fs::path folder = sharded_folder("huge_number", "{\"a\":" + number + "}");
+        expect_input_error([&] { SafetensorsCheckpoint checkpoint(folder.string()); },
+                           {"model.safetensors.index.json'", "not valid JSON"});
+        expect_input_error([&] { parse_json_text(number, "x.json", "a number"); },
+                           {"'x.json'", "not valid JSON", "expected a number"});
+    }
+    // A finite extreme still parses: the check is about overflow, not size.
+    EXPECT_EQ(parse_json_text("1.7976931348623157e308", "x.json", "a number").get<double>(),
+              1.7976931348623157e308);
+}
+
+// Found while fixing the above: the header of a .safetensors file had no depth limit, unlike
+// parse_json_text; a header nested 10⁵ deep would overflow the stack of any message that
+// dumps it. A value at depth kMaxJsonDepth (the header object is depth 0) still parses.
+TEST(SafetensorsMalformed, HeaderNestedTooDeep) {
+    const auto nested = [](int arrays) {  // the deepest array at depth `arrays`
+        return "{\"__metadata__\": " + std::string(arrays, '[') + std::string(arrays, ']') + "}";
+    };
+    expect_file_error(hand_file("deep.safetensors", nested(100000)), {"nests deeper than"});
+    expect_file_error(hand_file("just_too_deep.safetensors", nested(kMaxJsonDepth + 1)),
+                      {"nests deeper than"});
+    // At the limit the depth passes and the next check (metadata of strings) decides.
+    expect_file_error(hand_file("deep_ok.safetensors", nested(kMaxJsonDepth)), {"__metadata__"});
+    // The same limit in parse_json_text: the outermost array is at depth 0.
+    const auto arrays = [](int count) { return std::string(count, '[') + std::string(count, ']'); };
+    EXPECT_NO_THROW(parse_json_text(arrays(kMaxJsonDepth + 1), "x.json", "arrays"));
+    EXPECT_THROW(parse_json_text(arrays(kMaxJsonDepth + 2), "x.json", "arrays"), InputError);
+}
