@@ -298,6 +298,16 @@ TEST(EmpiricalRunReader, BadFoldersNameTheFileAndWhatWasExpected) {
     expect_reader_error(scratch() / "no_such_folder", {"not a folder"});
 }
 
+// Fuzz finding (fuzz_extract_folder): manifest.json holding a number beyond double
+// ("777.7E993") escaped as nlohmann's out_of_range; now an InputError naming the manifest.
+TEST(EmpiricalRunReader, ManifestNumberBeyondDoubleNamesTheManifest) {
+    const auto dir = make_extract_folder("reader_huge_number");
+    put(dir / "manifest.json", "777.7E993~=\xbd\x03");
+    expect_reader_error(dir, {"manifest.json", "not valid JSON"});
+    put(dir / "manifest.json", R"({"kind": "extract", "model": {"layers": 1e400}})");
+    expect_reader_error(dir, {"manifest.json", "not valid JSON"});
+}
+
 TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
     const auto dir = make_extract_folder("cli_good");
     const fs::path out = scratch() / "cli_good_out";

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "empirical/model_config.hpp"
 #include "empirical/tokenizer.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
@@ -306,6 +307,32 @@ TEST(Tokenizer, TokenizerForModelPicksByFolderContents) {
               "sentencepiece:" + (shared / "llama2" / "tokenizer.model").string());
     EXPECT_EQ(tokenizer_for_model((shared / "gpt2").string())->name(),
               "gpt2-bpe:" + (shared / "gpt2" / "vocab.json").string());
+}
+
+// Fuzz findings (fuzz_gpt2_vocab_merges, fuzz_hf_config): a JSON number beyond double
+// ("5E338" in vocab.json, "1e3591451" in config.json) escaped as nlohmann's out_of_range, an
+// internal error; every JSON reader now goes through parse_json_text, which names the file.
+// And a SentencePiece piece cut inside its 4-byte score was read before its bounds check.
+TEST(Tokenizer, FuzzFindingsAreInputErrorsNamingTheFile) {
+    const fs::path folder = fresh_folder("fuzz_findings");
+    const std::string vocab = (folder / "vocab.json").string();
+    const std::string merges = (folder / "merges.txt").string();
+    write_text(folder / "merges.txt", kTinyMerges);
+    write_text(folder / "vocab.json", "{\"!\":5E338,\"(\":7}");
+    expect_input_error([&] { Gpt2BpeTokenizer(vocab, merges); }, {vocab, "not valid JSON"});
+    const std::string json = (folder / "tokenizer.json").string();
+    write_text(json, R"({"model": {"type": "BPE", "vocab": {"a": 1e400}, "merges": []}})");
+    expect_input_error([&] { Gpt2BpeTokenizer::from_tokenizer_json(json); },
+                       {json, "not valid JSON"});
+    const std::string config = (folder / "config.json").string();
+    write_text(config, R"({"model_type": "gpt2", "layer_norm_epsilon": 1e3591451})");
+    expect_input_error([&] { read_hf_config(config); }, {config, "not valid JSON"});
+
+    // ModelProto { pieces = 1 { score = 2 (fixed32) } } with only 2 of the score's 4 bytes.
+    const std::string model = (folder / "cut_score.model").string();
+    write_text(model, std::string("\x0a\x03\x15\x00\x00", 5));
+    expect_input_error([&] { SentencePieceTokenizer tokenizer(model); },
+                       {"cut_score.model", "truncated SentencePiece model"});
 }
 
 TEST(Tokenizer, MalformedInputsAreInputErrors) {

@@ -530,5 +530,19 @@ TEST(Run, MergeRefusesSumsNoRunCanProduce) {
             {"sums.csv", "line", "not the sums of that many values"});
         std::cout << "refused: " << bad << "\n";
     }
+    // Fuzz finding: a manifest number beyond double ("0.014E666111") escaped as nlohmann's
+    // out_of_range; now an InputError naming the manifest.
+    std::ofstream(run / "sums.csv") << genuine;
+    const std::string manifest = test_support::slurp(run / "manifest.json");
+    const std::size_t d_at = manifest.find("\"d\": ");
+    ASSERT_NE(d_at, std::string::npos);
+    std::ofstream(run / "manifest.json")
+        << manifest.substr(0, d_at)
+        << "\"d\": 0.014E666111, \"d_was\": " << manifest.substr(d_at + 5);
+    test_support::expect_input_error(
+        [&] {
+            merge_runs({run.string()}, (dir / "merged3").string(), 1, nlohmann::json::object());
+        },
+        {"manifest.json", "not valid JSON"});
     std::filesystem::remove_all(dir);
 }
