@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "attngeo/version.hpp"
 #include "common/atomic_file.hpp"
@@ -156,9 +157,17 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
     std::vector<std::pair<const RunFolder*, std::vector<Section>>> parts;
     for (const auto& run : runs) {
         // A key missing from, or of the wrong type in, any file of the folder is bad input.
-        parts.emplace_back(&run, with_json_context(run.dir, [&] {
-            return builders().at(run.manifest.at("kind"))(run);
-        }));
+        try {
+            parts.emplace_back(&run, with_json_context(run.dir, [&] {
+                return builders().at(run.manifest.at("kind"))(run);
+            }));
+        } catch (const std::invalid_argument& e) {  // std::stoi and friends on a damaged table
+            throw InputError("--in '" + run.dir + "': a file of the run folder is damaged (" +
+                             e.what() + ")");
+        } catch (const std::out_of_range& e) {
+            throw InputError("--in '" + run.dir + "': the files of the run folder disagree (" +
+                             e.what() + ")");
+        }
     }
 
     // Figures and index.html appear together or not at all (the folder may be the run's own).

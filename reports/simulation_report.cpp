@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/errors.hpp"
 #include "common/format.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
@@ -307,7 +308,11 @@ std::string violation_table(const CsvTable& sim, const CsvTable& bounds) {
             const double violation = bounds.number(r, std::string(m) + "_violation");
             if (violation <= 0) continue;
             const int N = std::stoi(bounds.text(r, "N"));
-            const std::size_t s = sim_row.at(N);
+            const auto in_sim = sim_row.find(N);
+            if (in_sim == sim_row.end())
+                throw InputError("'" + bounds.path + "' has N = " + std::to_string(N) + " but '" +
+                                 sim.path + "' has no row for it");
+            const std::size_t s = in_sim->second;
             found.push_back(
                 {violation,
                  {bounds.text(r, "variant"), std::to_string(N), bounds.text(r, "regime"), m,

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -428,7 +429,9 @@ TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
     const std::size_t first_row = sums.find('\n') + 1;
     const std::size_t count_at =
         sums.find(',', sums.find(',', sums.find(',', first_row) + 1) + 1) + 1;
-    sums.replace(count_at, sums.find(',', count_at) - count_at, "3");
+    // (grid 0, N = 1, P) as 3 trials whose values sum to 0: a consistent row, but not the 8
+    // trials of shard 1/3.
+    sums.replace(count_at, sums.find('\n', count_at) - count_at, "3,0,0");
     std::ofstream(short_shard / "sums.csv") << sums;
     expect_bad_input("merge " + s0.string() + " " + short_shard.string() + " " + s2.string() +
                          " --out " + (scratch() / "x").string(),
@@ -676,6 +679,58 @@ TEST(CliSimulate, KilledSweepsResumeToTheSameBytes) {
         expect_bad_input(params + " --seed 5 --resume --out " + other.string(),
                          {"--resume", "run.json", "not the state of this command"});
     }
+}
+
+// Damaged simulate folders through report and merge: one line naming the folder or file, exit 2
+// (these were a stack overflow, map::at and the JSON library's type errors, exit 1).
+TEST(CliReport, DamagedRunFoldersExitTwoNamingThem) {
+    const fs::path good = scratch() / "damage_source";
+    fs::remove_all(good);
+    ASSERT_EQ(
+        run("simulate --L 31 --T1 4 --T2 24 --trials 20 --N pow2 --quiet --out " + good.string())
+            .exit_code,
+        0);
+    auto damaged = [&](const std::string& name, const std::function<void(const fs::path&)>& edit) {
+        const fs::path dir = scratch() / ("damage_" + name);
+        fs::remove_all(dir);
+        fs::copy(good, dir);
+        edit(dir);
+        return dir;
+    };
+    auto set_manifest = [](const fs::path& dir, const std::string& from, const std::string& to) {
+        std::string text = slurp(dir / "manifest.json");
+        const std::size_t at = text.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+        std::ofstream(dir / "manifest.json") << text;
+    };
+    const fs::path deep = damaged("deep", [](const fs::path& d) {
+        std::ofstream(d / "manifest.json") << std::string(100000, '[') << std::string(100000, ']');
+    });
+    expect_bad_input("report --in " + deep.string() + " --out " + (scratch() / "r1").string(),
+                     {"manifest.json", "nested deeper"});
+    const fs::path row = damaged("row", [](const fs::path& d) {
+        std::string text = slurp(d / "simulate.csv");
+        const std::size_t second = text.find('\n', text.find('\n') + 1) + 1;
+        text.erase(second, text.find('\n', second) + 1 - second);  // N = 2 gone
+        std::ofstream(d / "simulate.csv") << text;
+    });
+    const RunResult r =
+        run("report --in " + row.string() + " --out " + (scratch() / "r2").string());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    const fs::path type = damaged("type", [&](const fs::path& d) {
+        set_manifest(d, "\"threads\": ", "\"threads\": \"many\", \"was\": ");
+        set_manifest(d, "\"trials\": 20", "\"trials\": \"twenty\"");
+    });
+    expect_bad_input("merge " + type.string() + " --out " + (scratch() / "m1").string(),
+                     {type.string(), "trials"});
+    const fs::path missing = damaged(
+        "missing", [&](const fs::path& d) { set_manifest(d, "\"seed\":", "\"former_seed\":"); });
+    expect_bad_input("merge " + missing.string() + " --out " + (scratch() / "m2").string(),
+                     {missing.string(), "seed"});
+    for (const char* out : {"r1", "r2", "m1", "m2"})
+        EXPECT_FALSE(fs::exists(scratch() / out)) << out;
 }
 
 TEST(CliSimulate, InfiniteDimensionIsExact) {
