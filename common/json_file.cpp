@@ -21,8 +21,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path,
                                const std::string& what) {
     const nlohmann::json::parser_callback_t depth_guard =
         [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-            // depth counts from 0 at the outermost value, so depth kMaxJsonDepth is one more.
-            if (depth >= kMaxJsonDepth && (event == nlohmann::json::parse_event_t::object_start ||
+            // depth counts from 0 at the outermost value: values nest kMaxJsonDepth + 1 deep.
+            if (depth > kMaxJsonDepth && (event == nlohmann::json::parse_event_t::object_start ||
                                            event == nlohmann::json::parse_event_t::array_start)) {
                 throw InputError("'" + path + "': nested deeper than " +
                                  std::to_string(kMaxJsonDepth) + " levels, expected " + what);

@@ -21,6 +21,7 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 #include "compare/parallel_for.hpp"
+#include "simulate/envelope.hpp"
 #include "simulate/verdict_output.hpp"
 #include "theory/models.hpp"
 
@@ -147,12 +148,7 @@ simulate::ScanBounds flattened_bounds(const std::vector<std::unique_ptr<theory::
     parallel_for(H, threads, [&](int h) { rows[h] = terms[h]->evaluate(d, kappa); });
     simulate::ScanBounds b;
     for (const auto& head : rows)
-        for (const theory::BoundRow& r : head) {
-            b.P.lower.push_back(r.precision_lower);
-            b.P.upper.push_back(r.precision_upper);
-            b.R.lower.push_back(r.recall_lower);
-            b.R.upper.push_back(r.recall_upper);
-        }
+        simulate::append_scan_bounds(b, head);
     return b;
 }
 

@@ -360,6 +360,8 @@ int main(int argc, char** argv) {
     tokenizer_seeds(shared);
     text_seeds(shared);
     run_folder_seeds();
+    seed("token_file", "batch", "1 403 407 261 378\n1 29 30 31 32\n");
+    seed("token_file", "documents", "1 2 3\n\n4 5 6 7 8 9\n");
     if (g_missing_shared)
         std::cerr << "make_seeds: some shared files were missing (ATTNGEO_SHARED = " << shared
                   << "); those targets start from the synthetic seeds only\n";

@@ -31,17 +31,6 @@ ScanPoint scan_point(const Estimate& e) {
     return {e.mean, std::isnan(e.ci_lo) ? e.mean : e.ci_lo, std::isnan(e.ci_hi) ? e.mean : e.ci_hi};
 }
 
-ScanBounds scan_bounds(const std::vector<theory::BoundRow>& rows) {
-    ScanBounds b;
-    for (const theory::BoundRow& r : rows) {
-        b.P.lower.push_back(r.precision_lower);
-        b.P.upper.push_back(r.precision_upper);
-        b.R.lower.push_back(r.recall_lower);
-        b.R.upper.push_back(r.recall_upper);
-    }
-    return b;
-}
-
 // Inside fractions, mean width and the largest violation at the rows' κ.
 void summarise_agreement(VariantEnvelope& v) {
     int inside_p = 0, inside_r = 0;
@@ -80,7 +69,13 @@ VariantEnvelope variant_envelope(const theory::HeadModel& head, const std::vecto
     const std::optional<double> fixed =
         std::isinf(d) ? std::optional<double>(kappa.value_or(1)) : kappa;
     v.scan = scan_kappa(
-        inputs, [&](double k) { return scan_bounds(terms.evaluate(d, k)); }, fixed);
+        inputs,
+        [&](double k) {
+            ScanBounds b;
+            append_scan_bounds(b, terms.evaluate(d, k));
+            return b;
+        },
+        fixed);
     v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
     v.kappa_fitted = !fixed;
     v.rows = terms.evaluate(d, v.kappa);
@@ -95,6 +90,15 @@ double envelope_violation(const Estimate& e, double lower, double upper) {
     const double lo = std::isnan(e.ci_lo) ? e.mean : e.ci_lo;
     const double hi = std::isnan(e.ci_hi) ? e.mean : e.ci_hi;
     return std::max({lower - hi, lo - upper, 0.0});
+}
+
+void append_scan_bounds(ScanBounds& out, const std::vector<theory::BoundRow>& rows) {
+    for (const theory::BoundRow& r : rows) {
+        out.P.lower.push_back(r.precision_lower);
+        out.P.upper.push_back(r.precision_upper);
+        out.R.lower.push_back(r.recall_lower);
+        out.R.upper.push_back(r.recall_upper);
+    }
 }
 
 ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates,

@@ -51,6 +51,9 @@ struct VariantEnvelope {
 ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates,
                        const std::vector<int>& regimes);
 
+// Appends the P and R bounds of `rows` to the scan's per-point bounds, in row order.
+void append_scan_bounds(ScanBounds& out, const std::vector<theory::BoundRow>& rows);
+
 // Evaluates every variant's envelope at the given d (may be +inf) for the estimates, scans κ
 // per side (given or not) and puts the rows at the interval-score κ, or at `kappa` when given.
 // `regimes` [|sizes|] holds the Table-2 regime of each N as 1..5 (0 or empty: none).

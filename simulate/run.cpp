@@ -33,9 +33,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A manifest number: JSON has no infinity, so json_number writes it as "inf" (or "-inf").
 double number_from_json(const nlohmann::json& j) {
-    if (j.is_string()) return std::stod(j.get<std::string>());
-    return j.get<double>();
+    if (!j.is_string()) return j.get<double>();
+    const std::string text = j.get<std::string>();
+    if (text == "inf") return std::numeric_limits<double>::infinity();
+    if (text == "-inf") return -std::numeric_limits<double>::infinity();
+    // A type error carries the value's JSON pointer (with_json_context names the file).
+    throw nlohmann::json::type_error::create(
+        302, "expected a number or \"inf\", found \"" + text + "\"", &j);
 }
 
 void apply_value(RunConfig& base_config, PointSetup& setup, theory::ModelParameters& params,
@@ -822,8 +828,18 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
                              "', this attngeo draws '" + kRandomStream +
                              "': rerun that shard with this version");
         }
-        RunConfig config =
-            with_json_context(path, [&] { return run_config_from_json(manifest.at("config")); });
+        RunConfig config = with_json_context(path, [&] {
+            RunConfig c = run_config_from_json(manifest.at("config"));
+            try {
+                for (const GridPoint& p : grid_points(c))
+                    (void)setup_point(c, p);  // every parameter valid, named by this manifest
+            } catch (const InputError& e) {
+                throw InputError("merge: '" + path + "': " + e.what());
+            } catch (const std::domain_error& e) {
+                throw InputError("merge: '" + path + "': " + e.what());
+            }
+            return c;
+        });
         nlohmann::json comparable = to_json(config);
         comparable.erase("shard");
         if (!merged) {

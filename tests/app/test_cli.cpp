@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -610,9 +611,10 @@ TEST(CliSimulate, OutputFolderCheckedBeforeTheWork) {
                      {"--out", "is a file"});
 }
 
-// Starts the CLI with `args` (split on spaces), kills it with SIGKILL after `delay_ms` (or lets
-// it finish first), and returns whether it was killed.
-bool run_and_kill(const std::string& args, int delay_ms) {
+// Starts the CLI with `args` (split on spaces), kills it with SIGKILL after `delay_ms` — or,
+// with delay_ms < 0, as soon as `wait_for` exists (30 s at most) — unless it finished first;
+// returns whether it was killed.
+bool run_and_kill(const std::string& args, int delay_ms, const fs::path& wait_for = {}) {
     std::vector<std::string> words = {ATTNGEO_EXE};
     std::istringstream in(args);
     for (std::string w; in >> w;)
@@ -629,7 +631,12 @@ bool run_and_kill(const std::string& args, int delay_ms) {
         execv(argv[0], argv.data());
         _exit(127);
     }
-    usleep(static_cast<useconds_t>(delay_ms) * 1000);
+    if (delay_ms >= 0) {
+        usleep(static_cast<useconds_t>(delay_ms) * 1000);
+    } else {
+        for (int i = 0; i < 30000 && !fs::exists(wait_for); ++i)
+            usleep(1000);
+    }
     const bool killed = kill(child, SIGKILL) == 0;
     int status = 0;
     waitpid(child, &status, 0);
@@ -643,9 +650,15 @@ TEST(CliSimulate, KilledSweepsResumeToTheSameBytes) {
         "sweep --set beta=0.05,0.2 --L 63 --T1 8 --T2 50 --d 16 --trials 2048 --N pow2 --quiet";
     const fs::path reference = scratch() / "kill_reference";
     fs::remove_all(reference);
+    const auto start = std::chrono::steady_clock::now();
     ASSERT_EQ(run(params + " --out " + reference.string()).exit_code, 0);
+    // Kill moments spread over this machine's run time (which varies with its load).
+    const int run_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::steady_clock::now() - start)
+                                            .count());
     std::mt19937 rng(2024);
-    std::uniform_int_distribution<int> delay(20, 1500);
+    std::uniform_int_distribution<int> delay(run_ms / 10,
+                                             std::max(run_ms / 10 + 1, run_ms * 9 / 10));
 #ifdef NDEBUG
     constexpr int kRounds = 20;
 #else
@@ -666,10 +679,19 @@ TEST(CliSimulate, KilledSweepsResumeToTheSameBytes) {
         EXPECT_FALSE(fs::exists(out / ".partial")) << "round " << round;
         fs::remove_all(out);
     }
-    std::printf("killed %d of %d runs, %d of them after a saved state\n", killed, kRounds,
+    // One more, killed as soon as a state is on disk, so a resume from saved sums is certain.
+    const fs::path saved = scratch() / "kill_saved";
+    fs::remove_all(saved);
+    const std::string saved_args = params + " --checkpoint-every 0 --out " + saved.string();
+    ASSERT_TRUE(run_and_kill(saved_args, -1, saved / ".partial" / "sums.csv"));
+    ASSERT_TRUE(fs::exists(saved / ".partial" / "sums.csv"));
+    ++resumed_from_state;
+    ASSERT_EQ(run(saved_args + " --resume").exit_code, 0);
+    for (const char* file : {"sweep.csv", "sums.csv", "kappa_scan.csv", "verdict.csv"})
+        EXPECT_EQ(slurp(saved / file), slurp(reference / file)) << "state-first kill " << file;
+    std::printf("killed %d of %d runs, %d of them after a saved state\n", killed + 1, kRounds + 1,
                 resumed_from_state);
     EXPECT_GE(killed, kRounds / 2);
-    EXPECT_GE(resumed_from_state, kRounds / 4);
     // A state from another command is refused; so is starting over it without --resume.
     const fs::path other = scratch() / "kill_other";
     fs::remove_all(other);
