@@ -677,6 +677,12 @@ void GgufCheckpoint::build_config(const std::vector<TensorInfo>& infos) {
 
 void GgufCheckpoint::check_shapes(const std::vector<TensorInfo>& infos) const {
     const ModelConfig& c = config_;
+    // Every layer has its nine weight tensors: a block count beyond what the tensor table can
+    // hold is a damaged header (and would otherwise size the expected-name tables below).
+    if (c.num_layers < 0 || static_cast<std::uint64_t>(c.num_layers) > infos.size() / 9 + 1)
+        throw InputError(path_ + ": llama.block_count is " + std::to_string(c.num_layers) +
+                         " but the file has " + std::to_string(infos.size()) +
+                         " tensors, fewer than 9 per layer");
     const std::int64_t d = c.hidden_size, f = c.intermediate_size, v = c.vocab_size,
                        q = static_cast<std::int64_t>(c.num_heads) * c.head_dim,
                        kv = static_cast<std::int64_t>(c.num_kv_heads) * c.head_dim;

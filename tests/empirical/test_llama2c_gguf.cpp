@@ -847,6 +847,18 @@ TEST(Gguf, SyntheticMalformedFilesAreInputErrors) {
         "layer.gguf",
         [](TinyGguf& t) { t.builder.tensor("blk.0.ffn_up.weight").name = "blk.1.ffn_up.weight"; },
         {"blk.1.ffn_up.weight", "block_count"});
+    // Fuzz finding: a block count of 10⁸ with a dozen tensors sized the expected-name tables
+    // by the header (a timeout at 1.8 GB); it must be refused against the tensor table.
+    expect_rejected("many_layers.gguf",
+                    [](TinyGguf& t) {
+                        const std::string key =
+                            GgufBuilder::str("llama.block_count") + pod<std::uint32_t>(4);
+                        std::string& m = t.builder.metadata;
+                        const std::size_t at = m.find(key + pod<std::uint32_t>(1));
+                        ASSERT_NE(at, std::string::npos);
+                        m.replace(at, key.size() + 4, key + pod<std::uint32_t>(100000000));
+                    },
+                    {"llama.block_count is 100000000", "fewer than 9 per layer"});
     expect_rejected(
         "dup_tensor.gguf",
         [](TinyGguf& t) { t.builder.tensor("blk.0.ffn_up.weight").name = "blk.0.ffn_norm.weight"; },
