@@ -31,7 +31,8 @@ run_target() {
   local inputs=("$corpus")
   [ -d "$OUT/seeds/$target" ] && inputs+=("$OUT/seeds/$target")
   [ -d "fuzz/regressions/$target" ] && inputs+=("fuzz/regressions/$target")
-  if "$OUT/fuzz_$target" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 \
+  # A fixed seed makes a CI run reproducible (FUZZ_SEED=0 draws a fresh one).
+  if "$OUT/fuzz_$target" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -seed="${FUZZ_SEED:-1}" \
       -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len="$(max_len "$target")" \
       -print_final_stats=1 -artifact_prefix="$OUT/findings/$target/" "${inputs[@]}" >"$log" 2>&1; then
     local runs cov
