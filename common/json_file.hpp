@@ -2,8 +2,12 @@
 // config.json, tokenizer files, index files): depth-limited parsing, and type or presence errors
 // turned into one line that names the file and the JSON pointer of the offending value.
 #pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "common/errors.hpp"
@@ -23,6 +27,34 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what);
 
 // "'path': <what the JSON library says, with the pointer of the value>": one line.
 std::string json_error_message(const std::string& path, const nlohmann::json::exception& error);
+
+// An integer value of type T: a JSON integer, or a whole number written as a float, within T's
+// range; anything else is a type error carrying the value's pointer (so with_json_context
+// names the file), never a float-to-integer conversion out of range.
+template <class T>
+T json_integer(const nlohmann::json& j) {
+    static_assert(std::is_integral_v<T>, "json_integer needs an integer type");
+    bool fits = false;
+    if (j.is_number_unsigned())
+        fits = j.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    else if (j.is_number_integer())
+        fits = j.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+               (j.get<std::int64_t>() < 0 ||
+                static_cast<std::uint64_t>(j.get<std::int64_t>()) <=
+                    static_cast<std::uint64_t>(std::numeric_limits<T>::max()));
+    else if (j.is_number_float()) {
+        const double x = j.get<double>();
+        // 2^63 and 2^64 are exact doubles: the bounds below are exclusive above.
+        const double top = std::ldexp(1.0, std::numeric_limits<T>::digits);
+        const double bottom = std::is_signed_v<T> ? -top : 0.0;
+        fits = std::floor(x) == x && x >= bottom && x < top;
+        if (fits) return static_cast<T>(x);
+    }
+    if (!fits)
+        throw nlohmann::json::type_error::create(
+            302, "expected an integer in range, found " + j.dump(), &j);
+    return j.get<T>();
+}
 
 // Runs `use` (which reads a document from `path`); a missing key or a value of the wrong type
 // inside becomes an InputError naming the file and the value's JSON pointer.

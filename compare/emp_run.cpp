@@ -118,7 +118,7 @@ int json_int(const nlohmann::json& manifest, const std::string& path, const char
     if (!manifest.contains(section) || !manifest.at(section).is_object() ||
         !manifest.at(section).contains(key) || !manifest.at(section).at(key).is_number_integer())
         throw InputError(path + ": missing integer '" + name + "'");
-    const auto value = manifest.at(section).at(key).get<std::int64_t>();
+    const auto value = json_integer<std::int64_t>(manifest.at(section).at(key));
     if (value < minimum || value > 1 << 24)
         throw InputError(path + ": '" + name + "' = " + std::to_string(value) + ", expected " +
                          std::to_string(minimum) + ".." + std::to_string(1 << 24));

@@ -399,8 +399,8 @@ RunConfig run_config_from_json(const nlohmann::json& j) {
     c.model = theory::model_source_from_json(j.at("model"));
     c.d = number_from_json(j.at("d"));
     if (!j.at("kappa").is_null()) c.kappa = number_from_json(j.at("kappa"));
-    c.trials = j.at("trials").get<std::int64_t>();
-    c.seed = j.at("seed").get<std::uint64_t>();
+    c.trials = json_integer<std::int64_t>(j.at("trials"));
+    c.seed = json_integer<std::uint64_t>(j.at("seed"));
     c.sizes = j.at("N").get<std::string>();
     c.rank = j.at("rank").get<std::string>();
     c.distance = j.at("distance").get<std::string>();
@@ -412,8 +412,8 @@ RunConfig run_config_from_json(const nlohmann::json& j) {
             values.push_back(number_from_json(v));
         c.sweep.emplace_back(s.at("parameter").get<std::string>(), values);
     }
-    c.shard.index = j.at("shard").at("index").get<int>();
-    c.shard.count = j.at("shard").at("count").get<int>();
+    c.shard.index = json_integer<int>(j.at("shard").at("index"));
+    c.shard.count = json_integer<int>(j.at("shard").at("count"));
     return c;
 }
 

@@ -1,6 +1,8 @@
 // Loading a head description's files; see model_source.hpp.
 #include "theory/model_source.hpp"
 
+#include "common/json_file.hpp"
+
 #include <cmath>
 
 #include "common/csv.hpp"
@@ -118,10 +120,10 @@ ModelSource model_source_from_json(const nlohmann::json& j) {
     ModelSource o;
     o.preset = j.at("preset").get<std::string>();
     o.profile = j.at("profile").get<std::string>();
-    o.assumption3.L = j.at("L").get<int>();
+    o.assumption3.L = json_integer<int>(j.at("L"));
     o.assumption3.p_sink = j.at("p_sink").get<double>();
-    o.assumption3.T1 = j.at("T1").get<int>();
-    o.assumption3.T2 = j.at("T2").get<int>();
+    o.assumption3.T1 = json_integer<int>(j.at("T1"));
+    o.assumption3.T2 = json_integer<int>(j.at("T2"));
     o.assumption3.eta = j.at("eta").get<double>();
     o.assumption3.omega = j.at("omega").get<double>();
     o.C = j.at("C").get<double>();
