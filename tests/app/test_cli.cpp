@@ -751,7 +751,12 @@ TEST(CliReport, DamagedRunFoldersExitTwoNamingThem) {
         "missing", [&](const fs::path& d) { set_manifest(d, "\"seed\":", "\"former_seed\":"); });
     expect_bad_input("merge " + missing.string() + " --out " + (scratch() / "m2").string(),
                      {missing.string(), "seed"});
-    for (const char* out : {"r1", "r2", "m1", "m2"})
+    // Fuzz finding: a length beyond int (L = 2e111) was converted out of range (UBSan).
+    const fs::path huge =
+        damaged("huge", [&](const fs::path& d) { set_manifest(d, "\"L\": 31", "\"L\": 2e111"); });
+    expect_bad_input("merge " + huge.string() + " --out " + (scratch() / "m3").string(),
+                     {huge.string(), "/config/model/L", "expected an integer"});
+    for (const char* out : {"r1", "r2", "m1", "m2", "m3"})
         EXPECT_FALSE(fs::exists(scratch() / out)) << out;
 }
 
