@@ -126,11 +126,7 @@ TEST(ExactCounts, Stories260kEveryHeadAndPathEqualsRationalArithmetic) {
                     const std::string what = std::string(names[p]) + " layer " +
                                              std::to_string(layer) + " head " + std::to_string(h) +
                                              " N=" + std::to_string(k + 1);
-                    EXPECT_EQ(paths[p][k].K_in, want[k].K_in) << what;
-                    EXPECT_EQ(paths[p][k].K_out, want[k].K_out) << what;
-                    EXPECT_EQ(paths[p][k].exact_decisions, want[k].exact_decisions) << what;
-                    EXPECT_EQ(paths[p][k].r_max, want[k].r_max) << what;
-                    EXPECT_EQ(paths[p][k].r_min, want[k].r_min) << what;
+                    attngeo::test_support::expect_same_selection(paths[p][k], want[k], what);
                 }
             }
             // What extract accumulates, on the CPU path and on the device path.

@@ -5,11 +5,14 @@
 // GCC 12 warns maybe-uninitialized inside Boost.Multiprecision after inlining (a false
 // positive in the library header); these tests include it only through here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "theory/exact_distance.hpp"
@@ -125,6 +128,18 @@ inline int double_rule_differences(const TokenGeometry& tokens,
         differences += K_in != exact[N - 1].K_in || K_out != exact[N - 1].K_out;
     }
     return differences;
+}
+
+// A path's row at one N agrees exactly with the expected one (another path's SelectionMetrics
+// or the rational reference's ExactRow): counts, exact decisions and radii.
+template <class Expected>
+void expect_same_selection(const theory::SelectionMetrics& got, const Expected& want,
+                           const std::string& what) {
+    EXPECT_EQ(got.K_in, want.K_in) << what;
+    EXPECT_EQ(got.K_out, want.K_out) << what;
+    EXPECT_EQ(got.exact_decisions, want.exact_decisions) << what;
+    EXPECT_EQ(got.r_max, want.r_max) << what;
+    EXPECT_EQ(got.r_min, want.r_min) << what;
 }
 
 }  // namespace attngeo::test_support

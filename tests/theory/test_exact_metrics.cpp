@@ -151,11 +151,7 @@ TEST(ExactMetrics, EveryPathEqualsRationalArithmetic) {
                     const std::string what = std::string(family_name(family)) + " " +
                                              kPathNames[p] + " n=" + std::to_string(n) +
                                              " N=" + std::to_string(k + 1);
-                    EXPECT_EQ(paths[p][k].K_in, want[k].K_in) << what;
-                    EXPECT_EQ(paths[p][k].K_out, want[k].K_out) << what;
-                    EXPECT_EQ(paths[p][k].exact_decisions, want[k].exact_decisions) << what;
-                    EXPECT_EQ(paths[p][k].r_max, want[k].r_max) << what;
-                    EXPECT_EQ(paths[p][k].r_min, want[k].r_min) << what;
+                    attngeo::test_support::expect_same_selection(paths[p][k], want[k], what);
                 }
             }
             for (const ExactRow& row : want)
