@@ -374,9 +374,10 @@ class PartialStateCleanup {
 
 StatisticsSettings settings_from_json(const nlohmann::json& j) {
     StatisticsSettings s;
-    s.context = j.at("context").get<int>();
-    s.max_lag = j.at("max_lag").get<int>();
-    s.sizes = j.at("sizes").get<std::vector<int>>();
+    s.context = json_integer<int>(j.at("context"));
+    s.max_lag = json_integer<int>(j.at("max_lag"));
+    for (const nlohmann::json& size : j.at("sizes").get_ref<const nlohmann::json::array_t&>())
+        s.sizes.push_back(json_integer<int>(size));
     s.ranking = theory::parse_ranking(j.at("rank").get<std::string>());
     s.distance = theory::parse_distance(j.at("distance").get<std::string>());
     return s;
@@ -853,9 +854,9 @@ nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::st
     int L = 0, H = 0, group = 1;
     with_json_context(sums0 + "' metadata 'settings", [&] {
         settings = settings_from_json(settings_json);
-        L = settings_json.at("layers").get<int>();
-        H = settings_json.at("heads").get<int>();
-        const int kv_heads = settings_json.at("kv_heads").get<int>();
+        L = json_integer<int>(settings_json.at("layers"));
+        H = json_integer<int>(settings_json.at("heads"));
+        const int kv_heads = json_integer<int>(settings_json.at("kv_heads"));
         if (L < 1 || H < 1 || kv_heads < 1 || H % kv_heads != 0 || settings.context < 2)
             throw InputError("'" + sums0 + "': metadata 'settings' has layers " +
                              std::to_string(L) + ", heads " + std::to_string(H) + ", kv_heads " +
@@ -874,9 +875,10 @@ nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::st
                 total[l][h].merge(part[l][h]);
         per_doc.emplace_back((fs::path(s.dir) / "per_doc.safetensors").string());
         const std::int64_t docs = part[0][0].documents();
-        const std::int64_t windows_in_run = with_json_context(
-            (fs::path(s.dir) / "manifest.json").string(),
-            [&] { return s.manifest.at("documents").at("windows_in_run").get<std::int64_t>(); });
+        const std::int64_t windows_in_run =
+            with_json_context((fs::path(s.dir) / "manifest.json").string(), [&] {
+                return json_integer<std::int64_t>(s.manifest.at("documents").at("windows_in_run"));
+            });
         const std::int64_t expected_docs =
             windows_in_run * (s.index + 1) / count - windows_in_run * s.index / count;
         if (docs != expected_docs)

@@ -2,6 +2,7 @@
 #include "empirical/model_config.hpp"
 
 #include <fstream>
+#include <type_traits>
 
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
@@ -17,17 +18,24 @@ struct Reader {
         if (!j.contains(key) || j.at(key).is_null()) {
             throw InputError("'" + path + "': missing field '" + key + "'");
         }
-        try {
-            return j.at(key).get<T>();
-        } catch (const std::exception&) {
-            throw InputError("'" + path + "': field '" + key + "' has the wrong type");
-        }
+        return convert<T>(key);
     }
     template <class T>
     T optional(const char* key, T fallback) const {
         if (!j.contains(key) || j.at(key).is_null()) return fallback;
+        return convert<T>(key);
+    }
+
+  private:
+    // Integers go through json_integer: a float such as 1.4e59 in an int field is a type
+    // error, never an out-of-range conversion.
+    template <class T>
+    T convert(const char* key) const {
         try {
-            return j.at(key).get<T>();
+            if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+                return json_integer<T>(j.at(key));
+            else
+                return j.at(key).get<T>();
         } catch (const std::exception&) {
             throw InputError("'" + path + "': field '" + key + "' has the wrong type");
         }
@@ -125,8 +133,9 @@ ModelConfig parse_hf_config(const nlohmann::json& j, const std::string& path) {
                          "' (supported: llama, mistral, gemma, gpt2, gpt_neox)");
     }
     c.bos_token_id = r.optional<int>("bos_token_id", -1);
+    // A list of end ids (newer configs) is not an error: attngeo only needs one to report.
     c.eos_token_id = j.contains("eos_token_id") && j.at("eos_token_id").is_number_integer()
-                         ? j.at("eos_token_id").get<int>()
+                         ? r.required<int>("eos_token_id")
                          : -1;
     check_positive(path, "vocab_size", c.vocab_size);
     check_positive(path, "hidden size", c.hidden_size);

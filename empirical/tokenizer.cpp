@@ -463,7 +463,8 @@ std::unique_ptr<Gpt2BpeTokenizer> Gpt2BpeTokenizer::from_tokenizer_json(const st
                                      "\"id\" and a string \"content\", found " +
                                      added.dump());
                 }
-                const int id = added["id"].get<int>();
+                const int id =
+                    with_json_context(path, [&] { return json_integer<int>(added["id"]); });
                 if (id < 0) throw InputError(file_label(path) + ": added token with a negative id");
                 tokenizer->added_tokens_[id] = added["content"].get<std::string>();
             }
@@ -675,7 +676,8 @@ int llama2c_vocab_size(const fs::path& folder, const fs::path& model_path, const
     if (fs::is_regular_file(config, ec)) {
         const nlohmann::json j = read_json(config.string(), "a model config.json");
         if (j.is_object() && j.contains("vocab_size") && j["vocab_size"].is_number_integer() &&
-            j["vocab_size"].get<std::int64_t>() > 0) {
+            j["vocab_size"].get<std::int64_t>() > 0 &&
+            j["vocab_size"].get<std::int64_t>() <= std::numeric_limits<int>::max()) {
             return j["vocab_size"].get<int>();
         }
     }

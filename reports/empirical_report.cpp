@@ -1440,7 +1440,8 @@ int fit_lag_count(const nlohmann::json& manifest) {
     if (manifest.contains("parameters") && manifest.at("parameters").is_object()) {
         for (const char* key : {"max_lag_fit", "max-lag-fit", "max_lag"}) {
             const auto& p = manifest.at("parameters");
-            if (p.contains(key) && p.at(key).is_number_integer()) return p.at(key).get<int>();
+            if (p.contains(key) && p.at(key).is_number_integer())
+                return json_integer<int>(p.at(key));
         }
     }
     return 64;
@@ -1577,7 +1578,8 @@ std::vector<Section> compare_sections(const RunFolder& run) {
     const int L = e ? e->positions - 1 : [&] {
         try {
             const nlohmann::json p = read_json(path_in(dir, "fitted_params.json"));
-            return p.contains("L") && p.at("L").is_number_integer() ? p.at("L").get<int>() : 0;
+            return p.contains("L") && p.at("L").is_number_integer() ? json_integer<int>(p.at("L"))
+                                                                    : 0;
         } catch (const InputError&) {
             return 0;
         }

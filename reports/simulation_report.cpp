@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/json_file.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
 #include "reports/verdict.hpp"
@@ -280,10 +281,11 @@ std::string envelope_table(const nlohmann::json& point, const CsvTable& bounds) 
                             short_number(width.first),
                         short_number(e.at("fraction_inside_R").get<double>()) + " / " +
                             short_number(width.second),
-                        value > 0 ? "<span class=\"bad\">" + short_number(value) + " (" +
-                                        worst.at("metric").get<std::string>() + ", N = " +
-                                        std::to_string(worst.at("N").get<int>()) + ")</span>"
-                                  : "none"});
+                        value > 0
+                            ? "<span class=\"bad\">" + short_number(value) + " (" +
+                                  worst.at("metric").get<std::string>() + ", N = " +
+                                  std::to_string(json_integer<int>(worst.at("N"))) + ")</span>"
+                            : "none"});
     }
     return "<p>At the single κ of each variant (the <code>kappa</code> column of bounds.csv): "
            "the fraction of N whose 95% interval meets the envelope, always next to the "
@@ -355,7 +357,7 @@ std::string realised_table(const nlohmann::json& point) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& lag : realised.at("cos_by_lag")) {
         rows.push_back(
-            {"mean cos(v<sub>i</sub>, v<sub>i+" + std::to_string(lag.at("lag").get<int>()) +
+            {"mean cos(v<sub>i</sub>, v<sub>i+" + std::to_string(json_integer<int>(lag.at("lag"))) +
                  "</sub>)",
              lag.contains("requested") ? json_text(lag.at("requested")) : "explicit matrix",
              lag.contains("expected_after_normalisation")
@@ -456,7 +458,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
     const CsvTable sim = read_csv_table((fs::path(run.dir) / "simulate.csv").string());
     const CsvTable bounds = read_csv_table((fs::path(run.dir) / "bounds.csv").string());
     const auto& point = run.manifest.at("points").at(0);
-    const int n = point.at("n").get<int>();
+    const int n = json_integer<int>(point.at("n"));
     const nlohmann::json regimes =
         point.contains("regimes") ? point.at("regimes") : nlohmann::json(nullptr);
 
@@ -476,7 +478,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
     if (expected_geometry)
         intro << "the expected-geometry limit (no trials, no interval)";
     else
-        intro << point.at("trials").get<long long>() << " trials per N";
+        intro << json_integer<long long>(point.at("trials")) << " trials per N";
     if (!regimes.is_null()) {
         intro << "; Table-2 regimes: m<sub>1</sub> = " << regimes.value("m1", 0)
               << ", m<sub>2</sub> = " << regimes.value("m2", 0)
@@ -654,9 +656,9 @@ std::vector<Section> sweep_sections(const RunFolder& run) {
         std::string values;
         for (const auto& [k, v] : point.at("values").items())
             values += k + "=" + json_text(v) + " ";
-        std::vector<std::string> row = {std::to_string(point.at("grid").get<int>()),
+        std::vector<std::string> row = {std::to_string(json_integer<int>(point.at("grid"))),
                                         html_escape(values)};
-        const int grid = point.at("grid").get<int>();
+        const int grid = json_integer<int>(point.at("grid"));
         for (const auto& v : variant_names()) {
             if (!point.at("envelopes").contains(v)) {
                 row.push_back("");

@@ -141,8 +141,8 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
     }
 }
 
-// config.json values of the wrong JSON type are bad input naming the file (they used to escape
-// as the JSON library's type_error, exit 1).
+// config.json values of the wrong JSON type, or integers out of range, are bad input naming
+// the file.
 TEST(CaptureCli, ConfigValuesOfTheWrongTypeNameTheFile) {
     const fs::path golden = shared_folder() / "golden" / "llama-gqa";
     if (!fs::exists(golden)) GTEST_SKIP() << "shared data not found";
@@ -154,7 +154,10 @@ TEST(CaptureCli, ConfigValuesOfTheWrongTypeNameTheFile) {
     for (const char* extra :
          {R"("rope_scaling": 0)", R"("rope_scaling": [1, 2])", R"("rope_scaling": "linear")",
           R"("rope_scaling": {"type": "linear", "factor": "two"})", R"("num_hidden_layers": "2")",
-          R"("rope_theta": "big")"}) {
+          R"("rope_theta": "big")",
+          // Floats in integer fields (fuzz finding: 1.4e59 reached an int conversion, UBSan).
+          R"("num_hidden_layers": 1.44444e59)", R"("intermediate_size": 2.5)",
+          R"("bos_token_id": -1e300)", R"("eos_token_id": 99999999999)"}) {
         fs::remove_all(folder);
         fs::create_directories(folder);
         fs::create_symlink(fs::absolute(golden / "model.safetensors"),
