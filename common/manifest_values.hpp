@@ -1,12 +1,24 @@
-// Values every manifest.json writes: numbers that may be non-finite, and stage timings.
+// Values every manifest.json writes: the header naming the tool, version, commit and kind of
+// run, numbers that may be non-finite, and stage timings.
 #pragma once
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
 
+#include "attngeo/version.hpp"
 #include "common/format.hpp"
 
 namespace attngeo {
+
+// The fields every manifest carries: tool, version, git_commit, kind and, when a command line
+// is given, command. Readers recognise a run folder by them.
+inline nlohmann::json manifest_header(const std::string& kind, const std::string& command = {}) {
+    nlohmann::json header = {
+        {"tool", "attngeo"}, {"version", kVersion}, {"git_commit", kGitCommit}, {"kind", kind}};
+    if (!command.empty()) header["command"] = command;
+    return header;
+}
 
 // A double as a JSON value: a number when finite; JSON has no inf/nan, so those become the
 // strings "inf", "-inf", "nan" (format_double).

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "theory/head_regime.hpp"
+
 namespace attngeo::empirical {
 namespace {
 
@@ -358,9 +360,7 @@ std::int64_t HeadStatistics::pairs_at_lag(int lag) const {
 }
 
 std::string HeadStatistics::regime() const {
-    const double sink = m_sink(), last = m_last(), rest = m_rest();
-    const int above = (last > sink) + (last > rest);
-    return above == 2 ? "Retriever" : above == 1 ? "Mixer" : "Reset";
+    return theory::to_string(theory::classify_head(m_sink(), m_last(), m_rest()));
 }
 
 namespace {
@@ -374,9 +374,9 @@ double ordered_ratio(double larger, double smaller) {
 double HeadStatistics::regime_margin() const {
     const double last = m_last(), lower = std::min(m_sink(), m_rest()),
                  upper = std::max(m_sink(), m_rest());
-    const std::string label = regime();
-    if (label == "Retriever") return ordered_ratio(last, upper);
-    if (label == "Reset") return ordered_ratio(lower, last);
+    const theory::HeadRegime regime = theory::classify_head(m_sink(), last, m_rest());
+    if (regime == theory::HeadRegime::retriever) return ordered_ratio(last, upper);
+    if (regime == theory::HeadRegime::reset) return ordered_ratio(lower, last);
     return std::min(ordered_ratio(last, lower), ordered_ratio(upper, last));
 }
 
