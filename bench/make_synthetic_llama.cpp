@@ -6,32 +6,37 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "common/safetensors.hpp"
+#include "common/tensor_store.hpp"
+#include "empirical/architecture.hpp"
+#include "empirical/model_config.hpp"
 
 namespace {
 
-attngeo::HostTensor random_tensor(const std::string& name, std::vector<std::int64_t> shape,
-                                  double scale, std::mt19937_64& rng, bool ones = false) {
+// Norm gains are ones; every other tensor is N(0, 1/fan_in), the embedding N(0, 1).
+attngeo::HostTensor random_tensor(attngeo::empirical::TensorId id, int layer,
+                                  const attngeo::empirical::ModelConfig& config,
+                                  std::mt19937_64& rng) {
+    using attngeo::empirical::TensorId;
+    std::vector<std::int64_t> shape = attngeo::empirical::llama_tensor_shape(id, config);
     std::int64_t numel = 1;
     for (auto e : shape)
         numel *= e;
-    auto data = std::make_shared<std::vector<float>>(numel);
-    std::normal_distribution<float> normal(0.0f, static_cast<float>(scale));
-    for (auto& x : *data)
-        x = ones ? 1.0f : normal(rng);
-    attngeo::HostTensor t;
-    t.name = name;
-    t.dtype = attngeo::DType::F32;
-    t.shape = std::move(shape);
-    t.data = data->data();
-    t.bytes = data->size() * sizeof(float);
-    t.owner = std::shared_ptr<const void>(data, data->data());
-    return t;
+    std::vector<float> values(static_cast<std::size_t>(numel), 1.0f);
+    const bool gain = shape.size() == 1;
+    if (!gain) {
+        const double scale =
+            id == TensorId::embed ? 1.0 : 1.0 / std::sqrt(static_cast<double>(shape[1]));
+        std::normal_distribution<float> normal(0.0f, static_cast<float>(scale));
+        for (auto& x : values)
+            x = normal(rng);
+    }
+    return attngeo::owned_float_tensor(attngeo::empirical::llama_hf_name(id, layer), "",
+                                       std::move(shape), std::move(values));
 }
 
 }  // namespace
@@ -44,42 +49,43 @@ int main(int argc, char** argv) {
     const std::filesystem::path out = argv[1];
     const int windows = std::stoi(argv[2]), context = std::stoi(argv[3]);
     // The synthetic configuration of bench_capture: 8 layers, hidden 512, 8 heads, 2 kv heads.
-    const int layers = 8, hidden = 512, heads = 8, kv_heads = 2, intermediate = 1376, vocab = 32000,
-              head_dim = hidden / heads;
+    attngeo::empirical::LlamaSizes sizes;
+    sizes.vocab_size = 32000;
+    sizes.hidden_size = 512;
+    sizes.num_layers = 8;
+    sizes.num_heads = 8;
+    sizes.num_kv_heads = 2;
+    sizes.intermediate_size = 1376;
+    sizes.max_positions = context;
+    attngeo::empirical::ModelConfig config = attngeo::empirical::llama_config(sizes);
+    config.bos_token_id = 1;
+    config.eos_token_id = 2;
     std::filesystem::create_directories(out);
     std::ofstream(out / "config.json")
-        << "{\"model_type\": \"llama\", \"vocab_size\": " << vocab
-        << ", \"hidden_size\": " << hidden << ", \"num_hidden_layers\": " << layers
-        << ", \"num_attention_heads\": " << heads << ", \"num_key_value_heads\": " << kv_heads
-        << ", \"intermediate_size\": " << intermediate
-        << ", \"max_position_embeddings\": " << context << ", \"rms_norm_eps\": 1e-5"
-        << ", \"bos_token_id\": 1, \"eos_token_id\": 2, \"tie_word_embeddings\": false}\n";
+        << "{\"model_type\": \"llama\", \"vocab_size\": " << config.vocab_size
+        << ", \"hidden_size\": " << config.hidden_size
+        << ", \"num_hidden_layers\": " << config.num_layers
+        << ", \"num_attention_heads\": " << config.num_heads
+        << ", \"num_key_value_heads\": " << config.num_kv_heads
+        << ", \"intermediate_size\": " << config.intermediate_size
+        << ", \"max_position_embeddings\": " << config.max_positions
+        << ", \"rms_norm_eps\": 1e-5, \"bos_token_id\": " << config.bos_token_id
+        << ", \"eos_token_id\": " << config.eos_token_id << ", \"tie_word_embeddings\": false}\n";
+    // Drawn in the order the files were always drawn in (model-level, then per layer: the norms,
+    // q, k, v, o, gate, up, down), so the same seed gives the same weights.
+    using attngeo::empirical::TensorId;
     std::mt19937_64 rng(1);
-    const double w = 1.0 / std::sqrt(static_cast<double>(hidden));
-    std::vector<attngeo::HostTensor> tensors = {
-        random_tensor("model.embed_tokens.weight", {vocab, hidden}, 1.0, rng),
-        random_tensor("model.norm.weight", {hidden}, 0, rng, true),
-        random_tensor("lm_head.weight", {vocab, hidden}, w, rng)};
-    for (int l = 0; l < layers; ++l) {
-        const std::string p = "model.layers." + std::to_string(l) + ".";
-        tensors.push_back(random_tensor(p + "input_layernorm.weight", {hidden}, 0, rng, true));
-        tensors.push_back(
-            random_tensor(p + "post_attention_layernorm.weight", {hidden}, 0, rng, true));
-        tensors.push_back(random_tensor(p + "self_attn.q_proj.weight", {hidden, hidden}, w, rng));
-        tensors.push_back(
-            random_tensor(p + "self_attn.k_proj.weight", {kv_heads * head_dim, hidden}, w, rng));
-        tensors.push_back(
-            random_tensor(p + "self_attn.v_proj.weight", {kv_heads * head_dim, hidden}, w, rng));
-        tensors.push_back(random_tensor(p + "self_attn.o_proj.weight", {hidden, hidden}, w, rng));
-        tensors.push_back(
-            random_tensor(p + "mlp.gate_proj.weight", {intermediate, hidden}, w, rng));
-        tensors.push_back(random_tensor(p + "mlp.up_proj.weight", {intermediate, hidden}, w, rng));
-        tensors.push_back(random_tensor(p + "mlp.down_proj.weight", {hidden, intermediate},
-                                        1.0 / std::sqrt(static_cast<double>(intermediate)), rng));
-    }
+    std::vector<attngeo::HostTensor> tensors;
+    for (const TensorId id : {TensorId::embed, TensorId::final_norm, TensorId::lm_head})
+        tensors.push_back(random_tensor(id, 0, config, rng));
+    for (int l = 0; l < config.num_layers; ++l)
+        for (const TensorId id :
+             {TensorId::attn_norm, TensorId::mlp_norm, TensorId::q, TensorId::k, TensorId::v,
+              TensorId::o, TensorId::gate, TensorId::up, TensorId::down})
+            tensors.push_back(random_tensor(id, l, config, rng));
     attngeo::write_safetensors((out / "model.safetensors").string(), tensors, {{"format", "pt"}});
     std::ofstream ids(out / "windows.txt");
-    std::uniform_int_distribution<int> token(3, vocab - 1);
+    std::uniform_int_distribution<int> token(3, config.vocab_size - 1);
     for (int d = 0; d < windows; ++d) {
         ids << 1;
         for (int t = 1; t < context; ++t)

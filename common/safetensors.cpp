@@ -145,7 +145,10 @@ bool parse_safetensors_dtype(const std::string& text, DType& dtype) {
 // ---------------------------------------------------------------------------------------------
 // SafetensorsFile
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+namespace {
+
+// The whole file mapped read-only (at least the 8-byte length), unmapped with its last user.
+std::shared_ptr<const void> map_safetensors(const std::string& path, std::size_t& file_size) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) fail(path, "no such file, expected a .safetensors file");
@@ -165,22 +168,25 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         ::close(fd);
         fail(path, "is not a regular file, expected a .safetensors file");
     }
-    file_size_ = static_cast<std::size_t>(info.st_size);
-    if (file_size_ < 8) {
+    file_size = static_cast<std::size_t>(info.st_size);
+    if (file_size < 8) {
         ::close(fd);
-        fail(path, "file is " + std::to_string(file_size_) +
+        fail(path, "file is " + std::to_string(file_size) +
                        " bytes, shorter than 8 bytes (the header length); expected a safetensors "
                        "file");
     }
-    void* address = ::mmap(nullptr, file_size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* address = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
     const int map_error = errno;
     ::close(fd);  // the mapping keeps the file open
     if (address == MAP_FAILED) fail(path, std::string("cannot mmap: ") + std::strerror(map_error));
-    const std::size_t mapped_bytes = file_size_;
-    mapping_ = std::shared_ptr<const void>(
+    const std::size_t mapped_bytes = file_size;
+    return std::shared_ptr<const void>(
         address, [mapped_bytes](const void* p) { ::munmap(const_cast<void*>(p), mapped_bytes); });
-    const auto* bytes = static_cast<const unsigned char*>(address);
+}
 
+// The u64 header length, checked against the format's limit and the file.
+std::uint64_t header_length(const unsigned char* bytes, std::size_t file_size,
+                            const std::string& path) {
     // Byte-wise little-endian so the result does not depend on the host's byte order.
     std::uint64_t header_bytes = 0;
     for (int i = 7; i >= 0; --i)
@@ -190,14 +196,16 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
                        " bytes is absurdly large (limit " + std::to_string(kMaxHeaderBytes) +
                        "); corrupt or not a safetensors file");
     }
-    if (header_bytes > file_size_ - 8) {
+    if (header_bytes > file_size - 8) {
         fail(path, "header length " + std::to_string(header_bytes) +
-                       " bytes goes beyond the end of the file (" + std::to_string(file_size_) +
+                       " bytes goes beyond the end of the file (" + std::to_string(file_size) +
                        " bytes); truncated or not a safetensors file");
     }
-    const std::size_t data_start = 8 + static_cast<std::size_t>(header_bytes);
-    const std::size_t data_bytes = file_size_ - data_start;
+    return header_bytes;
+}
 
+// The header as a JSON object, refusing deep nesting and duplicate tensor names.
+json parse_header(const char* begin, std::uint64_t header_bytes, const std::string& path) {
     // nlohmann keeps the last of duplicate keys silently; a duplicate tensor name would hide
     // a tensor, so the parser callback records it instead.
     std::set<std::string> seen_names;
@@ -218,7 +226,6 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     };
     json header;
     try {
-        const char* begin = reinterpret_cast<const char*>(bytes + 8);
         header = json::parse(begin, begin + header_bytes, on_event);
     } catch (const json::exception& error) {
         fail(path, "header (" + std::to_string(header_bytes) +
@@ -229,111 +236,131 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
                        ", not a JSON object; expected {\"<name>\": {\"dtype\", \"shape\", "
                        "\"data_offsets\"}, ...}");
     }
-    if (!duplicate_name.empty()) {
-        fail_tensor(path, duplicate_name, "appears twice in the header");
-    }
+    if (!duplicate_name.empty()) fail_tensor(path, duplicate_name, "appears twice in the header");
+    return header;
+}
 
-    struct Range {
-        std::uint64_t begin, end;
-        std::string name;
-    };
-    std::vector<Range> ranges;
-    for (const auto& [name, value] : header.items()) {
-        if (name == "__metadata__") {
-            if (!value.is_object()) {
-                fail(path, std::string("\"__metadata__\" is a JSON ") + json_kind(value) +
-                               ", expected an object of strings");
-            }
-            for (const auto& [key, text] : value.items()) {
-                if (!text.is_string()) {
-                    fail(path, "\"__metadata__\" entry '" + printable(key) + "' is a JSON " +
-                                   json_kind(text) + ", expected an object of strings");
-                }
-                metadata_[key] = text.get<std::string>();
-            }
-            continue;
-        }
-        if (!value.is_object()) {
-            fail_tensor(path, name,
-                        std::string("entry is a JSON ") + json_kind(value) +
-                            ", expected an object with dtype, shape and data_offsets");
-        }
-        for (const char* field : {"dtype", "shape", "data_offsets"}) {
-            if (!value.contains(field)) {
-                fail_tensor(path, name,
-                            std::string("entry lacks \"") + field +
-                                "\", expected an object with dtype, shape and data_offsets");
-            }
-        }
-        Entry entry;
-        const json& dtype = value["dtype"];
-        if (!dtype.is_string() || !parse_safetensors_dtype(dtype.get<std::string>(), entry.dtype)) {
-            fail_tensor(
-                path, name,
-                "unknown dtype " + json_excerpt(dtype) + ", expected one of " + kValidDtypes);
-        }
-        const json& shape = value["shape"];
-        bool shape_ok = shape.is_array();
-        std::uint64_t numel = 1;
-        bool numel_overflows = false;
-        if (shape_ok) {
-            for (const json& dim : shape) {
-                std::uint64_t extent = 0;
-                if (!as_count(dim, extent) ||
-                    extent > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-                    shape_ok = false;
-                    break;
-                }
-                entry.shape.push_back(static_cast<std::int64_t>(extent));
-                if (!multiply_checked(numel, extent, numel)) numel_overflows = true;
-            }
-        }
-        if (!shape_ok) {
-            fail_tensor(path, name,
-                        "shape " + json_excerpt(shape) + " is not a list of non-negative integers");
-        }
-        const json& offsets = value["data_offsets"];
-        std::uint64_t begin = 0, end = 0;
-        if (!offsets.is_array() || offsets.size() != 2 || !as_count(offsets[0], begin) ||
-            !as_count(offsets[1], end) || begin > end) {
-            fail_tensor(path, name,
-                        "data_offsets " + json_excerpt(offsets) +
-                            " must be two non-negative integers [begin, end] with begin <= end");
-        }
-        if (end > data_bytes) {
-            fail_tensor(path, name,
-                        "data_offsets end " + std::to_string(end) + " is beyond the data region (" +
-                            std::to_string(data_bytes) + " bytes = file size " +
-                            std::to_string(file_size_) + " - 8 - header length " +
-                            std::to_string(header_bytes) + "); truncated file?");
-        }
-        std::uint64_t needed = 0;
-        if (numel_overflows || !multiply_checked(numel, dtype_size(entry.dtype), needed)) {
-            fail_tensor(path, name,
-                        "shape " + shape_text(entry.shape) + " is too large for any file");
-        }
-        if (needed != end - begin) {
-            fail_tensor(path, name,
-                        "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                            "] span " + std::to_string(end - begin) + " bytes but shape " +
-                            shape_text(entry.shape) + " of " + to_string(entry.dtype) + " needs " +
-                            std::to_string(needed) + " bytes");
-        }
-        entry.offset = data_start + static_cast<std::size_t>(begin);
-        entry.bytes = static_cast<std::size_t>(end - begin);
-        if (entry.bytes > 0) ranges.push_back({begin, end, name});
-        entries_.emplace(name, std::move(entry));
+void read_metadata(const json& value, const std::string& path,
+                   std::map<std::string, std::string>& metadata) {
+    if (!value.is_object()) {
+        fail(path, std::string("\"__metadata__\" is a JSON ") + json_kind(value) +
+                       ", expected an object of strings");
     }
+    for (const auto& [key, text] : value.items()) {
+        if (!text.is_string()) {
+            fail(path, "\"__metadata__\" entry '" + printable(key) + "' is a JSON " +
+                           json_kind(text) + ", expected an object of strings");
+        }
+        metadata[key] = text.get<std::string>();
+    }
+}
 
-    // Empty tensors occupy no bytes and cannot overlap; the rest, sorted by start, must each
-    // begin at or after the furthest end so far. Gaps are tolerated (other writers leave them).
-    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
+// Where the data region lies in the file, for the entries' checks and messages.
+struct DataRegion {
+    std::uint64_t start = 0, bytes = 0;       // 8 + header length; file size − start
+    std::uint64_t file_size = 0, header = 0;  // for messages
+};
+
+// One header entry {"dtype", "shape", "data_offsets"}, validated against the data region.
+struct HeaderEntry {
+    DType dtype = DType::F32;
+    std::vector<std::int64_t> shape;
+    std::uint64_t begin = 0, end = 0;  // data_offsets, relative to the data region
+};
+
+std::vector<std::int64_t> parse_shape(const json& shape, const std::string& path,
+                                      const std::string& name, bool& numel_overflows,
+                                      std::uint64_t& numel) {
+    std::vector<std::int64_t> extents;
+    bool shape_ok = shape.is_array();
+    numel = 1;
+    numel_overflows = false;
+    if (shape_ok) {
+        for (const json& dim : shape) {
+            std::uint64_t extent = 0;
+            if (!as_count(dim, extent) ||
+                extent > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+                shape_ok = false;
+                break;
+            }
+            extents.push_back(static_cast<std::int64_t>(extent));
+            if (!multiply_checked(numel, extent, numel)) numel_overflows = true;
+        }
+    }
+    if (!shape_ok)
+        fail_tensor(path, name,
+                    "shape " + json_excerpt(shape) + " is not a list of non-negative integers");
+    return extents;
+}
+
+HeaderEntry parse_entry(const std::string& name, const json& value, const DataRegion& region,
+                        const std::string& path) {
+    if (!value.is_object()) {
+        fail_tensor(path, name,
+                    std::string("entry is a JSON ") + json_kind(value) +
+                        ", expected an object with dtype, shape and data_offsets");
+    }
+    for (const char* field : {"dtype", "shape", "data_offsets"}) {
+        if (!value.contains(field)) {
+            fail_tensor(path, name,
+                        std::string("entry lacks \"") + field +
+                            "\", expected an object with dtype, shape and data_offsets");
+        }
+    }
+    HeaderEntry entry;
+    const json& dtype = value["dtype"];
+    if (!dtype.is_string() || !parse_safetensors_dtype(dtype.get<std::string>(), entry.dtype)) {
+        fail_tensor(path, name,
+                    "unknown dtype " + json_excerpt(dtype) + ", expected one of " + kValidDtypes);
+    }
+    bool numel_overflows = false;
+    std::uint64_t numel = 1;
+    entry.shape = parse_shape(value["shape"], path, name, numel_overflows, numel);
+    const json& offsets = value["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2 || !as_count(offsets[0], entry.begin) ||
+        !as_count(offsets[1], entry.end) || entry.begin > entry.end) {
+        fail_tensor(path, name,
+                    "data_offsets " + json_excerpt(offsets) +
+                        " must be two non-negative integers [begin, end] with begin <= end");
+    }
+    if (entry.end > region.bytes) {
+        fail_tensor(path, name,
+                    "data_offsets end " + std::to_string(entry.end) +
+                        " is beyond the data region (" + std::to_string(region.bytes) +
+                        " bytes = file size " + std::to_string(region.file_size) +
+                        " - 8 - header length " + std::to_string(region.header) +
+                        "); truncated file?");
+    }
+    std::uint64_t needed = 0;
+    if (numel_overflows || !multiply_checked(numel, dtype_size(entry.dtype), needed)) {
+        fail_tensor(path, name, "shape " + shape_text(entry.shape) + " is too large for any file");
+    }
+    if (needed != entry.end - entry.begin) {
+        fail_tensor(path, name,
+                    "data_offsets [" + std::to_string(entry.begin) + ", " +
+                        std::to_string(entry.end) + "] span " +
+                        std::to_string(entry.end - entry.begin) + " bytes but shape " +
+                        shape_text(entry.shape) + " of " + to_string(entry.dtype) + " needs " +
+                        std::to_string(needed) + " bytes");
+    }
+    return entry;
+}
+
+struct ByteRange {
+    std::uint64_t begin, end;
+    std::string name;
+};
+
+// Empty tensors occupy no bytes and cannot overlap; the rest, sorted by start, must each begin
+// at or after the furthest end so far. Gaps are tolerated (other writers leave them).
+void require_disjoint(std::vector<ByteRange> ranges, const std::string& path) {
+    std::sort(ranges.begin(), ranges.end(), [](const ByteRange& a, const ByteRange& b) {
         return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
     });
     for (std::size_t i = 1, furthest = 0; i < ranges.size(); ++i) {
         if (ranges[i].begin < ranges[furthest].end) {
-            const Range& a = ranges[furthest];
-            const Range& b = ranges[i];
+            const ByteRange& a = ranges[furthest];
+            const ByteRange& b = ranges[i];
             fail(path, "tensors '" + printable(a.name) + "' [" + std::to_string(a.begin) + ", " +
                            std::to_string(a.end) + ") and '" + printable(b.name) + "' [" +
                            std::to_string(b.begin) + ", " + std::to_string(b.end) +
@@ -341,6 +368,35 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         }
         if (ranges[i].end > ranges[furthest].end) furthest = i;
     }
+}
+
+}  // namespace
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+    mapping_ = map_safetensors(path, file_size_);
+    const auto* bytes = static_cast<const unsigned char*>(mapping_.get());
+    DataRegion region;
+    region.file_size = file_size_;
+    region.header = header_length(bytes, file_size_, path);
+    region.start = 8 + region.header;
+    region.bytes = file_size_ - region.start;
+    const json header = parse_header(reinterpret_cast<const char*>(bytes + 8), region.header, path);
+    std::vector<ByteRange> ranges;
+    for (const auto& [name, value] : header.items()) {
+        if (name == "__metadata__") {
+            read_metadata(value, path, metadata_);
+            continue;
+        }
+        const HeaderEntry parsed = parse_entry(name, value, region, path);
+        Entry entry;
+        entry.dtype = parsed.dtype;
+        entry.shape = parsed.shape;
+        entry.offset = static_cast<std::size_t>(region.start + parsed.begin);
+        entry.bytes = static_cast<std::size_t>(parsed.end - parsed.begin);
+        if (entry.bytes > 0) ranges.push_back({parsed.begin, parsed.end, name});
+        entries_.emplace(name, std::move(entry));
+    }
+    require_disjoint(std::move(ranges), path);
 }
 
 bool SafetensorsFile::contains(const std::string& name) const {
@@ -379,77 +435,44 @@ bool is_safetensors_folder(const std::string& folder) {
            fs::is_regular_file(join_path(folder, "model.safetensors.index.json"), error);
 }
 
-SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& folder_or_file) {
-    const std::string given = strip_trailing_slashes(folder_or_file);
+namespace {
+
+// A folder without model.safetensors or its index: say what is there instead (pickles get the
+// refusal, a stray .safetensors a pointer to pass it directly).
+[[noreturn]] void explain_missing_model(const std::string& folder) {
     std::error_code error;
-    const fs::file_status status = fs::status(given, error);
-    if (error || !fs::exists(status)) {
-        fail(given, "no such file or folder, expected a Hugging Face model folder");
+    std::vector<std::string> files;
+    for (const auto& item : fs::directory_iterator(folder, error)) {
+        if (item.is_regular_file(error)) files.push_back(item.path().filename().string());
     }
+    std::sort(files.begin(), files.end());
+    for (const auto& name : files) {
+        if (is_pytorch_pickle_name(name)) refuse_pickle(folder, folder, name);
+    }
+    std::string other_safetensors, other_bin;
+    for (const auto& name : files) {
+        if (ends_with(name, ".safetensors") && other_safetensors.empty()) other_safetensors = name;
+        if (ends_with(name, ".bin") && other_bin.empty()) other_bin = name;
+    }
+    if (!other_safetensors.empty()) {
+        fail(folder, "no model.safetensors or model.safetensors.index.json (found '" +
+                         printable(other_safetensors) + "': pass that file itself)");
+    }
+    if (!other_bin.empty()) {
+        fail(folder,
+             "no model.safetensors or model.safetensors.index.json; found '" +
+                 printable(other_bin) +
+                 "': a PyTorch pickle is refused because unpickling executes arbitrary code (" +
+                 conversion_hint(folder) +
+                 "); a llama2.c checkpoint is read by passing the .bin file itself");
+    }
+    fail(folder,
+         "no model.safetensors or model.safetensors.index.json, expected a Hugging Face "
+         "model folder");
+}
 
-    auto open_single = [this](const std::string& file) {
-        auto shard = std::make_shared<const SafetensorsFile>(file);
-        for (const auto& name : shard->names())
-            owner_of_[name] = shard.get();
-        shards_[fs::path(file).filename().string()] = std::move(shard);
-        description_ = file;
-    };
-
-    if (fs::is_regular_file(status)) {
-        const std::string file_name = fs::path(given).filename().string();
-        if (is_pytorch_pickle_name(file_name)) {
-            const std::string parent = fs::path(given).parent_path().string();
-            refuse_pickle(given, parent.empty() ? "." : parent, file_name);
-        }
-        open_single(given);
-        return;
-    }
-    if (!fs::is_directory(status)) {
-        fail(given, "is neither a folder nor a file, expected a Hugging Face model folder");
-    }
-
-    const std::string single = join_path(given, "model.safetensors");
-    const std::string index_path = join_path(given, "model.safetensors.index.json");
-    if (fs::is_regular_file(single, error)) {  // transformers prefers it over an index, too
-        open_single(single);
-        return;
-    }
-    if (!fs::is_regular_file(index_path, error)) {
-        // Say what is there instead: pickles get the refusal, stray .safetensors a pointer.
-        std::vector<std::string> files;
-        for (const auto& item : fs::directory_iterator(given, error)) {
-            if (item.is_regular_file(error)) files.push_back(item.path().filename().string());
-        }
-        std::sort(files.begin(), files.end());
-        for (const auto& name : files) {
-            if (is_pytorch_pickle_name(name)) refuse_pickle(given, given, name);
-        }
-        std::string other_safetensors, other_bin;
-        for (const auto& name : files) {
-            if (ends_with(name, ".safetensors") && other_safetensors.empty()) {
-                other_safetensors = name;
-            }
-            if (ends_with(name, ".bin") && other_bin.empty()) other_bin = name;
-        }
-        if (!other_safetensors.empty()) {
-            fail(given, "no model.safetensors or model.safetensors.index.json (found '" +
-                            printable(other_safetensors) + "': pass that file itself)");
-        }
-        if (!other_bin.empty()) {
-            fail(given,
-                 "no model.safetensors or model.safetensors.index.json; found '" +
-                     printable(other_bin) +
-                     "': a PyTorch pickle is refused because unpickling executes arbitrary code (" +
-                     conversion_hint(given) +
-                     "); a llama2.c checkpoint is read by passing the .bin file itself");
-        }
-        fail(given,
-             "no model.safetensors or model.safetensors.index.json, expected a Hugging Face "
-             "model folder");
-    }
-
-    // Sharded: the index is the authority on which tensors exist and where.
-    description_ = index_path;
+// The index's weight_map grouped by shard file name: shard → its tensors.
+std::map<std::string, std::vector<std::string>> read_weight_map(const std::string& index_path) {
     std::ifstream in(index_path, std::ios::binary);
     if (!in) fail(index_path, "cannot open");
     std::ostringstream text;
@@ -480,13 +503,60 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& folder_or_file) 
         }
         tensors_of_shard[shard_name].push_back(name);
     }
+    return tensors_of_shard;
+}
+
+}  // namespace
+
+SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& folder_or_file) {
+    const std::string given = strip_trailing_slashes(folder_or_file);
+    std::error_code error;
+    const fs::file_status status = fs::status(given, error);
+    if (error || !fs::exists(status)) {
+        fail(given, "no such file or folder, expected a Hugging Face model folder");
+    }
+    if (fs::is_regular_file(status)) {
+        const std::string file_name = fs::path(given).filename().string();
+        if (is_pytorch_pickle_name(file_name)) {
+            const std::string parent = fs::path(given).parent_path().string();
+            refuse_pickle(given, parent.empty() ? "." : parent, file_name);
+        }
+        open_single(given);
+        return;
+    }
+    if (!fs::is_directory(status)) {
+        fail(given, "is neither a folder nor a file, expected a Hugging Face model folder");
+    }
+    const std::string single = join_path(given, "model.safetensors");
+    const std::string index_path = join_path(given, "model.safetensors.index.json");
+    if (fs::is_regular_file(single, error)) {  // transformers prefers it over an index, too
+        open_single(single);
+        return;
+    }
+    if (!fs::is_regular_file(index_path, error)) explain_missing_model(given);
+    open_sharded(given, index_path);
+}
+
+void SafetensorsCheckpoint::open_single(const std::string& file) {
+    auto shard = std::make_shared<const SafetensorsFile>(file);
+    for (const auto& name : shard->names())
+        owner_of_[name] = shard.get();
+    shards_[fs::path(file).filename().string()] = std::move(shard);
+    description_ = file;
+}
+
+// Sharded: the index is the authority on which tensors exist and where.
+void SafetensorsCheckpoint::open_sharded(const std::string& folder, const std::string& index_path) {
+    description_ = index_path;
+    const auto tensors_of_shard = read_weight_map(index_path);
+    std::error_code error;
     for (const auto& [shard_name, tensors] : tensors_of_shard) {
-        const std::string shard_path = join_path(given, shard_name);
+        const std::string shard_path = join_path(folder, shard_name);
         if (!fs::is_regular_file(shard_path, error)) {
             fail(index_path, "shard '" + printable(shard_name) + "' (holding " +
                                  std::to_string(tensors.size()) +
                                  (tensors.size() == 1 ? " tensor" : " tensors") + ", e.g. '" +
-                                 printable(tensors.front()) + "') not found in '" + given + "'");
+                                 printable(tensors.front()) + "') not found in '" + folder + "'");
         }
         shards_[shard_name] = std::make_shared<const SafetensorsFile>(shard_path);
     }
@@ -546,9 +616,12 @@ std::vector<std::string> SafetensorsCheckpoint::files() const {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-void write_safetensors_streamed(const std::string& path, const std::vector<TensorSpec>& tensors,
-                                const std::function<void(std::size_t, std::ostream&)>& write_tensor,
-                                const std::map<std::string, std::string>& metadata) {
+namespace {
+
+// The header text, padded with spaces to a multiple of 8 bytes, and each tensor's byte count.
+std::string safetensors_header(const std::vector<TensorSpec>& tensors,
+                               const std::map<std::string, std::string>& metadata,
+                               std::vector<std::uint64_t>& sizes) {
     // ordered_json keeps "__metadata__" first and the tensors in the caller's order, as the
     // reference writer lays them out.
     using ordered_json = nlohmann::ordered_json;
@@ -560,7 +633,6 @@ void write_safetensors_streamed(const std::string& path, const std::vector<Tenso
         header["__metadata__"] = std::move(meta);
     }
     std::set<std::string> names;
-    std::vector<std::uint64_t> sizes;
     std::uint64_t offset = 0;
     for (const TensorSpec& tensor : tensors) {
         const std::string where = "write_safetensors: tensor '" + tensor.name + "'";
@@ -596,6 +668,16 @@ void write_safetensors_streamed(const std::string& path, const std::vector<Tenso
         throw std::invalid_argument(std::string("write_safetensors: ") + error.what());
     }
     header_text.append((8 - header_text.size() % 8) % 8, ' ');
+    return header_text;
+}
+
+}  // namespace
+
+void write_safetensors_streamed(const std::string& path, const std::vector<TensorSpec>& tensors,
+                                const std::function<void(std::size_t, std::ostream&)>& write_tensor,
+                                const std::map<std::string, std::string>& metadata) {
+    std::vector<std::uint64_t> sizes;
+    const std::string header_text = safetensors_header(tensors, metadata, sizes);
     char length[8];
     for (int i = 0; i < 8; ++i) {
         length[i] =

@@ -70,6 +70,9 @@ class SafetensorsCheckpoint : public TensorStore {
     std::vector<std::string> files() const;
 
   private:
+    void open_single(const std::string& file);
+    void open_sharded(const std::string& folder, const std::string& index_path);
+
     std::string description_;
     std::map<std::string, std::shared_ptr<const SafetensorsFile>> shards_;  // by file name
     std::map<std::string, const SafetensorsFile*> owner_of_;                // tensor -> shard

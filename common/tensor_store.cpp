@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/errors.hpp"
+
 namespace attngeo {
 
 std::size_t dtype_size(DType dtype) {
@@ -57,6 +59,51 @@ std::int64_t HostTensor::numel() const {
     for (auto s : shape)
         n *= s;
     return n;
+}
+
+void MapTensorStore::add(HostTensor tensor) {
+    const std::string name = tensor.name;
+    if (!tensors_.emplace(name, std::move(tensor)).second)
+        throw std::logic_error("MapTensorStore::add: '" + source_ + "' already holds a tensor '" +
+                               name + "'");
+}
+
+bool MapTensorStore::contains(const std::string& name) const {
+    return tensors_.count(name) != 0;
+}
+
+HostTensor MapTensorStore::get(const std::string& name) const {
+    const auto it = tensors_.find(name);
+    if (it == tensors_.end())
+        throw InputError(source_ + ": " + kind_ + " has no tensor '" + name + "'" +
+                         absence_note(name));
+    return it->second;
+}
+
+std::vector<std::string> MapTensorStore::names() const {
+    std::vector<std::string> out;
+    out.reserve(tensors_.size());
+    for (const auto& entry : tensors_)
+        out.push_back(entry.first);
+    return out;
+}
+
+std::string MapTensorStore::absence_note(const std::string&) const {
+    return "";
+}
+
+HostTensor owned_float_tensor(std::string name, std::string file, std::vector<std::int64_t> shape,
+                              std::vector<float> values) {
+    auto buffer = std::make_shared<std::vector<float>>(std::move(values));
+    HostTensor t;
+    t.name = std::move(name);
+    t.file = std::move(file);
+    t.dtype = DType::F32;
+    t.shape = std::move(shape);
+    t.data = buffer->data();
+    t.bytes = buffer->size() * sizeof(float);
+    t.owner = std::shared_ptr<const void>(buffer, buffer->data());
+    return t;
 }
 
 float half_to_float(std::uint16_t h) {

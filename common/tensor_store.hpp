@@ -3,6 +3,7 @@
 // Torch-free: the readers only map or decode bytes; empirical/model.cpp makes torch tensors.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,34 @@ class TensorStore {
     virtual std::vector<std::string> names() const = 0;
     virtual std::string describe() const = 0;  // path(s) for messages
 };
+
+// A store whose tensors are all held in memory, by name: the llama2.c and GGUF readers and
+// the synthetic models fill one. `kind` names the source in messages ("GGUF file").
+class MapTensorStore : public TensorStore {
+  public:
+    MapTensorStore(std::string source, std::string kind)
+        : source_(std::move(source)), kind_(std::move(kind)) {}
+
+    // std::logic_error when the name is taken (a reader's bug, not the file's).
+    void add(HostTensor tensor);
+
+    bool contains(const std::string& name) const override;
+    HostTensor get(const std::string& name) const override;
+    std::vector<std::string> names() const override;  // sorted by name
+    std::string describe() const override { return source_; }
+
+  protected:
+    // Appended to the message for an absent tensor, e.g. why lm_head may be missing.
+    virtual std::string absence_note(const std::string& name) const;
+
+  private:
+    std::string source_, kind_;
+    std::map<std::string, HostTensor> tensors_;
+};
+
+// A float32 tensor owning its values.
+HostTensor owned_float_tensor(std::string name, std::string file, std::vector<std::int64_t> shape,
+                              std::vector<float> values);
 
 // Little-endian half and bfloat16 to float (exact).
 float half_to_float(std::uint16_t h);

@@ -1,6 +1,8 @@
 // The five families as tables (one screen each); see architecture.hpp.
 #include "empirical/architecture.hpp"
 
+#include <stdexcept>
+
 #include "common/errors.hpp"
 
 namespace attngeo::empirical {
@@ -18,21 +20,9 @@ TensorName layer(T id, std::vector<std::string> names, bool transpose = false) {
 Architecture llama_like(const std::string& family) {
     Architecture a;
     a.family = family;
-    const std::string p = "model.layers.{i}.";
-    a.tensors = {
-        model(T::embed, {"model.embed_tokens.weight"}),
-        model(T::final_norm, {"model.norm.weight"}),
-        model(T::lm_head, {"lm_head.weight"}, /*optional: tied*/ true),
-        layer(T::attn_norm, {p + "input_layernorm.weight"}),
-        layer(T::q, {p + "self_attn.q_proj.weight"}),
-        layer(T::k, {p + "self_attn.k_proj.weight"}),
-        layer(T::v, {p + "self_attn.v_proj.weight"}),
-        layer(T::o, {p + "self_attn.o_proj.weight"}),
-        layer(T::mlp_norm, {p + "post_attention_layernorm.weight"}),
-        layer(T::gate, {p + "mlp.gate_proj.weight"}),
-        layer(T::up, {p + "mlp.up_proj.weight"}),
-        layer(T::down, {p + "mlp.down_proj.weight"}),
-    };
+    for (const LlamaTensor& t : llama_tensors())
+        a.tensors.push_back(t.per_layer ? layer(t.id, {"model.layers.{i}." + t.hf_suffix})
+                                        : model(t.id, {t.hf_suffix}, t.optional));
     return a;
 }
 
@@ -109,6 +99,79 @@ Architecture gpt_neox() {
 }
 
 }  // namespace
+
+const std::vector<LlamaTensor>& llama_tensors() {
+    static const std::vector<LlamaTensor> table = {
+        {T::embed, "model.embed_tokens.weight", "token_embd.weight", false, false, false},
+        {T::final_norm, "model.norm.weight", "output_norm.weight", false, false, false},
+        {T::lm_head, "lm_head.weight", "output.weight", false, true, false},
+        {T::attn_norm, "input_layernorm.weight", "attn_norm.weight", true, false, false},
+        {T::q, "self_attn.q_proj.weight", "attn_q.weight", true, false, true},
+        {T::k, "self_attn.k_proj.weight", "attn_k.weight", true, false, true},
+        {T::v, "self_attn.v_proj.weight", "attn_v.weight", true, false, false},
+        {T::o, "self_attn.o_proj.weight", "attn_output.weight", true, false, false},
+        {T::mlp_norm, "post_attention_layernorm.weight", "ffn_norm.weight", true, false, false},
+        {T::gate, "mlp.gate_proj.weight", "ffn_gate.weight", true, false, false},
+        {T::down, "mlp.down_proj.weight", "ffn_down.weight", true, false, false},
+        {T::up, "mlp.up_proj.weight", "ffn_up.weight", true, false, false},
+    };
+    return table;
+}
+
+const LlamaTensor& llama_tensor(TensorId id) {
+    for (const LlamaTensor& t : llama_tensors())
+        if (t.id == id) return t;
+    throw std::out_of_range("llama_tensor: tensor id " + std::to_string(static_cast<int>(id)) +
+                            " is not a LLaMA tensor");
+}
+
+std::size_t llama_tensors_per_layer() {
+    std::size_t count = 0;
+    for (const LlamaTensor& t : llama_tensors())
+        count += t.per_layer;
+    return count;
+}
+
+std::string llama_hf_name(TensorId id, int layer) {
+    const LlamaTensor& t = llama_tensor(id);
+    return t.per_layer ? "model.layers." + std::to_string(layer) + "." + t.hf_suffix : t.hf_suffix;
+}
+
+std::string llama_gguf_name(TensorId id, int layer) {
+    const LlamaTensor& t = llama_tensor(id);
+    return t.per_layer ? "blk." + std::to_string(layer) + "." + t.gguf_suffix : t.gguf_suffix;
+}
+
+std::vector<std::int64_t> llama_tensor_shape(TensorId id, const ModelConfig& c) {
+    const std::int64_t d = c.hidden_size, vocab = c.vocab_size, mlp = c.intermediate_size,
+                       q = static_cast<std::int64_t>(c.num_heads) * c.head_dim,
+                       kv = static_cast<std::int64_t>(c.num_kv_heads) * c.head_dim;
+    switch (id) {
+        case T::embed:
+        case T::lm_head:
+            return {vocab, d};
+        case T::final_norm:
+        case T::attn_norm:
+        case T::mlp_norm:
+            return {d};
+        case T::q:
+            return {q, d};
+        case T::k:
+        case T::v:
+            return {kv, d};
+        case T::o:
+            return {d, q};
+        case T::gate:
+        case T::up:
+            return {mlp, d};
+        case T::down:
+            return {d, mlp};
+        default:
+            break;
+    }
+    throw std::out_of_range("llama_tensor_shape: tensor id " +
+                            std::to_string(static_cast<int>(id)) + " is not a LLaMA tensor");
+}
 
 const Architecture& architecture_for(const std::string& family) {
     static const Architecture llama = llama_like("llama"), mistral = llama_like("mistral"),

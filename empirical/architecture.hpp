@@ -2,8 +2,11 @@
 // transpose / fused / optional / tied flags) and which shared blocks the forward uses. The
 // block code in transformer.cpp is common to all families.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "empirical/model_config.hpp"
 
 namespace attngeo::empirical {
 
@@ -61,5 +64,29 @@ struct Architecture {
 
 // Throws attngeo::InputError for an unknown family.
 const Architecture& architecture_for(const std::string& family);
+
+// One LLaMA tensor in each naming this project reads: the one table behind the safetensors
+// family table, the GGUF and llama2.c readers and the synthetic stores.
+struct LlamaTensor {
+    TensorId id;
+    std::string hf_suffix;    // transformers' name; per layer, after "model.layers.{i}."
+    std::string gguf_suffix;  // llama.cpp's name; per layer, after "blk.{i}."
+    bool per_layer = false;
+    bool optional = false;     // lm_head: absent when the classifier is the embedding
+    bool rotary_rows = false;  // q, k: llama2.c and GGUF store each head's rows interleaved
+};
+// Model-level tensors first (embedding, final norm, classifier), then the per-layer ones in
+// the order a llama2.c checkpoint stores them (attention norm, q, k, v, o, MLP norm, gate,
+// down, up).
+const std::vector<LlamaTensor>& llama_tensors();
+const LlamaTensor& llama_tensor(TensorId id);  // std::out_of_range for a non-LLaMA id
+std::size_t llama_tensors_per_layer();
+// Full names; `layer` is ignored for model-level tensors.
+std::string llama_hf_name(TensorId id, int layer);
+std::string llama_gguf_name(TensorId id, int layer);
+// The shape a LLaMA tensor has under `config`, PyTorch order ([out, in] for a projection):
+// embed/lm_head [V, d], norms [d], q [H·d_head, d], k/v [H_kv·d_head, d], o [d, H·d_head],
+// gate/up [I, d], down [d, I].
+std::vector<std::int64_t> llama_tensor_shape(TensorId id, const ModelConfig& config);
 
 }  // namespace attngeo::empirical

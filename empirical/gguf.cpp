@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
+#include "empirical/architecture.hpp"
 #include "empirical/llama2c.hpp"
 
 namespace attngeo::empirical {
@@ -26,8 +27,9 @@ namespace {
 constexpr int kMaxArrayDepth = 8;      // arrays of arrays; real files use depth 1
 constexpr std::uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
 
-// Names of the ggml types (file numbering; gaps are retired types), so that a quantised file
-// we cannot convert is refused by its type's name rather than as "unknown".
+// The ggml type names by the numbers GGUF files store (ggml's type enumeration; gaps are
+// retired types), so that a quantised file we cannot convert is refused by its type's name
+// rather than as "unknown".
 const char* ggml_type_name(std::uint32_t type) {
     static const char* const names[] = {
         "F32",     "F16",    "Q4_0",    "Q4_1",  nullptr,  nullptr, "Q5_0",  "Q5_1",
@@ -71,6 +73,8 @@ std::shared_ptr<const void> map_file(const std::string& path, std::size_t& size)
         address, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
 }
 
+}  // namespace
+
 // Bounds-checked little-endian reads; every failure names the file, the offset and the item.
 class GgufCursor {
   public:
@@ -78,7 +82,9 @@ class GgufCursor {
         : data_(data), size_(size), path_(path) {}
 
     std::size_t position() const { return pos_; }
+    std::size_t size() const { return size_; }
     std::size_t remaining() const { return size_ - pos_; }
+    const unsigned char* here() const { return data_ + pos_; }
 
     void need(std::uint64_t bytes, const std::string& what) const {
         if (bytes > remaining())
@@ -109,6 +115,8 @@ class GgufCursor {
     std::size_t pos_ = 0;
     const std::string& path_;
 };
+
+namespace {
 
 std::size_t scalar_size(GgufType type) {
     switch (type) {
@@ -218,55 +226,58 @@ std::string dims_text(const std::vector<std::int64_t>& shape) {
     return text + "]";
 }
 
-// llama.cpp ↔ transformers LlamaForCausalLM names.
-const std::pair<const char*, const char*> kTopNames[] = {
-    {"token_embd.weight", "model.embed_tokens.weight"},
-    {"output_norm.weight", "model.norm.weight"},
-    {"output.weight", "lm_head.weight"},
-};
-const std::pair<const char*, const char*> kLayerNames[] = {
-    // after "blk.{i}." / "model.layers.{i}."
-    {"attn_norm.weight", "input_layernorm.weight"},
-    {"attn_q.weight", "self_attn.q_proj.weight"},
-    {"attn_k.weight", "self_attn.k_proj.weight"},
-    {"attn_v.weight", "self_attn.v_proj.weight"},
-    {"attn_output.weight", "self_attn.o_proj.weight"},
-    {"ffn_norm.weight", "post_attention_layernorm.weight"},
-    {"ffn_gate.weight", "mlp.gate_proj.weight"},
-    {"ffn_down.weight", "mlp.down_proj.weight"},
-    {"ffn_up.weight", "mlp.up_proj.weight"},
-};
-
-// The GGUF name of an expected HF tensor, for messages about missing tensors.
-std::string gguf_name_of(const std::string& hf, int layer) {
-    for (const auto& [gguf, to] : kTopNames)
-        if (hf == to) return gguf;
-    const std::string prefix = "model.layers." + std::to_string(layer) + ".";
-    for (const auto& [gguf, to] : kLayerNames)
-        if (hf == prefix + to) return "blk." + std::to_string(layer) + "." + gguf;
-    return hf;
-}
-
-// The HF name of a GGUF tensor (and its layer, or -1); empty when there is no mapping.
-std::string hf_name(const std::string& gguf, int& layer) {
+// The LLaMA tensor a GGUF name stands for ("blk.{i}.<suffix>" or a model-level name), with its
+// layer (-1 for model-level); nullptr when the name is not one of the table's.
+const LlamaTensor* llama_tensor_of_gguf(const std::string& gguf, int& layer) {
     layer = -1;
-    for (const auto& [from, to] : kTopNames)
-        if (gguf == from) return to;
-    if (gguf.compare(0, 4, "blk.") != 0) return "";
+    for (const LlamaTensor& t : llama_tensors())
+        if (!t.per_layer && gguf == t.gguf_suffix) return &t;
+    if (gguf.compare(0, 4, "blk.") != 0) return nullptr;
     std::size_t end = 4;
     while (end < gguf.size() && end < 4 + 9 && std::isdigit(static_cast<unsigned char>(gguf[end])))
         ++end;
-    if (end == 4 || end >= gguf.size() || gguf[end] != '.') return "";
+    if (end == 4 || end >= gguf.size() || gguf[end] != '.') return nullptr;
     const std::string index = gguf.substr(4, end - 4);
-    if (index.size() > 1 && index[0] == '0') return "";
-    const std::string rest = gguf.substr(end + 1);
-    for (const auto& [from, to] : kLayerNames) {
-        if (rest == from) {
+    if (index.size() > 1 && index[0] == '0') return nullptr;  // one spelling per layer
+    const std::string suffix = gguf.substr(end + 1);
+    for (const LlamaTensor& t : llama_tensors()) {
+        if (t.per_layer && suffix == t.gguf_suffix) {
             layer = std::stoi(index);
-            return "model.layers." + index + "." + to;
+            return &t;
         }
     }
-    return "";
+    return nullptr;
+}
+
+// Decodes one tensor's data to float32 values (F32, F16, BF16, or Q8_0 blocks of an f16 scale
+// and 32 int8: value = scale · q).
+std::vector<float> decode_floats(const unsigned char* src, std::uint32_t type, std::size_t count) {
+    std::vector<float> values(count);
+    switch (type) {
+        case kF32:
+            std::memcpy(values.data(), src, count * sizeof(float));
+            break;
+        case kF16:
+        case kBF16:
+            for (std::size_t i = 0; i < count; ++i) {
+                std::uint16_t half;
+                std::memcpy(&half, src + 2 * i, 2);
+                values[i] = type == kF16 ? half_to_float(half) : bfloat16_to_float(half);
+            }
+            break;
+        case kQ8_0:
+            for (std::size_t block = 0; block < count / kQ8Block; ++block) {
+                const unsigned char* bytes = src + block * kQ8BlockBytes;
+                std::uint16_t scale_bits;
+                std::memcpy(&scale_bits, bytes, 2);
+                const float scale = half_to_float(scale_bits);
+                for (std::size_t j = 0; j < kQ8Block; ++j)
+                    values[block * kQ8Block + j] =
+                        scale * static_cast<float>(static_cast<std::int8_t>(bytes[2 + j]));
+            }
+            break;
+    }
+    return values;
 }
 
 }  // namespace
@@ -320,7 +331,8 @@ bool GgufValue::is_integer() const {
 }
 
 struct GgufCheckpoint::TensorInfo {
-    std::string gguf_name, name;  // name: the HF name (or the GGUF name when unmapped)
+    std::string gguf_name, name;         // name: the HF name (or the GGUF name when unmapped)
+    const LlamaTensor* llama = nullptr;  // the table's entry, when mapped
     int layer = -1;
     std::vector<std::int64_t> shape;  // PyTorch order (ne reversed)
     std::uint32_t type = 0;
@@ -328,17 +340,32 @@ struct GgufCheckpoint::TensorInfo {
     std::uint64_t numel = 0, bytes = 0;
 };
 
-GgufCheckpoint::GgufCheckpoint(const std::string& path) : path_(path) {
+GgufCheckpoint::GgufCheckpoint(const std::string& path) : MapTensorStore(path, "GGUF file") {
     if (!host_is_little_endian())
         throw std::runtime_error("GgufCheckpoint: big-endian hosts are not supported");
     std::size_t file_size = 0;
     const std::shared_ptr<const void> mapping = map_file(path, file_size);
-    const auto* bytes = static_cast<const unsigned char*>(mapping.get());
-    GgufCursor in(bytes, file_size, path);
+    GgufCursor in(static_cast<const unsigned char*>(mapping.get()), file_size, path);
+    std::uint64_t n_tensors = 0, n_kv = 0;
+    read_header(in, n_tensors, n_kv);
+    read_metadata(in, n_kv);
+    std::vector<TensorInfo> infos;
+    std::set<std::string> seen;  // GGUF names, each allowed once
+    for (std::uint64_t i = 0; i < n_tensors; ++i)
+        infos.push_back(read_tensor_info(in, i, seen));
+    // Padding to the alignment separates the infos from the data section.
+    const std::uint64_t data_start = (in.position() + alignment_ - 1) / alignment_ * alignment_;
+    check_layout(infos, data_start, file_size);
+    read_vocabulary();
+    build_config(infos);
+    check_shapes(infos);
+    add_tensors(infos, mapping, data_start);
+}
 
-    // ---- header ----
+void GgufCheckpoint::read_header(GgufCursor& in, std::uint64_t& n_tensors, std::uint64_t& n_kv) {
+    const std::string& path = describe();
     in.need(4, "the magic");
-    if (std::memcmp(bytes, "GGUF", 4) != 0)
+    if (std::memcmp(in.here(), "GGUF", 4) != 0)
         throw InputError(path + ": not a GGUF file (expected the magic \"GGUF\" at byte 0)");
     in.read<std::uint32_t>("the magic");
     version_ = in.read<std::uint32_t>("the version");
@@ -347,16 +374,18 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : path_(path) {
     if (version_ != 2 && version_ != 3)
         throw InputError(path + ": GGUF version " + std::to_string(version_) +
                          "; expected version 2 or 3");
-    const auto n_tensors = in.read<std::uint64_t>("the tensor count");
-    const auto n_kv = in.read<std::uint64_t>("the metadata count");
+    n_tensors = in.read<std::uint64_t>("the tensor count");
+    n_kv = in.read<std::uint64_t>("the metadata count");
     // Each key/value takes ≥ 13 bytes and each tensor info ≥ 28: reject absurd counts early.
     if (n_kv > in.remaining() / 13 || n_tensors > in.remaining() / 28)
         throw InputError(path + ": GGUF header claims " + std::to_string(n_kv) +
                          " metadata entries and " + std::to_string(n_tensors) +
-                         " tensors, more than the file's " + std::to_string(file_size) +
+                         " tensors, more than the file's " + std::to_string(in.size()) +
                          " bytes can hold (truncated?)");
+}
 
-    // ---- metadata ----
+void GgufCheckpoint::read_metadata(GgufCursor& in, std::uint64_t n_kv) {
+    const std::string& path = describe();
     for (std::uint64_t i = 0; i < n_kv; ++i) {
         std::string key = in.string("metadata key " + std::to_string(i));
         const auto type = in.read<std::uint32_t>("the type of '" + key + "'");
@@ -376,68 +405,75 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : path_(path) {
     if (architecture != "llama")
         throw InputError(path + ": GGUF general.architecture is '" + architecture +
                          "'; expected 'llama'");
+}
 
-    // ---- tensor infos ----
-    std::vector<TensorInfo> infos;
-    std::set<std::string> seen;
-    for (std::uint64_t i = 0; i < n_tensors; ++i) {
-        TensorInfo t;
-        t.gguf_name = in.string("the name of tensor " + std::to_string(i));
-        const std::string label = "tensor '" + t.gguf_name + "'";
-        if (!seen.insert(t.gguf_name).second)
-            throw InputError(path + ": GGUF " + label + " appears twice");
-        const auto n_dims = in.read<std::uint32_t>("the rank of " + label);
-        if (n_dims == 0 || n_dims > kMaxDims)
-            throw InputError(path + ": GGUF " + label + " has " + std::to_string(n_dims) +
-                             " dimensions; expected 1.." + std::to_string(kMaxDims));
-        std::vector<std::uint64_t> ne(n_dims);
-        t.numel = 1;
-        bool overflow = false;
-        for (auto& n : ne) {
-            n = in.read<std::uint64_t>("the shape of " + label);
-            if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
-                (n != 0 && t.numel > std::numeric_limits<std::uint64_t>::max() / 8 / n))
-                overflow = true;
-            else
-                t.numel *= n;
+// Bytes of a tensor's data for its ggml type; InputError for a type we cannot convert.
+std::uint64_t GgufCheckpoint::data_bytes(const TensorInfo& t, std::uint64_t row_length,
+                                         const std::string& label) const {
+    const std::string& path = describe();
+    switch (t.type) {
+        case kF32:
+            return 4 * t.numel;
+        case kF16:
+        case kBF16:
+            return 2 * t.numel;
+        case kQ8_0:
+            if (row_length % kQ8Block != 0)
+                throw InputError(path + ": GGUF " + label + " is Q8_0 with rows of " +
+                                 std::to_string(row_length) + " values; expected a multiple of 32");
+            return t.numel / kQ8Block * kQ8BlockBytes;
+        default: {
+            const char* name = ggml_type_name(t.type);
+            throw InputError(path + ": GGUF " + label + " has " +
+                             (name ? std::string("ggml type ") + name + " (" +
+                                         std::to_string(t.type) + "), which is not supported"
+                                   : "unknown ggml type " + std::to_string(t.type)) +
+                             "; expected F32, F16, BF16 or Q8_0");
         }
-        if (overflow) throw InputError(path + ": GGUF " + label + " has an impossibly large shape");
-        t.shape.assign(ne.rbegin(), ne.rend());  // ne[0] varies fastest: PyTorch's last dim
-        t.type = in.read<std::uint32_t>("the type of " + label);
-        t.offset = in.read<std::uint64_t>("the offset of " + label);
-        switch (t.type) {
-            case kF32:
-                t.bytes = 4 * t.numel;
-                break;
-            case kF16:
-            case kBF16:
-                t.bytes = 2 * t.numel;
-                break;
-            case kQ8_0:
-                if (ne[0] % kQ8Block != 0)
-                    throw InputError(path + ": GGUF " + label + " is Q8_0 with rows of " +
-                                     std::to_string(ne[0]) + " values; expected a multiple of 32");
-                t.bytes = t.numel / kQ8Block * kQ8BlockBytes;
-                break;
-            default: {
-                const char* name = ggml_type_name(t.type);
-                throw InputError(path + ": GGUF " + label + " has " +
-                                 (name ? std::string("ggml type ") + name + " (" +
-                                             std::to_string(t.type) + "), which is not supported"
-                                       : "unknown ggml type " + std::to_string(t.type)) +
-                                 "; expected F32, F16, BF16 or Q8_0");
-            }
-        }
-        if (t.offset % alignment_ != 0)
-            throw InputError(path + ": GGUF " + label + " has offset " + std::to_string(t.offset) +
-                             ", not a multiple of the alignment " + std::to_string(alignment_));
-        t.name = hf_name(t.gguf_name, t.layer);
-        if (t.name.empty()) t.name = t.gguf_name;
-        infos.push_back(std::move(t));
     }
-    // Padding to the alignment separates the infos from the data section.
-    const std::uint64_t infos_end = in.position();
-    const std::uint64_t data_start = (infos_end + alignment_ - 1) / alignment_ * alignment_;
+}
+
+GgufCheckpoint::TensorInfo GgufCheckpoint::read_tensor_info(GgufCursor& in, std::uint64_t index,
+                                                            std::set<std::string>& seen) const {
+    const std::string& path = describe();
+    TensorInfo t;
+    t.gguf_name = in.string("the name of tensor " + std::to_string(index));
+    const std::string label = "tensor '" + t.gguf_name + "'";
+    if (!seen.insert(t.gguf_name).second)
+        throw InputError(path + ": GGUF " + label + " appears twice");
+    const auto n_dims = in.read<std::uint32_t>("the rank of " + label);
+    if (n_dims == 0 || n_dims > kMaxDims)
+        throw InputError(path + ": GGUF " + label + " has " + std::to_string(n_dims) +
+                         " dimensions; expected 1.." + std::to_string(kMaxDims));
+    std::vector<std::uint64_t> ne(n_dims);
+    t.numel = 1;
+    bool overflow = false;
+    for (auto& n : ne) {
+        n = in.read<std::uint64_t>("the shape of " + label);
+        if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ||
+            (n != 0 && t.numel > std::numeric_limits<std::uint64_t>::max() / 8 / n))
+            overflow = true;
+        else
+            t.numel *= n;
+    }
+    if (overflow) throw InputError(path + ": GGUF " + label + " has an impossibly large shape");
+    t.shape.assign(ne.rbegin(), ne.rend());  // ne[0] varies fastest: PyTorch's last dim
+    t.type = in.read<std::uint32_t>("the type of " + label);
+    t.offset = in.read<std::uint64_t>("the offset of " + label);
+    t.bytes = data_bytes(t, ne[0], label);
+    if (t.offset % alignment_ != 0)
+        throw InputError(path + ": GGUF " + label + " has offset " + std::to_string(t.offset) +
+                         ", not a multiple of the alignment " + std::to_string(alignment_));
+    t.llama = llama_tensor_of_gguf(t.gguf_name, t.layer);
+    t.name = t.llama ? llama_hf_name(t.llama->id, t.layer) : t.gguf_name;
+    return t;
+}
+
+// Every tensor's bytes lie inside the data section, no two overlap, and no unmapped GGUF name
+// collides with a mapped one.
+void GgufCheckpoint::check_layout(const std::vector<TensorInfo>& infos, std::uint64_t data_start,
+                                  std::uint64_t file_size) const {
+    const std::string& path = describe();
     for (const auto& t : infos) {
         if (t.offset > file_size || data_start > file_size - t.offset ||
             t.bytes > file_size - t.offset - data_start)
@@ -447,26 +483,24 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : path_(path) {
                              std::to_string(file_size) + " bytes; data section at " +
                              std::to_string(data_start) + ", truncated?)");
     }
-    {  // no two tensors may share bytes
-        std::vector<const TensorInfo*> by_offset;
-        for (const auto& t : infos)
-            by_offset.push_back(&t);
-        std::sort(by_offset.begin(), by_offset.end(),
-                  [](const TensorInfo* a, const TensorInfo* b) { return a->offset < b->offset; });
-        for (std::size_t i = 1; i < by_offset.size(); ++i)
-            if (by_offset[i - 1]->offset + by_offset[i - 1]->bytes > by_offset[i]->offset)
-                throw InputError(path + ": GGUF tensors '" + by_offset[i - 1]->gguf_name +
-                                 "' and '" + by_offset[i]->gguf_name + "' overlap");
-    }
-    {  // a GGUF name left unmapped must not collide with a mapped one
-        std::set<std::string> names;
-        for (const auto& t : infos)
-            if (!names.insert(t.name).second)
-                throw InputError(path + ": GGUF tensor '" + t.gguf_name + "' maps to the name '" +
-                                 t.name + "' of another tensor");
-    }
+    std::vector<const TensorInfo*> by_offset;
+    for (const auto& t : infos)
+        by_offset.push_back(&t);
+    std::sort(by_offset.begin(), by_offset.end(),
+              [](const TensorInfo* a, const TensorInfo* b) { return a->offset < b->offset; });
+    for (std::size_t i = 1; i < by_offset.size(); ++i)
+        if (by_offset[i - 1]->offset + by_offset[i - 1]->bytes > by_offset[i]->offset)
+            throw InputError(path + ": GGUF tensors '" + by_offset[i - 1]->gguf_name + "' and '" +
+                             by_offset[i]->gguf_name + "' overlap");
+    std::set<std::string> names;
+    for (const auto& t : infos)
+        if (!names.insert(t.name).second)
+            throw InputError(path + ": GGUF tensor '" + t.gguf_name + "' maps to the name '" +
+                             t.name + "' of another tensor");
+}
 
-    // ---- vocabulary ----
+void GgufCheckpoint::read_vocabulary() {
+    const std::string& path = describe();
     if (const GgufValue* tokens = find("tokenizer.ggml.tokens")) {
         if (tokens->type != GgufType::ARRAY || tokens->element_type != GgufType::STRING)
             throw InputError(path + ": GGUF tokenizer.ggml.tokens must be an array of strings");
@@ -493,63 +527,39 @@ GgufCheckpoint::GgufCheckpoint(const std::string& path) : path_(path) {
         for (const auto& e : types->elements)
             token_types_.push_back(static_cast<int>(e.integer));
     }
+}
 
-    build_config(infos);
-    check_shapes(infos);
-
-    // ---- tensors to float32 ----
+// Float32 tensors: 4-byte-aligned F32 data other than q/k stays in the mapping (zero copy);
+// everything else is decoded into an owned buffer, q/k rows moved from GGUF's interleaved
+// RoPE layout to rotate_half.
+void GgufCheckpoint::add_tensors(const std::vector<TensorInfo>& infos,
+                                 const std::shared_ptr<const void>& mapping,
+                                 std::uint64_t data_start) {
+    const auto* file = static_cast<const unsigned char*>(mapping.get());
     for (const auto& t : infos) {
-        const unsigned char* src = bytes + data_start + t.offset;
-        HostTensor out;
-        out.name = t.name;
-        out.file = path;
-        out.dtype = DType::F32;
-        out.shape = t.shape;
-        out.bytes = static_cast<std::size_t>(t.numel * sizeof(float));
-        const bool is_q =
-            t.name == "model.layers." + std::to_string(t.layer) + ".self_attn.q_proj.weight";
-        const bool is_k =
-            t.name == "model.layers." + std::to_string(t.layer) + ".self_attn.k_proj.weight";
+        const unsigned char* src = file + data_start + t.offset;
+        const bool rotary = t.llama != nullptr && t.llama->rotary_rows;
         const bool aligned = reinterpret_cast<std::uintptr_t>(src) % alignof(float) == 0;
-        if (t.type == kF32 && aligned && !is_q && !is_k) {
-            out.data = src;  // zero-copy: shares the mapping
+        HostTensor out;
+        if (t.type == kF32 && aligned && !rotary) {
+            out.name = t.name;
+            out.file = describe();
+            out.dtype = DType::F32;
+            out.shape = t.shape;
+            out.bytes = static_cast<std::size_t>(t.numel * sizeof(float));
+            out.data = src;
             out.owner = mapping;
         } else {
-            std::vector<float> values(static_cast<std::size_t>(t.numel));
-            switch (t.type) {
-                case kF32:
-                    std::memcpy(values.data(), src, out.bytes);
-                    break;
-                case kF16:
-                case kBF16:
-                    for (std::size_t i = 0; i < values.size(); ++i) {
-                        std::uint16_t h;
-                        std::memcpy(&h, src + 2 * i, 2);
-                        values[i] = t.type == kF16 ? half_to_float(h) : bfloat16_to_float(h);
-                    }
-                    break;
-                case kQ8_0:
-                    for (std::size_t block = 0; block < values.size() / kQ8Block; ++block) {
-                        const unsigned char* b = src + block * kQ8BlockBytes;
-                        std::uint16_t h;
-                        std::memcpy(&h, b, 2);
-                        const float scale = half_to_float(h);
-                        for (std::size_t j = 0; j < kQ8Block; ++j)
-                            values[block * kQ8Block + j] =
-                                scale * static_cast<float>(static_cast<std::int8_t>(b[2 + j]));
-                    }
-                    break;
-            }
-            if (is_q || is_k) {
-                // GGUF LLaMA q/k rows are in the interleaved (Meta) RoPE layout.
-                const int heads = is_q ? config_.num_heads : config_.num_kv_heads;
+            std::vector<float> values = decode_floats(src, t.type, t.numel);
+            if (rotary) {
+                const int heads =
+                    t.llama->id == TensorId::q ? config_.num_heads : config_.num_kv_heads;
                 values = rope_interleaved_to_half(values, heads, config_.head_dim, t.shape[1]);
             }
-            auto buffer = std::make_shared<std::vector<float>>(std::move(values));
-            out.data = buffer->data();
-            out.owner = std::shared_ptr<const void>(buffer, buffer->data());
+            out = owned_float_tensor(t.name, describe(), t.shape, std::move(values));
         }
-        tensors_.emplace(t.name, Entry{std::move(out), t.gguf_name});
+        gguf_names_[t.name] = t.gguf_name;
+        add(std::move(out));
     }
 }
 
@@ -560,9 +570,9 @@ const GgufValue* GgufCheckpoint::find(const std::string& key) const {
 
 std::int64_t GgufCheckpoint::metadata_integer(const std::string& key) const {
     const GgufValue* v = find(key);
-    if (v == nullptr) throw InputError(path_ + ": GGUF key '" + key + "' is missing");
+    if (v == nullptr) throw InputError(describe() + ": GGUF key '" + key + "' is missing");
     if (!v->is_integer())
-        throw InputError(path_ + ": GGUF key '" + key + "' is " + to_string(v->type) +
+        throw InputError(describe() + ": GGUF key '" + key + "' is " + to_string(v->type) +
                          "; expected an integer");
     return v->integer;
 }
@@ -576,186 +586,172 @@ double GgufCheckpoint::metadata_real(const std::string& key, double fallback) co
     if (v == nullptr) return fallback;
     if (v->is_real()) return v->real;
     if (v->is_integer()) return static_cast<double>(v->integer);
-    throw InputError(path_ + ": GGUF key '" + key + "' is " + to_string(v->type) +
+    throw InputError(describe() + ": GGUF key '" + key + "' is " + to_string(v->type) +
                      "; expected a number");
 }
-
 std::string GgufCheckpoint::metadata_string(const std::string& key,
                                             const std::string& fallback) const {
     const GgufValue* v = find(key);
     if (v == nullptr) return fallback;
     if (v->type != GgufType::STRING)
-        throw InputError(path_ + ": GGUF key '" + key + "' is " + to_string(v->type) +
+        throw InputError(describe() + ": GGUF key '" + key + "' is " + to_string(v->type) +
                          "; expected a string");
     return v->string;
 }
 
+int GgufCheckpoint::positive_int(const std::string& key, std::int64_t value) const {
+    if (value <= 0 || value > std::numeric_limits<int>::max())
+        throw InputError(describe() + ": GGUF key '" + key + "' is " + std::to_string(value) +
+                         "; expected a positive int");
+    return static_cast<int>(value);
+}
+
 void GgufCheckpoint::build_config(const std::vector<TensorInfo>& infos) {
-    ModelConfig& c = config_;
-    auto positive = [&](const std::string& key, std::int64_t value) {
-        if (value <= 0 || value > std::numeric_limits<int>::max())
-            throw InputError(path_ + ": GGUF key '" + key + "' is " + std::to_string(value) +
-                             "; expected a positive int");
-        return static_cast<int>(value);
+    auto required = [&](const std::string& key) {
+        return positive_int(key, metadata_integer(key));
     };
-    auto required = [&](const std::string& key) { return positive(key, metadata_integer(key)); };
-    c.family = "llama";
-    c.hidden_size = required("llama.embedding_length");
-    c.num_layers = required("llama.block_count");
-    c.intermediate_size = required("llama.feed_forward_length");
-    c.num_heads = required("llama.attention.head_count");
-    c.num_kv_heads = positive("llama.attention.head_count_kv",
-                              metadata_integer("llama.attention.head_count_kv", c.num_heads));
-    c.max_positions = required("llama.context_length");
+    LlamaSizes sizes;
+    sizes.hidden_size = required("llama.embedding_length");
+    sizes.num_layers = required("llama.block_count");
+    sizes.intermediate_size = required("llama.feed_forward_length");
+    sizes.num_heads = required("llama.attention.head_count");
+    sizes.num_kv_heads =
+        positive_int("llama.attention.head_count_kv",
+                     metadata_integer("llama.attention.head_count_kv", sizes.num_heads));
+    sizes.max_positions = required("llama.context_length");
+    config_ = llama_config(sizes);
+    ModelConfig& c = config_;
     const GgufValue* eps = find("llama.attention.layer_norm_rms_epsilon");
     if (eps == nullptr || !eps->is_real() || !(eps->real > 0))
-        throw InputError(path_ +
+        throw InputError(describe() +
                          ": GGUF key 'llama.attention.layer_norm_rms_epsilon' must be "
                          "a positive float");
     c.norm_eps = eps->real;
+    read_rope_settings();
+    read_head_size();
+    c.vocab_size = vocabulary_size(infos);
+    c.tie_word_embeddings = true;
+    for (const auto& t : infos)
+        if (t.name == llama_hf_name(TensorId::lm_head, 0)) c.tie_word_embeddings = false;
+    c.bos_token_id = static_cast<int>(metadata_integer("tokenizer.ggml.bos_token_id", 1));
+    c.eos_token_id = static_cast<int>(metadata_integer("tokenizer.ggml.eos_token_id", 2));
+}
+
+void GgufCheckpoint::read_rope_settings() {
+    const std::string& path = describe();
+    ModelConfig& c = config_;
     c.rope_theta = metadata_real("llama.rope.freq_base", 10000.0);
     if (!(c.rope_theta > 0))
-        throw InputError(path_ + ": GGUF key 'llama.rope.freq_base' must be positive");
+        throw InputError(path + ": GGUF key 'llama.rope.freq_base' must be positive");
     const std::string scaling = metadata_string("llama.rope.scaling.type", "none");
     if (scaling == "linear") {
         c.rope_scaling_factor = metadata_real("llama.rope.scaling.factor", 1.0);
     } else if (scaling != "none") {
-        throw InputError(path_ + ": GGUF llama.rope.scaling.type '" + scaling +
+        throw InputError(path + ": GGUF llama.rope.scaling.type '" + scaling +
                          "' is not supported; expected none or linear");
     } else {
         c.rope_scaling_factor = metadata_real("llama.rope.scale_linear", 1.0);  // older key
     }
     if (!(c.rope_scaling_factor > 0))
-        throw InputError(path_ + ": GGUF rope scaling factor must be positive");
+        throw InputError(path + ": GGUF rope scaling factor must be positive");
+}
+
+// key_length when stated (it may differ from embedding_length / head_count), else the quotient;
+// values, keys and the rotary part must all use that one even size.
+void GgufCheckpoint::read_head_size() {
+    const std::string& path = describe();
+    ModelConfig& c = config_;
     if (c.num_heads % c.num_kv_heads != 0)
-        throw InputError(path_ + ": GGUF attention.head_count " + std::to_string(c.num_heads) +
+        throw InputError(path + ": GGUF attention.head_count " + std::to_string(c.num_heads) +
                          " is not a multiple of head_count_kv " + std::to_string(c.num_kv_heads));
     if (find("llama.attention.key_length")) {
-        c.head_dim = required("llama.attention.key_length");
+        c.head_dim = positive_int("llama.attention.key_length",
+                                  metadata_integer("llama.attention.key_length"));
     } else {
         if (c.hidden_size % c.num_heads != 0)
-            throw InputError(path_ + ": GGUF embedding_length " + std::to_string(c.hidden_size) +
+            throw InputError(path + ": GGUF embedding_length " + std::to_string(c.hidden_size) +
                              " is not a multiple of head_count " + std::to_string(c.num_heads));
         c.head_dim = c.hidden_size / c.num_heads;
     }
     if (metadata_integer("llama.attention.value_length", c.head_dim) != c.head_dim)
-        throw InputError(path_ +
+        throw InputError(path +
                          ": GGUF attention.value_length differs from key_length; "
                          "expected equal head sizes");
     if (c.head_dim % 2 != 0)
-        throw InputError(path_ + ": GGUF head size " + std::to_string(c.head_dim) +
+        throw InputError(path + ": GGUF head size " + std::to_string(c.head_dim) +
                          " is odd; expected an even size for RoPE");
     if (metadata_integer("llama.rope.dimension_count", c.head_dim) != c.head_dim)
-        throw InputError(path_ + ": GGUF rope.dimension_count differs from the head size " +
+        throw InputError(path + ": GGUF rope.dimension_count differs from the head size " +
                          std::to_string(c.head_dim) + "; partial rotary is not supported");
+}
 
+// The number of tokens, which must equal the embedding's rows; the rows alone without one.
+int GgufCheckpoint::vocabulary_size(const std::vector<TensorInfo>& infos) const {
+    const std::string& path = describe();
     std::int64_t embedding_rows = -1;
     for (const auto& t : infos)
-        if (t.name == "model.embed_tokens.weight" && t.shape.size() == 2)
+        if (t.name == llama_hf_name(TensorId::embed, 0) && t.shape.size() == 2)
             embedding_rows = t.shape[0];
-    if (!vocabulary_.empty()) {
-        c.vocab_size =
-            positive("tokenizer.ggml.tokens", static_cast<std::int64_t>(vocabulary_.size()));
-        if (embedding_rows >= 0 && embedding_rows != c.vocab_size)
-            throw InputError(path_ + ": GGUF token_embd.weight has " +
-                             std::to_string(embedding_rows) + " rows but the vocabulary has " +
-                             std::to_string(c.vocab_size) + " tokens");
-    } else {
+    if (vocabulary_.empty()) {
         if (embedding_rows < 0)
-            throw InputError(path_ +
+            throw InputError(path +
                              ": GGUF has neither tokenizer.ggml.tokens nor a 2-d "
                              "token_embd.weight to size the vocabulary");
-        c.vocab_size = positive("token_embd.weight rows", embedding_rows);
+        return positive_int("token_embd.weight rows", embedding_rows);
     }
-    c.tie_word_embeddings = true;
-    for (const auto& t : infos)
-        if (t.name == "lm_head.weight") c.tie_word_embeddings = false;
-    c.hidden_act = "silu";
-    c.bos_token_id = static_cast<int>(metadata_integer("tokenizer.ggml.bos_token_id", 1));
-    c.eos_token_id = static_cast<int>(metadata_integer("tokenizer.ggml.eos_token_id", 2));
+    const int tokens =
+        positive_int("tokenizer.ggml.tokens", static_cast<std::int64_t>(vocabulary_.size()));
+    if (embedding_rows >= 0 && embedding_rows != tokens)
+        throw InputError(path + ": GGUF token_embd.weight has " + std::to_string(embedding_rows) +
+                         " rows but the vocabulary has " + std::to_string(tokens) + " tokens");
+    return tokens;
 }
 
 void GgufCheckpoint::check_shapes(const std::vector<TensorInfo>& infos) const {
+    const std::string& path = describe();
     const ModelConfig& c = config_;
-    // Every layer has its nine weight tensors: a block count beyond what the tensor table can
-    // hold is a damaged header (and would otherwise size the expected-name tables below).
-    if (c.num_layers < 0 || static_cast<std::uint64_t>(c.num_layers) > infos.size() / 9 + 1)
-        throw InputError(path_ + ": llama.block_count is " + std::to_string(c.num_layers) +
+    // A block count beyond what the tensor table can hold is a damaged header (and would
+    // otherwise size the expected-name set below).
+    const std::size_t per_layer = llama_tensors_per_layer();
+    if (c.num_layers < 0 || static_cast<std::uint64_t>(c.num_layers) > infos.size() / per_layer + 1)
+        throw InputError(path + ": llama.block_count is " + std::to_string(c.num_layers) +
                          " but the file has " + std::to_string(infos.size()) +
-                         " tensors, fewer than 9 per layer");
-    const std::int64_t d = c.hidden_size, f = c.intermediate_size, v = c.vocab_size,
-                       q = static_cast<std::int64_t>(c.num_heads) * c.head_dim,
-                       kv = static_cast<std::int64_t>(c.num_kv_heads) * c.head_dim;
-    std::map<std::string, std::vector<std::int64_t>> expected = {
-        {"model.embed_tokens.weight", {v, d}}, {"model.norm.weight", {d}}};
-    for (int i = 0; i < c.num_layers; ++i) {
-        const std::string p = "model.layers." + std::to_string(i) + ".";
-        expected[p + "input_layernorm.weight"] = {d};
-        expected[p + "self_attn.q_proj.weight"] = {q, d};
-        expected[p + "self_attn.k_proj.weight"] = {kv, d};
-        expected[p + "self_attn.v_proj.weight"] = {kv, d};
-        expected[p + "self_attn.o_proj.weight"] = {d, q};
-        expected[p + "post_attention_layernorm.weight"] = {d};
-        expected[p + "mlp.gate_proj.weight"] = {f, d};
-        expected[p + "mlp.up_proj.weight"] = {f, d};
-        expected[p + "mlp.down_proj.weight"] = {d, f};
-    }
-    std::map<std::string, int> layer_of;  // expected name -> its layer, for messages
-    for (int i = 0; i < c.num_layers; ++i)
-        for (const auto& entry : kLayerNames)
-            layer_of["model.layers." + std::to_string(i) + "." + entry.second] = i;
-    std::set<std::string> present;
+                         " tensors, fewer than " + std::to_string(per_layer) + " per layer");
+    std::set<std::string> present;  // GGUF names
     for (const auto& t : infos) {
         if (t.layer >= c.num_layers)
-            throw InputError(path_ + ": GGUF tensor '" + t.gguf_name + "' is for layer " +
+            throw InputError(path + ": GGUF tensor '" + t.gguf_name + "' is for layer " +
                              std::to_string(t.layer) + " but llama.block_count is " +
                              std::to_string(c.num_layers));
-        std::vector<std::int64_t> want;
-        if (t.name == "lm_head.weight") {
-            want = {v, d};
-        } else if (const auto it = expected.find(t.name); it != expected.end()) {
-            want = it->second;
-        } else {
-            continue;  // unmapped extra tensor: exposed under its GGUF name, unchecked
-        }
+        if (t.llama == nullptr) continue;  // unmapped extra tensor: kept under its GGUF name
+        const std::vector<std::int64_t> want = llama_tensor_shape(t.llama->id, c);
         if (t.shape != want)
-            throw InputError(path_ + ": GGUF tensor '" + t.gguf_name + "' has shape " +
+            throw InputError(path + ": GGUF tensor '" + t.gguf_name + "' has shape " +
                              dims_text(t.shape) + " (PyTorch order); expected " + dims_text(want));
-        present.insert(t.name);
+        present.insert(t.gguf_name);
     }
-    for (const auto& [name, shape] : expected)
-        if (!present.count(name))
-            throw InputError(path_ + ": GGUF file lacks the LLaMA tensor '" +
-                             gguf_name_of(name, layer_of.count(name) ? layer_of[name] : -1) +
-                             "' (" + name + ")");
+    std::map<std::string, std::string> required;  // HF name -> GGUF name, in HF name order
+    for (const LlamaTensor& t : llama_tensors())
+        if (!t.optional)
+            for (int layer = 0; layer < (t.per_layer ? c.num_layers : 1); ++layer)
+                required.emplace(llama_hf_name(t.id, layer), llama_gguf_name(t.id, layer));
+    for (const auto& [hf, gguf] : required)
+        if (!present.count(gguf))
+            throw InputError(path + ": GGUF file lacks the LLaMA tensor '" + gguf + "' (" + hf +
+                             ")");
 }
 
-bool GgufCheckpoint::contains(const std::string& name) const {
-    return tensors_.count(name) != 0;
-}
-
-HostTensor GgufCheckpoint::get(const std::string& name) const {
-    const auto it = tensors_.find(name);
-    if (it == tensors_.end())
-        throw InputError(path_ + ": GGUF file has no tensor '" + name + "'" +
-                         (name == "lm_head.weight" ? " (no output.weight: the classifier is "
-                                                     "tied to the embedding)"
-                                                   : ""));
-    return it->second.tensor;
-}
-
-std::vector<std::string> GgufCheckpoint::names() const {
-    std::vector<std::string> out;
-    out.reserve(tensors_.size());
-    for (const auto& entry : tensors_)
-        out.push_back(entry.first);
-    return out;
+std::string GgufCheckpoint::absence_note(const std::string& name) const {
+    return name == llama_hf_name(TensorId::lm_head, 0)
+               ? " (no output.weight: the classifier is tied to the embedding)"
+               : "";
 }
 
 std::string GgufCheckpoint::gguf_name(const std::string& name) const {
-    const auto it = tensors_.find(name);
-    if (it == tensors_.end()) throw InputError(path_ + ": GGUF file has no tensor '" + name + "'");
-    return it->second.gguf_name;
+    const auto it = gguf_names_.find(name);
+    if (it == gguf_names_.end())
+        throw InputError(describe() + ": GGUF file has no tensor '" + name + "'");
+    return it->second;
 }
 
 }  // namespace attngeo::empirical

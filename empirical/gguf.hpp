@@ -5,11 +5,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "empirical/model_config.hpp"
 #include "common/tensor_store.hpp"
+#include "empirical/model_config.hpp"
 
 namespace attngeo::empirical {
 
@@ -55,14 +56,11 @@ struct GgufValue {
 // PyTorch order (ne reversed). Names map llama.cpp → transformers (token_embd.weight →
 // model.embed_tokens.weight, blk.{i}.attn_q.weight → model.layers.{i}.self_attn.q_proj.weight,
 // …, output.weight → lm_head.weight); a tensor with no mapping keeps its GGUF name.
-class GgufCheckpoint : public TensorStore {
+class GgufCursor;  // gguf.cpp's bounds-checked reader of the mapped file
+
+class GgufCheckpoint : public MapTensorStore {
   public:
     explicit GgufCheckpoint(const std::string& path);
-
-    bool contains(const std::string& name) const override;
-    HostTensor get(const std::string& name) const override;
-    std::vector<std::string> names() const override;  // sorted by name
-    std::string describe() const override { return path_; }
 
     std::uint32_t version() const { return version_; }
     std::uint64_t alignment() const { return alignment_; }
@@ -90,20 +88,34 @@ class GgufCheckpoint : public TensorStore {
     const std::vector<float>& scores() const { return scores_; }
     const std::vector<int>& token_types() const { return token_types_; }
 
-  private:
-    struct Entry {
-        HostTensor tensor;
-        std::string gguf_name;
-    };
-    struct TensorInfo;  // one parsed tensor info, before conversion
-    void build_config(const std::vector<TensorInfo>& infos);
-    void check_shapes(const std::vector<TensorInfo>& infos) const;
+  protected:
+    std::string absence_note(const std::string& name) const override;
 
-    std::string path_;
+  private:
+    struct TensorInfo;  // one parsed tensor info, before conversion
+    // The constructor's steps, in file order, then the checks and the conversion.
+    void read_header(GgufCursor& in, std::uint64_t& n_tensors, std::uint64_t& n_kv);
+    void read_metadata(GgufCursor& in, std::uint64_t n_kv);
+    TensorInfo read_tensor_info(GgufCursor& in, std::uint64_t index,
+                                std::set<std::string>& seen) const;
+    std::uint64_t data_bytes(const TensorInfo& t, std::uint64_t row_length,
+                             const std::string& label) const;
+    void check_layout(const std::vector<TensorInfo>& infos, std::uint64_t data_start,
+                      std::uint64_t file_size) const;
+    void read_vocabulary();
+    void build_config(const std::vector<TensorInfo>& infos);
+    void read_rope_settings();
+    void read_head_size();
+    int vocabulary_size(const std::vector<TensorInfo>& infos) const;
+    int positive_int(const std::string& key, std::int64_t value) const;
+    void check_shapes(const std::vector<TensorInfo>& infos) const;
+    void add_tensors(const std::vector<TensorInfo>& infos,
+                     const std::shared_ptr<const void>& mapping, std::uint64_t data_start);
+
     std::uint32_t version_ = 0;
     std::uint64_t alignment_ = 32;
     std::map<std::string, GgufValue> metadata_;
-    std::map<std::string, Entry> tensors_;  // by HF name
+    std::map<std::string, std::string> gguf_names_;  // HF name -> GGUF name
     ModelConfig config_;
     std::vector<std::string> vocabulary_;
     std::vector<float> scores_;

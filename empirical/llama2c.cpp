@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "common/errors.hpp"
+#include "empirical/architecture.hpp"
 
 namespace attngeo::empirical {
 
@@ -52,20 +53,6 @@ std::uint64_t regular_file_size(const std::string& path, const char* what) {
     const auto size = std::filesystem::file_size(path, ec);
     if (ec) throw InputError(path + ": cannot open " + what + " (" + ec.message() + ")");
     return size;
-}
-
-HostTensor owned_f32_tensor(const std::string& name, const std::string& file,
-                            std::vector<std::int64_t> shape, std::vector<float> values) {
-    auto buffer = std::make_shared<std::vector<float>>(std::move(values));
-    HostTensor t;
-    t.name = name;
-    t.file = file;
-    t.dtype = DType::F32;
-    t.shape = std::move(shape);
-    t.data = buffer->data();
-    t.bytes = buffer->size() * sizeof(float);
-    t.owner = std::shared_ptr<const void>(buffer, buffer->data());
-    return t;
 }
 
 std::string header_text(const Llama2cHeader& h) {
@@ -116,6 +103,60 @@ class FloatReader {
     const std::string& path_;
 };
 
+std::uint64_t element_count(const std::vector<std::int64_t>& shape) {
+    std::uint64_t count = 1;
+    for (const std::int64_t extent : shape)
+        count *= static_cast<std::uint64_t>(extent);
+    return count;
+}
+
+// The seven int32 of run.c's Config, validated; InputError naming the file otherwise.
+Llama2cHeader read_header(std::ifstream& in, const std::string& path, std::uint64_t file_bytes) {
+    std::int32_t raw[7] = {};
+    if (file_bytes < sizeof(raw) || !in.read(reinterpret_cast<char*>(raw), sizeof(raw)))
+        throw InputError(path + ": llama2.c checkpoint truncated: " + std::to_string(file_bytes) +
+                         " bytes, expected at least the 28-byte header");
+    // export.py's versioned formats start with the magic "ak42"; run.c reads only the legacy
+    // headerless-magic layout, and so do we.
+    if (static_cast<std::uint32_t>(raw[0]) == 0x616b3432u)
+        throw InputError(path + ": llama2.c export version " + std::to_string(raw[1]) +
+                         " file (magic ak42); expected the legacy format run.c reads "
+                         "(export.py --version 0)");
+    Llama2cHeader h;
+    h.dim = raw[0];
+    h.hidden_dim = raw[1];
+    h.n_layers = raw[2];
+    h.n_heads = raw[3];
+    h.n_kv_heads = raw[4];
+    h.shared_classifier = raw[5] > 0;
+    h.vocab_size = raw[5] == std::numeric_limits<std::int32_t>::min() ? 0 : std::abs(raw[5]);
+    h.seq_len = raw[6];
+    const std::string context = " in the llama2.c header (" + header_text(h) + ")";
+    if (h.dim <= 0 || h.hidden_dim <= 0 || h.n_layers <= 0 || h.n_heads <= 0 || h.n_kv_heads <= 0 ||
+        h.vocab_size <= 0 || h.seq_len <= 0)
+        throw InputError(path + ": expected positive sizes and a non-zero vocab_size" + context);
+    if (h.dim % h.n_heads != 0)
+        throw InputError(path + ": expected dim divisible by n_heads" + context);
+    if (h.n_heads % h.n_kv_heads != 0)
+        throw InputError(path + ": expected n_heads divisible by n_kv_heads" + context);
+    if (h.head_dim() % 2 != 0)
+        throw InputError(path + ": expected an even head size dim/n_heads for RoPE" + context);
+    return h;
+}
+
+void require_exact_size(const Llama2cHeader& h, const std::string& path, std::uint64_t file_bytes) {
+    const std::uint64_t expected = expected_checkpoint_bytes(h);
+    if (file_bytes == expected) return;
+    throw InputError(
+        path + ": llama2.c checkpoint has " + std::to_string(file_bytes) +
+        " bytes but its header (" + header_text(h) + ") implies " +
+        (expected == std::numeric_limits<std::uint64_t>::max()
+             ? std::string("over 2^64 bytes (not a llama2.c file?)")
+             : std::to_string(expected) + (file_bytes < expected ? " (truncated?)"
+                                                                 : " (trailing bytes: not a legacy "
+                                                                   "llama2.c file?)")));
+}
+
 }  // namespace
 
 std::vector<float> rope_interleaved_to_half(const std::vector<float>& weight, int n_heads,
@@ -143,133 +184,63 @@ std::vector<float> rope_interleaved_to_half(const std::vector<float>& weight, in
     return out;
 }
 
-Llama2cCheckpoint::Llama2cCheckpoint(const std::string& path) : path_(path) {
+Llama2cCheckpoint::Llama2cCheckpoint(const std::string& path)
+    : MapTensorStore(path, "llama2.c checkpoint") {
     require_little_endian_host();
     const std::uint64_t file_bytes = regular_file_size(path, "llama2.c checkpoint");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path + ": cannot open llama2.c checkpoint");
+    header_ = read_header(in, path, file_bytes);
+    require_exact_size(header_, path, file_bytes);
+    read_tensors(in);
+}
 
-    std::int32_t raw[7] = {};
-    if (file_bytes < sizeof(raw) || !in.read(reinterpret_cast<char*>(raw), sizeof(raw)))
-        throw InputError(path + ": llama2.c checkpoint truncated: " + std::to_string(file_bytes) +
-                         " bytes, expected at least the 28-byte header");
-    // export.py's versioned formats start with the magic "ak42"; run.c reads only the legacy
-    // headerless-magic layout, and so do we.
-    if (static_cast<std::uint32_t>(raw[0]) == 0x616b3432u)
-        throw InputError(path + ": llama2.c export version " + std::to_string(raw[1]) +
-                         " file (magic ak42); expected the legacy format run.c reads "
-                         "(export.py --version 0)");
-
-    Llama2cHeader& h = header_;
-    h.dim = raw[0];
-    h.hidden_dim = raw[1];
-    h.n_layers = raw[2];
-    h.n_heads = raw[3];
-    h.n_kv_heads = raw[4];
-    h.shared_classifier = raw[5] > 0;
-    h.vocab_size = raw[5] == std::numeric_limits<std::int32_t>::min() ? 0 : std::abs(raw[5]);
-    h.seq_len = raw[6];
-    const std::string context = " in the llama2.c header (" + header_text(h) + ")";
-    if (h.dim <= 0 || h.hidden_dim <= 0 || h.n_layers <= 0 || h.n_heads <= 0 || h.n_kv_heads <= 0 ||
-        h.vocab_size <= 0 || h.seq_len <= 0)
-        throw InputError(path + ": expected positive sizes and a non-zero vocab_size" + context);
-    if (h.dim % h.n_heads != 0)
-        throw InputError(path + ": expected dim divisible by n_heads" + context);
-    if (h.n_heads % h.n_kv_heads != 0)
-        throw InputError(path + ": expected n_heads divisible by n_kv_heads" + context);
-    if (h.head_dim() % 2 != 0)
-        throw InputError(path + ": expected an even head size dim/n_heads for RoPE" + context);
-
-    const std::uint64_t expected = expected_checkpoint_bytes(h);
-    if (file_bytes != expected)
-        throw InputError(
-            path + ": llama2.c checkpoint has " + std::to_string(file_bytes) +
-            " bytes but its header (" + header_text(h) + ") implies " +
-            (expected == std::numeric_limits<std::uint64_t>::max()
-                 ? std::string("over 2^64 bytes (not a llama2.c file?)")
-                 : std::to_string(expected) + (file_bytes < expected
-                                                   ? " (truncated?)"
-                                                   : " (trailing bytes: not a legacy llama2.c "
-                                                     "file?)")));
-
-    const std::int64_t dim = h.dim, hidden = h.hidden_dim, vocab = h.vocab_size,
-                       kv_dim = h.kv_dim(), head = h.head_dim();
+// Each llama2.c array holds one tensor kind for all layers ([n_layers, rows, cols]); the LLaMA
+// table lists the per-layer kinds in the file's order.
+void Llama2cCheckpoint::read_tensors(std::ifstream& in) {
+    const std::string& path = describe();
+    const ModelConfig shapes = config();
     FloatReader reader(in, path);
-    auto add = [&](const std::string& name, std::vector<std::int64_t> shape,
-                   std::vector<float> values) {
-        tensors_.emplace(name, owned_f32_tensor(name, path, std::move(shape), std::move(values)));
+    auto read = [&](TensorId id, int layer) {
+        const std::vector<std::int64_t> shape = llama_tensor_shape(id, shapes);
+        std::vector<float> values = reader.read(element_count(shape));
+        if (llama_tensor(id).rotary_rows)
+            values = rope_interleaved_to_half(
+                values, id == TensorId::q ? header_.n_heads : header_.n_kv_heads,
+                header_.head_dim(), header_.dim);
+        add(owned_float_tensor(llama_hf_name(id, layer), path, shape, std::move(values)));
     };
-    auto layer_name = [](int layer, const char* suffix) {
-        return "model.layers." + std::to_string(layer) + "." + suffix;
-    };
-    // Each llama2.c array is [n_layers, rows, cols]; HF names one tensor per layer.
-    auto add_per_layer = [&](const char* suffix, std::vector<std::int64_t> shape, int rope_heads) {
-        std::uint64_t count = 1;
-        for (auto s : shape)
-            count *= static_cast<std::uint64_t>(s);
-        for (int layer = 0; layer < h.n_layers; ++layer) {
-            std::vector<float> values = reader.read(count);
-            if (rope_heads > 0)
-                values = rope_interleaved_to_half(values, rope_heads, h.head_dim(), dim);
-            add(layer_name(layer, suffix), shape, std::move(values));
-        }
-    };
-
-    add("model.embed_tokens.weight", {vocab, dim},
-        reader.read(static_cast<std::uint64_t>(vocab * dim)));
-    add_per_layer("input_layernorm.weight", {dim}, 0);
-    add_per_layer("self_attn.q_proj.weight", {dim, dim}, h.n_heads);
-    add_per_layer("self_attn.k_proj.weight", {kv_dim, dim}, h.n_kv_heads);
-    add_per_layer("self_attn.v_proj.weight", {kv_dim, dim}, 0);
-    add_per_layer("self_attn.o_proj.weight", {dim, dim}, 0);
-    add_per_layer("post_attention_layernorm.weight", {dim}, 0);
-    add_per_layer("mlp.gate_proj.weight", {hidden, dim}, 0);  // w1
-    add_per_layer("mlp.down_proj.weight", {dim, hidden}, 0);  // w2
-    add_per_layer("mlp.up_proj.weight", {hidden, dim}, 0);    // w3
-    add("model.norm.weight", {dim}, reader.read(static_cast<std::uint64_t>(dim)));
+    read(TensorId::embed, 0);
+    for (const LlamaTensor& t : llama_tensors())
+        if (t.per_layer)
+            for (int layer = 0; layer < header_.n_layers; ++layer)
+                read(t.id, layer);
+    read(TensorId::final_norm, 0);
     // Legacy freq_cis_real / freq_cis_imag [seq_len, head/2]: run.c recomputes RoPE, so do we.
-    reader.skip(static_cast<std::uint64_t>(h.seq_len) * static_cast<std::uint64_t>(head));
-    if (!h.shared_classifier)
-        add("lm_head.weight", {vocab, dim}, reader.read(static_cast<std::uint64_t>(vocab * dim)));
+    reader.skip(static_cast<std::uint64_t>(header_.seq_len) *
+                static_cast<std::uint64_t>(header_.head_dim()));
+    if (!header_.shared_classifier) read(TensorId::lm_head, 0);
 }
 
-bool Llama2cCheckpoint::contains(const std::string& name) const {
-    return tensors_.count(name) != 0;
-}
-
-HostTensor Llama2cCheckpoint::get(const std::string& name) const {
-    const auto it = tensors_.find(name);
-    if (it == tensors_.end())
-        throw InputError(path_ + ": llama2.c checkpoint has no tensor '" + name + "'" +
-                         (name == "lm_head.weight" ? " (its classifier is shared with the "
-                                                     "embedding)"
-                                                   : ""));
-    return it->second;
-}
-
-std::vector<std::string> Llama2cCheckpoint::names() const {
-    std::vector<std::string> out;
-    out.reserve(tensors_.size());
-    for (const auto& entry : tensors_)
-        out.push_back(entry.first);
-    return out;
+std::string Llama2cCheckpoint::absence_note(const std::string& name) const {
+    return name == llama_hf_name(TensorId::lm_head, 0)
+               ? " (its classifier is shared with the embedding)"
+               : "";
 }
 
 ModelConfig Llama2cCheckpoint::config() const {
-    ModelConfig c;
-    c.family = "llama";
-    c.vocab_size = header_.vocab_size;
-    c.hidden_size = header_.dim;
-    c.num_layers = header_.n_layers;
-    c.num_heads = header_.n_heads;
-    c.num_kv_heads = header_.n_kv_heads;
-    c.head_dim = header_.head_dim();
-    c.intermediate_size = header_.hidden_dim;
-    c.max_positions = header_.seq_len;
+    LlamaSizes sizes;
+    sizes.vocab_size = header_.vocab_size;
+    sizes.hidden_size = header_.dim;
+    sizes.num_layers = header_.n_layers;
+    sizes.num_heads = header_.n_heads;
+    sizes.num_kv_heads = header_.n_kv_heads;
+    sizes.head_dim = header_.head_dim();
+    sizes.intermediate_size = header_.hidden_dim;
+    sizes.max_positions = header_.seq_len;
+    ModelConfig c = llama_config(sizes);
     c.norm_eps = 1e-5;  // run.c's rmsnorm constant
-    c.rope_theta = 10000;
     c.tie_word_embeddings = header_.shared_classifier;
-    c.hidden_act = "silu";
     c.bos_token_id = 1;
     c.eos_token_id = 2;
     return c;
@@ -394,66 +365,86 @@ std::string Llama2cTokenizer::printable(const std::string& piece) {
     return piece;
 }
 
+namespace {
+
+// The text cut into characters: a byte and the UTF-8 continuation bytes (10xxxxxx) after it,
+// four bytes at most (a longer run goes on as a new character at its fifth byte), so a
+// malformed sequence still yields every byte exactly once.
+std::vector<std::string> utf8_characters(const std::string& text) {
+    const auto continues = [&](std::size_t i) {
+        return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80;
+    };
+    std::vector<std::string> characters;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t end = start + 1;
+        while (end < text.size() && end - start < 4 && continues(end))
+            ++end;
+        characters.push_back(text.substr(start, end - start));
+        start = end;
+    }
+    return characters;
+}
+
+// A merge is considered only above this score: run.c's search starts from it, so keeping it
+// keeps the tokenisation identical even for vocabularies with extreme scores.
+constexpr float kLowestMergeScore = -1e10f;
+
+}  // namespace
+
+// SentencePiece-style BPE by score (Kudo & Richardson 2018, as llama2.c applies it): a dummy
+// prefix space, one token per character (its bytes as byte tokens when absent), then merges.
 std::vector<int> Llama2cTokenizer::encode(const std::string& text_in, bool bos, bool eos) const {
     const std::string text(text_in.c_str());  // up to the first NUL, as run.c
     std::vector<int> tokens;
     if (bos) tokens.push_back(1);
-    auto push_bytes = [&](const std::string& bytes) {
-        for (unsigned char byte : bytes) {
-            const int id = byte + 3;  // <0x00> is token 3 in llama2.c vocabularies
-            if (id >= vocab_size())
+    const auto append = [&](const std::string& characters) {
+        const int id = lookup(characters);
+        if (id >= 0) {
+            tokens.push_back(id);
+            return;
+        }
+        for (const unsigned char byte : characters) {
+            const int byte_token = byte + 3;  // <0x00> is token 3 in llama2.c vocabularies
+            if (byte_token >= vocab_size())
                 throw InputError(path_ + ": tokenizer has no byte-fallback token for byte " +
                                  std::to_string(byte) + " (vocab_size " +
                                  std::to_string(vocab_size()) + ")");
-            tokens.push_back(id);
+            tokens.push_back(byte_token);
         }
     };
-    if (!text.empty()) {
-        // add_dummy_prefix: SentencePiece encodes "text" as " text". run.c would push -1 if
-        // " " were missing; the byte token for ' ' is the well-defined equivalent.
-        const int space = lookup(" ");
-        if (space >= 0)
-            tokens.push_back(space);
-        else
-            push_bytes(" ");
-    }
-    // One token per UTF-8 code point: a code point is a non-continuation byte followed by its
-    // continuation bytes, at most 4 bytes in all (run.c cuts longer runs at 4).
-    std::string code_point;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const auto byte = static_cast<unsigned char>(text[i]);
-        if ((byte & 0xC0) != 0x80) code_point.clear();
-        code_point.push_back(static_cast<char>(byte));
-        const bool next_continues =
-            i + 1 < text.size() && (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80;
-        if (next_continues && code_point.size() < 4) continue;
-        const int id = lookup(code_point);
-        if (id >= 0)
-            tokens.push_back(id);
-        else
-            push_bytes(code_point);
-        code_point.clear();
-    }
-    // Greedy BPE: merge the best-scoring adjacent pair until none is in the vocabulary.
-    while (true) {
-        float best_score = -1e10f;
-        int best_id = -1;
-        std::size_t best_index = 0;
-        for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
-            const int id = lookup(pieces_[static_cast<std::size_t>(tokens[i])] +
-                                  pieces_[static_cast<std::size_t>(tokens[i + 1])]);
-            if (id >= 0 && scores_[static_cast<std::size_t>(id)] > best_score) {
-                best_score = scores_[static_cast<std::size_t>(id)];
-                best_id = id;
-                best_index = i;
-            }
-        }
-        if (best_id < 0) break;
-        tokens[best_index] = best_id;
-        tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best_index) + 1);
-    }
+    // add_dummy_prefix: SentencePiece encodes "text" as " text" (the byte token for ' ' when
+    // the vocabulary has no " ", where run.c would emit an invalid id).
+    if (!text.empty()) append(" ");
+    for (const std::string& character : utf8_characters(text))
+        append(character);
+    merge_by_score(tokens);
     if (eos) tokens.push_back(2);
     return tokens;
+}
+
+// Repeatedly replaces the adjacent pair whose concatenation is the highest-scoring vocabulary
+// entry (the leftmost on ties) by that entry, until no pair is in the vocabulary. A leading BOS
+// takes part, as in run.c (no vocabulary entry starts with its piece in practice).
+void Llama2cTokenizer::merge_by_score(std::vector<int>& tokens) const {
+    for (;;) {
+        float top_score = kLowestMergeScore;
+        int merged = -1;
+        std::size_t at = 0;
+        for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {
+            const int candidate = lookup(pieces_[static_cast<std::size_t>(tokens[i])] +
+                                         pieces_[static_cast<std::size_t>(tokens[i + 1])]);
+            if (candidate < 0) continue;
+            const float score = scores_[static_cast<std::size_t>(candidate)];
+            if (score > top_score) {
+                top_score = score;
+                merged = candidate;
+                at = i;
+            }
+        }
+        if (merged < 0) return;
+        tokens[at] = merged;
+        tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+    }
 }
 
 }  // namespace attngeo::empirical

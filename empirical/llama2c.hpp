@@ -3,13 +3,13 @@
 // names with q/k rows already converted from llama2.c's interleaved RoPE to rotate_half.
 #pragma once
 #include <cstdint>
-#include <map>
+#include <fstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "empirical/model_config.hpp"
 #include "common/tensor_store.hpp"
+#include "empirical/model_config.hpp"
 
 namespace attngeo::empirical {
 
@@ -42,24 +42,22 @@ std::vector<float> rope_interleaved_to_half(const std::vector<float>& weight, in
 // header implies, including run.c's legacy freq_cis block; anything else is an InputError
 // naming the file. Names follow transformers' LlamaForCausalLM; lm_head.weight exists only
 // when the file carries an unshared classifier (negative vocab_size in the header).
-class Llama2cCheckpoint : public TensorStore {
+class Llama2cCheckpoint : public MapTensorStore {
   public:
     explicit Llama2cCheckpoint(const std::string& path);
-
-    bool contains(const std::string& name) const override;
-    HostTensor get(const std::string& name) const override;
-    std::vector<std::string> names() const override;  // sorted by name
-    std::string describe() const override { return path_; }
 
     const Llama2cHeader& header() const { return header_; }
     // family llama, silu, θ = 10000, eps 1e-5 (run.c's constant), bos 1, eos 2,
     // max_positions = seq_len, tied when the classifier is shared.
     ModelConfig config() const;
 
+  protected:
+    std::string absence_note(const std::string& name) const override;
+
   private:
-    std::string path_;
+    void read_tensors(std::ifstream& in);
+
     Llama2cHeader header_;
-    std::map<std::string, HostTensor> tensors_;
 };
 
 // llama2.c's tokenizer.bin: u32 max_token_length, then per token f32 score, i32 byte length,
@@ -97,7 +95,8 @@ class Llama2cTokenizer {
 
   private:
     int lookup(const std::string& text) const;  // -1 when absent
-    void index();                               // fills ids_ from pieces_
+    void merge_by_score(std::vector<int>& tokens) const;
+    void index();  // fills ids_ from pieces_
 
     std::string path_;
     int max_token_length_ = 0;

@@ -27,6 +27,23 @@ struct ModelConfig {
     int bos_token_id = -1, eos_token_id = -1;
 };
 
+// The sizes that define a LLaMA-family model: what a llama2.c header, a GGUF header or a
+// synthetic benchmark states.
+struct LlamaSizes {
+    int vocab_size = 0;
+    int hidden_size = 0;  // d
+    int num_layers = 0;
+    int num_heads = 0;     // H
+    int num_kv_heads = 0;  // H_kv
+    int head_dim = 0;      // 0: hidden_size / num_heads
+    int intermediate_size = 0;
+    int max_positions = 0;
+};
+// family llama with LLaMA's defaults (SiLU, RoPE θ 10000, eps 1e-5, untied classifier, no BOS
+// or EOS id); callers set what their format states beyond the sizes. Validates nothing: each
+// reader checks its own header and names its file.
+ModelConfig llama_config(const LlamaSizes& sizes);
+
 // Reads config.json's fields for the five families; throws attngeo::InputError naming the
 // file and the field for an unknown model_type, a missing field or inconsistent values.
 ModelConfig parse_hf_config(const nlohmann::json& config, const std::string& path);

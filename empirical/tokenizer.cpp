@@ -121,8 +121,9 @@ bool is_other(char32_t cp) {
     return !is_space(cp) && !is_letter(cp) && !is_number(cp);
 }
 
-// GPT-2's bytes_to_unicode(): printable Latin-1 bytes map to themselves, the other 68 bytes to
-// U+0100.. in byte order, so every byte is a visible character.
+// GPT-2's byte-to-unicode map (Radford et al. 2019; the table in openai/gpt-2 encoder.py):
+// printable Latin-1 bytes stand for themselves, the other 68 bytes for U+0100 onwards in byte
+// order, so every byte is a visible character.
 const std::vector<std::string>& byte_to_text() {
     static const std::vector<std::string> table = [] {
         std::vector<char32_t> cps(256, 0);
@@ -250,90 +251,124 @@ std::string replace_meta_space(std::string piece) {  // "▁" (U+2581) back to "
 
 }  // namespace
 
+namespace {
+
+// The fields of sentencepiece_model.proto's ModelProto this reader needs: pieces (field 1, each
+// a message { piece = 1; score = 2; type = 3 }), TrainerSpec (field 2: model_type = 3,
+// byte_fallback = 35) and NormalizerSpec (field 3: name = 1, add_dummy_prefix = 3,
+// remove_extra_whitespaces = 4). Defaults are the .proto's.
+struct SentencePieceModel {
+    std::vector<std::string> pieces;  // [vocab], "▁" already " " for normal and user pieces
+    std::vector<float> scores;        // [vocab]
+    int bos = -1, eos = -1;           // the control pieces <s> and </s>
+    int model_type = 1;               // 1 UNIGRAM, 2 BPE
+    bool byte_fallback = false, add_dummy_prefix = true, remove_extra_whitespaces = true;
+    std::string normalizer = "nmt_nfkc";
+};
+
+// A length-delimited string field, consumed from `message`.
+std::string read_text(ProtoReader& message) {
+    const ProtoReader text = message.sub();
+    return std::string(reinterpret_cast<const char*>(text.at), text.end - text.at);
+}
+
+void read_piece(ProtoReader piece_message, SentencePieceModel& model) {
+    std::string piece;
+    float score = 0;
+    int type = 1;  // NORMAL
+    while (piece_message.at < piece_message.end) {
+        const std::uint64_t key = piece_message.varint();
+        const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+        if (field == 1 && wire == 2) {
+            piece = read_text(piece_message);
+        } else if (field == 2 && wire == 5) {
+            const unsigned char* bytes = piece_message.at;
+            piece_message.advance(4);  // bounds first: a piece cut inside its score is truncated
+            std::memcpy(&score, bytes, 4);
+        } else if (field == 3 && wire == 0) {
+            type = static_cast<int>(piece_message.varint());
+        } else {
+            piece_message.skip(wire);
+        }
+    }
+    const int id = static_cast<int>(model.pieces.size());
+    if (type == 3 && piece == "<s>") model.bos = id;  // CONTROL
+    if (type == 3 && piece == "</s>") model.eos = id;
+    // NORMAL (1) and USER_DEFINED (4) pieces spell a space as U+2581.
+    model.pieces.push_back(type == 1 || type == 4 ? replace_meta_space(piece) : piece);
+    model.scores.push_back(score);
+}
+
+void read_trainer_spec(ProtoReader spec, SentencePieceModel& model) {
+    while (spec.at < spec.end) {
+        const std::uint64_t key = spec.varint();
+        const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+        if (field == 3 && wire == 0)
+            model.model_type = static_cast<int>(spec.varint());
+        else if (field == 35 && wire == 0)
+            model.byte_fallback = spec.varint() != 0;
+        else
+            spec.skip(wire);
+    }
+}
+
+void read_normalizer_spec(ProtoReader spec, SentencePieceModel& model) {
+    while (spec.at < spec.end) {
+        const std::uint64_t key = spec.varint();
+        const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+        if (field == 1 && wire == 2) {
+            model.normalizer = read_text(spec);
+        } else if (field == 3 && wire == 0) {
+            model.add_dummy_prefix = spec.varint() != 0;
+        } else if (field == 4 && wire == 0) {
+            model.remove_extra_whitespaces = spec.varint() != 0;
+        } else {
+            spec.skip(wire);
+        }
+    }
+}
+
+SentencePieceModel read_sentencepiece_model(const std::string& bytes, const std::string& path) {
+    ProtoReader proto{reinterpret_cast<const unsigned char*>(bytes.data()),
+                      reinterpret_cast<const unsigned char*>(bytes.data()) + bytes.size(), path};
+    SentencePieceModel model;
+    while (proto.at < proto.end) {
+        const std::uint64_t key = proto.varint();
+        const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+        if (field == 1 && wire == 2)
+            read_piece(proto.sub(), model);
+        else if (field == 2 && wire == 2)
+            read_trainer_spec(proto.sub(), model);
+        else if (field == 3 && wire == 2)
+            read_normalizer_spec(proto.sub(), model);
+        else
+            proto.skip(wire);
+    }
+    return model;
+}
+
+}  // namespace
+
 SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path) : path_(model_path) {
     require_file(model_path, "a SentencePiece tokenizer.model");
     std::ifstream in(model_path, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ProtoReader model{reinterpret_cast<const unsigned char*>(bytes.data()),
-                      reinterpret_cast<const unsigned char*>(bytes.data()) + bytes.size(),
-                      model_path};
-    std::vector<std::string> pieces;
-    std::vector<float> scores;
-    int model_type = 1;  // UNIGRAM by default
-    bool byte_fallback = false, add_dummy_prefix = true, remove_extra_whitespaces = true;
-    std::string normalizer = "nmt_nfkc";
-    while (model.at < model.end) {
-        const std::uint64_t key = model.varint();
-        const int field = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
-        if (field == 1 && wire == 2) {  // SentencePiece { piece = 1; score = 2; type = 3 }
-            ProtoReader p = model.sub();
-            std::string piece;
-            float score = 0;
-            int type = 1;
-            while (p.at < p.end) {
-                const std::uint64_t k = p.varint();
-                const int f = static_cast<int>(k >> 3), w = static_cast<int>(k & 7);
-                if (f == 1 && w == 2) {
-                    ProtoReader text = p.sub();
-                    piece.assign(reinterpret_cast<const char*>(text.at), text.end - text.at);
-                } else if (f == 2 && w == 5) {
-                    const unsigned char* bytes = p.at;
-                    p.advance(4);  // bounds first: a piece cut inside its score is truncated
-                    std::memcpy(&score, bytes, 4);
-                } else if (f == 3 && w == 0) {
-                    type = static_cast<int>(p.varint());
-                } else {
-                    p.skip(w);
-                }
-            }
-            if (type == 3 && piece == "<s>") bos_ = static_cast<int>(pieces.size());
-            if (type == 3 && piece == "</s>") eos_ = static_cast<int>(pieces.size());
-            pieces.push_back(type == 1 || type == 4 ? replace_meta_space(piece) : piece);
-            scores.push_back(score);
-        } else if (field == 2 && wire == 2) {  // TrainerSpec { model_type = 3; byte_fallback = 35 }
-            ProtoReader t = model.sub();
-            while (t.at < t.end) {
-                const std::uint64_t k = t.varint();
-                const int f = static_cast<int>(k >> 3), w = static_cast<int>(k & 7);
-                if (f == 3 && w == 0)
-                    model_type = static_cast<int>(t.varint());
-                else if (f == 35 && w == 0)
-                    byte_fallback = t.varint() != 0;
-                else
-                    t.skip(w);
-            }
-        } else if (field == 3 && wire == 2) {  // NormalizerSpec { name = 1; add_dummy_prefix = 3;
-                                               // remove_extra_whitespaces = 4 }
-            ProtoReader n = model.sub();
-            while (n.at < n.end) {
-                const std::uint64_t k = n.varint();
-                const int f = static_cast<int>(k >> 3), w = static_cast<int>(k & 7);
-                if (f == 1 && w == 2) {
-                    ProtoReader text = n.sub();
-                    normalizer.assign(reinterpret_cast<const char*>(text.at), text.end - text.at);
-                } else if (f == 3 && w == 0) {
-                    add_dummy_prefix = n.varint() != 0;
-                } else if (f == 4 && w == 0) {
-                    remove_extra_whitespaces = n.varint() != 0;
-                } else {
-                    n.skip(w);
-                }
-            }
-        } else {
-            model.skip(wire);
-        }
-    }
-    if (pieces.size() < 259)
+    const SentencePieceModel model = read_sentencepiece_model(bytes, model_path);
+    if (model.pieces.size() < 259)
         throw InputError(file_label(model_path) + ": expected a SentencePiece model with pieces");
-    if (model_type != 2 || !byte_fallback || !add_dummy_prefix || remove_extra_whitespaces ||
-        normalizer != "identity" || pieces[3] != "<0x00>") {
+    if (model.model_type != 2 || !model.byte_fallback || !model.add_dummy_prefix ||
+        model.remove_extra_whitespaces || model.normalizer != "identity" ||
+        model.pieces[3] != "<0x00>") {
         throw InputError(
             file_label(model_path) +
             ": only SentencePiece BPE models with byte fallback, a dummy prefix and the identity "
             "normaliser (LLaMA-2, Mistral) are supported; tokenise the corpus yourself and use "
             "--tokens");
     }
-    bpe_ = std::make_unique<Llama2cBinTokenizer>(Llama2cTokenizer(pieces, scores, model_path));
+    bos_ = model.bos;
+    eos_ = model.eos;
+    bpe_ = std::make_unique<Llama2cBinTokenizer>(
+        Llama2cTokenizer(model.pieces, model.scores, model_path));
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
@@ -388,6 +423,47 @@ Gpt2BpeTokenizer::Gpt2BpeTokenizer(const std::string& vocab_json, const std::str
     finish();
 }
 
+namespace {
+
+// One tokenizer.json merge, "a b" or ["a", "b"], as its two symbols.
+std::pair<std::string, std::string> split_merge(const nlohmann::json& merge, int rank,
+                                                const std::string& path) {
+    if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string())
+        return {merge[0].get<std::string>(), merge[1].get<std::string>()};
+    if (!merge.is_string())
+        throw InputError(file_label(path) + ": merge " + std::to_string(rank) +
+                         ": expected \"a b\" or [\"a\", \"b\"], found " + merge.dump());
+    const std::string text = merge.get<std::string>();
+    const std::size_t space = text.find(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == text.size() ||
+        text.find(' ', space + 1) != std::string::npos) {
+        throw InputError(file_label(path) + ": merge " + std::to_string(rank) +
+                         ": expected \"a b\", found " + merge.dump());
+    }
+    return {text.substr(0, space), text.substr(space + 1)};
+}
+
+// tokenizer.json's added_tokens: id → literal content.
+std::map<int, std::string> read_added_tokens(const nlohmann::json& j, const std::string& path) {
+    std::map<int, std::string> added_tokens;
+    if (!j.contains("added_tokens") || !j["added_tokens"].is_array()) return added_tokens;
+    for (const auto& added : j["added_tokens"]) {
+        if (!added.is_object() || !added.contains("id") || !added["id"].is_number_integer() ||
+            !added.contains("content") || !added["content"].is_string()) {
+            throw InputError(file_label(path) +
+                             ": expected added_tokens entries with an integer "
+                             "\"id\" and a string \"content\", found " +
+                             added.dump());
+        }
+        const int id = with_json_context(path, [&] { return json_integer<int>(added["id"]); });
+        if (id < 0) throw InputError(file_label(path) + ": added token with a negative id");
+        added_tokens[id] = added["content"].get<std::string>();
+    }
+    return added_tokens;
+}
+
+}  // namespace
+
 std::unique_ptr<Gpt2BpeTokenizer> Gpt2BpeTokenizer::from_tokenizer_json(const std::string& path) {
     // A value of the wrong type anywhere below is bad input naming the file.
     return with_json_context(path, [&]() -> std::unique_ptr<Gpt2BpeTokenizer> {
@@ -426,25 +502,7 @@ std::unique_ptr<Gpt2BpeTokenizer> Gpt2BpeTokenizer::from_tokenizer_json(const st
 
         int rank = 0;
         for (const auto& merge : model["merges"]) {
-            std::string first, second;
-            if (merge.is_string()) {
-                const std::string text = merge.get<std::string>();
-                const std::size_t space = text.find(' ');
-                if (space == std::string::npos || space == 0 || space + 1 == text.size() ||
-                    text.find(' ', space + 1) != std::string::npos) {
-                    throw InputError(file_label(path) + ": merge " + std::to_string(rank) +
-                                     ": expected \"a b\", found " + merge.dump());
-                }
-                first = text.substr(0, space);
-                second = text.substr(space + 1);
-            } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
-                       merge[1].is_string()) {
-                first = merge[0].get<std::string>();
-                second = merge[1].get<std::string>();
-            } else {
-                throw InputError(file_label(path) + ": merge " + std::to_string(rank) +
-                                 ": expected \"a b\" or [\"a\", \"b\"], found " + merge.dump());
-            }
+            const auto [first, second] = split_merge(merge, rank, path);
             if (!tokenizer->token_to_id_.count(first) || !tokenizer->token_to_id_.count(second) ||
                 !tokenizer->token_to_id_.count(first + second)) {
                 throw InputError(file_label(path) + ": merge " + std::to_string(rank) + " " +
@@ -452,23 +510,7 @@ std::unique_ptr<Gpt2BpeTokenizer> Gpt2BpeTokenizer::from_tokenizer_json(const st
             }
             tokenizer->merge_rank_[merge_key(first, second)] = rank++;
         }
-
-        if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
-            for (const auto& added : j["added_tokens"]) {
-                if (!added.is_object() || !added.contains("id") ||
-                    !added["id"].is_number_integer() || !added.contains("content") ||
-                    !added["content"].is_string()) {
-                    throw InputError(file_label(path) +
-                                     ": expected added_tokens entries with an integer "
-                                     "\"id\" and a string \"content\", found " +
-                                     added.dump());
-                }
-                const int id =
-                    with_json_context(path, [&] { return json_integer<int>(added["id"]); });
-                if (id < 0) throw InputError(file_label(path) + ": added token with a negative id");
-                tokenizer->added_tokens_[id] = added["content"].get<std::string>();
-            }
-        }
+        tokenizer->added_tokens_ = read_added_tokens(j, path);
         tokenizer->finish();
         return tokenizer;
     });
@@ -547,8 +589,9 @@ std::vector<int> Gpt2BpeTokenizer::bpe(const std::string& word) const {
     for (const char c : word)
         symbols.push_back(byte_to_text()[static_cast<unsigned char>(c)]);
 
-    // encoder.py's bpe(): merge the lowest-ranked adjacent pair everywhere, left to right, until
-    // no adjacent pair has a rank.
+    // Byte-pair encoding by merge rank (Sennrich et al. 2016, as GPT-2 applies it): join every
+    // occurrence of the lowest-ranked adjacent pair, scanning left to right without overlap,
+    // until no adjacent pair has a rank.
     while (symbols.size() > 1) {
         int best_rank = std::numeric_limits<int>::max();
         std::size_t best = 0;
@@ -560,18 +603,15 @@ std::vector<int> Gpt2BpeTokenizer::bpe(const std::string& word) const {
             }
         }
         if (best_rank == std::numeric_limits<int>::max()) break;
-        const std::string first = symbols[best];
-        const std::string second = symbols[best + 1];
+        const std::string left = symbols[best];
+        const std::string right = symbols[best + 1];
         std::vector<std::string> merged;
         merged.reserve(symbols.size());
         for (std::size_t k = 0; k < symbols.size();) {
-            if (k + 1 < symbols.size() && symbols[k] == first && symbols[k + 1] == second) {
-                merged.push_back(first + second);
-                k += 2;
-            } else {
-                merged.push_back(symbols[k]);
-                k += 1;
-            }
+            const bool pair_here =
+                k + 1 < symbols.size() && symbols[k] == left && symbols[k + 1] == right;
+            merged.push_back(pair_here ? left + right : symbols[k]);
+            k += pair_here ? 2 : 1;
         }
         symbols.swap(merged);
     }

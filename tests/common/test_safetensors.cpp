@@ -12,12 +12,14 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
 #include "common/safetensors.hpp"
+#include "common/tensor_store.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 
@@ -687,6 +689,32 @@ TEST(SafetensorsFolder, PickleRefused) {
     write_bytes(other / "weights.bin", "");
     expect_input_error([&] { SafetensorsCheckpoint checkpoint(other.string()); },
                        {"weights.bin", "unpickling executes arbitrary code", "llama2.c"});
+}
+
+// The map-backed store the llama2.c and GGUF readers share: names sorted, tensors returned as
+// added (same bytes, shared owner), an absent name an InputError naming the source and kind.
+TEST(MapTensorStore, HoldsTensorsByNameAndNamesItsSource) {
+    MapTensorStore store("model.bin", "test checkpoint");
+    EXPECT_TRUE(store.names().empty());
+    store.add(owned_float_tensor("b", "model.bin", {2}, {1.5f, -2.0f}));
+    store.add(owned_float_tensor("a", "model.bin", {1, 3}, {0.0f, 1.0f, 2.0f}));
+    EXPECT_EQ(store.names(), (std::vector<std::string>{"a", "b"}));
+    EXPECT_TRUE(store.contains("a"));
+    EXPECT_FALSE(store.contains("c"));
+    EXPECT_EQ(store.describe(), "model.bin");
+    const HostTensor b = store.get("b");
+    EXPECT_EQ(b.dtype, DType::F32);
+    EXPECT_EQ(b.shape, (std::vector<std::int64_t>{2}));
+    ASSERT_EQ(b.bytes, 2 * sizeof(float));
+    const float expected[] = {1.5f, -2.0f};
+    EXPECT_EQ(std::memcmp(b.data, expected, sizeof(expected)), 0);
+    EXPECT_EQ(store.get("b").data, b.data);  // shared, not copied
+    EXPECT_THROW(store.add(owned_float_tensor("a", "model.bin", {1}, {9.0f})), std::logic_error);
+    EXPECT_EQ(store.get("a").numel(), 3);  // the first one stays
+    expect_input_error([&] { store.get("c"); }, {"model.bin", "test checkpoint", "no tensor 'c'"});
+    // An empty tensor is a tensor.
+    store.add(owned_float_tensor("empty", "model.bin", {0}, {}));
+    EXPECT_EQ(store.get("empty").bytes, 0u);
 }
 
 TEST(SafetensorsFolder, EmptyOrMissingFolder) {
