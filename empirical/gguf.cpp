@@ -118,29 +118,12 @@ class GgufCursor {
 
 namespace {
 
+// Bytes of one value by GGUF type number (U8, I8, U16, I16, U32, I32, F32, BOOL, STRING,
+// ARRAY, U64, I64, F64); a STRING or ARRAY takes at least its length fields.
 std::size_t scalar_size(GgufType type) {
-    switch (type) {
-        case GgufType::U8:
-        case GgufType::I8:
-        case GgufType::BOOL:
-            return 1;
-        case GgufType::U16:
-        case GgufType::I16:
-            return 2;
-        case GgufType::U32:
-        case GgufType::I32:
-        case GgufType::F32:
-            return 4;
-        case GgufType::U64:
-        case GgufType::I64:
-        case GgufType::F64:
-            return 8;
-        case GgufType::STRING:
-            return 8;  // at least its length
-        case GgufType::ARRAY:
-            return 12;  // at least element type + count
-    }
-    return 1;
+    static constexpr std::size_t kBytes[] = {1, 1, 2, 2, 4, 4, 4, 1, 8, 12, 8, 8, 8};
+    const auto number = static_cast<std::size_t>(type);
+    return number < sizeof(kBytes) / sizeof(kBytes[0]) ? kBytes[number] : 1;
 }
 
 bool known_value_type(std::uint32_t type) {
