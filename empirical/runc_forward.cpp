@@ -106,9 +106,10 @@ void causal_attention_row(const float* query, const float* keys, const float* va
     softmax_in_place(weights, count);
     std::fill(out, out + head_size, 0.0f);
     for (int t = 0; t < count; ++t) {
+        const float alpha = weights[t];  // a local: `out` could alias `weights` for the compiler
         const float* value = values + t * stride;
         for (int i = 0; i < head_size; ++i)
-            out[i] += weights[t] * value[i];
+            out[i] += alpha * value[i];
     }
 }
 
