@@ -3,13 +3,13 @@
 // loop's do.
 #include "common/sum_of_squares.hpp"
 
+#if ATTNGEO_X86
 #include <immintrin.h>
-
-#include "common/cpu_features.hpp"
+#endif
 
 namespace attngeo {
-namespace {
 
+#if ATTNGEO_X86
 ATTNGEO_TARGET_AVX2 double sum_of_squares_avx2(const double* row, int d) {
     __m256d low = _mm256_setzero_pd(), high = _mm256_setzero_pd();  // p0..p3, p4..p7
     int k = 0;
@@ -26,8 +26,7 @@ ATTNGEO_TARGET_AVX2 double sum_of_squares_avx2(const double* row, int d) {
     return ((partial[0] + partial[4]) + (partial[2] + partial[6])) +
            ((partial[1] + partial[5]) + (partial[3] + partial[7]));
 }
-
-}  // namespace
+#endif
 
 double sum_of_squares_plain(const double* row, int d) {
     double partial[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -38,7 +37,10 @@ double sum_of_squares_plain(const double* row, int d) {
 }
 
 double sum_of_squares(const double* row, int d) {
-    return cpu_has_avx2() ? sum_of_squares_avx2(row, d) : sum_of_squares_plain(row, d);
+#if ATTNGEO_X86
+    if (use_avx2()) return sum_of_squares_avx2(row, d);
+#endif
+    return sum_of_squares_plain(row, d);
 }
 
 }  // namespace attngeo

@@ -1,12 +1,14 @@
 // An 8×8 float transpose in AVX2 registers, shared by theory's strip reads of the lower
-// triangle and simulate's panel packing (both turn columns into rows 8 at a time).
+// triangle and simulate's panel packing (both turn columns into rows 8 at a time). x86 only:
+// elsewhere those callers have only their plain twins.
 #pragma once
 
+#include "common/cpu_features.hpp"
+
+#if ATTNGEO_X86
 #include <immintrin.h>
 
 #include <cstddef>
-
-#include "common/cpu_features.hpp"
 
 namespace attngeo {
 
@@ -31,3 +33,4 @@ ATTNGEO_TARGET_AVX2_FMA inline void transpose8x8_rows(const __m256 (&r)[8], floa
 }
 
 }  // namespace attngeo
+#endif

@@ -2,16 +2,38 @@
 // No "fma" target: the vector arithmetic must round like the plain arithmetic.
 #include "simulate/generator_kernels.hpp"
 
-#include <immintrin.h>
-
 #include <cmath>
 
 #include "common/cpu_features.hpp"
 #include "common/sum_of_squares.hpp"
 
+#if ATTNGEO_X86
+#include <immintrin.h>
+#endif
+
 namespace attngeo::simulate::generator_kernels {
 namespace {
 
+#if ATTNGEO_X86
+// row ← alpha·(row·factor): two roundings per entry, as the two passes they replace.
+ATTNGEO_TARGET_AVX2 void scale_row_twice_avx2(double* row, double factor, double alpha, int d) {
+    const __m256d f = _mm256_set1_pd(factor), a = _mm256_set1_pd(alpha);
+    int k = 0;
+    for (; k + 4 <= d; k += 4)
+        _mm256_storeu_pd(row + k, _mm256_mul_pd(a, _mm256_mul_pd(_mm256_loadu_pd(row + k), f)));
+    for (; k < d; ++k)
+        row[k] = alpha * (row[k] * factor);
+}
+#endif
+
+double length_factor(double squares, double norm) {
+    const double length = std::sqrt(squares);
+    return length > 0 ? norm / length : 0.0;
+}
+
+}  // namespace
+
+#if ATTNGEO_X86
 ATTNGEO_TARGET_AVX2 void ar1_row_avx2(double* row, double* a, double* sink, const double* g0,
                                       const Ar1Row& step, int d) {
     const __m256d scale = _mm256_set1_pd(step.scale), r = _mm256_set1_pd(step.r);
@@ -37,22 +59,10 @@ ATTNGEO_TARGET_AVX2 void ar1_row_avx2(double* row, double* a, double* sink, cons
     if (k < d) ar1_row_plain(row + k, a + k, sink + k, g0 + k, step, d - k);
 }
 
-// row ← alpha·(row·factor): two roundings per entry, as the two passes they replace.
-ATTNGEO_TARGET_AVX2 void scale_row_twice_avx2(double* row, double factor, double alpha, int d) {
-    const __m256d f = _mm256_set1_pd(factor), a = _mm256_set1_pd(alpha);
-    int k = 0;
-    for (; k + 4 <= d; k += 4)
-        _mm256_storeu_pd(row + k, _mm256_mul_pd(a, _mm256_mul_pd(_mm256_loadu_pd(row + k), f)));
-    for (; k < d; ++k)
-        row[k] = alpha * (row[k] * factor);
+void normalise_and_scale_row_avx2(double* row, double norm, double alpha, int d) {
+    scale_row_twice_avx2(row, length_factor(sum_of_squares_avx2(row, d), norm), alpha, d);
 }
-
-double length_factor(double squares, double norm) {
-    const double length = std::sqrt(squares);
-    return length > 0 ? norm / length : 0.0;
-}
-
-}  // namespace
+#endif
 
 void ar1_row_plain(double* row, double* a, double* sink, const double* g0, const Ar1Row& step,
                    int d) {
@@ -69,11 +79,13 @@ void ar1_row_plain(double* row, double* a, double* sink, const double* g0, const
 }
 
 void ar1_row(double* row, double* a, double* sink, const double* g0, const Ar1Row& step, int d) {
-    if (cpu_has_avx2()) {
+#if ATTNGEO_X86
+    if (use_avx2()) {
         ar1_row_avx2(row, a, sink, g0, step, d);
-    } else {
-        ar1_row_plain(row, a, sink, g0, step, d);
+        return;
     }
+#endif
+    ar1_row_plain(row, a, sink, g0, step, d);
 }
 
 void normalise_and_scale_row_plain(double* row, double norm, double alpha, int d) {
@@ -83,11 +95,13 @@ void normalise_and_scale_row_plain(double* row, double norm, double alpha, int d
 }
 
 void normalise_and_scale_row(double* row, double norm, double alpha, int d) {
-    if (cpu_has_avx2()) {
-        scale_row_twice_avx2(row, length_factor(sum_of_squares(row, d), norm), alpha, d);
-    } else {
-        normalise_and_scale_row_plain(row, norm, alpha, d);
+#if ATTNGEO_X86
+    if (use_avx2()) {
+        normalise_and_scale_row_avx2(row, norm, alpha, d);
+        return;
     }
+#endif
+    normalise_and_scale_row_plain(row, norm, alpha, d);
 }
 
 // α = 1 multiplies exactly, so these are the fused pass's bits.

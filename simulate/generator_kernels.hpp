@@ -4,6 +4,8 @@
 // row's sum of squares, has a fixed order of 8 partial sums stated below.
 #pragma once
 
+#include "common/cpu_features.hpp"
+
 namespace attngeo::simulate::generator_kernels {
 
 // One token i ≥ 1 of the AR(1) pass.
@@ -32,5 +34,12 @@ void normalise_row_plain(double* row, double norm, int d);
 // normalise_row, then row ← alpha·row, in one pass with the same two roundings per entry.
 void normalise_and_scale_row(double* row, double norm, double alpha, int d);
 void normalise_and_scale_row_plain(double* row, double norm, double alpha, int d);
+
+#if ATTNGEO_X86
+// The AVX2 loops the dispatchers take when use_avx2(), for the tests (only where cpu_has_avx2()).
+void ar1_row_avx2(double* row, double* a, double* sink, const double* g0, const Ar1Row& step,
+                  int d);
+void normalise_and_scale_row_avx2(double* row, double norm, double alpha, int d);
+#endif
 
 }  // namespace attngeo::simulate::generator_kernels

@@ -38,14 +38,15 @@ void gram_of(const theory::RowMatrix& ranked, Eigen::MatrixXd& gram) {
 // The lower triangle of the single-precision Gram matrix of fl32(σ·ranked) (twice the speed of
 // DSYRK; never mirrored: the Euclidean sweep and the realised statistics read only the lower
 // triangle); theory/ widens its error bands to float32 rounding. The packed AVX2 tiles
-// (single_gram.hpp) when the CPU has them, else SSYRK. The leading dimension, a multiple of 24
-// and so of 8, keeps theory's strided reads aligned. Returns σ's exponent.
+// (single_gram.hpp) when use_avx2_fma(), else SSYRK (CPUs without AVX2, and ATTNGEO_PLAIN=1 so
+// that CI runs this branch too). The leading dimension, a multiple of 24 and so of 8, keeps
+// theory's strided reads aligned. Returns σ's exponent.
 int single_gram_of(const theory::RowMatrix& ranked, theory::SingleRowMatrix& scaled,
                    std::vector<float>& panels, Eigen::MatrixXf& gram) {
     const int n = static_cast<int>(ranked.rows());
     const int d = static_cast<int>(ranked.cols());
     gram.resize(single_gram_leading_dimension(n), n);
-    if (cpu_has_avx2_fma()) {
+    if (use_avx2_fma()) {
         const int scale_exponent = theory::single_precision_scale_exponent(ranked);
         single_gram_lower(ranked, scale_exponent, gram.data(), static_cast<int>(gram.rows()),
                           panels);
@@ -238,7 +239,10 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
     const int d = generator_.dimension();
     SimulationSums total;
     total.by_size.resize(spec_.sizes.size());
-    const int thread_count = threads > 0 ? threads : omp_get_max_threads();
+    // Left to OpenMP, the count is one under ATTNGEO_PLAIN: the sequential loop every thread
+    // count must reproduce (an explicit count still runs in parallel, for the tests).
+    const int thread_count =
+        threads > 0 ? threads : (plain_paths_forced() ? 1 : omp_get_max_threads());
 #pragma omp parallel num_threads(thread_count)
     {
         SimulationSums local;

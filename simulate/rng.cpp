@@ -4,8 +4,6 @@
 // vector arithmetic must round like the plain arithmetic.
 #include "simulate/rng.hpp"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +12,10 @@
 #include <string>
 
 #include "common/cpu_features.hpp"
+
+#if ATTNGEO_X86
+#include <immintrin.h>
+#endif
 
 namespace attngeo::simulate {
 namespace {
@@ -58,10 +60,14 @@ const ZigguratTables& tables() {
 
 // Short runs (tens of values): an inline SSE2 loop instead of a memcpy call.
 inline void copy_doubles(const double* from, int count, double* to) {
+#if ATTNGEO_X86
     int i = 0;
     for (; i + 2 <= count; i += 2)
         _mm_storeu_pd(to + i, _mm_loadu_pd(from + i));
     if (i < count) to[i] = from[i];
+#else
+    std::copy_n(from, count, to);
+#endif
 }
 
 constexpr std::uint32_t kMissSubstream = 0x80000000u;
@@ -79,6 +85,7 @@ inline int ziggurat_layer(std::uint64_t bits) {
     return static_cast<int>(bits & (kLayers - 1));
 }
 
+#if ATTNGEO_X86
 // 32×32 → 64-bit products: the low halves in one multiply, the high halves from the even and
 // the odd lanes' full products.
 ATTNGEO_TARGET_AVX2 inline void mulhilo(__m256i a, __m256i multiplier, __m256i& hi, __m256i& lo) {
@@ -140,6 +147,7 @@ ATTNGEO_TARGET_AVX2 void philox32_avx2(Philox::ctr_type counter, Philox::key_typ
         _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(r, s, 0x31));
     }
 }
+#endif
 
 }  // namespace
 
@@ -153,16 +161,25 @@ void philox_words_plain(Philox::ctr_type counter, Philox::key_type key, int bloc
     }
 }
 
-void philox_words(Philox::ctr_type counter, Philox::key_type key, int blocks,
-                  std::uint64_t* words) {
-    if (!cpu_has_avx2()) {
-        philox_words_plain(counter, key, blocks, words);
-        return;
-    }
+#if ATTNGEO_X86
+void philox_words_avx2(Philox::ctr_type counter, Philox::key_type key, int blocks,
+                       std::uint64_t* words) {
     for (int b = 0; b < blocks; b += 32) {
         philox32_avx2(counter, key, words + 2 * b);
         counter.v[0] += 32;
     }
+}
+#endif
+
+void philox_words(Philox::ctr_type counter, Philox::key_type key, int blocks,
+                  std::uint64_t* words) {
+#if ATTNGEO_X86
+    if (use_avx2()) {
+        philox_words_avx2(counter, key, blocks, words);
+        return;
+    }
+#endif
+    philox_words_plain(counter, key, blocks, words);
 }
 
 void ziggurat_cores_plain(const std::uint64_t* words, int count, double* normals,
@@ -177,8 +194,7 @@ void ziggurat_cores_plain(const std::uint64_t* words, int count, double* normals
     }
 }
 
-namespace {
-
+#if ATTNGEO_X86
 // Four words at a time, each layer's (ratio, x) pair fetched with one 16-byte load.
 ATTNGEO_TARGET_AVX2 void ziggurat_cores_avx2(const std::uint64_t* words, int count, double* normals,
                                              std::uint64_t& misses) {
@@ -208,15 +224,16 @@ ATTNGEO_TARGET_AVX2 void ziggurat_cores_avx2(const std::uint64_t* words, int cou
     }
     misses = found;
 }
-
-}  // namespace
+#endif
 
 void ziggurat_cores(const std::uint64_t* words, int count, double* normals, std::uint64_t& misses) {
-    if (cpu_has_avx2()) {
+#if ATTNGEO_X86
+    if (use_avx2()) {
         ziggurat_cores_avx2(words, count, normals, misses);
-    } else {
-        ziggurat_cores_plain(words, count, normals, misses);
+        return;
     }
+#endif
+    ziggurat_cores_plain(words, count, normals, misses);
 }
 
 RandomStream::RandomStream(std::uint64_t seed, std::uint32_t grid_point, std::uint32_t trial,

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/cpu_features.hpp"
+
 namespace attngeo::simulate {
 
 using Philox = r123::Philox4x32;
@@ -29,6 +31,15 @@ void philox_words_plain(Philox::ctr_type counter, Philox::key_type key, int bloc
 void ziggurat_cores(const std::uint64_t* words, int count, double* normals, std::uint64_t& misses);
 void ziggurat_cores_plain(const std::uint64_t* words, int count, double* normals,
                           std::uint64_t& misses);
+#if ATTNGEO_X86
+// The AVX2 loops the two dispatchers take when use_avx2() (common/cpu_features.hpp), for the
+// tests that compare them with the plain twins whatever ATTNGEO_PLAIN says; only where
+// cpu_has_avx2().
+void philox_words_avx2(Philox::ctr_type counter, Philox::key_type key, int blocks,
+                       std::uint64_t* words);
+void ziggurat_cores_avx2(const std::uint64_t* words, int count, double* normals,
+                         std::uint64_t& misses);
+#endif
 
 class RandomStream {
   public:

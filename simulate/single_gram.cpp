@@ -3,8 +3,6 @@
 // keeps 8), and both operands come from the same panels, so σY is packed only once.
 #include "simulate/single_gram.hpp"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +12,10 @@
 
 #include "common/cpu_features.hpp"
 #include "common/transpose8x8.hpp"
+
+#if ATTNGEO_X86
+#include <immintrin.h>
+#endif
 
 namespace attngeo::simulate {
 namespace {
@@ -45,6 +47,7 @@ void check_layout(const theory::RowMatrix& ranked, int ld, const char* function)
     }
 }
 
+#if ATTNGEO_X86
 // 8 rows × 8 columns t..t+7 of σY, rows at `rows` (nullptr: a zero row past n), into the panel
 // rows t..t+7 at row offset r0: fl32 of the exact product, as Scale rounds it.
 ATTNGEO_TARGET_AVX2_FMA inline void pack_block(const double* const (&rows)[8], int t, double sigma,
@@ -136,6 +139,7 @@ ATTNGEO_TARGET_AVX2_FMA void single_gram_avx2(const float* packed, int n, int d,
         }
     }
 }
+#endif
 
 }  // namespace
 
@@ -164,16 +168,27 @@ void single_gram_lower_plain(const theory::RowMatrix& ranked, int scale_exponent
     }
 }
 
-void single_gram_lower(const theory::RowMatrix& ranked, int scale_exponent, float* lower, int ld,
-                       std::vector<float>& panels) {
-    check_layout(ranked, ld, "single_gram_lower");
-    if (!cpu_has_avx2_fma()) {  // callers take SSYRK there; this keeps the function total
-        single_gram_lower_plain(ranked, scale_exponent, lower, ld);
-        return;
-    }
+#if ATTNGEO_X86
+void single_gram_lower_avx2(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
+                            int ld, std::vector<float>& panels) {
+    check_layout(ranked, ld, "single_gram_lower_avx2");
     const float* packed = pack_panels(ranked, Scale(scale_exponent), panels);
     single_gram_avx2(packed, static_cast<int>(ranked.rows()), static_cast<int>(ranked.cols()),
                      lower, ld);
+}
+#endif
+
+void single_gram_lower(const theory::RowMatrix& ranked, int scale_exponent, float* lower, int ld,
+                       std::vector<float>& panels) {
+    check_layout(ranked, ld, "single_gram_lower");
+#if ATTNGEO_X86
+    if (use_avx2_fma()) {
+        single_gram_lower_avx2(ranked, scale_exponent, lower, ld, panels);
+        return;
+    }
+#endif
+    // Callers take SSYRK there; this keeps the function total.
+    single_gram_lower_plain(ranked, scale_exponent, lower, ld);
 }
 
 }  // namespace attngeo::simulate

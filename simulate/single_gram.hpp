@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "common/cpu_features.hpp"
 #include "theory/metrics.hpp"
 
 namespace attngeo::simulate {
@@ -18,12 +19,19 @@ int single_gram_leading_dimension(int n);
 // lower[i + j·ld] = Σ_t fl32(σ y_it)·fl32(σ y_jt) for i ≥ j (float FMAs in ascending t),
 // σ = 2^scale_exponent; entries above the diagonal near it may be written too (with the same
 // symmetric values). ld ≥ single_gram_leading_dimension(n). `panels` is scratch. Uses the AVX2
-// tiles when the CPU has them, else the (slow) plain loop: the simulator takes SSYRK there.
+// tiles when use_avx2_fma() (common/cpu_features.hpp), else the (slow) plain loop: the
+// simulator takes SSYRK there.
 void single_gram_lower(const theory::RowMatrix& ranked,  // [n, d]
                        int scale_exponent,
                        float* lower,  // [ld, n] column-major
                        int ld, std::vector<float>& panels);
 void single_gram_lower_plain(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
                              int ld);
+#if ATTNGEO_X86
+// The tiles themselves (the tests compare them with the plain loop whatever the dispatcher
+// takes); only where cpu_has_avx2_fma().
+void single_gram_lower_avx2(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
+                            int ld, std::vector<float>& panels);
+#endif
 
 }  // namespace attngeo::simulate

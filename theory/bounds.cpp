@@ -2,8 +2,6 @@
 // See bounds.hpp; SPEC §3 lists every decision taken where the paper is ambiguous.
 #include "theory/bounds.hpp"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
@@ -12,7 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/cpu_features.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 
@@ -27,7 +24,6 @@ constexpr double kUnitRoundoff = 0x1p-53;
 // argmax of φ(ξ)/(ξ + 1/ξ) on ξ > 0: ξ⁴ + 2ξ² − 1 = 0, ξ* = √(√2 − 1). The function is
 // increasing before ξ* and decreasing after, which lets the pair maximum use a binary search.
 const double kPeakXi = std::sqrt(std::sqrt(2.0) - 1.0);
-constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
 
 void validate_settings(const BoundSettings& s, const char* function) {
     if (!(s.d >= 1))
@@ -70,117 +66,29 @@ void set_trivial(BoundRow& row) {
     row.fmax_lower = row.fmax_upper = row.fmin_lower = row.fmin_upper = 1;
 }
 
-// Union term of eqs. (12) and (14): n_out·t(Δ) + (n_out/N)·t(Δ0), the second only when the
-// sink is selected (SPEC §3).
-double union_term(int n_out, int N, bool sink_selected, double tail_delta, double tail_delta0) {
-    double u = n_out * tail_delta;
-    if (sink_selected) u += static_cast<double>(n_out) / N * tail_delta0;
-    return u;
-}
-
-void finish_row(BoundRow& row, double union_sum, double max_p, double recall_upper) {
-    row.precision_lower = 1.0 / (1.0 + union_sum);
-    row.recall_lower = std::max(0.0, 1.0 - union_sum);
-    row.precision_upper = 1.0 - max_p / (row.N + 1);
-    row.recall_upper = recall_upper;
+// Every bound of Theorems 1–2 and Corollary 1 from the union tail (lower bounds) and the pair
+// probabilities' maximum and complement sum (upper bounds).
+void finish_row(BoundRow& row, double union_sum, double max_p, double complement_sum) {
+    row.precision_lower = precision_lower_bound(union_sum);
+    row.recall_lower = recall_lower_bound(union_sum);
+    row.precision_upper = precision_upper_bound(max_p, row.N);
+    row.recall_upper = recall_upper_bound(complement_sum, row.N);
     row.fmax_lower = f_of(row.precision_lower);
     row.fmax_upper = f_of(row.precision_upper);
     row.fmin_lower = f_of(row.recall_lower);
     row.fmin_upper = f_of(row.recall_upper);
 }
 
-extern "C" ATTNGEO_TARGET_AVX2_FMA __m256d
-_ZGVdN4v_exp(__m256d x);  // glibc's libmvec, within 4 ulp of exp
-
-ATTNGEO_TARGET_AVX2_FMA inline __m256d p_minus4(__m256d xi) {
-    const __m256d positive = _mm256_cmp_pd(xi, _mm256_setzero_pd(), _CMP_GT_OQ);
-    const __m256d x = _mm256_blendv_pd(_mm256_set1_pd(1.0), xi, positive);
-    const __m256d density =
-        _mm256_mul_pd(_mm256_set1_pd(kInvSqrt2Pi),
-                      _ZGVdN4v_exp(_mm256_mul_pd(_mm256_set1_pd(-0.5), _mm256_mul_pd(x, x))));
-    const __m256d p = _mm256_div_pd(_mm256_mul_pd(density, x),
-                                    _mm256_add_pd(_mm256_mul_pd(x, x), _mm256_set1_pd(1.0)));
-    return _mm256_and_pd(p, positive);
-}
-
-// p⁻ as the kernels write it, φ(ξ)·ξ/(ξ² + 1) = φ(ξ)/(ξ + 1/ξ) (one division; tiny ξ gives
-// the limit 0 directly), 0 for ξ ≤ 0.
-inline double p_minus_of_gap(double xi) {
-    return xi > 0 ? kInvSqrt2Pi * std::exp(-0.5 * xi * xi) * xi / (xi * xi + 1) : 0.0;
-}
-
-// p_i of position i: 1/2 where half[i], else the larger p⁻ of its two candidate gaps.
-inline double position_p(const double* near, const double* far, const char* half, int i) {
-    return half[i] ? 0.5 : std::max(p_minus_of_gap(near[i]), p_minus_of_gap(far[i]));
-}
-
-// Positions [from, count) one at a time: the tail the four lanes leave.
-void add_positions(const double* near, const double* far, const char* half, int from, int count,
-                   bound_kernels::PMinusSums& out) {
-    for (int i = from; i < count; ++i) {
-        const double p = position_p(near, far, half, i);
-        out.largest = std::max(out.largest, p);
-        out.complement_sum += 1 - p;
-    }
-}
-
-// Σ(1 − p) in four lanes as the AVX2 loop keeps it, so the two differ only by exp's ulps.
-bound_kernels::PMinusSums reduce_lanes(const double (&largest)[4], const double (&sums)[4]) {
-    bound_kernels::PMinusSums out;
-    out.largest = std::max(std::max(largest[0], largest[1]), std::max(largest[2], largest[3]));
-    out.complement_sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-    return out;
-}
-
-ATTNGEO_TARGET_AVX2_FMA bound_kernels::PMinusSums p_minus_sums_avx2(const double* near,
-                                                                    const double* far,
-                                                                    const char* half, int count) {
-    __m256d largest = _mm256_setzero_pd(), complement = _mm256_setzero_pd();
-    const __m256d one = _mm256_set1_pd(1.0), one_half = _mm256_set1_pd(0.5);
-    int i = 0;
-    for (; i + 4 <= count; i += 4) {
-        __m256d p =
-            _mm256_max_pd(p_minus4(_mm256_loadu_pd(near + i)), p_minus4(_mm256_loadu_pd(far + i)));
-        int flags;  // four half_in bytes
-        std::memcpy(&flags, half + i, sizeof flags);
-        const __m256i halves = _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(flags));
-        const __m256d at_half =
-            _mm256_castsi256_pd(_mm256_cmpgt_epi64(halves, _mm256_setzero_si256()));
-        p = _mm256_blendv_pd(p, one_half, at_half);
-        largest = _mm256_max_pd(largest, p);
-        complement = _mm256_add_pd(complement, _mm256_sub_pd(one, p));
-    }
-    alignas(32) double lanes[4], sums[4];
-    _mm256_store_pd(lanes, largest);
-    _mm256_store_pd(sums, complement);
-    bound_kernels::PMinusSums out = reduce_lanes(lanes, sums);
-    add_positions(near, far, half, i, count, out);
-    return out;
+// The lower bounds alone; the upper ones NaN (BoundTerms::evaluate with lower_only).
+void finish_lower_only(BoundRow& row, double union_sum) {
+    row.precision_lower = precision_lower_bound(union_sum);
+    row.recall_lower = recall_lower_bound(union_sum);
+    row.fmax_lower = f_of(row.precision_lower);
+    row.fmin_lower = f_of(row.recall_lower);
+    row.precision_upper = row.recall_upper = row.fmax_upper = row.fmin_upper = kNaN;
 }
 
 }  // namespace
-
-namespace bound_kernels {
-
-PMinusSums p_minus_sums_plain(const double* near, const double* far, const char* half, int count) {
-    double largest[4] = {0, 0, 0, 0}, sums[4] = {0, 0, 0, 0};
-    const int whole = count / 4 * 4;
-    for (int i = 0; i < whole; ++i) {
-        const double p = position_p(near, far, half, i);
-        largest[i % 4] = std::max(largest[i % 4], p);
-        sums[i % 4] += 1 - p;
-    }
-    PMinusSums out = reduce_lanes(largest, sums);
-    add_positions(near, far, half, whole, count, out);
-    return out;
-}
-
-PMinusSums p_minus_sums(const double* near, const double* far, const char* half, int count) {
-    return cpu_has_avx2_fma() ? p_minus_sums_avx2(near, far, half, count)
-                              : p_minus_sums_plain(near, far, half, count);
-}
-
-}  // namespace bound_kernels
 
 BoundVariant parse_bound_variant(const std::string& text) {
     if (text == "paper") return BoundVariant::paper;
@@ -350,6 +258,48 @@ double f_of(double x) {
     return 2 * x / (1 + x);
 }
 
+double union_tail(int n_out, int N, bool sink_selected, double tail_delta, double tail_delta0) {
+    if (n_out < 0 || N < 1)
+        throw_domain_error("union_tail", "n_out = " + std::to_string(n_out) + ", N = " +
+                                             std::to_string(N) + ", expected n_out >= 0, N >= 1");
+    if (!(tail_delta >= 0 && tail_delta <= 1) || !(tail_delta0 >= 0 && tail_delta0 <= 1))
+        throw_domain_error("union_tail", "tail factors " + format_double(tail_delta) + ", " +
+                                             format_double(tail_delta0) + ", expected in [0, 1]");
+    double u = n_out * tail_delta;
+    if (sink_selected) u += static_cast<double>(n_out) / N * tail_delta0;
+    return u;
+}
+
+double precision_lower_bound(double union_sum) {
+    if (!(union_sum >= 0))
+        throw_domain_error("precision_lower_bound",
+                           "union tail = " + format_double(union_sum) + ", expected >= 0");
+    return 1.0 / (1.0 + union_sum);
+}
+
+double recall_lower_bound(double union_sum) {
+    if (!(union_sum >= 0))
+        throw_domain_error("recall_lower_bound",
+                           "union tail = " + format_double(union_sum) + ", expected >= 0");
+    return std::max(0.0, 1.0 - union_sum);
+}
+
+double precision_upper_bound(double max_pair_probability, int N) {
+    if (N < 1 || !(max_pair_probability >= 0 && max_pair_probability <= 1))
+        throw_domain_error("precision_upper_bound",
+                           "max p = " + format_double(max_pair_probability) + " at N = " +
+                               std::to_string(N) + ", expected p in [0, 1] and N >= 1");
+    return 1.0 - max_pair_probability / (N + 1);
+}
+
+double recall_upper_bound(double complement_sum, int N) {
+    if (N < 1 || !(complement_sum >= 0))
+        throw_domain_error("recall_upper_bound", "sum of 1 - p = " + format_double(complement_sum) +
+                                                     " at N = " + std::to_string(N) +
+                                                     ", expected >= 0 and N >= 1");
+    return complement_sum / N;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& settings) {
@@ -393,7 +343,7 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
     const int n_out = n - N;
     const double tail_delta = tail_factor(row.delta, row.scale, settings.kappa, settings.d);
     const double tail_delta0 = tail_factor(row.delta0, row.scale, settings.kappa, settings.d);
-    const double union_sum = union_term(n_out, N, row.sink_selected, tail_delta, tail_delta0);
+    const double union_sum = union_tail(n_out, N, row.sink_selected, tail_delta, tail_delta0);
 
     const bool include_sink = uses_exact_mean(settings.variant);
     std::vector<double> M(n);
@@ -413,11 +363,105 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
         max_p = std::max(max_p, p_i);
         recall_sum += 1 - p_i;
     }
-    finish_row(row, union_sum, max_p, recall_sum / N);
+    finish_row(row, union_sum, max_p, recall_sum);
     return row;
 }
 
 // ---------------------------------------------------------------------------------------------
+
+namespace {
+
+// The quantities of eqs. (7)–(11) kept up to date as tokens join I_N in rank order.
+struct RunningSelection {
+    explicit RunningSelection(int n) : M(n, 0.0), max_rho_in(n, -kInf) {}
+
+    // Token k joins I_N; M sums the sink too when include_sink (the exact-mean variants).
+    void add(int k, const Eigen::VectorXd& a, const Eigen::MatrixXd& rho, bool include_sink) {
+        const int n = static_cast<int>(a.size());
+        if (k == 0) {
+            sink_selected = true;
+        } else {
+            s_in += a[k];
+            a_min_in = std::min(a_min_in, a[k]);
+            for (int j = 0; j < n; ++j)
+                max_rho_in[j] = std::max(max_rho_in[j], rho(j, k));
+        }
+        if (k != 0 || include_sink) {
+            for (int j = 0; j < n; ++j)
+                M[j] += a[k] * rho(k, j);
+        }
+        a_max_in = std::max(a_max_in, a[k]);
+        selected_mass += a[k];
+    }
+    bool has_nonsink() const { return a_min_in < kInf; }
+
+    std::vector<double> M;           // [n] M_j over the current selection
+    std::vector<double> max_rho_in;  // [n] max_{k∈I_N∖{0}} ρ_jk, per j
+    double s_in = 0, a_min_in = kInf, a_max_in = 0, selected_mass = 0;
+    bool sink_selected = false;
+};
+
+// ρ_out = max over the unselected positions [N, n) of max_rho_in (eq. 7); 0 when empty.
+double outside_cosine(const RunningSelection& state, const std::vector<int>& order, int N) {
+    double rho_out = -kInf;
+    if (state.has_nonsink())
+        for (std::size_t pos = N; pos < order.size(); ++pos)
+            rho_out = std::max(rho_out, state.max_rho_in[order[pos]]);
+    return rho_out == -kInf ? 0.0 : rho_out;
+}
+
+// Whether min_j μ_ij ≤ 0 for selected token i, so that max_j p⁻_ij = 1/2: from the smallest
+// unselected h_j when the gap clears rounding, else from the printed formula (eq. 10) over
+// every j, so rounding in h cannot flip it.
+bool min_gap_nonpositive(const Eigen::VectorXd& a, const std::vector<double>& M,
+                         const std::vector<int>& order, int N, int i, double gap,
+                         double tolerance) {
+    if (gap > tolerance) return false;
+    if (gap < -tolerance) return true;
+    double min_mu = kInf;
+    for (std::size_t q = N; q < order.size(); ++q) {
+        const int j = order[q];
+        min_mu = std::min(min_mu, mean_gap(a[i], a[j], M[i], M[j]));
+    }
+    return min_mu <= 0;
+}
+
+// h_ℓ = a_ℓ² − 2a_ℓM_ℓ (so μ_ij = h_j − h_i) of the selected positions, ascending with their
+// half flags, and of the rest, ascending: what BoundTerms::evaluate merges per κ.
+void sorted_pair_terms(const Eigen::VectorXd& a, const std::vector<double>& M,
+                       const std::vector<int>& order, int N, std::vector<double>& h_in,
+                       std::vector<char>& half_in, std::vector<double>& h_out) {
+    const int n = static_cast<int>(a.size());
+    std::vector<double> h(n), h_scale(n);
+    for (int l = 0; l < n; ++l) {
+        h[l] = a[l] * a[l] - 2 * a[l] * M[l];
+        h_scale[l] = a[l] * a[l] + 2 * a[l] * std::abs(M[l]);
+    }
+    double out_scale = 0;
+    h_out.reserve(n - N);
+    for (int pos = N; pos < n; ++pos) {
+        h_out.push_back(h[order[pos]]);
+        out_scale = std::max(out_scale, h_scale[order[pos]]);
+    }
+    std::sort(h_out.begin(), h_out.end());
+    // Only the maximum and the sum over i matter, so h_in can be sorted: then the targets
+    // h_i + ξ*σ ascend and one merge pass over h_out finds every i's best j.
+    std::vector<std::pair<double, char>> in(N);
+    for (int pos = 0; pos < N; ++pos) {
+        const int i = order[pos];
+        const double tolerance = 16 * kUnitRoundoff * (h_scale[i] + out_scale);
+        in[pos] = {h[i], min_gap_nonpositive(a, M, order, N, i, h_out.front() - h[i], tolerance)};
+    }
+    std::sort(in.begin(), in.end());
+    h_in.resize(N);
+    half_in.resize(N);
+    for (int pos = 0; pos < N; ++pos) {
+        h_in[pos] = in[pos].first;
+        half_in[pos] = in[pos].second;
+    }
+}
+
+}  // namespace
 
 BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, BoundVariant variant,
                        Ranking ranking)
@@ -435,100 +479,34 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
 
     const Eigen::VectorXd a = effective_weights(model);
     const std::vector<int> order = selection_order(ranking_scores(model, ranking));
-    const Eigen::MatrixXd& rho = model.cosine;
     std::vector<double> suffix_max(n + 1, 0.0);  // a_max^out for each N
     for (int k = n - 1; k >= 0; --k)
         suffix_max[k] = std::max(suffix_max[k + 1], a[order[k]]);
 
     const bool include_sink = uses_exact_mean(variant);
-    std::vector<double> M(n, 0.0);             // M_j over the current selection
-    std::vector<double> max_rho_in(n, -kInf);  // max_{k∈I_N∖{0}} ρ_jk, per j
-    std::vector<double> h(n), h_scale(n);
-    double s_in = 0, a_min_in = kInf, a_max_in = 0, selected_mass = 0;
-    bool sink_selected = false;
-
+    RunningSelection state(n);
     std::vector<PerSize> by_size;
     std::size_t next = 0;
     for (int N = 1; N <= n && next < wanted.size(); ++N) {
-        const int k = order[N - 1];
-        if (k == 0) {
-            sink_selected = true;
-        } else {
-            s_in += a[k];
-            a_min_in = std::min(a_min_in, a[k]);
-            for (int j = 0; j < n; ++j)
-                max_rho_in[j] = std::max(max_rho_in[j], rho(j, k));
-        }
-        if (k != 0 || include_sink) {
-            for (int j = 0; j < n; ++j)
-                M[j] += a[k] * rho(k, j);
-        }
-        a_max_in = std::max(a_max_in, a[k]);
-        selected_mass += a[k];
+        state.add(order[N - 1], a, model.cosine, include_sink);
         if (N != wanted[next]) continue;
         ++next;
 
         PerSize t;
         t.N = N;
         t.n_out = n - N;
-        t.sink_selected = sink_selected;
-        const bool has_nonsink = a_min_in < kInf;
+        t.sink_selected = state.sink_selected;
         const double a_max_out = suffix_max[N];
-        double rho_out = -kInf;
-        if (has_nonsink)
-            for (int pos = N; pos < n; ++pos)
-                rho_out = std::max(rho_out, max_rho_in[order[pos]]);
-        if (rho_out == -kInf) rho_out = 0;
-        t.delta = has_nonsink ? margin_delta(a_min_in, a_max_out, s_in, rho_out) : kNaN;
-        t.delta0 = sink_margin_delta0(a[0], s_in, rho_out);
+        const double rho_out = outside_cosine(state, order, N);
+        t.delta = state.has_nonsink() ? margin_delta(state.a_min_in, a_max_out, state.s_in, rho_out)
+                                      : kNaN;
+        t.delta0 = sink_margin_delta0(a[0], state.s_in, rho_out);
         t.scale = uses_scale_invariant_B(variant)
-                      ? scale_invariant_B(a_max_in, a_max_out, selected_mass)
-                      : scale_B(a_max_in, a_max_out, s_in);
-        t.trivial = t.n_out == 0 || !has_nonsink;
+                      ? scale_invariant_B(state.a_max_in, a_max_out, state.selected_mass)
+                      : scale_B(state.a_max_in, a_max_out, state.s_in);
+        t.trivial = t.n_out == 0 || !state.has_nonsink();
         if (!t.trivial) {
-            for (int l = 0; l < n; ++l) {
-                h[l] = a[l] * a[l] - 2 * a[l] * M[l];
-                h_scale[l] = a[l] * a[l] + 2 * a[l] * std::abs(M[l]);
-            }
-            double out_scale = 0;
-            t.h_out.reserve(t.n_out);
-            for (int pos = N; pos < n; ++pos) {
-                t.h_out.push_back(h[order[pos]]);
-                out_scale = std::max(out_scale, h_scale[order[pos]]);
-            }
-            std::sort(t.h_out.begin(), t.h_out.end());
-            t.h_in.resize(N);
-            t.half_in.resize(N);
-            for (int pos = 0; pos < N; ++pos) {
-                const int i = order[pos];
-                t.h_in[pos] = h[i];
-                // μ_ij = h_j − h_i; the sign of the smallest decides p⁻ = 1/2. Near a tie the
-                // printed formula (eq. 10) decides, so rounding in h cannot flip it.
-                const double gap = t.h_out.front() - h[i];
-                const double tolerance = 16 * kUnitRoundoff * (h_scale[i] + out_scale);
-                if (gap > tolerance) {
-                    t.half_in[pos] = 0;
-                } else if (gap < -tolerance) {
-                    t.half_in[pos] = 1;
-                } else {
-                    double min_mu = kInf;
-                    for (int q = N; q < n; ++q) {
-                        const int j = order[q];
-                        min_mu = std::min(min_mu, mean_gap(a[i], a[j], M[i], M[j]));
-                    }
-                    t.half_in[pos] = min_mu <= 0;
-                }
-            }
-            // Only the maximum and the sum over i matter, so h_in can be sorted: then the
-            // targets h_i + ξ*σ ascend and one merge pass over h_out finds every i's best j.
-            std::vector<std::pair<double, char>> in(N);
-            for (int pos = 0; pos < N; ++pos)
-                in[pos] = {t.h_in[pos], t.half_in[pos]};
-            std::sort(in.begin(), in.end());
-            for (int pos = 0; pos < N; ++pos) {
-                t.h_in[pos] = in[pos].first;
-                t.half_in[pos] = in[pos].second;
-            }
+            sorted_pair_terms(a, state.M, order, N, t.h_in, t.half_in, t.h_out);
             t.any_half = std::any_of(t.half_in.begin(), t.half_in.end(), [](char x) { return x; });
         }
         by_size.push_back(std::move(t));
@@ -562,10 +540,9 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_on
         }
         const double tail_delta = tail_factor(t.delta, t.scale, kappa, d);
         const double tail_delta0 = tail_factor(t.delta0, t.scale, kappa, d);
-        const double union_sum = union_term(t.n_out, t.N, t.sink_selected, tail_delta, tail_delta0);
+        const double union_sum = union_tail(t.n_out, t.N, t.sink_selected, tail_delta, tail_delta0);
         if (lower_only) {
-            finish_row(row, union_sum, 0.5, std::numeric_limits<double>::quiet_NaN());
-            row.precision_upper = row.fmax_upper = std::numeric_limits<double>::quiet_NaN();
+            finish_lower_only(row, union_sum);
             rows.push_back(row);
             continue;
         }
@@ -600,7 +577,7 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_on
                 recall_sum += 1 - p_i;
             }
         }
-        finish_row(row, union_sum, max_p, recall_sum / t.N);
+        finish_row(row, union_sum, max_p, recall_sum);
         rows.push_back(row);
     }
     return rows;

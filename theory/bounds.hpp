@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "theory/bound_kernels.hpp"
 #include "theory/metrics.hpp"
 
 namespace attngeo::theory {
@@ -107,6 +108,19 @@ double pair_sigma(double B, double kappa, double d);
 // f(x) = 2x/(1+x) (Corollary 1).
 double f_of(double x);
 
+// ---- The statements of Theorems 1–2 from their ingredients (n_out = n − N, SPEC §3).
+// n_out·t(Δ) + (n_out/N)·t(Δ0), the second term only when the sink is selected: the union
+// bound that both lower bounds subtract (tails t in [0, 1], n_out ≥ 0, N ≥ 1).
+double union_tail(int n_out, int N, bool sink_selected, double tail_delta, double tail_delta0);
+// E P(r_max,N) ≥ 1/(1 + union_tail) (eq. 12).
+double precision_lower_bound(double union_tail);
+// E R(r_min,N) ≥ max(0, 1 − union_tail) (eq. 14).
+double recall_lower_bound(double union_tail);
+// E P(r_max,N) ≤ 1 − max_{i∈I_N, j∉I_N} p⁻_ij/(N + 1) (eq. 13), given that maximum in [0, 1].
+double precision_upper_bound(double max_pair_probability, int N);
+// E R(r_min,N) ≤ (1/N) Σ_{i∈I_N} (1 − max_{j∉I_N} p⁻_ij) (eq. 15), given the sum.
+double recall_upper_bound(double complement_sum, int N);
+
 // Direct evaluation of the printed formulas for one N: every pair (i, j) explicitly.
 // O(N·(n−N)·n); the reference for bounds_all.
 BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& settings);
@@ -138,18 +152,6 @@ class BoundTerms {
     std::vector<int> sizes_;
     std::vector<PerSize> terms_;
 };
-
-// The upper bounds' inner loop over a size's selected positions i: p_i = max(p⁻(near_i),
-// p⁻(far_i)) with p⁻(ξ) = φ(ξ)/(ξ + 1/ξ) for ξ > 0 and 0 otherwise, or 1/2 where half[i];
-// returns max_i p_i and Σ_i (1 − p_i). The AVX2 version uses glibc's vector exp (libmvec); the
-// plain one std::exp in the same four-lane order, so the two differ by exp's few ulps only.
-namespace bound_kernels {
-struct PMinusSums {
-    double largest = 0, complement_sum = 0;
-};
-PMinusSums p_minus_sums(const double* near, const double* far, const char* half, int count);
-PMinusSums p_minus_sums_plain(const double* near, const double* far, const char* half, int count);
-}  // namespace bound_kernels
 
 // bounds for every N of `sizes` through BoundTerms (the fast path).
 std::vector<BoundRow> bounds_all(const HeadModel& model, const std::vector<int>& sizes,

@@ -5,8 +5,6 @@
 // values, so they agree bit for bit.
 #include "theory/gram_kernels.hpp"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -18,50 +16,17 @@
 #include "common/cpu_features.hpp"
 #include "common/transpose8x8.hpp"
 
+#if ATTNGEO_X86
+#include <immintrin.h>
+#endif
+
 namespace attngeo::theory::gram_kernels {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-ATTNGEO_TARGET_AVX2_FMA inline __m256d load4(const double* p) {
-    return _mm256_loadu_pd(p);
-}
-ATTNGEO_TARGET_AVX2_FMA inline __m256d load4(const float* p) {
-    return _mm256_cvtps_pd(_mm_loadu_ps(p));
-}
-
-// The band of one token block, fma(fma(w, R, q), R, c): the roundings of band_of, without a
-// call into libm's fma from the vector kernels.
-ATTNGEO_TARGET_AVX2_FMA inline double band_fma(Band band, double r) {
-    const __m128d rr = _mm_set_sd(r);
-    const __m128d inner = _mm_fmadd_sd(_mm_set_sd(band.w), rr, _mm_set_sd(band.q));
-    return _mm_cvtsd_f64(_mm_fmadd_sd(inner, rr, _mm_set_sd(band.c)));
-}
-
-ATTNGEO_TARGET_AVX2_FMA inline double horizontal(__m256d v, bool want_max) {
-    const __m128d low = _mm256_castpd256_pd128(v), high = _mm256_extractf128_pd(v, 1);
-    const __m128d pair = want_max ? _mm_max_pd(low, high) : _mm_min_pd(low, high);
-    const double a = _mm_cvtsd_f64(pair), b = _mm_cvtsd_f64(_mm_unpackhi_pd(pair, pair));
-    return want_max ? (a > b ? a : b) : (a < b ? a : b);
-}
-
-ATTNGEO_TARGET_AVX2_FMA inline int lane_sum(__m256i counts) {
-    alignas(32) std::int64_t lanes[4];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), counts);
-    return static_cast<int>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
-}
-
-// A true comparison is all ones (−1 as an integer): subtracting it counts it.
-ATTNGEO_TARGET_AVX2_FMA inline __m256i count_le(__m256i counts, __m256d a, __m256d b) {
-    return _mm256_sub_epi64(counts, _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
-}
-
 inline double extreme(double x, double y, bool want_max) {
     return want_max ? (x > y ? x : y) : (x < y ? x : y);
-}
-
-ATTNGEO_TARGET_AVX2_FMA inline __m256d extreme4(__m256d x, __m256d y, bool want_max) {
-    return want_max ? _mm256_max_pd(x, y) : _mm256_min_pd(x, y);
 }
 
 // The thresholds of one count for a token of band e: surely v ≤ low − e, maybe v ≤ high + e.
@@ -106,10 +71,62 @@ inline void close_block(const SweepRequest& request, double e, double extreme_v,
     result.extremes.high = extreme(result.extremes.high, extreme_v + e, request.selected);
 }
 
+// Rows first..first+count−1 of the strip from column `from` to the diagonal, one element at a time.
+template <class Scalar>
+void copy_strip_elements(const Scalar* lower, int ld, int first, int count, Scalar* strip,
+                         int stride, int from) {
+    for (int j = 0; j < count; ++j) {
+        const int row = first + j;
+        for (int m = from; m <= row; ++m)
+            strip[static_cast<std::ptrdiff_t>(j) * stride + m] =
+                lower[row + static_cast<std::ptrdiff_t>(m) * ld];
+    }
+}
+
+constexpr std::uint64_t kMagnitudeMask = 0x7FFFFFFFFFFFFFFFull;
+
+#if ATTNGEO_X86
+ATTNGEO_TARGET_AVX2_FMA inline __m256d load4(const double* p) {
+    return _mm256_loadu_pd(p);
+}
+ATTNGEO_TARGET_AVX2_FMA inline __m256d load4(const float* p) {
+    return _mm256_cvtps_pd(_mm_loadu_ps(p));
+}
+
+// The band of one token block, fma(fma(w, R, q), R, c): the roundings of band_of, without a
+// call into libm's fma from the vector kernels.
+ATTNGEO_TARGET_AVX2_FMA inline double band_fma(Band band, double r) {
+    const __m128d rr = _mm_set_sd(r);
+    const __m128d inner = _mm_fmadd_sd(_mm_set_sd(band.w), rr, _mm_set_sd(band.q));
+    return _mm_cvtsd_f64(_mm_fmadd_sd(inner, rr, _mm_set_sd(band.c)));
+}
+
+ATTNGEO_TARGET_AVX2_FMA inline double horizontal(__m256d v, bool want_max) {
+    const __m128d low = _mm256_castpd256_pd128(v), high = _mm256_extractf128_pd(v, 1);
+    const __m128d pair = want_max ? _mm_max_pd(low, high) : _mm_min_pd(low, high);
+    const double a = _mm_cvtsd_f64(pair), b = _mm_cvtsd_f64(_mm_unpackhi_pd(pair, pair));
+    return want_max ? (a > b ? a : b) : (a < b ? a : b);
+}
+
+ATTNGEO_TARGET_AVX2_FMA inline int lane_sum(__m256i counts) {
+    alignas(32) std::int64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), counts);
+    return static_cast<int>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+}
+
+// A true comparison is all ones (−1 as an integer): subtracting it counts it.
+ATTNGEO_TARGET_AVX2_FMA inline __m256i count_le(__m256i counts, __m256d a, __m256d b) {
+    return _mm256_sub_epi64(counts, _mm256_castpd_si256(_mm256_cmp_pd(a, b, _CMP_LE_OQ)));
+}
+
+ATTNGEO_TARGET_AVX2_FMA inline __m256d extreme4(__m256d x, __m256d y, bool want_max) {
+    return want_max ? _mm256_max_pd(x, y) : _mm256_min_pd(x, y);
+}
+
 template <bool kSelected, bool kBracket, bool kBefore, bool kAfter, class Column>
-ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_avx2(const double* v_old, double* v_new,
-                                               const Column* column, const double* block_norm,
-                                               const SweepRequest& request, int begin, int end) {
+ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_lanes(const double* v_old, double* v_new,
+                                                const Column* column, const double* block_norm,
+                                                const SweepRequest& request, int begin, int end) {
     SweepResult result = empty_result(request);
     const __m256d init = _mm256_set1_pd(kSelected ? -kInf : kInf), two = _mm256_set1_pd(2.0);
     __m256d lows = init, highs = init;
@@ -172,30 +189,6 @@ ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_avx2(const double* v_old, double* v_ne
     return result;
 }
 
-// The selected range brackets maxima and may count the step before; the rest brackets minima
-// and may count against the selected bracket; either may only update.
-template <class Column>
-SweepResult sweep_dispatch(const double* v_old, double* v_new, const Column* column,
-                           const double* block_norm, const SweepRequest& r, int begin, int end) {
-    const auto call = [&](auto kernel) {
-        return kernel(v_old, v_new, column, block_norm, r, begin, end);
-    };
-    if (r.selected && !r.count_after) {
-        if (r.bracket)
-            return r.count_before ? call(sweep_avx2<true, true, true, false, Column>)
-                                  : call(sweep_avx2<true, true, false, false, Column>);
-        return r.count_before ? call(sweep_avx2<true, false, true, false, Column>)
-                              : call(sweep_avx2<true, false, false, false, Column>);
-    }
-    if (!r.selected && !r.count_before) {
-        if (r.bracket)
-            return r.count_after ? call(sweep_avx2<false, true, false, true, Column>)
-                                 : call(sweep_avx2<false, true, false, false, Column>);
-        if (!r.count_after) return call(sweep_avx2<false, false, false, false, Column>);
-    }
-    return sweep_plain(v_old, v_new, column, block_norm, r, begin, end);  // unused combinations
-}
-
 // visit(l, stop, thresholds of the block) for each band block's part [l, stop) of [begin, end).
 template <class Visit>
 ATTNGEO_TARGET_AVX2_FMA inline void for_each_band_block(const double* block_norm, Band band,
@@ -209,9 +202,47 @@ ATTNGEO_TARGET_AVX2_FMA inline void for_each_band_block(const double* block_norm
     }
 }
 
-ATTNGEO_TARGET_AVX2_FMA CountPair count_avx2(const double* values, const double* block_norm,
-                                             Band band, int begin, int end, double low,
-                                             double high) {
+// dst row k = column k of the 8×8 block at src: src columns have leading dimension src_ld,
+// dst rows dst_ld.
+ATTNGEO_TARGET_AVX2_FMA inline void transpose8x8(const float* src, std::ptrdiff_t src_ld,
+                                                 float* dst, std::ptrdiff_t dst_ld) {
+    __m256 r[8];
+    for (int k = 0; k < 8; ++k)
+        r[k] = _mm256_loadu_ps(src + k * src_ld);
+    transpose8x8_rows(r, dst, dst_ld);
+}
+#endif
+
+}  // namespace
+
+#if ATTNGEO_X86
+// The selected range brackets maxima and may count the step before; the rest brackets minima
+// and may count against the selected bracket; either may only update.
+template <class Column>
+SweepResult sweep_avx2(const double* v_old, double* v_new, const Column* column,
+                       const double* block_norm, const SweepRequest& r, int begin, int end) {
+    const auto call = [&](auto kernel) {
+        return kernel(v_old, v_new, column, block_norm, r, begin, end);
+    };
+    if (r.selected && !r.count_after) {
+        if (r.bracket)
+            return r.count_before ? call(sweep_lanes<true, true, true, false, Column>)
+                                  : call(sweep_lanes<true, true, false, false, Column>);
+        return r.count_before ? call(sweep_lanes<true, false, true, false, Column>)
+                              : call(sweep_lanes<true, false, false, false, Column>);
+    }
+    if (!r.selected && !r.count_before) {
+        if (r.bracket)
+            return r.count_after ? call(sweep_lanes<false, true, false, true, Column>)
+                                 : call(sweep_lanes<false, true, false, false, Column>);
+        if (!r.count_after) return call(sweep_lanes<false, false, false, false, Column>);
+    }
+    return sweep_plain(v_old, v_new, column, block_norm, r, begin, end);  // unused combinations
+}
+
+ATTNGEO_TARGET_AVX2_FMA CountPair count_band_avx2(const double* values, const double* block_norm,
+                                                  Band band, int begin, int end, double low,
+                                                  double high) {
     __m256i surely = _mm256_setzero_si256(), maybe = _mm256_setzero_si256();
     CountPair counts;
     for_each_band_block(block_norm, band, begin, end, low, high,
@@ -233,8 +264,9 @@ ATTNGEO_TARGET_AVX2_FMA CountPair count_avx2(const double* values, const double*
     return counts;
 }
 
-ATTNGEO_TARGET_AVX2_FMA int collect_avx2(const double* values, const double* block_norm, Band band,
-                                         int begin, int end, double low, double high, int* out) {
+ATTNGEO_TARGET_AVX2_FMA int collect_band_avx2(const double* values, const double* block_norm,
+                                              Band band, int begin, int end, double low,
+                                              double high, int* out) {
     int found = 0;
     for_each_band_block(
         block_norm, band, begin, end, low, high,
@@ -256,28 +288,6 @@ ATTNGEO_TARGET_AVX2_FMA int collect_avx2(const double* values, const double* blo
     return found;
 }
 
-// dst row k = column k of the 8×8 block at src: src columns have leading dimension src_ld,
-// dst rows dst_ld.
-ATTNGEO_TARGET_AVX2_FMA inline void transpose8x8(const float* src, std::ptrdiff_t src_ld,
-                                                 float* dst, std::ptrdiff_t dst_ld) {
-    __m256 r[8];
-    for (int k = 0; k < 8; ++k)
-        r[k] = _mm256_loadu_ps(src + k * src_ld);
-    transpose8x8_rows(r, dst, dst_ld);
-}
-
-// Rows first..first+count−1 of the strip from column `from` to the diagonal, one element at a time.
-template <class Scalar>
-void copy_strip_elements(const Scalar* lower, int ld, int first, int count, Scalar* strip,
-                         int stride, int from) {
-    for (int j = 0; j < count; ++j) {
-        const int row = first + j;
-        for (int m = from; m <= row; ++m)
-            strip[static_cast<std::ptrdiff_t>(j) * stride + m] =
-                lower[row + static_cast<std::ptrdiff_t>(m) * ld];
-    }
-}
-
 ATTNGEO_TARGET_AVX2_FMA void upper_strip_avx2(const float* lower, int ld, int first, int count,
                                               float* strip, int stride) {
     int l = 0;
@@ -290,9 +300,8 @@ ATTNGEO_TARGET_AVX2_FMA void upper_strip_avx2(const float* lower, int ld, int fi
     copy_strip_elements(lower, ld, first, count, strip, stride, l);  // the diagonal block
 }
 
-constexpr std::uint64_t kMagnitudeMask = 0x7FFFFFFFFFFFFFFFull;
-
-ATTNGEO_TARGET_AVX2_FMA unsigned long long largest_magnitude_avx2(const double* x, long count) {
+ATTNGEO_TARGET_AVX2_FMA unsigned long long largest_magnitude_bits_avx2(const double* x,
+                                                                       long count) {
     const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(kMagnitudeMask));
     __m256i best0 = _mm256_setzero_si256(), best1 = _mm256_setzero_si256();
     long i = 0;
@@ -329,8 +338,7 @@ ATTNGEO_TARGET_AVX2_FMA void scale_to_float_avx2(const double* from, long count,
     for (; i < count; ++i)
         to[i] = static_cast<float>(from[i] * sigma);
 }
-
-}  // namespace
+#endif
 
 unsigned long long largest_magnitude_bits_plain(const double* x, long count) {
     std::uint64_t result = 0;
@@ -344,7 +352,10 @@ unsigned long long largest_magnitude_bits_plain(const double* x, long count) {
 }
 
 unsigned long long largest_magnitude_bits(const double* x, long count) {
-    return uses_avx2() ? largest_magnitude_avx2(x, count) : largest_magnitude_bits_plain(x, count);
+#if ATTNGEO_X86
+    if (use_avx2_fma()) return largest_magnitude_bits_avx2(x, count);
+#endif
+    return largest_magnitude_bits_plain(x, count);
 }
 
 void scale_to_float_plain(const double* from, long count, double sigma, float* to) {
@@ -353,10 +364,13 @@ void scale_to_float_plain(const double* from, long count, double sigma, float* t
 }
 
 void scale_to_float(const double* from, long count, double sigma, float* to) {
-    if (uses_avx2())
+#if ATTNGEO_X86
+    if (use_avx2_fma()) {
         scale_to_float_avx2(from, count, sigma, to);
-    else
-        scale_to_float_plain(from, count, sigma, to);
+        return;
+    }
+#endif
+    scale_to_float_plain(from, count, sigma, to);
 }
 
 double band_of(Band band, double r) {
@@ -364,7 +378,7 @@ double band_of(Band band, double r) {
 }
 
 bool uses_avx2() {
-    return cpu_has_avx2_fma();
+    return use_avx2_fma();
 }
 
 template <class Column>
@@ -387,8 +401,10 @@ SweepResult sweep_plain(const double* v_old, double* v_new, const Column* column
 template <class Column>
 SweepResult sweep(const double* v_old, double* v_new, const Column* column,
                   const double* block_norm, const SweepRequest& request, int begin, int end) {
-    if (!uses_avx2()) return sweep_plain(v_old, v_new, column, block_norm, request, begin, end);
-    return sweep_dispatch(v_old, v_new, column, block_norm, request, begin, end);
+#if ATTNGEO_X86
+    if (use_avx2_fma()) return sweep_avx2(v_old, v_new, column, block_norm, request, begin, end);
+#endif
+    return sweep_plain(v_old, v_new, column, block_norm, request, begin, end);
 }
 
 CountPair count_band_plain(const double* values, const double* block_norm, Band band, int begin,
@@ -404,8 +420,10 @@ CountPair count_band_plain(const double* values, const double* block_norm, Band 
 
 CountPair count_band(const double* values, const double* block_norm, Band band, int begin, int end,
                      double low, double high) {
-    return uses_avx2() ? count_avx2(values, block_norm, band, begin, end, low, high)
-                       : count_band_plain(values, block_norm, band, begin, end, low, high);
+#if ATTNGEO_X86
+    if (use_avx2_fma()) return count_band_avx2(values, block_norm, band, begin, end, low, high);
+#endif
+    return count_band_plain(values, block_norm, band, begin, end, low, high);
 }
 
 int collect_band_plain(const double* values, const double* block_norm, Band band, int begin,
@@ -420,8 +438,11 @@ int collect_band_plain(const double* values, const double* block_norm, Band band
 
 int collect_band(const double* values, const double* block_norm, Band band, int begin, int end,
                  double low, double high, int* out) {
-    return uses_avx2() ? collect_avx2(values, block_norm, band, begin, end, low, high, out)
-                       : collect_band_plain(values, block_norm, band, begin, end, low, high, out);
+#if ATTNGEO_X86
+    if (use_avx2_fma())
+        return collect_band_avx2(values, block_norm, band, begin, end, low, high, out);
+#endif
+    return collect_band_plain(values, block_norm, band, begin, end, low, high, out);
 }
 
 template <class Scalar>
@@ -432,12 +453,14 @@ void upper_strip_plain(const Scalar* lower, int ld, int first, int count, Scalar
 
 template <class Scalar>
 void upper_strip(const Scalar* lower, int ld, int first, int count, Scalar* strip, int stride) {
+#if ATTNGEO_X86
     if constexpr (std::is_same_v<Scalar, float>) {
-        if (uses_avx2()) {
+        if (use_avx2_fma()) {
             upper_strip_avx2(lower, ld, first, count, strip, stride);
             return;
         }
     }
+#endif
     upper_strip_plain(lower, ld, first, count, strip, stride);
 }
 
@@ -450,5 +473,11 @@ void upper_strip(const Scalar* lower, int ld, int first, int count, Scalar* stri
     template void upper_strip_plain<Column>(const Column*, int, int, int, Column*, int);
 ATTNGEO_SWEEP_INSTANCES(float)
 ATTNGEO_SWEEP_INSTANCES(double)
+#if ATTNGEO_X86
+template SweepResult sweep_avx2<float>(const double*, double*, const float*, const double*,
+                                       const SweepRequest&, int, int);
+template SweepResult sweep_avx2<double>(const double*, double*, const double*, const double*,
+                                        const SweepRequest&, int, int);
+#endif
 
 }  // namespace attngeo::theory::gram_kernels

@@ -1,8 +1,10 @@
-// The O(n) per-N sweeps of the certified Gram path (theory/metrics.cpp), vectorised with AVX2
-// and FMA and, beside each, the plain loop it must match bit for bit (selected at run time; the
-// test compares the two). Every value is bracketed by an error band e_ℓ(N), shared by the
+// The O(n) per-N sweeps of the certified Gram path (theory/metrics_gram.cpp), vectorised with
+// AVX2 and FMA and, beside each, the plain loop it must match bit for bit (selected at run time;
+// the test compares the two). Every value is bracketed by an error band e_ℓ(N), shared by the
 // tokens of one block of kBandBlock so that the kernels compute it once per block.
 #pragma once
+
+#include "common/cpu_features.hpp"
 
 namespace attngeo::theory::gram_kernels {
 
@@ -89,7 +91,23 @@ unsigned long long largest_magnitude_bits_plain(const double* x, long count);
 void scale_to_float(const double* from, long count, double sigma, float* to);
 void scale_to_float_plain(const double* from, long count, double sigma, float* to);
 
-// Whether the AVX2 + FMA paths are taken on this CPU.
+// Whether the dispatchers above take the AVX2 + FMA loops: the CPU has them and ATTNGEO_PLAIN
+// does not force the plain ones (common/cpu_features.hpp).
 bool uses_avx2();
+
+#if ATTNGEO_X86
+// The AVX2 + FMA loops themselves, for the tests that compare them with the plain twins whatever
+// the dispatchers take; callable only where cpu_has_avx2_fma().
+template <class Column>
+SweepResult sweep_avx2(const double* v_old, double* v_new, const Column* column,
+                       const double* block_norm, const SweepRequest& request, int begin, int end);
+CountPair count_band_avx2(const double* values, const double* block_norm, Band band, int begin,
+                          int end, double low, double high);
+int collect_band_avx2(const double* values, const double* block_norm, Band band, int begin, int end,
+                      double low, double high, int* out);
+void upper_strip_avx2(const float* lower, int ld, int first, int count, float* strip, int stride);
+unsigned long long largest_magnitude_bits_avx2(const double* x, long count);
+void scale_to_float_avx2(const double* from, long count, double sigma, float* to);
+#endif
 
 }  // namespace attngeo::theory::gram_kernels

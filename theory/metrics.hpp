@@ -1,6 +1,8 @@
 // Precision, Recall and F-score of top-N selection in value-state space (paper §3, eqs. 1–5;
-// SPEC §2). Two implementations: a plain per-N reference and an all-N Gram-matrix path; both
-// give the counts of exact arithmetic (certified by error bounds, big integers where they fail).
+// SPEC §2). Two implementations: a plain per-N reference (metrics_reference.cpp) and an all-N
+// Gram-matrix path (metrics_gram.cpp; single precision: metrics_single.cpp; d → ∞:
+// metrics_expected_gram.cpp); both give the counts of exact arithmetic (certified by error
+// bounds, big integers where they fail).
 //
 // "The inputs" of the exact Euclidean counts are the contributions y_ℓ = fl64(α_ℓ·v_ℓ) in rank
 // order (TokenGeometry: the double products, which are exact for float32 α and v such as
@@ -66,6 +68,16 @@ Eigen::VectorXd selection_scores(const TokenGeometry& tokens, Ranking ranking);
 // π: token indices by descending score, ties broken by the lower index (SPEC §2).
 // I_N = {π_0, …, π_{N−1}}.
 std::vector<int> selection_order(const Eigen::VectorXd& scores);
+
+// y_i = α_i v_i, the contributions in token order.                                  [n, d]
+RowMatrix selection_contributions(const TokenGeometry& tokens);
+
+// s(N) = Σ_{i∈I_N} α_i v_i (eq. 1), the representative vector of the N selected tokens:
+// the rows order[0..N−1] of `contributions` (y in token order, order = π) summed in double in
+// rank order, the one evaluation the reference's distances and every path's radii start from.
+// Throws std::domain_error unless order has n entries in 0..n−1 and 1 ≤ N ≤ n.        [d]
+std::vector<double> selection_centroid(const RowMatrix& contributions,
+                                       const std::vector<int>& order, int N);
 
 // Plain per-N reference: for each N forms s(N) = Σ_{k<N} y_{π_k} (summed in rank order),
 // every D_ℓ directly, then radii and counts. O(n·d) per N (after an O(n log n) sort), plus

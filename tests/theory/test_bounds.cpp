@@ -792,7 +792,13 @@ TEST(BoundKernels, VectorPMinusSumsMatchThePlainLoop) {
             far[i] = i % 7 == 3 ? 1e-300 : (i % 11 == 5 ? 1e200 : gap(rng));
             half[i] = i % 9 == 2;
         }
-        const bk::PMinusSums fast = bk::p_minus_sums(near.data(), far.data(), half.data(), count);
+        // The AVX2 loop by its name where the CPU has it (ATTNGEO_PLAIN only changes the
+        // dispatcher), else the dispatcher, then the plain loop.
+        bk::PMinusSums fast = bk::p_minus_sums(near.data(), far.data(), half.data(), count);
+#if ATTNGEO_X86
+        if (attngeo::cpu_has_avx2_fma())
+            fast = bk::p_minus_sums_avx2(near.data(), far.data(), half.data(), count);
+#endif
         const bk::PMinusSums plain =
             bk::p_minus_sums_plain(near.data(), far.data(), half.data(), count);
         // Independent: p_minus (Boost's pdf) position by position, summed in order.
@@ -870,3 +876,77 @@ TEST(BoundsDegeneracy, FlagsAtTheirThresholds) {
                                     fixed.recall_lower, fixed.recall_upper)
                      .P_inverted);
 }
+
+namespace {
+
+namespace th = attngeo::theory;
+
+// The theorem statements (eqs. 12–15) as named functions: spot values worked by hand, the
+// degenerate ends, and every row of bounds_reference and bounds_all rebuilt from them.
+TEST(TheoremStatements, SpotValuesWorkedByHand) {
+    // n_out = 10, N = 4, t(Δ) = 0.125, t(Δ0) = 0.25: 10·0.125 + (10/4)·0.25 = 1.875.
+    EXPECT_EQ(th::union_tail(10, 4, true, 0.125, 0.25), 1.875);
+    EXPECT_EQ(th::union_tail(10, 4, false, 0.125, 0.25), 1.25);  // no sink term
+    EXPECT_EQ(th::precision_lower_bound(1.875), 1 / 2.875);
+    EXPECT_EQ(th::recall_lower_bound(1.875), 0.0);  // clipped at 0
+    EXPECT_EQ(th::recall_lower_bound(0.25), 0.75);
+    EXPECT_EQ(th::precision_upper_bound(0.5, 4), 0.9);  // 1 − 0.5/5
+    EXPECT_EQ(th::recall_upper_bound(3.0, 4), 0.75);
+    // Nothing left out, or every tail 0: both lower bounds are 1; no pair probability: P ≤ 1.
+    EXPECT_EQ(th::union_tail(0, 7, true, 1.0, 1.0), 0.0);
+    EXPECT_EQ(th::precision_lower_bound(0.0), 1.0);
+    EXPECT_EQ(th::recall_lower_bound(0.0), 1.0);
+    EXPECT_EQ(th::precision_upper_bound(0.0, 1), 1.0);
+    EXPECT_EQ(th::recall_upper_bound(5.0, 5), 1.0);
+}
+
+TEST(TheoremStatements, EveryBoundRowIsTheStatementsOfItsOwnMargins) {
+    std::mt19937_64 rng(33);
+    double largest = 0;
+    int rows = 0;
+    for (int repeat = 0; repeat < repeats(20); ++repeat) {
+        const int n = 3 + static_cast<int>(rng() % 40);
+        const HeadModel model = random_model(rng, n);
+        BoundSettings settings;
+        settings.kappa = std::exp(std::uniform_real_distribution<double>(-4, 4)(rng));
+        settings.variant = th::bound_variants()[rng() % 4];
+        for (int N = 1; N <= n; ++N) {
+            const BoundRow row = th::bounds_reference(model, N, settings);
+            if (row.trivial) continue;
+            const double tail = th::tail_factor(row.delta, row.scale, settings.kappa, settings.d);
+            const double tail0 = th::tail_factor(row.delta0, row.scale, settings.kappa, settings.d);
+            const double u = th::union_tail(n - N, N, row.sink_selected, tail, tail0);
+            // Independent of the named functions: eqs. (12) and (14) written out.
+            double by_hand = (n - N) * tail;
+            if (row.sink_selected) by_hand += static_cast<double>(n - N) / N * tail0;
+            EXPECT_EQ(th::precision_lower_bound(u), row.precision_lower) << "N=" << N;
+            EXPECT_EQ(th::recall_lower_bound(u), row.recall_lower) << "N=" << N;
+            largest = std::max({largest, std::abs(row.precision_lower - 1 / (1 + by_hand)),
+                                std::abs(row.recall_lower - std::max(0.0, 1 - by_hand))});
+            // eq. (13) inverted for max p⁻, then eq. (15) from its own row.
+            const double max_p = (1 - row.precision_upper) * (N + 1);
+            EXPECT_NEAR(th::precision_upper_bound(max_p, N), row.precision_upper, 1e-15);
+            EXPECT_NEAR(th::recall_upper_bound(row.recall_upper * N, N), row.recall_upper, 1e-15);
+            ++rows;
+        }
+    }
+    std::cout << "[ info     ] " << rows << " rows; largest difference to eqs. (12), (14) by hand "
+              << largest << "\n";
+    EXPECT_GT(rows, 0);
+    EXPECT_LE(largest, 1e-15);
+}
+
+TEST(TheoremStatements, BadIngredientsThrow) {
+    EXPECT_THROW(th::union_tail(-1, 4, true, 0.5, 0.5), std::domain_error);
+    EXPECT_THROW(th::union_tail(3, 0, true, 0.5, 0.5), std::domain_error);
+    EXPECT_THROW(th::union_tail(3, 2, true, 1.5, 0.5), std::domain_error);
+    EXPECT_THROW(th::union_tail(3, 2, true, 0.5, std::nan("")), std::domain_error);
+    EXPECT_THROW(th::precision_lower_bound(-0.25), std::domain_error);
+    EXPECT_THROW(th::recall_lower_bound(std::nan("")), std::domain_error);
+    EXPECT_THROW(th::precision_upper_bound(1.5, 3), std::domain_error);
+    EXPECT_THROW(th::precision_upper_bound(0.25, 0), std::domain_error);
+    EXPECT_THROW(th::recall_upper_bound(-1.0, 3), std::domain_error);
+    EXPECT_THROW(th::recall_upper_bound(1.0, 0), std::domain_error);
+}
+
+}  // namespace

@@ -4,17 +4,87 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <random>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "common/cpu_features.hpp"
 #include "theory/gram_kernels.hpp"
 
 namespace {
 
 namespace gk = attngeo::theory::gram_kernels;
+
+// The vectorised loops by their own names wherever the CPU has them, so that the comparisons
+// stay real under ATTNGEO_PLAIN=1 (which only changes what the dispatchers take); elsewhere the
+// dispatchers, which are then the plain loops (the sweep test says which it compared).
+bool vector_loops_available() {
+    return attngeo::cpu_has_avx2_fma();
+}
+
+template <class Column>
+gk::SweepResult fast_sweep(const double* v_old, double* v_new, const Column* column,
+                           const double* block_norm, const gk::SweepRequest& request, int begin,
+                           int end) {
+#if ATTNGEO_X86
+    if (vector_loops_available())
+        return gk::sweep_avx2(v_old, v_new, column, block_norm, request, begin, end);
+#endif
+    return gk::sweep(v_old, v_new, column, block_norm, request, begin, end);
+}
+
+gk::CountPair fast_count(const double* values, const double* block_norm, gk::Band band, int begin,
+                         int end, double low, double high) {
+#if ATTNGEO_X86
+    if (vector_loops_available())
+        return gk::count_band_avx2(values, block_norm, band, begin, end, low, high);
+#endif
+    return gk::count_band(values, block_norm, band, begin, end, low, high);
+}
+
+int fast_collect(const double* values, const double* block_norm, gk::Band band, int begin, int end,
+                 double low, double high, int* out) {
+#if ATTNGEO_X86
+    if (vector_loops_available())
+        return gk::collect_band_avx2(values, block_norm, band, begin, end, low, high, out);
+#endif
+    return gk::collect_band(values, block_norm, band, begin, end, low, high, out);
+}
+
+template <class Scalar>
+void fast_strip(const Scalar* lower, int ld, int first, int count, Scalar* strip, int stride) {
+#if ATTNGEO_X86
+    if constexpr (std::is_same_v<Scalar, float>) {
+        if (vector_loops_available()) {
+            gk::upper_strip_avx2(lower, ld, first, count, strip, stride);
+            return;
+        }
+    }
+#endif
+    gk::upper_strip(lower, ld, first, count, strip, stride);
+}
+
+unsigned long long fast_largest_magnitude(const double* x, long count) {
+#if ATTNGEO_X86
+    if (vector_loops_available()) return gk::largest_magnitude_bits_avx2(x, count);
+#endif
+    return gk::largest_magnitude_bits(x, count);
+}
+
+void fast_scale_to_float(const double* from, long count, double sigma, float* to) {
+#if ATTNGEO_X86
+    if (vector_loops_available()) {
+        gk::scale_to_float_avx2(from, count, sigma, to);
+        return;
+    }
+#endif
+    gk::scale_to_float(from, count, sigma, to);
+}
 
 bool same_bits(double a, double b) {
     return std::memcmp(&a, &b, sizeof a) == 0;
@@ -77,8 +147,8 @@ void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted, long& 
                 request.after_low = after_low;
                 request.after_high = maybe_tie(v0, e0);
                 std::vector<double> fast(n, -1.0), plain(n, -2.0);
-                const gk::SweepResult f = gk::sweep(start.data(), fast.data(), column.data(),
-                                                    block_norm.data(), request, split, n);
+                const gk::SweepResult f = fast_sweep(start.data(), fast.data(), column.data(),
+                                                     block_norm.data(), request, split, n);
                 const gk::SweepResult p = gk::sweep_plain(start.data(), plain.data(), column.data(),
                                                           block_norm.data(), request, split, n);
                 const std::string where = "n=" + std::to_string(n) +
@@ -129,8 +199,10 @@ TEST(GramKernels, VectorisedSweepsEqualPlainLoops) {
     compare_sweeps<double>(rng, largest, counted, ties);
     EXPECT_GT(counted, 0);
     EXPECT_GT(ties, 0);  // the exact-tie comparisons were exercised
-    std::cout << "[ info     ] AVX2 " << (gk::uses_avx2() ? "used" : "not available")
-              << "; largest difference to the plain loops " << largest << "\n";
+    std::cout << "[ info     ] AVX2 loops "
+              << (vector_loops_available() ? "compared" : "not available")
+              << " (the dispatchers take " << (gk::uses_avx2() ? "them" : "the plain loops")
+              << "); largest difference to the plain loops " << largest << "\n";
     EXPECT_EQ(largest, 0.0);
 }
 
@@ -168,7 +240,7 @@ TEST(GramKernels, CountsAndCollectedTokensEqualPlainLoops) {
             const double low = surely_tie(values[l], e), high = maybe_tie(values[l], e);
             for (int begin : {0, n / 3}) {
                 const gk::CountPair fast =
-                    gk::count_band(values.data(), block_norm.data(), band, begin, n, low, high);
+                    fast_count(values.data(), block_norm.data(), band, begin, n, low, high);
                 const gk::CountPair plain = gk::count_band_plain(values.data(), block_norm.data(),
                                                                  band, begin, n, low, high);
                 EXPECT_EQ(fast.surely, plain.surely);
@@ -182,8 +254,8 @@ TEST(GramKernels, CountsAndCollectedTokensEqualPlainLoops) {
                 using Bracket = std::pair<double, double>;
                 for (const auto& [a, b] : {Bracket{high, low}, Bracket{low, high},
                                            Bracket{-INFINITY, high}, Bracket{low, INFINITY}}) {
-                    const int nf = gk::collect_band(values.data(), block_norm.data(), band, begin,
-                                                    n, a, b, fast_found.data());
+                    const int nf = fast_collect(values.data(), block_norm.data(), band, begin, n, a,
+                                                b, fast_found.data());
                     const int np = gk::collect_band_plain(values.data(), block_norm.data(), band,
                                                           begin, n, a, b, plain_found.data());
                     ASSERT_EQ(nf, np);
@@ -231,7 +303,7 @@ int check_strips() {
         for (int first = 0; first < n; first += 8) {
             const int count = std::min(8, n - first);
             std::vector<Scalar> fast(8 * stride, Scalar(-1)), plain(8 * stride, Scalar(-1));
-            gk::upper_strip(lower.data(), n, first, count, fast.data(), stride);
+            fast_strip(lower.data(), n, first, count, fast.data(), stride);
             gk::upper_strip_plain(lower.data(), n, first, count, plain.data(), stride);
             EXPECT_TRUE(fast == plain) << "n=" << n << " first=" << first;
             for (int j = 0; j < count; ++j)
@@ -262,7 +334,7 @@ TEST(GramKernels, LargestMagnitudeAndFloatScalingEqualPlainLoops) {
         std::vector<double> x(count);
         for (double& v : x)
             v = normal(rng) * std::ldexp(1.0, static_cast<int>(rng() % 64) - 32);
-        const unsigned long long fast = gk::largest_magnitude_bits(x.data(), count);
+        const unsigned long long fast = fast_largest_magnitude(x.data(), count);
         EXPECT_EQ(fast, gk::largest_magnitude_bits_plain(x.data(), count)) << count;
         double largest = 0;  // the definition, as doubles
         for (double v : x)
@@ -271,7 +343,7 @@ TEST(GramKernels, LargestMagnitudeAndFloatScalingEqualPlainLoops) {
         std::memcpy(&from_bits, &fast, sizeof from_bits);
         EXPECT_EQ(from_bits, largest) << count;
         std::vector<float> fast_scaled(count), plain_scaled(count);
-        gk::scale_to_float(x.data(), count, 0x1p-7, fast_scaled.data());
+        fast_scale_to_float(x.data(), count, 0x1p-7, fast_scaled.data());
         gk::scale_to_float_plain(x.data(), count, 0x1p-7, plain_scaled.data());
         EXPECT_TRUE(fast_scaled == plain_scaled) << count;
         for (long i = 0; i < count; ++i)
@@ -280,13 +352,34 @@ TEST(GramKernels, LargestMagnitudeAndFloatScalingEqualPlainLoops) {
             for (double bad : {INFINITY, -INFINITY, NAN}) {
                 std::vector<double> with_bad = x;
                 with_bad[rng() % count] = bad;
-                EXPECT_GE(gk::largest_magnitude_bits(with_bad.data(), count),
-                          0x7FF0000000000000ull);
+                EXPECT_GE(fast_largest_magnitude(with_bad.data(), count), 0x7FF0000000000000ull);
                 EXPECT_GE(gk::largest_magnitude_bits_plain(with_bad.data(), count),
                           0x7FF0000000000000ull);
             }
         }
     }
+}
+
+}  // namespace
+
+namespace {
+
+// ATTNGEO_PLAIN (common/cpu_features.hpp) read here on its own: set to anything but "" or "0",
+// every dispatcher takes its plain twin; otherwise the CPU decides.
+TEST(KernelDispatch, PlainSwitchDecidesWhatTheDispatchersTake) {
+    const char* value = std::getenv("ATTNGEO_PLAIN");
+    const bool forced = value != nullptr && std::string(value) != "" && std::string(value) != "0";
+    EXPECT_EQ(attngeo::plain_paths_forced(), forced);
+    EXPECT_EQ(attngeo::use_avx2(), attngeo::cpu_has_avx2() && !forced);
+    EXPECT_EQ(attngeo::use_avx2_fma(), attngeo::cpu_has_avx2_fma() && !forced);
+    EXPECT_EQ(gk::uses_avx2(), attngeo::use_avx2_fma());
+    if (forced) {
+        EXPECT_FALSE(gk::uses_avx2());
+        EXPECT_FALSE(attngeo::use_avx2());
+    }
+    std::cout << "[ info     ] ATTNGEO_PLAIN " << (forced ? "set" : "unset") << "; CPU AVX2+FMA "
+              << (attngeo::cpu_has_avx2_fma() ? "yes" : "no") << "; dispatchers take "
+              << (gk::uses_avx2() ? "AVX2" : "the plain loops") << "\n";
 }
 
 }  // namespace

@@ -1094,3 +1094,79 @@ TEST(MetricsBadInput, ThrowsDomainError) {
 }
 
 }  // namespace
+
+namespace {
+
+// s(N) of eq. (1): the hand example's centroids (all dyadic, so exact), invariance under a
+// permutation of the tokens, a long-double sum on random inputs, and bad input.
+TEST(MetricsCentroid, EquationOneOnTheHandExample) {
+    const TokenGeometry tokens = hand_example();
+    const RowMatrix y = attngeo::theory::selection_contributions(tokens);
+    EXPECT_EQ(y(3, 0), -0.75);  // y_3 = (3/32)·(−8, 0)
+    const std::vector<int> order = attngeo::theory::selection_order(
+        attngeo::theory::selection_scores(tokens, Ranking::attention));
+    const double expected[5][2] = {{1, 0}, {1, 1}, {2, 2}, {1.25, 2}, {3.25, 2}};
+    for (int N = 1; N <= 5; ++N) {
+        const std::vector<double> s = attngeo::theory::selection_centroid(y, order, N);
+        ASSERT_EQ(s.size(), 2u);
+        EXPECT_EQ(s[0], expected[N - 1][0]) << "N=" << N;
+        EXPECT_EQ(s[1], expected[N - 1][1]) << "N=" << N;
+    }
+    // The same tokens listed in reverse: the same selection, the same s(N).
+    TokenGeometry reversed = tokens;
+    for (int i = 0; i < 5; ++i) {
+        reversed.alpha[i] = tokens.alpha[4 - i];
+        reversed.values.row(i) = tokens.values.row(4 - i);
+    }
+    const RowMatrix y_reversed = attngeo::theory::selection_contributions(reversed);
+    const std::vector<int> order_reversed = attngeo::theory::selection_order(
+        attngeo::theory::selection_scores(reversed, Ranking::attention));
+    for (int N = 1; N <= 5; ++N)
+        EXPECT_EQ(attngeo::theory::selection_centroid(y_reversed, order_reversed, N),
+                  attngeo::theory::selection_centroid(y, order, N));
+}
+
+TEST(MetricsCentroid, MatchesALongDoubleSumOnRandomTokens) {
+    std::mt19937_64 rng(17);
+    std::normal_distribution<double> normal;
+    double largest = 0;
+    for (int repeat = 0; repeat < repeats(50); ++repeat) {
+        const int n = 1 + static_cast<int>(rng() % 60), d = 1 + static_cast<int>(rng() % 9);
+        RowMatrix y(n, d);
+        for (Eigen::Index i = 0; i < y.size(); ++i)
+            y.data()[i] = normal(rng);
+        std::vector<int> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), rng);
+        for (int N = 1; N <= n; ++N) {
+            const std::vector<double> s = attngeo::theory::selection_centroid(y, order, N);
+            for (int t = 0; t < d; ++t) {
+                long double sum = 0, magnitude = 0;
+                for (int k = 0; k < N; ++k) {
+                    sum += y(order[k], t);
+                    magnitude += std::abs(y(order[k], t));
+                }
+                const double difference = std::abs(static_cast<double>(sum - s[t]));
+                EXPECT_LE(difference, N * 0x1p-53 * static_cast<double>(magnitude));
+                largest = std::max(largest, difference);
+            }
+        }
+    }
+    std::cout << "[ info     ] centroid vs long double sum: largest difference " << largest << "\n";
+}
+
+TEST(MetricsCentroid, BadInputThrows) {
+    const TokenGeometry tokens = hand_example();
+    const RowMatrix y = attngeo::theory::selection_contributions(tokens);
+    const std::vector<int> order = {0, 1, 2, 3, 4};
+    EXPECT_THROW(attngeo::theory::selection_centroid(y, order, 0), std::domain_error);
+    EXPECT_THROW(attngeo::theory::selection_centroid(y, order, 6), std::domain_error);
+    EXPECT_THROW(attngeo::theory::selection_centroid(y, {0, 1, 2}, 2), std::domain_error);
+    EXPECT_THROW(attngeo::theory::selection_centroid(y, {0, 7, 2, 3, 4}, 2), std::domain_error);
+    EXPECT_THROW(attngeo::theory::selection_centroid(y, {-1, 1, 2, 3, 4}, 1), std::domain_error);
+    TokenGeometry mismatched = tokens;
+    mismatched.alpha.resize(3);
+    EXPECT_THROW(attngeo::theory::selection_contributions(mismatched), std::domain_error);
+}
+
+}  // namespace
