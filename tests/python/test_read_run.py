@@ -1,0 +1,88 @@
+# attngeo.read_run / read_table: every CSV of a run folder as typed columns, checked against
+# the files' own text; hidden folders skipped; damaged folders as one-line ValueErrors.
+import json
+import math
+
+import numpy as np
+import pytest
+
+import attngeo
+
+
+def write_folder(root):
+    root.mkdir()
+    (root / "manifest.json").write_text(json.dumps({"tool": "attngeo", "kind": "extract"}))
+    (root / "heads.csv").write_text(
+        "layer,big,x,se,regime,flag\n"
+        "0,1180591620717411303424,0.5,,Mixer,1\n"
+        "1,-3,inf,2.5e-3,Retriever,0\n")
+    (root / "empty.csv").write_text("N,P\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "pr.csv").write_text("N,P\n1,1\n2,0.75\n")
+    (root / ".partial").mkdir()
+    (root / ".partial" / "sums.csv").write_text("a\n1\n")
+    (root / "notes.txt").write_text("not a table")
+
+
+def test_columns_are_typed_as_their_text_says(tmp_path):
+    write_folder(tmp_path / "run")
+    run = attngeo.read_run(tmp_path / "run", frames=False)
+    assert run["manifest"] == {"tool": "attngeo", "kind": "extract"}
+    assert sorted(run["tables"]) == ["empty", "heads", "sub/pr"]
+    heads = run["tables"]["heads"]
+    assert heads["layer"].dtype == np.int64 and heads["layer"].tolist() == [0, 1]
+    assert heads["big"].tolist() == [2**70, -3]  # beyond int64: exact Python ints
+    assert heads["x"].dtype == np.float64 and heads["x"][1] == math.inf
+    assert math.isnan(heads["se"][0]) and heads["se"][1] == 2.5e-3
+    assert heads["regime"].tolist() == ["Mixer", "Retriever"]
+    assert heads["flag"].tolist() == [1, 0]
+    assert run["tables"]["empty"]["P"].shape == (0,)
+    assert run["tables"]["sub/pr"]["P"].tolist() == [1.0, 0.75]
+
+
+def test_a_simulate_folder_reads_back_as_its_text(tmp_path):
+    attngeo.simulate(tmp_path / "run", L=31, T1=5, T2=20, d=8, trials=20, N="pow2", kappa=1)
+    run = attngeo.read_run(tmp_path / "run", frames=False)
+    largest = 0.0
+    for name, table in run["tables"].items():
+        lines = (tmp_path / "run" / f"{name}.csv").read_text().splitlines()
+        header = lines[0].split(",")
+        assert list(table) == header
+        for k, column in enumerate(header):
+            texts = [line.split(",")[k] for line in lines[1:]]
+            values = table[column]
+            if values.dtype.kind == "U":
+                assert values.tolist() == texts
+                continue
+            want = np.array([float(t) if t else math.nan for t in texts])
+            got = values.astype(np.float64)
+            same = (got == want) | (np.isnan(got) & np.isnan(want))
+            assert same.all(), (name, column)
+            finite = np.isfinite(want)
+            largest = max(largest, float(np.max(np.abs(got - want)[finite], initial=0)))
+    print(f"largest difference to the CSV text: {largest}")
+    assert run["manifest"]["kind"] == "simulate"
+
+
+def test_frames_when_pandas_imports(tmp_path):
+    pandas = pytest.importorskip("pandas")
+    write_folder(tmp_path / "run")
+    frame = attngeo.read_run(tmp_path / "run")["tables"]["heads"]
+    assert isinstance(frame, pandas.DataFrame) and frame["regime"].tolist() == ["Mixer",
+                                                                                "Retriever"]
+    assert isinstance(attngeo.read_table(tmp_path / "run" / "heads.csv", frames=False), dict)
+
+
+def test_damaged_folders_are_value_errors(tmp_path):
+    with pytest.raises(ValueError, match="has no manifest.json, expected a run folder"):
+        attngeo.read_run(tmp_path)
+    (tmp_path / "manifest.json").write_text("{")
+    with pytest.raises(ValueError, match="manifest.json"):
+        attngeo.read_run(tmp_path)
+    (tmp_path / "manifest.json").write_text("{}")
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n3\n")
+    with pytest.raises(ValueError, match=r"bad.csv' line 3 has 1 fields, expected 2"):
+        attngeo.read_run(tmp_path)
+    (tmp_path / "bad.csv").write_text("")
+    with pytest.raises(ValueError, match=r"bad.csv' is empty, expected a header line"):
+        attngeo.read_run(tmp_path)
