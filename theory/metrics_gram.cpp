@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -506,7 +507,7 @@ detail::GramEntryError double_gram_entry_error(int d) {
 void selection_metrics_from_gram(const RowMatrix& ranked, const Eigen::MatrixXd& gram,
                                  const std::vector<int>& sizes, Distance distance,
                                  std::vector<SelectionMetrics>& out, bool radii) {
-    metrics_from_gram(
+    detail::metrics_from_gram(
         ranked,
         GramView<double>(gram.data(), gram.rows(), gram.cols(), Eigen::OuterStride<>(gram.rows())),
         0, double_gram_entry_error(static_cast<int>(ranked.cols())), sizes, distance, out, radii,
