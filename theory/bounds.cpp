@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
-#include <cstring>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/errors.hpp"
