@@ -20,22 +20,43 @@ std::string shape_text(const py::array& array) {
     return text + (array.ndim() == 1 ? ",)" : ")");
 }
 
-py::array_t<double> double_array(const py::handle& object, int dims, const std::string& function,
-                                 const std::string& name) {
+namespace {
+
+// np.asarray(object), checked to be a floating array of an accepted width and `dims` dimensions.
+py::array floating_input(const py::handle& object, int dims, const std::vector<int>& widths,
+                         const std::string& expected, const std::string& function,
+                         const std::string& name) {
     if (object.is_none()) throw_value_error(function, name + " is None, expected an array");
     // np.asarray honours __array__ (torch tensors, pandas columns) without copying NumPy input.
     py::array array = py::module_::import("numpy").attr("asarray")(object);
     const py::dtype dtype = array.dtype();
-    if (dtype.kind() != 'f' || (dtype.itemsize() != 4 && dtype.itemsize() != 8)) {
+    if (dtype.kind() != 'f' ||
+        std::find(widths.begin(), widths.end(), dtype.itemsize()) == widths.end()) {
         throw_value_error(function, name + " has dtype " + dtype.attr("name").cast<std::string>() +
-                                        ", expected float32 or float64");
+                                        ", expected " + expected);
     }
     if (array.ndim() != dims) {
         throw_value_error(function, name + " has shape " + shape_text(array) + ", expected " +
                                         std::to_string(dims) + " dimension(s)");
     }
+    return array;
+}
+
+}  // namespace
+
+py::array_t<double> double_array(const py::handle& object, int dims, const std::string& function,
+                                 const std::string& name) {
+    const py::array array =
+        floating_input(object, dims, {4, 8}, "float32 or float64", function, name);
     // A C-ordered float64 copy when the input is float32, F-ordered or strided; else a view.
     return py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(array);
+}
+
+py::array_t<float> float_array(const py::handle& object, int dims, const std::string& function,
+                               const std::string& name) {
+    const py::array array =
+        floating_input(object, dims, {2, 4, 8}, "float16, float32 or float64", function, name);
+    return py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
 }
 
 std::string selection_size_text(const py::handle& sizes, const std::string& function) {

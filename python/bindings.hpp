@@ -7,5 +7,6 @@ namespace attngeo::python {
 void bind_metrics(pybind11::module_& module);
 void bind_bounds(pybind11::module_& module);
 void bind_simulate(pybind11::module_& module);
+void bind_head_statistics(pybind11::module_& module);
 
 }  // namespace attngeo::python

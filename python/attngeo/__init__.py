@@ -15,9 +15,9 @@ import tempfile
 import numpy as np
 
 from . import _core
-from ._core import metrics
+from ._core import HeadStatistics, metrics
 
-__all__ = ["metrics", "bounds", "simulate", "read_run", "read_table"]
+__all__ = ["metrics", "bounds", "simulate", "read_run", "read_table", "HeadStatistics"]
 
 # The model keywords shared by bounds() and simulate(), by their CLI flag names.
 _MODEL_FLAGS = {"preset": "--preset", "profile": "--profile", "L": "--L", "p_sink": "--p-sink",
