@@ -1,0 +1,246 @@
+"""Per-head statistics from any PyTorch model with forward hooks, checked against `attngeo
+extract`. A small LLaMA is built here (random weights, no download), its final query row and
+value states are collected with forward hooks and fed to attngeo.HeadStatistics; the same
+weights are saved as a Hugging Face folder (config.json + model.safetensors) for `attngeo
+extract`, and the two extract folders are compared file by file.
+
+    PYTHONPATH=build/python python3 examples/python/hooks.py --attngeo build/app/attngeo
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+import attngeo
+
+try:
+    import torch
+    from torch import nn
+except ImportError:  # exit code 77: CTest reports the example as skipped
+    print("hooks.py needs PyTorch (Debian: python3-torch)", file=sys.stderr)
+    sys.exit(77)
+
+SIZES = dict(vocab=256, hidden=64, intermediate=128, layers=2, heads=4, kv_heads=2, head_dim=16,
+             theta=10000.0, eps=1e-5)
+
+
+class RmsNorm(nn.Module):
+    """x / sqrt(mean(x^2) + eps) * w, in float32."""
+
+    def __init__(self, width, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def half_turn(t):
+    """(a, b) -> (-b, a) on the two halves of the last axis: the rotation of rotary embeddings
+    in the Hugging Face layout."""
+    first, second = t.chunk(2, dim=-1)
+    return torch.cat((-second, first), dim=-1)
+
+
+class Attention(nn.Module):
+    """Causal grouped-query attention with rotary positions. The attention weights leave
+    through `self.softmax` and the value states through `self.v_proj`: both are modules, so
+    forward hooks can read them."""
+
+    def __init__(self, s):
+        super().__init__()
+        self.s = s
+        self.q_proj = nn.Linear(s["hidden"], s["heads"] * s["head_dim"], bias=False)
+        self.k_proj = nn.Linear(s["hidden"], s["kv_heads"] * s["head_dim"], bias=False)
+        self.v_proj = nn.Linear(s["hidden"], s["kv_heads"] * s["head_dim"], bias=False)
+        self.o_proj = nn.Linear(s["heads"] * s["head_dim"], s["hidden"], bias=False)
+        self.softmax = nn.Softmax(dim=-1)
+
+    def forward(self, h, cos, sin):
+        B, T, _ = h.shape
+        H, G, d = self.s["heads"], self.s["kv_heads"], self.s["head_dim"]
+        q = self.q_proj(h).view(B, T, H, d).transpose(1, 2)
+        k = self.k_proj(h).view(B, T, G, d).transpose(1, 2)
+        v = self.v_proj(h).view(B, T, G, d).transpose(1, 2)
+        q, k = q * cos + half_turn(q) * sin, k * cos + half_turn(k) * sin
+        k, v = k.repeat_interleave(H // G, 1), v.repeat_interleave(H // G, 1)
+        scores = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)
+        probs = self.softmax(scores.masked_fill(future, -math.inf))  # [B, H, T, T]
+        out = torch.matmul(probs, v).transpose(1, 2).reshape(B, T, H * d)
+        return self.o_proj(out)
+
+
+class Block(nn.Module):
+    def __init__(self, s):
+        super().__init__()
+        self.input_layernorm = RmsNorm(s["hidden"], s["eps"])
+        self.self_attn = Attention(s)
+        self.post_attention_layernorm = RmsNorm(s["hidden"], s["eps"])
+        self.gate_proj = nn.Linear(s["hidden"], s["intermediate"], bias=False)
+        self.up_proj = nn.Linear(s["hidden"], s["intermediate"], bias=False)
+        self.down_proj = nn.Linear(s["intermediate"], s["hidden"], bias=False)
+
+    def forward(self, x, cos, sin):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        h = self.post_attention_layernorm(x)
+        gated = nn.functional.silu(self.gate_proj(h)) * self.up_proj(h)  # SwiGLU
+        return x + self.down_proj(gated)
+
+
+class Llama(nn.Module):
+    def __init__(self, s):
+        super().__init__()
+        self.s = s
+        self.embed_tokens = nn.Embedding(s["vocab"], s["hidden"])
+        self.layers = nn.ModuleList(Block(s) for _ in range(s["layers"]))
+        self.norm = RmsNorm(s["hidden"], s["eps"])
+        self.lm_head = nn.Linear(s["hidden"], s["vocab"], bias=False)
+
+    def forward(self, ids):
+        T, d = ids.shape[1], self.s["head_dim"]
+        inverse_frequency = 1.0 / self.s["theta"] ** (torch.arange(0, d, 2).float() / d)
+        angles = torch.outer(torch.arange(T, dtype=torch.float32), inverse_frequency)
+        angles = torch.cat((angles, angles), dim=-1)  # [T, d]
+        x = self.embed_tokens(ids)
+        for block in self.layers:
+            x = block(x, angles.cos(), angles.sin())
+        return self.lm_head(self.norm(x))
+
+    def hf_tensors(self):
+        """The weights under Hugging Face LLaMA names."""
+        names = {"embed_tokens.weight": "model.embed_tokens.weight",
+                 "norm.weight": "model.norm.weight", "lm_head.weight": "lm_head.weight"}
+        tensors = {}
+        for name, tensor in self.state_dict().items():
+            if name.startswith("layers."):
+                _, index, rest = name.split(".", 2)
+                rest = rest if rest.split(".")[0] in ("self_attn", "input_layernorm",
+                                                      "post_attention_layernorm") \
+                    else "mlp." + rest
+                tensors[f"model.layers.{index}.{rest}"] = tensor
+            else:
+                tensors[names[name]] = tensor
+        return tensors
+
+    def hf_config(self):
+        s = self.s
+        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                "vocab_size": s["vocab"], "hidden_size": s["hidden"],
+                "intermediate_size": s["intermediate"], "num_hidden_layers": s["layers"],
+                "num_attention_heads": s["heads"], "num_key_value_heads": s["kv_heads"],
+                "rms_norm_eps": s["eps"], "rope_theta": s["theta"], "hidden_act": "silu",
+                "max_position_embeddings": 512, "bos_token_id": 1, "eos_token_id": 2,
+                "tie_word_embeddings": False, "torch_dtype": "float32"}
+
+
+def write_safetensors(path, tensors):
+    """The safetensors layout: an 8-byte little-endian header size, a JSON header of dtype,
+    shape and byte range per tensor, then the raw little-endian data."""
+    header, blobs, offset = {}, [], 0
+    for name, tensor in tensors.items():
+        data = tensor.detach().contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(tensor.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as handle:
+        handle.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def collect_with_hooks(model, documents, context):
+    """Feeds attngeo.HeadStatistics from forward hooks: the last query row of every head
+    (softmax output) and the value states (v_proj output), one layer after another."""
+    statistics = attngeo.HeadStatistics(context=context, layers=model.s["layers"])
+    G, d = model.s["kv_heads"], model.s["head_dim"]
+    captured = {}
+
+    def keep(layer, what):
+        def hook(module, inputs, output):
+            captured[(layer, what)] = output.detach()
+        return hook
+
+    for index, block in enumerate(model.layers):
+        block.self_attn.softmax.register_forward_hook(keep(index, "alpha"))
+        block.self_attn.v_proj.register_forward_hook(keep(index, "values"))
+    with torch.no_grad():
+        for ids in documents:
+            model(torch.tensor([ids]))
+            for layer in range(model.s["layers"]):
+                alpha = captured[(layer, "alpha")][0, :, -1, :]  # [H, n]
+                values = captured[(layer, "values")][0].view(context, G, d).transpose(0, 1)
+                statistics.add(alpha, values)  # torch CPU tensors go in as arrays
+    return statistics
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attngeo", default="attngeo", help="the attngeo executable")
+    parser.add_argument("--out", default=None,
+                        help="folder for the model and both runs (default: a temporary one, "
+                             "removed when they agree)")
+    parser.add_argument("--documents", type=int, default=4)
+    parser.add_argument("--context", type=int, default=48)
+    arguments = parser.parse_args()
+    torch.manual_seed(0)
+    model = Llama(SIZES).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():  # larger weights than the default init: sharper heads
+            if parameter.dim() == 2:
+                parameter.normal_(0, 0.3)
+    work = arguments.out or tempfile.mkdtemp(prefix="attngeo-hooks-")
+    model_dir = os.path.join(work, "model")
+    os.makedirs(model_dir, exist_ok=True)
+    write_safetensors(os.path.join(model_dir, "model.safetensors"), model.hf_tensors())
+    with open(os.path.join(model_dir, "config.json"), "w") as handle:
+        json.dump(model.hf_config(), handle, indent=2)
+
+    generator = np.random.default_rng(1)
+    documents = [[1] + generator.integers(3, SIZES["vocab"], arguments.context - 1).tolist()
+                 for _ in range(arguments.documents)]  # BOS first: one window per document
+    with open(os.path.join(work, "ids.txt"), "w") as handle:
+        handle.writelines(" ".join(map(str, ids)) + "\n" for ids in documents)
+
+    statistics = collect_with_hooks(model, documents, arguments.context)
+    statistics.write(os.path.join(work, "python"), model={"family": "llama",
+                                                          "vocab": SIZES["vocab"]},
+                     windows=documents, command=" ".join(sys.argv))
+    subprocess.run([arguments.attngeo, "extract", "--model", model_dir, "--tokens",
+                    os.path.join(work, "ids.txt"), "--context", str(arguments.context),
+                    "--quiet", "--out", os.path.join(work, "extract")], check=True)
+
+    differing = []
+    for name in sorted(os.listdir(os.path.join(work, "extract"))):
+        if name == "manifest.json":
+            continue  # the command line, model path and engine differ by design
+        with open(os.path.join(work, "python", name), "rb") as a, \
+                open(os.path.join(work, "extract", name), "rb") as b:
+            same = a.read() == b.read()
+        print(f"{name:22s} {'identical' if same else 'DIFFERS'}")
+        differing += [] if same else [name]
+    if differing:
+        python_run = attngeo.read_run(os.path.join(work, "python"), frames=False)["tables"]
+        extract_run = attngeo.read_run(os.path.join(work, "extract"), frames=False)["tables"]
+        for name in python_run:
+            for column, values in python_run[name].items():
+                if values.dtype.kind == "f":
+                    gap = np.nanmax(np.abs(values - extract_run[name][column]), initial=0)
+                    print(f"  {name}.{column}: largest difference {gap:.3g}")
+        sys.exit(f"hooks.py: {len(differing)} file(s) differ from attngeo extract ({work})")
+    print("HeadStatistics from hooks equals attngeo extract on the same weights")
+    if arguments.out is None:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
