@@ -15,9 +15,7 @@
 #include "simulate/run.hpp"
 #include "theory/bounds.hpp"
 #ifdef ATTNGEO_WITH_EMPIRICAL
-#include <fstream>
-#include <nlohmann/json.hpp>
-
+#include "common/json_file.hpp"
 #include "empirical/extract.hpp"
 #endif
 
@@ -29,14 +27,12 @@ namespace fs = std::filesystem;
 #ifdef ATTNGEO_WITH_EMPIRICAL
 // merge serves simulate/sweep shards and extract shards; the first folder's manifest decides.
 bool is_extract_run(const std::string& dir) {
-    std::ifstream in(dir + "/manifest.json");
-    nlohmann::json manifest;
     try {
-        in >> manifest;
-    } catch (const std::exception&) {
-        return false;  // merge_runs reports the folder
+        (void)read_run_manifest(dir, {"extract"});
+        return true;
+    } catch (const InputError&) {
+        return false;  // merge_runs names what is wrong with the folder
     }
-    return manifest.value("kind", "") == "extract";
 }
 #endif
 

@@ -1,6 +1,8 @@
 // Checked JSON reading; see json_file.hpp.
 #include "common/json_file.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -15,6 +17,16 @@ std::string without_exception_id(const std::string& message) {
     return end == std::string::npos ? message : message.substr(end + 2);
 }
 
+// "\"simulate\" or \"sweep\"" for messages, "simulate or sweep" for the commands.
+std::string joined(const std::vector<std::string>& kinds, bool quoted) {
+    std::string text;
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+        if (k > 0) text += k + 1 == kinds.size() ? " or " : ", ";
+        text += quoted ? "\"" + kinds[k] + "\"" : kinds[k];
+    }
+    return text;
+}
+
 }  // namespace
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& path,
@@ -23,7 +35,7 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& path,
         [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
             // depth counts from 0 at the outermost value: values nest kMaxJsonDepth + 1 deep.
             if (depth > kMaxJsonDepth && (event == nlohmann::json::parse_event_t::object_start ||
-                                           event == nlohmann::json::parse_event_t::array_start)) {
+                                          event == nlohmann::json::parse_event_t::array_start)) {
                 throw InputError("'" + path + "': nested deeper than " +
                                  std::to_string(kMaxJsonDepth) + " levels, expected " + what);
             }
@@ -52,6 +64,39 @@ std::string json_error_message(const std::string& path, const nlohmann::json::ex
     for (char& c : message)
         if (c == '\n' || c == '\r') c = ' ';
     return "'" + path + "': " + message;
+}
+
+std::int64_t json_integer_at(const nlohmann::json& document, const std::string& pointer,
+                             std::int64_t minimum, std::int64_t maximum, const std::string& path) {
+    const nlohmann::json::json_pointer at(pointer);
+    if (!document.contains(at))
+        throw InputError("'" + path + "': " + pointer + " is missing, expected an integer");
+    const std::int64_t value =
+        with_json_context(path, [&] { return json_integer<std::int64_t>(document.at(at)); });
+    if (value < minimum || value > maximum)
+        throw InputError("'" + path + "': " + pointer + " = " + std::to_string(value) +
+                         ", expected " + std::to_string(minimum) + ".." + std::to_string(maximum));
+    return value;
+}
+
+std::string run_manifest_path(const std::string& dir) {
+    return (std::filesystem::path(dir) / "manifest.json").string();
+}
+
+nlohmann::json read_run_manifest(const std::string& dir, const std::vector<std::string>& kinds) {
+    const std::string path = run_manifest_path(dir);
+    const std::string commands = joined(kinds, false);
+    nlohmann::json manifest = read_json_file(path, "an attngeo " + commands + " manifest");
+    const bool has_kind = manifest.is_object() && manifest.contains("kind");
+    const bool known = has_kind && std::any_of(kinds.begin(), kinds.end(), [&](const auto& kind) {
+                           return manifest.at("kind") == kind;
+                       });
+    if (!known)
+        throw InputError("'" + path + "': kind is " +
+                         (has_kind ? manifest.at("kind").dump() : std::string("missing")) +
+                         ", expected " + joined(kinds, true) + " (a folder written by attngeo " +
+                         commands + ")");
+    return manifest;
 }
 
 }  // namespace attngeo

@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "common/errors.hpp"
 
@@ -55,6 +56,19 @@ T json_integer(const nlohmann::json& j) {
             302, "expected an integer in range, found " + j.dump(), &j);
     return j.get<T>();
 }
+
+// The integer at `pointer` (e.g. "/model/layers") of `document`, read from `path`, within
+// [minimum, maximum]; an InputError naming the file and the pointer when it is missing, not an
+// integer or out of range.
+std::int64_t json_integer_at(const nlohmann::json& document, const std::string& pointer,
+                             std::int64_t minimum, std::int64_t maximum, const std::string& path);
+
+// DIR/manifest.json, the file every attngeo run folder is recognised by.
+std::string run_manifest_path(const std::string& dir);
+// Reads DIR/manifest.json through read_json_file and requires an object whose "kind" is one of
+// `kinds` (e.g. {"simulate", "sweep"}: the commands that write the folders a reader accepts);
+// otherwise an InputError naming the file, what kind it is and what was expected.
+nlohmann::json read_run_manifest(const std::string& dir, const std::vector<std::string>& kinds);
 
 // Runs `use` (which reads a document from `path`); a missing key or a value of the wrong type
 // inside becomes an InputError naming the file and the value's JSON pointer.

@@ -3,131 +3,42 @@
 #include "compare/emp_run.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
-#include <sstream>
+#include <stdexcept>
 
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
 #include "common/size_checks.hpp"
+#include "theory/head_regime.hpp"
 
 namespace fs = std::filesystem;
 
 namespace attngeo::compare {
 namespace {
 
-std::vector<std::string> split_commas(const std::string& line) {
-    std::vector<std::string> fields;
-    std::string::size_type start = 0;
-    while (true) {
-        const auto comma = line.find(',', start);
-        std::string field =
-            line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (!field.empty() && field.back() == '\r') field.pop_back();
-        fields.push_back(std::move(field));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return fields;
-}
-
-// One data row of a header-addressed CSV; every accessor names file, line and column on error.
-class CsvRow {
-  public:
-    CsvRow(const std::string& path, int line, const std::vector<std::string>& header,
-           const std::vector<std::string>& fields)
-        : path_(path), line_(line), header_(header), fields_(fields) {}
-
-    double number(int column) const { return parse_finite_double(fields_[column], where(column)); }
-    // A standard error: empty means undefined, allowed only when `defined` is false.
-    std::optional<double> standard_error(int column, bool defined) const {
-        if (!fields_[column].empty()) return number(column);
-        if (defined)
-            throw InputError(where(column) +
-                             ": empty, expected a number (a standard error is undefined only "
-                             "with fewer than 2 documents)");
-        return std::nullopt;
-    }
-    std::int64_t integer(int column) const {
-        const std::string& text = fields_[column];
-        errno = 0;
-        char* end = nullptr;
-        const long long value = std::strtoll(text.c_str(), &end, 10);
-        if (text.empty() || end != text.c_str() + text.size() || errno != 0)
-            throw InputError(where(column) + ": '" + text + "' is not an integer");
-        return value;
-    }
-    const std::string& text(int column) const { return fields_[column]; }
-    std::string where(int column) const {
-        return path_ + " line " + std::to_string(line_) + " column '" + header_[column] + "'";
-    }
-    std::string where() const { return path_ + " line " + std::to_string(line_); }
-
-  private:
-    const std::string& path_;
-    int line_;
-    const std::vector<std::string>& header_;
-    const std::vector<std::string>& fields_;
-};
-
-// Streams `path`: checks the header holds `required` (returned as column indices in that
-// order) and that every row has the header's width, then calls `visit` per row.
-void for_each_row(const std::string& path, const std::vector<std::string>& required,
-                  const std::function<void(const CsvRow&, const std::vector<int>&)>& visit) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path + ": cannot open file (expected an attngeo extract table)");
-    std::string line;
-    if (!std::getline(in, line)) throw InputError(path + ": empty file, expected a header line");
-    const auto header = split_commas(line);
-    std::vector<int> columns;
-    for (const auto& name : required) {
-        const auto it = std::find(header.begin(), header.end(), name);
-        if (it == header.end())
-            throw InputError(path + ": missing column '" + name + "' in the header");
-        columns.push_back(static_cast<int>(it - header.begin()));
-    }
-    int number = 1, rows = 0;
-    while (std::getline(in, line)) {
-        ++number;
-        if (line.empty() || line == "\r") continue;
-        const auto fields = split_commas(line);
-        if (fields.size() != header.size()) {
-            throw InputError(path + " line " + std::to_string(number) + ": " +
-                             std::to_string(fields.size()) + " fields, expected " +
-                             std::to_string(header.size()) + " like the header (ragged row)");
-        }
-        visit(CsvRow(path, number, header, fields), columns);
-        ++rows;
-    }
-    if (rows == 0) throw InputError(path + ": no data rows");
-}
-
-int json_int(const nlohmann::json& manifest, const std::string& path, const char* section,
-             const char* key, int minimum) {
-    const std::string name = std::string(section) + "." + key;
-    if (!manifest.contains(section) || !manifest.at(section).is_object() ||
-        !manifest.at(section).contains(key) || !manifest.at(section).at(key).is_number_integer())
-        throw InputError(path + ": missing integer '" + name + "'");
-    const auto value = json_integer<std::int64_t>(manifest.at(section).at(key));
-    if (value < minimum || value > 1 << 24)
-        throw InputError(path + ": '" + name + "' = " + std::to_string(value) + ", expected " +
-                         std::to_string(minimum) + ".." + std::to_string(1 << 24));
-    return static_cast<int>(value);
+// Streams one extract table: the indices of its required columns, in `names`' order, and every
+// row to `visit`; a table without rows is an error (extract writes every head).
+void for_each_row(
+    const std::string& path, const std::vector<std::string>& names,
+    const std::function<void(const CsvRow&, const std::vector<std::size_t>&)>& visit) {
+    CsvReader reader(path, "an attngeo extract table");
+    std::vector<std::size_t> columns;
+    for (const auto& name : names)
+        columns.push_back(reader.column(name));
+    while (reader.next())
+        visit(reader.row(), columns);
+    if (reader.rows_read() == 0) throw InputError("'" + path + "': no data rows");
 }
 
 // (layer, head) of a row, range-checked against the manifest.
-std::size_t head_index(const CsvRow& row, int layer_column, int head_column, int layers,
-                       int heads) {
+std::size_t head_index(const CsvRow& row, std::size_t layer_column, std::size_t head_column,
+                       int layers, int heads) {
     const auto layer = row.integer(layer_column), head = row.integer(head_column);
     if (layer < 0 || layer >= layers)
         throw InputError(row.where(layer_column) + ": layer " + std::to_string(layer) +
@@ -142,6 +53,26 @@ std::string head_name(std::size_t index, int heads) {
     return "layer " + std::to_string(index / heads) + " head " + std::to_string(index % heads);
 }
 
+// A standard error: empty means undefined, allowed only when `defined` is false.
+std::optional<double> standard_error(const CsvRow& row, std::size_t column, bool defined) {
+    const auto value = row.optional_finite_number(column);
+    if (!value && defined)
+        throw InputError(row.where(column) +
+                         ": empty, expected a number (a standard error is undefined only with "
+                         "fewer than 2 documents)");
+    return value;
+}
+
+// The regime name as theory spells it (Retriever, Mixer, Reset).
+std::string checked_regime(const CsvRow& row, std::size_t column) {
+    try {
+        return theory::to_string(theory::parse_head_regime(row.text(column)));
+    } catch (const std::domain_error&) {
+        throw InputError(row.where(column) + ": '" + row.text(column) +
+                         "', expected Retriever, Mixer or Reset");
+    }
+}
+
 void read_heads(const std::string& path, EmpiricalRun& run) {
     std::vector<char> seen(run.rows.size(), 0);
     for_each_row(
@@ -149,7 +80,7 @@ void read_heads(const std::string& path, EmpiricalRun& run) {
         {"layer", "head", "kv_head", "docs", "norm_mean", "norm_median", "cv_positional",
          "cv_pooled", "lambda", "rho0", "sink_mass", "last_mass", "m_sink", "m_last", "m_rest",
          "regime", "regime_margin"},
-        [&](const CsvRow& row, const std::vector<int>& c) {
+        [&](const CsvRow& row, const std::vector<std::size_t>& c) {
             const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
             if (seen[index])
                 throw InputError(row.where() + ": " + head_name(index, run.heads) +
@@ -163,20 +94,17 @@ void read_heads(const std::string& path, EmpiricalRun& run) {
                                  &h.lambda,    &h.rho0,        &h.sink_mass,     &h.last_mass,
                                  &h.m_sink,    &h.m_last,      &h.m_rest};
             for (int k = 0; k < 11; ++k)
-                *targets[k] = row.number(c[4 + k]);
-            h.regime = row.text(c[15]);
-            if (h.regime != "Retriever" && h.regime != "Mixer" && h.regime != "Reset")
-                throw InputError(row.where(c[15]) + ": '" + h.regime +
-                                 "', expected Retriever, Mixer or Reset");
+                *targets[k] = row.finite_number(c[4 + k]);
+            h.regime = checked_regime(row, c[15]);
             // +inf is a valid margin (the smaller magnitude is 0).
             h.regime_margin = row.text(c[16]) == "inf" ? std::numeric_limits<double>::infinity()
-                                                       : row.number(c[16]);
+                                                       : row.finite_number(c[16]);
             if (!(h.regime_margin >= 1))
                 throw InputError(row.where(c[16]) + ": " + row.text(c[16]) +
                                  ", expected a ratio >= 1");
         });
     for (std::size_t i = 0; i < seen.size(); ++i)
-        if (!seen[i]) throw InputError(path + ": no row for " + head_name(i, run.heads));
+        if (!seen[i]) throw InputError("'" + path + "': no row for " + head_name(i, run.heads));
 }
 
 void read_pr(const std::string& path, EmpiricalRun& run) {
@@ -188,19 +116,19 @@ void read_pr(const std::string& path, EmpiricalRun& run) {
     std::vector<std::map<int, Values>> by_head(run.rows.size());
     for_each_row(
         path, {"layer", "head", "N", "P_mean", "P_se", "R_mean", "R_se", "Fmax_mean", "Fmin_mean"},
-        [&](const CsvRow& row, const std::vector<int>& c) {
+        [&](const CsvRow& row, const std::vector<std::size_t>& c) {
             const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
             const auto N = row.integer(c[2]);
             if (N < 1 || N > run.context)
                 throw InputError(row.where(c[2]) + ": N = " + std::to_string(N) + ", expected 1.." +
                                  std::to_string(run.context));
             const bool defined = run.rows[index].docs >= 2;  // heads.csv is read first
-            const Values values{row.number(c[3]),
-                                row.number(c[5]),
-                                row.number(c[7]),
-                                row.number(c[8]),
-                                row.standard_error(c[4], defined),
-                                row.standard_error(c[6], defined)};
+            const Values values{row.finite_number(c[3]),
+                                row.finite_number(c[5]),
+                                row.finite_number(c[7]),
+                                row.finite_number(c[8]),
+                                standard_error(row, c[4], defined),
+                                standard_error(row, c[6], defined)};
             if (!by_head[index].emplace(static_cast<int>(N), values).second)
                 throw InputError(row.where() + ": " + head_name(index, run.heads) +
                                  " N = " + std::to_string(N) + " appears twice");
@@ -214,7 +142,7 @@ void read_pr(const std::string& path, EmpiricalRun& run) {
         for (auto it = rows.begin(); same && it != rows.end(); ++it, ++k)
             same = it->first == run.sizes[k];
         if (!same)
-            throw InputError(path + ": " + head_name(i, run.heads) + " has " +
+            throw InputError("'" + path + "': " + head_name(i, run.heads) + " has " +
                              std::to_string(rows.size()) +
                              " N values, expected the same N grid as layer 0 head 0 (" +
                              std::to_string(run.sizes.size()) + " values)");
@@ -239,7 +167,7 @@ void read_by_position(const std::string& path, EmpiricalRun& run) {
         h.contrib_by_position.assign(n, 0);
     }
     for_each_row(path, {"layer", "head", "pos", "norm_mean", "alpha_mean", "contrib_mean"},
-                 [&](const CsvRow& row, const std::vector<int>& c) {
+                 [&](const CsvRow& row, const std::vector<std::size_t>& c) {
                      const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
                      const auto pos = row.integer(c[2]);
                      if (pos < 0 || pos >= static_cast<std::int64_t>(n))
@@ -251,23 +179,23 @@ void read_by_position(const std::string& path, EmpiricalRun& run) {
                                           " position " + std::to_string(pos) + " appears twice");
                      seen[index][pos] = 1;
                      EmpiricalHead& h = run.rows[index];
-                     h.norm_by_position[pos] = row.number(c[3]);
-                     h.alpha_by_position[pos] = row.number(c[4]);
-                     h.contrib_by_position[pos] = row.number(c[5]);
+                     h.norm_by_position[pos] = row.finite_number(c[3]);
+                     h.alpha_by_position[pos] = row.finite_number(c[4]);
+                     h.contrib_by_position[pos] = row.finite_number(c[5]);
                      if (h.alpha_by_position[pos] < 0 || h.norm_by_position[pos] < 0)
                          throw InputError(row.where() + ": negative alpha_mean or norm_mean");
                  });
     for (std::size_t i = 0; i < seen.size(); ++i) {
         const auto missing = std::find(seen[i].begin(), seen[i].end(), 0);
         if (missing != seen[i].end())
-            throw InputError(path + ": no row for " + head_name(i, run.heads) + " position " +
-                             std::to_string(missing - seen[i].begin()) +
+            throw InputError("'" + path + "': no row for " + head_name(i, run.heads) +
+                             " position " + std::to_string(missing - seen[i].begin()) +
                              " (expected positions 0.." + std::to_string(n - 1) + ")");
         double total = 0;
         for (double a : run.rows[i].alpha_by_position)
             total += a;
         if (!(std::abs(total - 1) <= 1e-3))
-            throw InputError(path + ": " + head_name(i, run.heads) + " alpha_mean sums to " +
+            throw InputError("'" + path + "': " + head_name(i, run.heads) + " alpha_mean sums to " +
                              std::to_string(total) + ", expected 1 (within 1e-3)");
     }
 }
@@ -276,13 +204,13 @@ void read_cos_by_lag(const std::string& path, EmpiricalRun& run) {
     std::vector<std::map<int, std::pair<double, std::int64_t>>> by_head(run.rows.size());
     for_each_row(
         path, {"layer", "head", "lag", "cos_mean", "pairs"},
-        [&](const CsvRow& row, const std::vector<int>& c) {
+        [&](const CsvRow& row, const std::vector<std::size_t>& c) {
             const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
             const auto lag = row.integer(c[2]);
             if (lag < 1 || lag >= run.context)
                 throw InputError(row.where(c[2]) + ": lag " + std::to_string(lag) +
                                  ", expected 1.." + std::to_string(run.context - 1));
-            const double cosine = row.number(c[3]);
+            const double cosine = row.finite_number(c[3]);
             if (std::abs(cosine) > 1 + 1e-9)
                 throw InputError(row.where(c[3]) + ": " + std::to_string(cosine) +
                                  ", expected a cosine in [-1, 1]");
@@ -298,8 +226,9 @@ void read_cos_by_lag(const std::string& path, EmpiricalRun& run) {
         // Lags must be exactly 1..K, the same K for every head.
         if (static_cast<int>(lags.size()) != run.max_lag || lags.empty() ||
             lags.begin()->first != 1 || lags.rbegin()->first != run.max_lag)
-            throw InputError(path + ": " + head_name(i, run.heads) + " does not have lags 1.." +
-                             std::to_string(run.max_lag) + " like layer 0 head 0");
+            throw InputError("'" + path + "': " + head_name(i, run.heads) +
+                             " does not have lags 1.." + std::to_string(run.max_lag) +
+                             " like layer 0 head 0");
         for (const auto& [lag, value] : lags) {
             run.rows[i].cos_by_lag.push_back(value.first);
             run.rows[i].pairs_by_lag.push_back(value.second);
@@ -314,24 +243,20 @@ EmpiricalRun read_empirical_run(const std::string& dir) {
     run.dir = dir;
     if (!fs::is_directory(dir))
         throw InputError("--emp '" + dir + "': not a folder (expected an attngeo extract folder)");
-    const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
-    if (!fs::exists(manifest_path))
-        throw InputError(manifest_path + ": cannot open file (expected an attngeo extract folder)");
-    run.manifest = read_json_file(manifest_path, "an extract manifest");
-    if (!run.manifest.is_object() || !run.manifest.contains("kind") ||
-        run.manifest.at("kind") != "extract")
-        throw InputError(manifest_path + ": kind is " +
-                         (run.manifest.is_object() && run.manifest.contains("kind")
-                              ? run.manifest.at("kind").dump()
-                              : std::string("missing")) +
-                         ", expected \"extract\" (a folder written by attngeo extract)");
-    run.layers = json_int(run.manifest, manifest_path, "model", "layers", 1);
-    run.heads = json_int(run.manifest, manifest_path, "model", "heads", 1);
-    run.head_dim = json_int(run.manifest, manifest_path, "model", "head_dim", 1);
-    run.context = json_int(run.manifest, manifest_path, "parameters", "context", 2);
+    const std::string manifest_path = run_manifest_path(dir);
+    run.manifest = read_run_manifest(dir, {"extract"});
+    constexpr std::int64_t kLargest = 1 << 24;
+    run.layers = static_cast<int>(
+        json_integer_at(run.manifest, "/model/layers", 1, kLargest, manifest_path));
+    run.heads =
+        static_cast<int>(json_integer_at(run.manifest, "/model/heads", 1, kLargest, manifest_path));
+    run.head_dim = static_cast<int>(
+        json_integer_at(run.manifest, "/model/head_dim", 1, kLargest, manifest_path));
+    run.context = static_cast<int>(
+        json_integer_at(run.manifest, "/parameters/context", 2, kLargest, manifest_path));
     // Sizes from the manifest are checked before the rows are allocated from them.
     check_allocation(static_cast<std::uint64_t>(run.layers) * static_cast<std::uint64_t>(run.heads),
-                     sizeof(EmpiricalHead), manifest_path + ": model.layers × model.heads");
+                     sizeof(EmpiricalHead), "'" + manifest_path + "': model.layers × model.heads");
     run.rows.resize(static_cast<std::size_t>(run.layers) * run.heads);
     for (int l = 0; l < run.layers; ++l)
         for (int h = 0; h < run.heads; ++h) {

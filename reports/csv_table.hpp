@@ -1,23 +1,11 @@
-// A header-addressed CSV table as the tool writes them (no quoting), for reading run outputs.
+// reports' name for the header-CSV table of common/csv.hpp: run outputs (simulate.csv,
+// bounds.csv, compare's tables) are read with the common reader and its error dialect.
 #pragma once
-#include <string>
-#include <vector>
+#include "common/csv.hpp"
 
 namespace attngeo::reports {
 
-struct CsvTable {
-    std::string path;
-    std::vector<std::string> header;
-    std::vector<std::vector<std::string>> rows;
-
-    // Column index of `name`; throws InputError naming the file when absent.
-    std::size_t column(const std::string& name) const;
-    bool has_column(const std::string& name) const;
-    const std::string& text(std::size_t row, const std::string& name) const;
-    double number(std::size_t row, const std::string& name) const;  // "inf"/"nan" allowed
-};
-
-// Reads a CSV with a header line; throws InputError naming the file on a ragged table.
-CsvTable read_csv_table(const std::string& path);
+using attngeo::CsvTable;
+using attngeo::read_csv_table;
 
 }  // namespace attngeo::reports

@@ -3,16 +3,17 @@
 
 #include <omp.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "attngeo/version.hpp"
 #include "common/atomic_file.hpp"
 #include "common/csv.hpp"
 #include "common/errors.hpp"
@@ -234,51 +235,58 @@ void check_moments(const MomentSums& m, std::int64_t trials, bool unit_interval,
                          std::to_string(trials) + " trials)");
 }
 
+Int128 int128_field(const CsvRow& row, std::size_t column) {
+    try {
+        return parse_int128(row.text(column));
+    } catch (const std::invalid_argument& e) {
+        throw InputError(row.where(column) + ": " + e.what());
+    }
+}
+
+// One sums.csv row into its slot of `sums` (the sizes of each grid point given), checked to be
+// sums that that many trials can produce.
+void read_sums_row(const CsvRow& row, const std::array<std::size_t, 6>& column,
+                   const std::vector<std::vector<int>>& sizes, std::int64_t trials,
+                   std::vector<SimulationSums>& sums) {
+    const std::int64_t grid = row.integer(column[0]), N = row.integer(column[1]);
+    if (grid < 0 || grid >= static_cast<std::int64_t>(sums.size()))
+        throw InputError(row.where(column[0]) + ": grid index " + std::to_string(grid) +
+                         " out of range, expected 0.." + std::to_string(sums.size() - 1));
+    const std::string& quantity = row.text(column[2]);
+    MomentSums* slot = N >= 0 && N <= std::numeric_limits<int>::max()
+                           ? sums_slot(sums[grid], sizes[grid], static_cast<int>(N), quantity)
+                           : nullptr;
+    if (!slot)
+        throw InputError(row.where(column[2]) + ": unknown quantity '" + quantity +
+                         "' at N = " + std::to_string(N));
+    slot->count = row.integer(column[3]);
+    slot->sum = int128_field(row, column[4]);
+    slot->sum_squares = int128_field(row, column[5]);
+    check_moments(*slot, trials, N != 0, row.where());
+}
+
+// DIR/sums.csv of a run folder (or of a saved state), laid out by `config`'s grid. `who` opens
+// every message ("merge", "--resume").
 std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& config,
                                       const std::string& who = "merge") {
-    const std::string path = (fs::path(dir) / "sums.csv").string();
-    std::ifstream in(path);
-    if (!in)
-        throw InputError(who + ": '" + path +
-                         "': cannot open (is this a simulate or sweep run folder?)");
     const auto points = grid_points(config);
     std::vector<SimulationSums> sums(points.size());
     std::vector<std::vector<int>> sizes(points.size());
     for (const auto& p : points) {
-        const PointSetup setup = setup_point(config, p);
-        sizes[p.index] = setup.spec.sizes;
+        sizes[p.index] = setup_point(config, p).spec.sizes;
         sums[p.index].by_size.resize(sizes[p.index].size());
     }
-    std::string line;
-    std::getline(in, line);  // header
-    int line_number = 1;
-    while (std::getline(in, line)) {
-        ++line_number;
-        if (line.empty()) continue;
-        std::vector<std::string> f;
-        std::istringstream fields(line);
-        std::string field;
-        while (std::getline(fields, field, ','))
-            f.push_back(field);
-        const std::string where = who + ": '" + path + "' line " + std::to_string(line_number);
-        if (f.size() != 6)
-            throw InputError(where + ": expected 6 columns grid,N,quantity,count,sum,sum_squares");
-        try {
-            const int grid = std::stoi(f[0]);
-            const int N = std::stoi(f[1]);
-            if (grid < 0 || grid >= static_cast<int>(sums.size()))
-                throw InputError(where + ": grid index out of range");
-            MomentSums* slot = sums_slot(sums[grid], sizes[grid], N, f[2]);
-            if (!slot) throw InputError(where + ": unknown quantity '" + f[2] + "' at N = " + f[1]);
-            slot->count = std::stoll(f[3]);
-            slot->sum = parse_int128(f[4]);
-            slot->sum_squares = parse_int128(f[5]);
-            check_moments(*slot, config.trials, N != 0, where);
-        } catch (const std::invalid_argument& e) {
-            throw InputError(where + ": " + e.what());
-        } catch (const std::out_of_range&) {
-            throw InputError(where + ": number out of range");
-        }
+    try {
+        CsvReader reader((fs::path(dir) / "sums.csv").string(),
+                         "the exact sums of a simulate or sweep run folder");
+        std::array<std::size_t, 6> column{};
+        std::size_t k = 0;
+        for (const char* name : {"grid", "N", "quantity", "count", "sum", "sum_squares"})
+            column[k++] = reader.column(name);
+        while (reader.next())
+            read_sums_row(reader.row(), column, sizes, config.trials, sums);
+    } catch (const InputError& e) {
+        throw InputError(who + ": " + e.what());
     }
     for (auto& s : sums)
         s.trials = s.by_size.empty() ? 0 : s.by_size.front().precision.count;
@@ -590,188 +598,237 @@ std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, Progr
     return sums;
 }
 
-nlohmann::json write_run(const std::string& dir, const RunConfig& config,
-                         const std::vector<SimulationSums>& sums, int threads,
-                         const nlohmann::json& provenance, RunTimings timings) {
-    const auto points = grid_points(config);
-    const bool is_sweep = config.kind == "sweep";
-    std::ostringstream main_csv, bounds_csv, sums_csv, scan_csv, verdict_csv;
+namespace {
+
+// A run folder's CSV outputs while they are assembled, each opened with its header.
+struct RunTables {
+    std::ostringstream main;     // simulate.csv or sweep.csv
+    std::ostringstream bounds;   // bounds.csv (simulate only)
+    std::ostringstream sums;     // sums.csv
+    std::ostringstream scan;     // kappa_scan.csv
+    std::ostringstream verdict;  // verdict.csv
+};
+
+void write_main_header(std::ostream& out, const RunConfig& config) {
+    if (config.kind != "sweep") {
+        out << "N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
+               "Fmin_mean\n";
+        return;
+    }
+    out << "grid";
+    for (const auto& [name, values] : config.sweep)
+        out << ',' << name;
+    out << ",N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
+           "Fmin_mean";
+    for (theory::BoundVariant variant : theory::bound_variants()) {
+        const char* v = theory::to_string(variant);
+        for (const char* c :
+             {"kappa", "P_lower", "P_upper", "R_lower", "R_upper", "P_inside", "R_inside"}) {
+            out << ',' << c << '_' << v;
+        }
+    }
+    out << '\n';
+}
+
+void open_tables(RunTables& tables, const RunConfig& config) {
     std::string grid_columns = "grid,";
     for (const auto& [name, values] : config.sweep)
         grid_columns += name + ',';
-    scan_csv << grid_columns << kScanColumns << '\n';
-    verdict_csv << grid_columns << kVerdictColumns << '\n';
-    if (is_sweep) {
-        main_csv << "grid";
-        for (const auto& [name, values] : config.sweep)
-            main_csv << ',' << name;
-        main_csv << ",N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
-                    "Fmin_mean";
-        for (theory::BoundVariant variant : theory::bound_variants()) {
-            const char* v = theory::to_string(variant);
-            for (const char* c :
-                 {"kappa", "P_lower", "P_upper", "R_lower", "R_upper", "P_inside", "R_inside"}) {
-                main_csv << ',' << c << '_' << v;
+    tables.scan << grid_columns << kScanColumns << '\n';
+    tables.verdict << grid_columns << kVerdictColumns << '\n';
+    write_main_header(tables.main, config);
+    tables.bounds << "N,variant,kappa,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,"
+                     "Fmax_lower,Fmax_upper,Fmin_lower,Fmin_upper,P_inside,R_inside,Fmax_inside,"
+                     "Fmin_inside,P_violation,R_violation,"
+                  << kStarFlagColumns << '\n';
+    tables.sums << "grid,N,quantity,count,sum,sum_squares\n";
+}
+
+// Table 2's regime of every N of a point whose profile has phases (SPEC §3).
+struct PointRegimes {
+    std::vector<std::string> names;  // [n + 1] by N, "NA" without phases (index 0 unused)
+    std::vector<int> numbers;        // [|sizes|] 1..5 for the scan's by-regime gaps, or empty
+    nlohmann::json boundaries;       // p_base and m1..m3, or null
+};
+
+PointRegimes point_regimes(const PointSetup& setup) {
+    const int n = static_cast<int>(setup.head.alpha.size());
+    PointRegimes out;
+    out.names.assign(n + 1, "NA");
+    const auto phases = theory::phase_parameters(setup.spec.model);
+    if (!phases) return out;
+    const auto regimes = theory::regimes_by_size(setup.head.alpha, phases->p_base, phases->eta);
+    for (int N = 1; N <= n; ++N)
+        out.names[N] = theory::to_string(regimes[N - 1]);
+    for (int N : setup.spec.sizes)
+        out.numbers.push_back(static_cast<int>(regimes[N - 1]) + 1);
+    const auto m = theory::regime_boundaries(regimes);
+    out.boundaries = {{"p_base", phases->p_base}, {"m1", m.m1}, {"m2", m.m2}, {"m3", m.m3}};
+    return out;
+}
+
+// One sweep.csv row: the point's values, the estimates, then each variant's envelope at N.
+void append_sweep_row(std::ostream& out, const GridPoint& point, int N, const std::string& columns,
+                      const std::vector<VariantEnvelope>& envs, std::size_t i) {
+    out << point.index;
+    for (const auto& [name, value] : point.values)
+        out << ',' << format_double(value);
+    out << ',' << N << ',' << columns;
+    for (const auto& v : envs) {
+        const auto& b = v.rows[i];
+        out << ',' << format_double(v.kappa) << ',' << format_double(b.precision_lower) << ','
+            << format_double(b.precision_upper) << ',' << format_double(b.recall_lower) << ','
+            << format_double(b.recall_upper) << ',' << int(v.checks[i].precision_inside()) << ','
+            << int(v.checks[i].recall_inside());
+    }
+    out << '\n';
+}
+
+void append_bounds_rows(std::ostream& out, const std::vector<VariantEnvelope>& envs,
+                        const std::vector<std::string>& regime_names) {
+    for (const auto& v : envs) {
+        for (std::size_t i = 0; i < v.rows.size(); ++i) {
+            const auto& b = v.rows[i];
+            const auto& c = v.checks[i];
+            out << b.N << ',' << theory::to_string(v.variant) << ',' << format_double(v.kappa)
+                << ',' << regime_names[b.N];
+            for (double x :
+                 {b.delta, b.delta0, b.scale, b.precision_lower, b.precision_upper, b.recall_lower,
+                  b.recall_upper, b.fmax_lower, b.fmax_upper, b.fmin_lower, b.fmin_upper}) {
+                out << ',' << format_double(x);
             }
+            out << ',' << int(c.precision_inside()) << ',' << int(c.recall_inside()) << ','
+                << int(c.fmax_inside()) << ',' << int(c.fmin_inside()) << ','
+                << format_double(c.precision_violation) << ',' << format_double(c.recall_violation)
+                << ',' << star_flag_fields(v.scan, i, b) << '\n';
         }
-        main_csv << '\n';
+    }
+}
+
+// The manifest's "envelopes" of one point: per variant the verdict, κ and the coverage.
+nlohmann::json envelopes_json(const std::vector<VariantEnvelope>& envs) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& v : envs) {
+        std::vector<theory::MarginFlags> margins;
+        for (const auto& row : v.rows)
+            margins.push_back(theory::margin_flags(row));
+        const char* rule = v.kappa_fitted ? "interval-score" : "given";
+        nlohmann::json block = verdict_json(v.scan, margins, rule);
+        block.update({{"kappa", json_number(v.kappa)},
+                      {"kappa_fitted", v.kappa_fitted},
+                      {"mean_width", json_number(v.mean_width)},
+                      {"fraction_inside", v.fraction_inside},
+                      {"fraction_inside_P", v.fraction_inside_precision},
+                      {"fraction_inside_R", v.fraction_inside_recall},
+                      {"largest_violation",
+                       {{"value", v.largest_violation},
+                        {"N", v.largest_violation_N},
+                        {"metric", v.largest_violation_metric}}}});
+        out[theory::to_string(v.variant)] = block;
+    }
+    return out;
+}
+
+// One grid point: its estimates (exact at d = ∞), envelopes and regimes, appended to the tables;
+// returns its entry of the manifest's "points".
+nlohmann::json write_point(RunTables& tables, const RunConfig& config, const GridPoint& point,
+                           const SimulationSums& s, int threads) {
+    const PointSetup setup = setup_point(config, point);
+    const auto& sizes = setup.spec.sizes;
+    std::vector<SizeEstimates> est;
+    std::int64_t trials = 0;
+    if (setup.spec.d_infinite) {
+        est = estimates_exact(infinite_d_metrics(setup.spec));
     } else {
-        main_csv << "N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
-                    "Fmin_mean\n";
+        est = estimates_from_sums(sizes, s);
+        trials = s.trials;
+        write_sums_csv(tables.sums, point.index, sizes, s);
     }
-    bounds_csv << "N,variant,kappa,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_"
-                  "lower,Fmax_upper,"
-                  "Fmin_lower,Fmin_upper,P_inside,R_inside,Fmax_inside,Fmin_inside,P_violation,R_"
-                  "violation,"
-               << kStarFlagColumns << '\n';
-    sums_csv << "grid,N,quantity,count,sum,sum_squares\n";
-
-    nlohmann::json points_json = nlohmann::json::array();
-    const auto bounds_start = Clock::now();
-    for (const GridPoint& point : points) {
-        const PointSetup setup = setup_point(config, point);
-        const auto& sizes = setup.spec.sizes;
-        const SimulationSums& s = sums.at(static_cast<std::size_t>(point.index));
-        std::vector<SizeEstimates> est;
-        std::int64_t trials = 0;
-        if (setup.spec.d_infinite) {
-            est = estimates_exact(infinite_d_metrics(setup.spec));
-        } else {
-            est = estimates_from_sums(sizes, s);
-            trials = s.trials;
-            write_sums_csv(sums_csv, point.index, sizes, s);
-        }
-        const int n = static_cast<int>(setup.head.alpha.size());
-        std::vector<std::string> regime(n + 1, "NA");
-        std::vector<int> regime_numbers;  // [|sizes|] 1..5 for the scan's by-regime gaps
-        nlohmann::json regimes_json = nullptr;
-        if (const auto phases = theory::phase_parameters(setup.spec.model)) {
-            const auto regimes =
-                theory::regimes_by_size(setup.head.alpha, phases->p_base, phases->eta);
-            for (int N = 1; N <= n; ++N)
-                regime[N] = theory::to_string(regimes[N - 1]);
-            for (int N : sizes)
-                regime_numbers.push_back(static_cast<int>(regimes[N - 1]) + 1);
-            const auto m = theory::regime_boundaries(regimes);
-            regimes_json = {{"p_base", phases->p_base}, {"m1", m.m1}, {"m2", m.m2}, {"m3", m.m3}};
-        }
-        const auto envs = envelopes(setup.head, sizes, setup.spec.ranking, setup.d, est,
-                                    regime_numbers, setup.kappa, threads);
-        std::string grid_prefix = std::to_string(point.index) + ',';
-        for (const auto& [name, value] : point.values)
-            grid_prefix += format_double(value) + ',';
-        for (const auto& v : envs) {
-            append_scan_rows(scan_csv, grid_prefix, v.variant, v.scan);
-            append_verdict_rows(verdict_csv, grid_prefix, v.variant, v.scan);
-        }
-        for (std::size_t i = 0; i < sizes.size(); ++i) {
-            if (is_sweep) {
-                main_csv << point.index;
-                for (const auto& [name, value] : point.values)
-                    main_csv << ',' << format_double(value);
-                main_csv << ',' << sizes[i] << ',' << estimate_columns(est[i], trials);
-                for (const auto& v : envs) {
-                    const auto& b = v.rows[i];
-                    main_csv << ',' << format_double(v.kappa) << ','
-                             << format_double(b.precision_lower) << ','
-                             << format_double(b.precision_upper) << ','
-                             << format_double(b.recall_lower) << ','
-                             << format_double(b.recall_upper) << ','
-                             << int(v.checks[i].precision_inside()) << ','
-                             << int(v.checks[i].recall_inside());
-                }
-                main_csv << '\n';
-            } else {
-                main_csv << sizes[i] << ',' << estimate_columns(est[i], trials) << '\n';
-            }
-        }
-        if (!is_sweep) {
-            for (const auto& v : envs) {
-                for (std::size_t i = 0; i < sizes.size(); ++i) {
-                    const auto& b = v.rows[i];
-                    const auto& c = v.checks[i];
-                    bounds_csv << b.N << ',' << theory::to_string(v.variant) << ','
-                               << format_double(v.kappa) << ',' << regime[b.N];
-                    for (double x : {b.delta, b.delta0, b.scale, b.precision_lower,
-                                     b.precision_upper, b.recall_lower, b.recall_upper,
-                                     b.fmax_lower, b.fmax_upper, b.fmin_lower, b.fmin_upper}) {
-                        bounds_csv << ',' << format_double(x);
-                    }
-                    bounds_csv << ',' << int(c.precision_inside()) << ',' << int(c.recall_inside())
-                               << ',' << int(c.fmax_inside()) << ',' << int(c.fmin_inside()) << ','
-                               << format_double(c.precision_violation) << ','
-                               << format_double(c.recall_violation) << ','
-                               << star_flag_fields(v.scan, i, b) << '\n';
-                }
-            }
-        }
-        nlohmann::json env_json = nlohmann::json::object();
-        for (const auto& v : envs) {
-            std::vector<theory::MarginFlags> margins;
-            for (const auto& row : v.rows)
-                margins.push_back(theory::margin_flags(row));
-            const char* rule = v.kappa_fitted ? "interval-score" : "given";
-            nlohmann::json block = verdict_json(v.scan, margins, rule);
-            block.update({{"kappa", json_number(v.kappa)},
-                          {"kappa_fitted", v.kappa_fitted},
-                          {"mean_width", json_number(v.mean_width)},
-                          {"fraction_inside", v.fraction_inside},
-                          {"fraction_inside_P", v.fraction_inside_precision},
-                          {"fraction_inside_R", v.fraction_inside_recall},
-                          {"largest_violation",
-                           {{"value", v.largest_violation},
-                            {"N", v.largest_violation_N},
-                            {"metric", v.largest_violation_metric}}}});
-            env_json[theory::to_string(v.variant)] = block;
-        }
-        nlohmann::json values_json = nlohmann::json::object();
-        for (const auto& [name, value] : point.values)
-            values_json[name] = json_number(value);
-        nlohmann::json point_json = {
-            {"grid", point.index},       {"values", values_json}, {"n", n},
-            {"d", json_number(setup.d)}, {"trials", trials},      {"regimes", regimes_json},
-            {"envelopes", env_json}};
-        if (!setup.spec.d_infinite) point_json["realised"] = realised_json(s, setup);
-        if (!setup.spec.model.cosine) {
-            point_json["max_feasible_abs_rho0"] = max_feasible_rho0(n - 1, setup.spec.model.beta);
-        }
-        points_json.push_back(point_json);
+    const PointRegimes regimes = point_regimes(setup);
+    const auto envs = envelopes(setup.head, sizes, setup.spec.ranking, setup.d, est,
+                                regimes.numbers, setup.kappa, threads);
+    std::string grid_prefix = std::to_string(point.index) + ',';
+    for (const auto& [name, value] : point.values)
+        grid_prefix += format_double(value) + ',';
+    for (const auto& v : envs) {
+        append_scan_rows(tables.scan, grid_prefix, v.variant, v.scan);
+        append_verdict_rows(tables.verdict, grid_prefix, v.variant, v.scan);
     }
-    timings.bounds_s = seconds_since(bounds_start);
+    const bool is_sweep = config.kind == "sweep";
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const std::string columns = estimate_columns(est[i], trials);
+        if (is_sweep)
+            append_sweep_row(tables.main, point, sizes[i], columns, envs, i);
+        else
+            tables.main << sizes[i] << ',' << columns << '\n';
+    }
+    if (!is_sweep) append_bounds_rows(tables.bounds, envs, regimes.names);
+    const int n = static_cast<int>(setup.head.alpha.size());
+    nlohmann::json values_json = nlohmann::json::object();
+    for (const auto& [name, value] : point.values)
+        values_json[name] = json_number(value);
+    nlohmann::json point_json = {{"grid", point.index},
+                                 {"values", values_json},
+                                 {"n", n},
+                                 {"d", json_number(setup.d)},
+                                 {"trials", trials},
+                                 {"regimes", regimes.boundaries},
+                                 {"envelopes", envelopes_json(envs)}};
+    if (!setup.spec.d_infinite) point_json["realised"] = realised_json(s, setup);
+    if (!setup.spec.model.cosine)
+        point_json["max_feasible_abs_rho0"] = max_feasible_rho0(n - 1, setup.spec.model.beta);
+    return point_json;
+}
 
-    nlohmann::json manifest = {
-        {"tool", "attngeo"},
-        {"version", kVersion},
-        {"git_commit", kGitCommit},
-        {"kind", config.kind},
-        {"config", to_json(config)},
-        {"threads", threads > 0 ? threads : omp_get_max_threads()},
-        {"device", "cpu"},
-        {"decisions", decisions_json()},
-        {"random_stream", kRandomStream},
-        {"points", points_json},
-        {"timings",
-         {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}};
-    for (const auto& [key, value] : provenance.items())
-        manifest[key] = value;
+// Every file of the folder, manifest last, written together: a failure leaves --out as it was.
+void write_outputs(const std::string& dir, const RunConfig& config, const RunTables& tables,
+                   nlohmann::json& manifest) {
+    const bool is_sweep = config.kind == "sweep";
     std::vector<std::pair<std::string, std::string>> outputs = {
-        {is_sweep ? "sweep.csv" : "simulate.csv", main_csv.str()},
-        {"sums.csv", sums_csv.str()},
-        {"kappa_scan.csv", scan_csv.str()},
-        {"verdict.csv", verdict_csv.str()}};
-    if (!is_sweep) outputs.insert(outputs.begin() + 1, {"bounds.csv", bounds_csv.str()});
+        {is_sweep ? "sweep.csv" : "simulate.csv", tables.main.str()},
+        {"sums.csv", tables.sums.str()},
+        {"kappa_scan.csv", tables.scan.str()},
+        {"verdict.csv", tables.verdict.str()}};
+    if (!is_sweep) outputs.insert(outputs.begin() + 1, {"bounds.csv", tables.bounds.str()});
     std::vector<std::string> files;
     for (const auto& [name, content] : outputs)
         files.push_back(name);
     files.push_back("manifest.json");
     manifest["outputs"] = files;
     outputs.emplace_back("manifest.json", manifest.dump(2) + "\n");
-
-    // All files or none: a failure while writing leaves --out as it was.
     OutputFolder folder(dir, "--out");
     for (const auto& [name, content] : outputs)
         folder.write(name, content);
     folder.commit();
+}
+
+}  // namespace
+
+nlohmann::json write_run(const std::string& dir, const RunConfig& config,
+                         const std::vector<SimulationSums>& sums, int threads,
+                         const nlohmann::json& provenance, RunTimings timings) {
+    RunTables tables;
+    open_tables(tables, config);
+    nlohmann::json points_json = nlohmann::json::array();
+    const auto bounds_start = Clock::now();
+    for (const GridPoint& point : grid_points(config))
+        points_json.push_back(write_point(tables, config, point,
+                                          sums.at(static_cast<std::size_t>(point.index)), threads));
+    timings.bounds_s = seconds_since(bounds_start);
+
+    nlohmann::json manifest = manifest_header(config.kind);
+    manifest.update(
+        {{"config", to_json(config)},
+         {"threads", threads > 0 ? threads : omp_get_max_threads()},
+         {"device", "cpu"},
+         {"decisions", decisions_json()},
+         {"random_stream", kRandomStream},
+         {"points", points_json},
+         {"timings",
+          {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}});
+    for (const auto& [key, value] : provenance.items())
+        manifest[key] = value;
+    write_outputs(dir, config, tables, manifest);
     return manifest;
 }
 
@@ -791,6 +848,32 @@ void check_shard_trials(const std::string& dir, const RunConfig& config,
                          std::to_string(config.shard.index) + "/" +
                          std::to_string(config.shard.count));
     }
+}
+
+// A shard's configuration from its manifest: drawn from this version's random stream, with
+// every parameter valid (an invalid one is named with this manifest, not as a flag).
+RunConfig shard_config(const std::string& dir) {
+    const nlohmann::json manifest = read_run_manifest(dir, {"simulate", "sweep"});
+    const std::string path = run_manifest_path(dir);
+    return with_json_context(path, [&] {
+        // Manifests from before the stream was named drew from Philox4x64-10.
+        const std::string stream = manifest.value("random_stream", std::string(kOldRandomStream));
+        if (stream != kRandomStream) {
+            throw InputError("merge: '" + path + "' was drawn from the random stream '" + stream +
+                             "', this attngeo draws '" + kRandomStream +
+                             "': rerun that shard with this version");
+        }
+        RunConfig config = run_config_from_json(manifest.at("config"));
+        try {
+            for (const GridPoint& p : grid_points(config))
+                (void)setup_point(config, p);
+        } catch (const InputError& e) {
+            throw InputError("merge: '" + path + "': " + e.what());
+        } catch (const std::domain_error& e) {
+            throw InputError("merge: '" + path + "': " + e.what());
+        }
+        return config;
+    });
 }
 
 // Every shard 0..count−1 exactly once, or the merged estimate would cover only part of the run.
@@ -817,29 +900,7 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
     std::set<int> shards;
     std::vector<SimulationSums> total;
     for (const auto& dir : dirs) {
-        const std::string path = (fs::path(dir) / "manifest.json").string();
-        const nlohmann::json manifest = read_json_file(path, "a simulate or sweep run manifest");
-        if (!manifest.is_object() || !manifest.contains("config"))
-            throw InputError("merge: '" + path + "': not a simulate or sweep manifest");
-        // Manifests from before the stream was named drew from Philox4x64-10.
-        const std::string stream = manifest.value("random_stream", std::string(kOldRandomStream));
-        if (stream != kRandomStream) {
-            throw InputError("merge: '" + path + "' was drawn from the random stream '" + stream +
-                             "', this attngeo draws '" + kRandomStream +
-                             "': rerun that shard with this version");
-        }
-        RunConfig config = with_json_context(path, [&] {
-            RunConfig c = run_config_from_json(manifest.at("config"));
-            try {
-                for (const GridPoint& p : grid_points(c))
-                    (void)setup_point(c, p);  // every parameter valid, named by this manifest
-            } catch (const InputError& e) {
-                throw InputError("merge: '" + path + "': " + e.what());
-            } catch (const std::domain_error& e) {
-                throw InputError("merge: '" + path + "': " + e.what());
-            }
-            return c;
-        });
+        RunConfig config = shard_config(dir);
         nlohmann::json comparable = to_json(config);
         comparable.erase("shard");
         if (!merged) {

@@ -1,5 +1,6 @@
-// Tests for common/: strict CSV reading, selection-size lists, number formatting, atomic
-// writes. Each bad-input class must raise InputError naming the file or flag.
+// Tests for common/: strict CSV reading (headerless numeric tables and header CSVs), run
+// manifests, selection-size lists, number formatting, atomic writes. Each bad-input class must
+// raise InputError naming the file or flag.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,11 +11,14 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <random>
+#include <sstream>
 
 #include "common/atomic_file.hpp"
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/json_file.hpp"
 #include "common/number_list.hpp"
 
 namespace fs = std::filesystem;
@@ -108,6 +112,148 @@ TEST(InputErrors, StayOneLineWhateverTheyQuote) {
     const std::string csv_message = error_of([&] { read_numeric_table(control, "points"); });
     EXPECT_NE(csv_message.find("line 2 column 2: '4\\x1b[2J' is not a number"), std::string::npos)
         << csv_message;
+}
+
+// Header CSVs: values read back through CsvReader and CsvTable equal the numbers written
+// (format_double round-trips), addressed by name whatever the column order, with blank lines,
+// CRLF line ends and an extra column ignored.
+TEST(HeaderCsv, ReadsBackWhatWasWrittenInAnyColumnOrder) {
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> normal(0, 1e3);
+    const int rows = 50;
+    std::vector<double> x(rows), y(rows);
+    std::vector<std::int64_t> k(rows);
+    for (int r = 0; r < rows; ++r) {
+        x[r] = normal(rng);
+        y[r] = std::ldexp(normal(rng), -60);
+        k[r] = static_cast<std::int64_t>(rng() >> 2) - (std::int64_t{1} << 60);
+    }
+    for (const bool swapped : {false, true}) {
+        std::ostringstream text;
+        text << (swapped ? "y,extra,k,x\r\n" : "x,k,extra,y\n");
+        for (int r = 0; r < rows; ++r) {
+            if (r == 10) text << "\n";  // a blank line: skipped, but counted in line numbers
+            if (swapped)
+                text << format_double(y[r]) << ",e," << k[r] << ',' << format_double(x[r])
+                     << "\r\n";
+            else
+                text << format_double(x[r]) << ',' << k[r] << ",e," << format_double(y[r]) << '\n';
+        }
+        const auto path = write_temp(swapped ? "swapped.csv" : "plain.csv", text.str());
+        CsvReader reader(path, "a test table");
+        const std::size_t cx = reader.column("x"), cy = reader.column("y"), ck = reader.column("k");
+        EXPECT_FALSE(reader.find_column("absent").has_value());
+        double largest = 0;
+        int r = 0;
+        while (reader.next()) {
+            ASSERT_LT(r, rows);
+            EXPECT_EQ(reader.row().line(), r + 2 + (r >= 10)) << r;
+            largest = std::max({largest, std::abs(reader.row().finite_number(cx) - x[r]),
+                                std::abs(reader.row().number(cy) - y[r])});
+            EXPECT_EQ(reader.row().integer(ck), k[r]) << r;
+            ++r;
+        }
+        EXPECT_EQ(r, rows);
+        EXPECT_EQ(reader.rows_read(), rows);
+        const CsvTable table = read_csv_table(path);
+        ASSERT_EQ(table.rows.size(), static_cast<std::size_t>(rows));
+        for (int t = 0; t < rows; ++t)
+            largest = std::max({largest, std::abs(table.finite_number(t, "x") - x[t]),
+                                std::abs(table.number(t, "y") - y[t])});
+        EXPECT_EQ(table.line_numbers[10], 13);
+        std::cout << (swapped ? "swapped" : "plain") << ": largest difference " << largest << "\n";
+        EXPECT_EQ(largest, 0.0);
+    }
+}
+
+TEST(HeaderCsv, NonFiniteOnlyWhereAllowedAndEmptyFieldsOptional) {
+    const auto path = write_temp("special.csv", "a,b\ninf,\n-inf,2.5\nnan,x\n");
+    const CsvTable table = read_csv_table(path);
+    EXPECT_TRUE(std::isinf(table.number(0, "a")) && table.number(0, "a") > 0);
+    EXPECT_TRUE(std::isinf(table.number(1, "a")) && table.number(1, "a") < 0);
+    EXPECT_TRUE(std::isnan(table.number(2, "a")));
+    EXPECT_EQ(error_of([&] { table.finite_number(0, "a"); }),
+              "'" + path + "' line 2 column 'a': 'inf' is not finite, expected a finite number");
+    EXPECT_EQ(error_of([&] { table.number(0, "b"); }),
+              "'" + path + "' line 2 column 'b': empty field, expected a number");
+    EXPECT_EQ(error_of([&] { table.number(2, "b"); }),
+              "'" + path + "' line 4 column 'b': 'x' is not a number");
+    CsvReader reader(path, "a test table");
+    ASSERT_TRUE(reader.next());
+    EXPECT_FALSE(reader.row().optional_finite_number(1).has_value());
+    ASSERT_TRUE(reader.next());
+    EXPECT_EQ(reader.row().optional_finite_number(1), 2.5);
+    EXPECT_EQ(error_of([&] { reader.row().integer(1); }),
+              "'" + path + "' line 3 column 'b': '2.5' is not an integer");
+    ASSERT_TRUE(reader.next());
+    EXPECT_NE(error_of([&] { reader.row().optional_finite_number(0); }).find("'nan' is not finite"),
+              std::string::npos);
+    EXPECT_FALSE(reader.next());
+    EXPECT_TRUE(read_csv_table(write_temp("header_only.csv", "a,b\n")).rows.empty());
+}
+
+// One dialect for every defect: the path quoted, then line and column where there is one.
+TEST(HeaderCsv, EachDefectIsOneLineNamingFileLineAndColumn) {
+    const auto ragged = write_temp("ragged_header.csv", "a,b\n1,2\n\n3\n");
+    EXPECT_EQ(error_of([&] {
+                  CsvReader reader(ragged, "a test table");
+                  while (reader.next()) {
+                  }
+              }),
+              "'" + ragged + "' line 4: 1 fields, expected 2 like the header (ragged row)");
+    const auto two = write_temp("two_columns.csv", "a,b\n1,2\n");
+    EXPECT_EQ(error_of([&] { CsvReader(two, "a test table").column("c"); }),
+              "'" + two + "': missing column 'c' in the header");
+    EXPECT_EQ(error_of([&] { read_csv_table(two).column("c"); }),
+              "'" + two + "': missing column 'c' in the header");
+    const auto empty = write_temp("empty_header.csv", "");
+    EXPECT_EQ(error_of([&] { CsvReader(empty, "a test table"); }),
+              "'" + empty + "': empty file, expected a test table with a header line");
+    EXPECT_EQ(error_of([&] { CsvReader("/nonexistent/t.csv", "a test table"); }),
+              "'/nonexistent/t.csv': cannot open file, expected a test table");
+    const auto huge = write_temp("huge_integer.csv", "n\n99999999999999999999\n");
+    CsvReader reader(huge, "a test table");
+    ASSERT_TRUE(reader.next());
+    EXPECT_THROW(reader.row().integer(0), InputError);
+    // A quoted field with a control byte stays one line.
+    const auto control = write_temp("control_header.csv", "a\n1\x1b[2J\n");
+    EXPECT_EQ(error_of([&] { read_csv_table(control).finite_number(0, "a"); }),
+              "'" + control + "' line 2 column 'a': '1\\x1b[2J' is not a number");
+}
+
+TEST(RunManifest, KindAndIntegersAreCheckedNamingTheFile) {
+    const fs::path dir = fs::path(write_temp("marker", "")).parent_path() / "run";
+    fs::create_directories(dir);
+    const std::string path = (dir / "manifest.json").string();
+    EXPECT_EQ(run_manifest_path(dir.string()), path);
+    std::ofstream(path) << R"({"kind": "sweep", "model": {"layers": 12, "heads": 2.0,
+                              "head_dim": 2.5, "big": 1e30, "name": "x"}})";
+    const auto manifest = read_run_manifest(dir.string(), {"simulate", "sweep"});
+    EXPECT_EQ(manifest.at("kind"), "sweep");
+    EXPECT_EQ(error_of([&] { read_run_manifest(dir.string(), {"extract"}); }),
+              "'" + path +
+                  "': kind is \"sweep\", expected \"extract\" (a folder written by attngeo "
+                  "extract)");
+    EXPECT_EQ(json_integer_at(manifest, "/model/layers", 1, 100, path), 12);
+    EXPECT_EQ(json_integer_at(manifest, "/model/heads", 1, 100, path), 2);  // a whole float
+    EXPECT_EQ(error_of([&] { json_integer_at(manifest, "/model/layers", 13, 100, path); }),
+              "'" + path + "': /model/layers = 12, expected 13..100");
+    EXPECT_EQ(error_of([&] { json_integer_at(manifest, "/model/width", 1, 100, path); }),
+              "'" + path + "': /model/width is missing, expected an integer");
+    for (const char* pointer : {"/model/head_dim", "/model/big", "/model/name"}) {
+        const std::string message =
+            error_of([&] { json_integer_at(manifest, pointer, 1, 100, path); });
+        EXPECT_EQ(message.rfind("'" + path + "': ", 0), 0u) << message;
+        EXPECT_NE(message.find(pointer), std::string::npos) << message;
+    }
+    std::ofstream(path) << R"([1, 2])";
+    EXPECT_NE(error_of([&] {
+                  read_run_manifest(dir.string(), {"simulate", "sweep"});
+              }).find("kind is missing, expected \"simulate\" or \"sweep\""),
+              std::string::npos);
+    fs::remove(path);
+    EXPECT_NE(error_of([&] { read_run_manifest(dir.string(), {"extract"}); }).find(path),
+              std::string::npos);
 }
 
 TEST(SelectionSizes, ExpandsAllPow2ListsAndRanges) {

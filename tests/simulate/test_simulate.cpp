@@ -3,11 +3,13 @@
 // reference, convergence of large-d Monte Carlo to it, and confidence-interval coverage.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <iostream>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 #include "common/errors.hpp"
 #include "simulate/envelope.hpp"
@@ -544,5 +546,81 @@ TEST(Run, MergeRefusesSumsNoRunCanProduce) {
             merge_runs({run.string()}, (dir / "merged3").string(), 1, nlohmann::json::object());
         },
         {"manifest.json", "not valid JSON"});
+    std::filesystem::remove_all(dir);
+}
+
+// sums.csv is read by column name through the common CSV reader: a permuted column order
+// merges to the same file, and a malformed row is one line naming the file, line and column.
+TEST(Run, MergeReadsSumsByColumnNameAndNamesTheBadField) {
+    const auto dir = test_support::scratch_folder("merge_sums_columns");
+    RunConfig config;
+    config.model.assumption3.L = 15;
+    config.model.assumption3.T1 = 3;
+    config.model.assumption3.T2 = 10;
+    config.model.length_given = true;
+    config.d = 8;
+    config.trials = 4;
+    config.sizes = "pow2";
+    config.kappa = 1.0;
+    RunTimings timings;
+    const auto run = dir / "run";
+    write_run(run.string(), config, run_grid(config, 1, nullptr, timings), 1,
+              nlohmann::json::object(), timings);
+    const std::string genuine = test_support::slurp(run / "sums.csv");
+
+    // Columns reversed: grid,N,quantity,count,sum,sum_squares -> sum_squares,...,grid.
+    std::istringstream lines(genuine);
+    std::ostringstream reversed;
+    for (std::string line; std::getline(lines, line);) {
+        std::vector<std::string> fields;
+        std::istringstream cells(line);
+        for (std::string cell; std::getline(cells, cell, ',');)
+            fields.push_back(cell);
+        for (std::size_t c = fields.size(); c-- > 0;)
+            reversed << fields[c] << (c ? "," : "\n");
+    }
+    std::ofstream(run / "sums.csv") << reversed.str();
+    merge_runs({run.string()}, (dir / "merged").string(), 1, nlohmann::json::object());
+    EXPECT_EQ(test_support::slurp(dir / "merged" / "sums.csv"), genuine);
+
+    const std::size_t p_row = genuine.find("\n0,1,P,") + 1;
+    const std::size_t p_end = genuine.find('\n', p_row) + 1;
+    const std::string line =
+        "line " + std::to_string(std::count(genuine.begin(), genuine.begin() + p_row, '\n') + 1);
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+        {"0,1,P,four,0,0", {line + " column 'count'", "'four' is not an integer"}},
+        {"7,1,P,4,0,0", {line + " column 'grid'", "grid index 7 out of range"}},
+        {"0,1,Q,4,0,0", {line + " column 'quantity'", "unknown quantity 'Q' at N = 1"}},
+        {"0,3,P,4,0,0", {line + " column 'quantity'", "unknown quantity 'P' at N = 3"}},
+        {"0,1,P,4,1x,0", {line + " column 'sum'", "'1x' is not an integer"}},
+        {"0,1,P,4,0", {line + ":", "5 fields, expected 6", "ragged"}},
+    };
+    for (const auto& [bad, phrases] : cases) {
+        std::ofstream(run / "sums.csv") << genuine.substr(0, p_row) << bad << "\n"
+                                        << genuine.substr(p_end);
+        std::vector<std::string> expected = {"merge: '" + (run / "sums.csv").string() + "' "};
+        expected.insert(expected.end(), phrases.begin(), phrases.end());
+        test_support::expect_input_error(
+            [&] {
+                merge_runs({run.string()}, (dir / "merged2").string(), 1, nlohmann::json::object());
+            },
+            expected);
+    }
+    std::ofstream(run / "sums.csv") << "grid,N,quantity,count,sum,sumsq\n";
+    test_support::expect_input_error(
+        [&] {
+            merge_runs({run.string()}, (dir / "merged3").string(), 1, nlohmann::json::object());
+        },
+        {"merge: '", "sums.csv': missing column 'sum_squares'"});
+    // A folder of another kind is named as such, not read as a simulate run.
+    std::ofstream(run / "sums.csv") << genuine;
+    nlohmann::json manifest = nlohmann::json::parse(test_support::slurp(run / "manifest.json"));
+    manifest["kind"] = "extract";
+    std::ofstream(run / "manifest.json") << manifest.dump(2);
+    test_support::expect_input_error(
+        [&] {
+            merge_runs({run.string()}, (dir / "merged4").string(), 1, nlohmann::json::object());
+        },
+        {"manifest.json", "kind is \"extract\"", "expected \"simulate\" or \"sweep\""});
     std::filesystem::remove_all(dir);
 }
