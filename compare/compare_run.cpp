@@ -1,5 +1,7 @@
 // The compare pipeline; see compare_run.hpp. Everything is read, fitted and evaluated in
-// memory first, so bad input stops the run before OUT is created or any file is written.
+// memory first, so bad input stops the run before OUT is created or any file is written. The
+// steps, in order: validate the flags, read the extract folder, fit every head, evaluate the
+// envelopes, bootstrap the correlation, format the tables, summarise the fits, write.
 #include "compare/compare_run.hpp"
 
 #include <omp.h>
@@ -10,11 +12,11 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "attngeo/version.hpp"
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
@@ -28,7 +30,9 @@
 #include "compare/envelopes.hpp"
 #include "compare/fits.hpp"
 #include "compare/parallel_for.hpp"
+#include "compare/table1.hpp"
 #include "simulate/generator.hpp"
+#include "theory/head_regime.hpp"
 
 namespace fs = std::filesystem;
 
@@ -86,21 +90,6 @@ void check_per_doc(const PerDocArrays& a, const EmpiricalRun& run, const std::st
     if (a.docs < 1) throw InputError(path + ": no documents");
 }
 
-struct HeadFits {
-    DecayFit decay;
-    OffsetDecayFit offset;
-    ProfileFit profile;
-};
-
-// A simulator parameter: the fitted value and the value the simulate command uses.
-struct SimParameter {
-    const char* flag;
-    double fitted, used;
-    std::string why;  // empty when used == fitted
-};
-
-const char* kRegimes[3] = {"Retriever", "Mixer", "Reset"};
-
 // Query heads per key/value head, from heads.csv's kv_head, which must be head / group (the
 // GQA layout extract writes) in every layer.
 int gqa_group(const EmpiricalRun& run, const std::string& heads_path) {
@@ -118,12 +107,16 @@ int gqa_group(const EmpiricalRun& run, const std::string& heads_path) {
     return group;
 }
 
-}  // namespace
+// ---- step 1: the flags ---------------------------------------------------------------------
 
-void run_compare(const CompareRequest& r) {
-    const auto start = Clock::now();
-    nlohmann::json timings;
-    // ---- flags ----------------------------------------------------------------------------
+// The request's flags, checked and resolved.
+struct CompareSettings {
+    CosineSource cosines = CosineSource::parametric;
+    int threads = 1;     // resolved: never 0
+    bool per_kv = true;  // --count-per kv
+};
+
+CompareSettings validate_request(const CompareRequest& r) {
     if (r.emp.empty()) throw InputError("--emp: an extract folder is required");
     if (r.out.empty()) throw InputError("--out: an output folder is required");
     check_output_folder(r.out, "--out");
@@ -136,81 +129,109 @@ void run_compare(const CompareRequest& r) {
         throw InputError("--threads: " + std::to_string(r.threads) + ", expected >= 0");
     if (r.kappa && !(*r.kappa > 0 && std::isfinite(*r.kappa)))
         throw InputError("--kappa: " + f(*r.kappa) + ", expected a finite number > 0");
-    const CosineSource cosines = parse_cosine_source(r.cosines);
+    CompareSettings settings;
+    settings.cosines = parse_cosine_source(r.cosines);
     if (r.count_per != "kv" && r.count_per != "query")
         throw InputError("--count-per: '" + r.count_per + "', expected kv or query");
-    const int threads = r.threads > 0 ? r.threads : omp_get_max_threads();
+    settings.threads = r.threads > 0 ? r.threads : omp_get_max_threads();
+    settings.per_kv = r.count_per == "kv";
     if (!r.sim.empty()) check_sim_folder(r.sim);
+    return settings;
+}
 
-    // ---- inputs ---------------------------------------------------------------------------
-    auto stage = Clock::now();
-    const EmpiricalRun run = read_empirical_run(r.emp);
-    const std::string per_doc_path = (fs::path(r.emp) / "per_doc.safetensors").string();
-    if (!fs::is_regular_file(per_doc_path))
-        throw InputError(per_doc_path + ": missing (expected the per-document arrays of extract)");
-    // Stages for people and logs: read, fits, envelopes (κ scan over variants), correlation,
-    // write.
-    Progress progress("compare", 5, "stages", r.quiet);
-    const PerDocArrays per_doc = read_per_doc(per_doc_path);
+// ---- step 2: the extract folder ----------------------------------------------------------
+
+// The extract folder, checked against itself, and how its heads are counted.
+struct CompareInputs {
+    EmpiricalRun run;
+    PerDocArrays per_doc;
+    int lags_fitted = 0;  // K = min(--max-lag-fit, context − 1, lags present)
+    int group = 1;        // query heads per key/value head
+    // [heads] head i enters medians and histograms (the first query head of each GQA group
+    // per kv head; exact, since the group's value-state statistics are identical).
+    std::vector<char> counted;
+};
+
+std::string per_doc_path(const CompareRequest& r) {
+    return (fs::path(r.emp) / "per_doc.safetensors").string();
+}
+
+// Reads the per-document arrays beside an already read extract folder and checks them.
+CompareInputs read_inputs(const CompareRequest& r, EmpiricalRun run, bool per_kv) {
+    CompareInputs in;
+    in.per_doc = read_per_doc(per_doc_path(r));
     // Each bootstrap replicate keeps its S correlations twice (by replicate, then by N).
-    if (per_doc.docs >= kBootstrapMinimumDocuments)
-        check_allocation(static_cast<std::uint64_t>(r.replicates),
-                         2 * (per_doc.sizes.size() * sizeof(double) + sizeof(std::vector<double>)),
-                         "--replicates " + std::to_string(r.replicates));
-    check_per_doc(per_doc, run, per_doc_path);
-    const int K = std::min({r.max_lag_fit, run.context - 1, run.max_lag});
-    if (K < 2)
+    if (in.per_doc.docs >= kBootstrapMinimumDocuments)
+        check_allocation(
+            static_cast<std::uint64_t>(r.replicates),
+            2 * (in.per_doc.sizes.size() * sizeof(double) + sizeof(std::vector<double>)),
+            "--replicates " + std::to_string(r.replicates));
+    check_per_doc(in.per_doc, run, per_doc_path(r));
+    in.lags_fitted = std::min({r.max_lag_fit, run.context - 1, run.max_lag});
+    if (in.lags_fitted < 2)
         throw InputError((fs::path(r.emp) / "cos_by_lag.csv").string() + ": lags 1.." +
                          std::to_string(run.max_lag) + ", expected at least 2 lags to fit");
-    const int group = gqa_group(run, (fs::path(r.emp) / "heads.csv").string());
-    const bool per_kv = r.count_per == "kv";
-    // counted[i]: head i enters medians and histograms (the first query head of each GQA
-    // group per kv head; exact, since the group's value-state statistics are identical).
-    std::vector<char> counted(run.rows.size());
+    in.group = gqa_group(run, (fs::path(r.emp) / "heads.csv").string());
+    in.counted.resize(run.rows.size());
     for (std::size_t i = 0; i < run.rows.size(); ++i)
-        counted[i] = !per_kv || run.rows[i].head % group == 0;
-    timings["read_s"] = seconds_since(stage);
-    progress.update(1, "read " + std::to_string(run.rows.size()) + " heads; fitting");
+        in.counted[i] = !per_kv || run.rows[i].head % in.group == 0;
+    in.run = std::move(run);
+    return in;
+}
 
-    // ---- fits per head and of the mean profile ---------------------------------------------
-    stage = Clock::now();
+// ---- step 3: fits per head and of the mean profile ---------------------------------------
+
+struct HeadFits {
+    DecayFit decay;
+    OffsetDecayFit offset;
+    ProfileFit profile;
+};
+
+struct FitResults {
+    std::vector<HeadFits> heads;  // [heads]
+    ProfileFit global_profile;    // of the mean α over heads
+};
+
+FitResults fit_heads(const CompareInputs& in, const std::string& emp, int threads) {
+    const EmpiricalRun& run = in.run;
     const int heads = static_cast<int>(run.rows.size());
-    const int n = run.context;
-    std::vector<HeadFits> fits(heads);
+    FitResults fits;
+    fits.heads.resize(heads);
     parallel_for(heads, threads, [&](int i) {
         const EmpiricalHead& h = run.rows[i];
-        const std::vector<double> c(h.cos_by_lag.begin(), h.cos_by_lag.begin() + K);
-        fits[i].decay = fit_exponential_decay(c);
-        fits[i].offset = fit_offset_exponential_decay(c);
+        const std::vector<double> c(h.cos_by_lag.begin(), h.cos_by_lag.begin() + in.lags_fitted);
+        fits.heads[i].decay = fit_exponential_decay(c);
+        fits.heads[i].offset = fit_offset_exponential_decay(c);
         try {
-            fits[i].profile = fit_assumption3_profile(renormalised(h.alpha_by_position));
+            fits.heads[i].profile = fit_assumption3_profile(renormalised(h.alpha_by_position));
         } catch (const std::domain_error& e) {
-            throw InputError((fs::path(r.emp) / "by_position.csv").string() + ": layer " +
+            throw InputError((fs::path(emp) / "by_position.csv").string() + ": layer " +
                              std::to_string(h.layer) + " head " + std::to_string(h.head) +
                              ": alpha_mean cannot be fitted: " + e.what());
         }
     });
-    std::vector<double> mean_alpha(n, 0.0);
+    std::vector<double> mean_alpha(run.context, 0.0);
     for (const auto& h : run.rows) {
         const auto a = renormalised(h.alpha_by_position);
-        for (int i = 0; i < n; ++i)
+        for (int i = 0; i < run.context; ++i)
             mean_alpha[i] += a[i] / heads;
     }
-    const ProfileFit global_profile = fit_assumption3_profile(renormalised(mean_alpha));
-    timings["fits_s"] = seconds_since(stage);
-    progress.update(2, "fits done; envelopes and the kappa scan over variants");
+    fits.global_profile = fit_assumption3_profile(renormalised(mean_alpha));
+    return fits;
+}
 
-    // ---- envelopes and correlation (A2's half of compare/) ---------------------------------
-    stage = Clock::now();
-    std::vector<HeadInput> inputs(heads);
-    for (int i = 0; i < heads; ++i) {
+// ---- step 4: envelopes ------------------------------------------------------------------------
+
+std::vector<HeadInput> envelope_inputs(const EmpiricalRun& run, const FitResults& fits) {
+    std::vector<HeadInput> inputs(run.rows.size());
+    for (std::size_t i = 0; i < run.rows.size(); ++i) {
         const EmpiricalHead& h = run.rows[i];
         HeadInput& in = inputs[i];
         in.layer = h.layer;
         in.head = h.head;
         in.alpha = renormalised(h.alpha_by_position);
         in.norms = h.norm_by_position;
-        in.beta = fits[i].decay.beta;
+        in.beta = fits.heads[i].decay.beta;
         in.rho0 = h.rho0;
         in.cos_by_lag = h.cos_by_lag;
         in.sizes = run.sizes;
@@ -221,251 +242,422 @@ void run_compare(const CompareRequest& r) {
         for (const auto& se : h.R_se)
             in.R_se.push_back(se.value_or(std::numeric_limits<double>::quiet_NaN()));
         in.documents = h.docs;
-        in.profile_p_base = fits[i].profile.p_base;
-        in.profile_eta = fits[i].profile.profile.eta;
+        in.profile_p_base = fits.heads[i].profile.p_base;
+        in.profile_eta = fits.heads[i].profile.profile.eta;
     }
-    EnvelopeSettings settings;
-    settings.d = run.head_dim;
-    settings.cosines = cosines;
-    settings.kappa = r.kappa;
-    settings.threads = threads;
-    const EnvelopeResult envelopes = evaluate_envelopes(inputs, settings);
-    timings["envelopes_s"] = seconds_since(stage);
-    progress.update(3, "envelopes done; bootstrap correlation");
-    stage = Clock::now();
-    const auto correlation =
-        recall_rho0_correlation(per_doc, r.replicates, r.seed, 1, per_kv ? group : 1);
-    timings["correlation_s"] = seconds_since(stage);
-    progress.update(4, "correlation done; writing");
+    return inputs;
+}
 
-    // ---- tables -------------------------------------------------------------------------------
-    std::ostringstream fits_csv, profile_csv, regimes_csv, counts_csv, pr_csv, contrib_csv;
-    fits_csv << "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,"
-                "cv_pooled,rho0,kv_head,counted\n";
-    profile_csv << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log\n";
-    auto profile_row = [&](int layer, int head, const ProfileFit& p) {
-        profile_csv << layer << ',' << head << ',' << f(p.profile.p_sink) << ',' << f(p.p_base)
-                    << ',' << f(p.profile.eta) << ',' << f(p.profile.omega) << ',' << p.profile.T1
-                    << ',' << p.profile.T2 << ',' << f(p.r2_log) << ',' << f(p.rmse_log) << '\n';
+EnvelopeResult evaluate_head_envelopes(const CompareRequest& r, const CompareSettings& settings,
+                                       const CompareInputs& in, const FitResults& fits) {
+    EnvelopeSettings envelope;
+    envelope.d = in.run.head_dim;
+    envelope.cosines = settings.cosines;
+    envelope.kappa = r.kappa;
+    envelope.threads = settings.threads;
+    return evaluate_envelopes(envelope_inputs(in.run, fits), envelope);
+}
+
+// ---- step 5: the per-head and per-regime tables --------------------------------------------
+
+// fits.csv, profile.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv and
+// contrib_by_regime.csv (docs/compare-outputs.md).
+struct CompareTables {
+    std::string fits, profile, regimes, regime_counts, pr_by_regime, contrib_by_regime;
+};
+
+std::string fits_csv(const CompareInputs& in, const FitResults& fits) {
+    std::ostringstream csv;
+    csv << "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,"
+           "cv_pooled,rho0,kv_head,counted\n";
+    for (std::size_t i = 0; i < in.run.rows.size(); ++i) {
+        const EmpiricalHead& h = in.run.rows[i];
+        const HeadFits& fit = fits.heads[i];
+        csv << h.layer << ',' << h.head << ',' << f(fit.decay.beta) << ',' << f(fit.decay.mae)
+            << ',' << f(fit.offset.beta) << ',' << f(fit.offset.c_inf) << ',' << f(fit.offset.mae)
+            << ',' << f(h.lambda) << ',' << f(h.norm_median) << ',' << f(h.cv_positional) << ','
+            << f(h.cv_pooled) << ',' << f(h.rho0) << ',' << h.kv_head << ',' << int(in.counted[i])
+            << '\n';
+    }
+    return csv.str();
+}
+
+// One row per head, then the fit to the mean over heads as layer = head = −1.
+std::string profile_csv(const EmpiricalRun& run, const FitResults& fits) {
+    std::ostringstream csv;
+    csv << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log\n";
+    auto row = [&](int layer, int head, const ProfileFit& p) {
+        csv << layer << ',' << head << ',' << f(p.profile.p_sink) << ',' << f(p.p_base) << ','
+            << f(p.profile.eta) << ',' << f(p.profile.omega) << ',' << p.profile.T1 << ','
+            << p.profile.T2 << ',' << f(p.r2_log) << ',' << f(p.rmse_log) << '\n';
     };
-    regimes_csv << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass\n";
-    for (int i = 0; i < heads; ++i) {
-        const EmpiricalHead& h = run.rows[i];
-        const HeadFits& fit = fits[i];
-        fits_csv << h.layer << ',' << h.head << ',' << f(fit.decay.beta) << ',' << f(fit.decay.mae)
-                 << ',' << f(fit.offset.beta) << ',' << f(fit.offset.c_inf) << ','
-                 << f(fit.offset.mae) << ',' << f(h.lambda) << ',' << f(h.norm_median) << ','
-                 << f(h.cv_positional) << ',' << f(h.cv_pooled) << ',' << f(h.rho0) << ','
-                 << h.kv_head << ',' << int(counted[i]) << '\n';
-        profile_row(h.layer, h.head, fit.profile);
-        regimes_csv << h.layer << ',' << h.head << ',' << h.regime << ',' << f(h.regime_margin)
-                    << ',' << f(h.m_sink) << ',' << f(h.m_last) << ',' << f(h.m_rest) << ','
-                    << f(h.sink_mass) << ',' << f(h.last_mass) << '\n';
-    }
-    profile_row(-1, -1, global_profile);
+    for (std::size_t i = 0; i < run.rows.size(); ++i)
+        row(run.rows[i].layer, run.rows[i].head, fits.heads[i].profile);
+    row(-1, -1, fits.global_profile);
+    return csv.str();
+}
 
-    counts_csv << "layer,Retriever,Mixer,Reset\n";
+std::string regimes_csv(const EmpiricalRun& run) {
+    std::ostringstream csv;
+    csv << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass\n";
+    for (const EmpiricalHead& h : run.rows)
+        csv << h.layer << ',' << h.head << ',' << h.regime << ',' << f(h.regime_margin) << ','
+            << f(h.m_sink) << ',' << f(h.m_last) << ',' << f(h.m_rest) << ',' << f(h.sink_mass)
+            << ',' << f(h.last_mass) << '\n';
+    return csv.str();
+}
+
+bool in_regime(const EmpiricalHead& h, theory::HeadRegime regime) {
+    return h.regime == theory::to_string(regime);
+}
+
+std::string regime_counts_csv(const EmpiricalRun& run) {
+    std::ostringstream csv;
+    csv << "layer";
+    for (theory::HeadRegime regime : theory::kHeadRegimes)
+        csv << ',' << theory::to_string(regime);
+    csv << '\n';
     for (int l = 0; l < run.layers; ++l) {
-        int count[3] = {0, 0, 0};
-        for (int h = 0; h < run.heads; ++h)
-            for (int k = 0; k < 3; ++k)
-                count[k] += run.at(l, h).regime == kRegimes[k];
-        counts_csv << l << ',' << count[0] << ',' << count[1] << ',' << count[2] << '\n';
+        csv << l;
+        for (theory::HeadRegime regime : theory::kHeadRegimes) {
+            int count = 0;
+            for (int h = 0; h < run.heads; ++h)
+                count += in_regime(run.at(l, h), regime);
+            csv << ',' << count;
+        }
+        csv << '\n';
     }
-    pr_csv << "regime,N,heads,P_mean,R_mean\n";
-    contrib_csv << "regime,pos,heads,alpha_mean,contrib_mean\n";
-    for (const char* regime : kRegimes) {
+    return csv.str();
+}
+
+// Plain means over the heads of each regime: P and R by N, α and the contribution by position.
+// A regime without heads has no rows.
+void regime_mean_csvs(const EmpiricalRun& run, CompareTables& tables) {
+    std::ostringstream pr, contrib;
+    pr << "regime,N,heads,P_mean,R_mean\n";
+    contrib << "regime,pos,heads,alpha_mean,contrib_mean\n";
+    for (theory::HeadRegime regime : theory::kHeadRegimes) {
+        const char* name = theory::to_string(regime);
         std::vector<const EmpiricalHead*> members;
         for (const auto& h : run.rows)
-            if (h.regime == regime) members.push_back(&h);
-        if (members.empty()) continue;  // no row for a regime without heads
+            if (in_regime(h, regime)) members.push_back(&h);
+        if (members.empty()) continue;
         const double m = static_cast<double>(members.size());
         for (std::size_t s = 0; s < run.sizes.size(); ++s) {
             double P = 0, R = 0;
             for (const auto* h : members)
                 P += h->P_mean[s], R += h->R_mean[s];
-            pr_csv << regime << ',' << run.sizes[s] << ',' << members.size() << ',' << f(P / m)
-                   << ',' << f(R / m) << '\n';
+            pr << name << ',' << run.sizes[s] << ',' << members.size() << ',' << f(P / m) << ','
+               << f(R / m) << '\n';
         }
-        for (int pos = 0; pos < n; ++pos) {
-            double alpha = 0, contrib = 0;
+        for (int pos = 0; pos < run.context; ++pos) {
+            double alpha = 0, sum = 0;
             for (const auto* h : members)
-                alpha += h->alpha_by_position[pos], contrib += h->contrib_by_position[pos];
-            contrib_csv << regime << ',' << pos << ',' << members.size() << ',' << f(alpha / m)
-                        << ',' << f(contrib / m) << '\n';
+                alpha += h->alpha_by_position[pos], sum += h->contrib_by_position[pos];
+            contrib << name << ',' << pos << ',' << members.size() << ',' << f(alpha / m) << ','
+                    << f(sum / m) << '\n';
         }
     }
+    tables.pr_by_regime = pr.str();
+    tables.contrib_by_regime = contrib.str();
+}
 
-    // ---- fitted parameters and the simulate command -------------------------------------------
-    std::vector<double> betas, lambdas, norms, rho0s, offsets, c_infs;
-    for (int i = 0; i < heads; ++i) {
-        if (!counted[i]) continue;
-        betas.push_back(fits[i].decay.beta);
-        offsets.push_back(fits[i].offset.beta);
-        c_infs.push_back(fits[i].offset.c_inf);
-        lambdas.push_back(run.rows[i].lambda);
-        norms.push_back(run.rows[i].norm_median);
-        rho0s.push_back(run.rows[i].rho0);
-    }
-    const int L = n - 1;
-    const double beta = median(betas), lambda = median(lambdas), C = median(norms),
-                 rho0 = median(rho0s);
+CompareTables compare_tables(const CompareInputs& in, const FitResults& fits) {
+    CompareTables tables;
+    tables.fits = fits_csv(in, fits);
+    tables.profile = profile_csv(in.run, fits);
+    tables.regimes = regimes_csv(in.run);
+    tables.regime_counts = regime_counts_csv(in.run);
+    regime_mean_csvs(in.run, tables);
+    return tables;
+}
+
+// ---- step 6: fitted parameters, the simulate command and Table 1 ---------------------------
+
+// A simulator parameter: the fitted value and the value the simulate command uses.
+struct SimParameter {
+    const char* flag;
+    double fitted, used;
+    std::string why;  // empty when used == fitted
+};
+
+// Medians over the counted heads and the global profile, as the simulator takes them.
+struct FittedSummary {
+    int L = 0;
+    std::size_t heads_counted = 0;
+    double beta = 0, beta_offset = 0, c_inf = 0, lambda = 0, C = 0, rho0 = 0;
+    std::vector<SimParameter> sim;  // --lambda, --C, --beta, --rho0 (clamped into the domain)
+    std::string simulate_command;
+};
+
+std::vector<SimParameter> simulator_parameters(const FittedSummary& s) {
     std::vector<SimParameter> sim;
-    {
-        SimParameter p{"--lambda", lambda, lambda, ""};
-        if (!(lambda > 0 && lambda < 1)) {
-            p.used = lambda >= 1 ? 0.999 : 0.001;
-            p.why = "the simulator needs 0 < lambda < 1 (Assumption 1: a compressed sink)";
-        }
-        sim.push_back(p);
+    SimParameter lambda{"--lambda", s.lambda, s.lambda, ""};
+    if (!(s.lambda > 0 && s.lambda < 1)) {
+        lambda.used = s.lambda >= 1 ? 0.999 : 0.001;
+        lambda.why = "the simulator needs 0 < lambda < 1 (Assumption 1: a compressed sink)";
     }
-    {
-        SimParameter p{"--C", C, C, ""};
-        if (!(C > 0)) p.used = 1, p.why = "the simulator needs C > 0";
-        sim.push_back(p);
+    sim.push_back(lambda);
+    SimParameter C{"--C", s.C, s.C, ""};
+    if (!(s.C > 0)) C.used = 1, C.why = "the simulator needs C > 0";
+    sim.push_back(C);
+    sim.push_back({"--beta", s.beta, s.beta, ""});
+    const double limit = simulate::max_feasible_rho0(s.L, s.beta);
+    SimParameter rho0{"--rho0", s.rho0, s.rho0, ""};
+    if (std::abs(s.rho0) > limit) {
+        rho0.used = std::copysign(0.999 * limit, s.rho0);
+        rho0.why = "|rho0| above the largest feasible value " + f(limit) + " for beta and L " +
+                   "(SPEC 4); used 0.999 of it";
     }
-    sim.push_back({"--beta", beta, beta, ""});
-    {
-        const double limit = simulate::max_feasible_rho0(L, beta);
-        SimParameter p{"--rho0", rho0, rho0, ""};
-        if (std::abs(rho0) > limit) {
-            p.used = std::copysign(0.999 * limit, rho0);
-            p.why = "|rho0| above the largest feasible value " + f(limit) + " for beta and L " +
-                    "(SPEC 4); used 0.999 of it";
-        }
-        sim.push_back(p);
+    sim.push_back(rho0);
+    return sim;
+}
+
+FittedSummary summarise_fits(const CompareInputs& in, const FitResults& fits) {
+    std::vector<double> betas, lambdas, norms, rho0s, offsets, c_infs;
+    for (std::size_t i = 0; i < in.run.rows.size(); ++i) {
+        if (!in.counted[i]) continue;
+        betas.push_back(fits.heads[i].decay.beta);
+        offsets.push_back(fits.heads[i].offset.beta);
+        c_infs.push_back(fits.heads[i].offset.c_inf);
+        lambdas.push_back(in.run.rows[i].lambda);
+        norms.push_back(in.run.rows[i].norm_median);
+        rho0s.push_back(in.run.rows[i].rho0);
     }
-    const auto& gp = global_profile.profile;
+    FittedSummary s;
+    s.L = in.run.context - 1;
+    s.heads_counted = betas.size();
+    s.beta = median(betas), s.beta_offset = median(offsets), s.c_inf = median(c_infs);
+    s.lambda = median(lambdas), s.C = median(norms), s.rho0 = median(rho0s);
+    s.sim = simulator_parameters(s);
+    const auto& gp = fits.global_profile.profile;
     std::ostringstream command;
-    command << "attngeo simulate --d " << run.head_dim << " --L " << L;
-    for (const auto& p : sim)
+    command << "attngeo simulate --d " << in.run.head_dim << " --L " << s.L;
+    for (const auto& p : s.sim)
         command << ' ' << p.flag << ' ' << f(p.used);
     command << " --p-sink " << f(gp.p_sink) << " --T1 " << gp.T1 << " --T2 " << gp.T2 << " --eta "
             << f(gp.eta) << " --omega " << f(gp.omega) << " --out sim_fitted";
+    s.simulate_command = command.str();
+    return s;
+}
+
+nlohmann::json fitted_params_json(const CompareRequest& r, const CompareInputs& in,
+                                  const FitResults& fits, const FittedSummary& s) {
     nlohmann::json clamped = nlohmann::json::array();
-    for (const auto& p : sim)
+    for (const auto& p : s.sim)
         if (!p.why.empty())
             clamped.push_back({{"parameter", std::string(p.flag).substr(2)},
                                {"fitted", json_number(p.fitted)},
                                {"used", json_number(p.used)},
                                {"why", p.why}});
-    const nlohmann::json fitted_params = {
-        {"d", run.head_dim},
-        {"L", L},
-        {"heads", heads},
+    const ProfileFit& global = fits.global_profile;
+    return {
+        {"d", in.run.head_dim},
+        {"L", s.L},
+        {"heads", in.run.rows.size()},
         {"count_per", r.count_per},
-        {"heads_counted", betas.size()},
-        {"lags_fitted", K},
+        {"heads_counted", s.heads_counted},
+        {"lags_fitted", in.lags_fitted},
         {"median_over_heads",
-         {{"beta", json_number(beta)},
-          {"beta_offset", json_number(median(offsets))},
-          {"c_inf", json_number(median(c_infs))},
-          {"lambda", json_number(lambda)},
-          {"C", json_number(C)},
-          {"rho0", json_number(rho0)}}},
+         {{"beta", json_number(s.beta)},
+          {"beta_offset", json_number(s.beta_offset)},
+          {"c_inf", json_number(s.c_inf)},
+          {"lambda", json_number(s.lambda)},
+          {"C", json_number(s.C)},
+          {"rho0", json_number(s.rho0)}}},
         {"profile",
-         {{"p_sink", json_number(gp.p_sink)},
-          {"p_base", json_number(global_profile.p_base)},
-          {"T1", gp.T1},
-          {"T2", gp.T2},
-          {"eta", json_number(gp.eta)},
-          {"omega", json_number(gp.omega)},
-          {"r2_log", json_number(global_profile.r2_log)},
-          {"rmse_log", json_number(global_profile.rmse_log)}}},
+         {{"p_sink", json_number(global.profile.p_sink)},
+          {"p_base", json_number(global.p_base)},
+          {"T1", global.profile.T1},
+          {"T2", global.profile.T2},
+          {"eta", json_number(global.profile.eta)},
+          {"omega", json_number(global.profile.omega)},
+          {"r2_log", json_number(global.r2_log)},
+          {"rmse_log", json_number(global.rmse_log)}}},
         {"clamped", clamped},
-        {"simulate_command", command.str()},
+        {"simulate_command", s.simulate_command},
     };
+}
 
-    // ---- manifest -----------------------------------------------------------------------------
+// Table 1 at the parameters the simulate command uses, with the paper variant's κ.
+Table1 fitted_table1(const CompareInputs& in, const FitResults& fits, const FittedSummary& s,
+                     const EnvelopeResult& envelopes) {
+    theory::ModelParameters params;
+    params.profile = fits.global_profile.profile;
+    params.profile.L = s.L;
+    for (const SimParameter& p : s.sim) {
+        const std::string flag = p.flag;
+        if (flag == "--lambda") params.lambda = p.used;
+        if (flag == "--C") params.C = p.used;
+        if (flag == "--beta") params.beta = p.used;
+        if (flag == "--rho0") params.rho0 = p.used;
+    }
+    theory::BoundSettings settings;
+    settings.d = in.run.head_dim;
+    settings.kappa = envelopes.variants.front().kappa;  // bound_variants() starts with paper
+    settings.variant = theory::BoundVariant::paper;
+    return sensitivity_table(params, followed_sizes(in.run.sizes), settings);
+}
+
+// ---- step 7: the manifest and the files ------------------------------------------------------
+
+nlohmann::json compare_decisions() {
+    return nlohmann::json::array({
+        "beta per head: least squares of exp(-beta k) to cos_mean at lags k = 1..K, K = "
+        "min(--max-lag-fit, context - 1, lags present); beta in [1e-6, 50] by a 241-point "
+        "log scan then Brent in log beta. MAE = mean_k |c(k) - exp(-beta k)| (SPEC 7).",
+        "Offset model c_inf + (1 - c_inf) exp(-beta k): c_inf in closed form for each beta "
+        "(unconstrained), beta minimised like the plain model.",
+        "Profile (Assumption 3) per head and for the mean alpha over heads (layer = head = "
+        "-1): p_sink = alpha_0 exactly, p_base from the normalisation so the profile sums "
+        "to 1; T1, T2, eta, omega minimise the squared log residuals over positions 1..n-1 "
+        "(zeros left out): linearised grid search, then the exact objective by Brent and "
+        "+-1 moves of T1, T2. With T1 = T2 omega is reported as 0.",
+        "lambda, C = norm_median, cv_*, rho0 and the regime are copied from the extract's "
+        "heads.csv.",
+        "pr_by_regime.csv and contrib_by_regime.csv: plain means over the heads of each "
+        "regime; a regime without heads has no rows.",
+        "fitted_params.json: medians over heads of beta, lambda, C, rho0; the profile of "
+        "the mean alpha; values outside the simulator's domain are clamped and listed "
+        "under \"clamped\".",
+        "--count-per kv (default): beta, lambda, C, rho0, the CVs and the MAE are "
+        "properties of the value states, which the query heads of a GQA group share, so "
+        "medians (and the report's histograms: fits.csv counted = 1) take each key/value "
+        "head once; --count-per query takes every query head. Without GQA both agree.",
+        "corr_rho0.csv: see compare/correlation.hpp; bootstrap over documents with "
+        "--replicates resamples and --seed (none with fewer than 2 documents: the "
+        "interval is then empty). Per key/value head (--count-per kv) x is R(r_min, N) "
+        "averaged over the group's query heads and y its rho0.",
+        "regimes.csv regime_margin: copied from heads.csv (>= 1; the ratio of the two "
+        "magnitudes whose order decides the regime).",
+        kTable1Decision,
+    });
+}
+
+// Everything of the manifest but the timings.
+nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& settings,
+                                const CompareInputs& in, const FittedSummary& s,
+                                const EnvelopeResult& envelopes, const Table1& table1) {
     auto absolute = [](const std::string& p) {
         return fs::absolute(p).lexically_normal().string();
     };
-    nlohmann::json manifest = {
-        {"tool", "attngeo"},
-        {"version", kVersion},
-        {"git_commit", kGitCommit},
-        {"kind", "compare"},
-        {"command", r.command_line},
+    nlohmann::json manifest = manifest_header("compare", r.command_line);
+    manifest["command"] = r.command_line;  // present even when empty (library callers)
+    manifest.update({
         {"emp", absolute(r.emp)},
         {"sim", r.sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(absolute(r.sim))},
         {"parameters",
-         {{"cosines", to_string(cosines)},
+         {{"cosines", to_string(settings.cosines)},
           {"max_lag_fit", r.max_lag_fit},
-          {"lags_fitted", K},
+          {"lags_fitted", in.lags_fitted},
           {"kappa", r.kappa ? nlohmann::json(*r.kappa) : nlohmann::json(nullptr)},
           {"count_per", r.count_per},
           {"replicates", r.replicates},
           {"seed", r.seed},
-          {"threads", threads}}},
-        {"emp_model", run.manifest.value("model", nlohmann::json::object())},
-        {"emp_parameters", run.manifest.value("parameters", nlohmann::json::object())},
+          {"threads", settings.threads}}},
+        {"emp_model", in.run.manifest.value("model", nlohmann::json::object())},
+        {"emp_parameters", in.run.manifest.value("parameters", nlohmann::json::object())},
         {"envelopes", envelope_manifest(envelopes)},
         {"counting",
          {{"count_per", r.count_per},
-          {"query_heads_per_kv_head", group},
-          {"heads_counted", betas.size()},
-          {"note", per_kv ? "value-state statistics (lambda, rho0, beta and its MAE, CV, cos by "
-                            "lag) counted once per key/value head"
-                          : "value-state statistics counted once per query head (a GQA group "
-                            "repeats them)"}}},
+          {"query_heads_per_kv_head", in.group},
+          {"heads_counted", s.heads_counted},
+          {"note", settings.per_kv
+                       ? "value-state statistics (lambda, rho0, beta and its MAE, CV, cos by "
+                         "lag) counted once per key/value head"
+                       : "value-state statistics counted once per query head (a GQA group "
+                         "repeats them)"}}},
         {"correlation",
-         {{"documents", per_doc.docs},
-          {"units",
-           per_kv ? "key/value heads (R averaged over the group's query heads)" : "query heads"},
-          {"bootstrap", per_doc.docs >= kBootstrapMinimumDocuments
+         {{"documents", in.per_doc.docs},
+          {"units", settings.per_kv ? "key/value heads (R averaged over the group's query heads)"
+                                    : "query heads"},
+          {"bootstrap", in.per_doc.docs >= kBootstrapMinimumDocuments
                             ? nlohmann::json("percentile bootstrap over documents")
-                            : nlohmann::json(bootstrap_note(per_doc.docs))}}},
-        {"decisions",
-         nlohmann::json::array({
-             "beta per head: least squares of exp(-beta k) to cos_mean at lags k = 1..K, K = "
-             "min(--max-lag-fit, context - 1, lags present); beta in [1e-6, 50] by a 241-point "
-             "log scan then Brent in log beta. MAE = mean_k |c(k) - exp(-beta k)| (SPEC 7).",
-             "Offset model c_inf + (1 - c_inf) exp(-beta k): c_inf in closed form for each beta "
-             "(unconstrained), beta minimised like the plain model.",
-             "Profile (Assumption 3) per head and for the mean alpha over heads (layer = head = "
-             "-1): p_sink = alpha_0 exactly, p_base from the normalisation so the profile sums "
-             "to 1; T1, T2, eta, omega minimise the squared log residuals over positions 1..n-1 "
-             "(zeros left out): linearised grid search, then the exact objective by Brent and "
-             "+-1 moves of T1, T2. With T1 = T2 omega is reported as 0.",
-             "lambda, C = norm_median, cv_*, rho0 and the regime are copied from the extract's "
-             "heads.csv.",
-             "pr_by_regime.csv and contrib_by_regime.csv: plain means over the heads of each "
-             "regime; a regime without heads has no rows.",
-             "fitted_params.json: medians over heads of beta, lambda, C, rho0; the profile of "
-             "the mean alpha; values outside the simulator's domain are clamped and listed "
-             "under \"clamped\".",
-             "--count-per kv (default): beta, lambda, C, rho0, the CVs and the MAE are "
-             "properties of the value states, which the query heads of a GQA group share, so "
-             "medians (and the report's histograms: fits.csv counted = 1) take each key/value "
-             "head once; --count-per query takes every query head. Without GQA both agree.",
-             "corr_rho0.csv: see compare/correlation.hpp; bootstrap over documents with "
-             "--replicates resamples and --seed (none with fewer than 2 documents: the "
-             "interval is then empty). Per key/value head (--count-per kv) x is R(r_min, N) "
-             "averaged over the group's query heads and y its rho0.",
-             "regimes.csv regime_margin: copied from heads.csv (>= 1; the ratio of the two "
-             "magnitudes whose order decides the regime).",
-         })},
-    };
+                            : nlohmann::json(bootstrap_note(in.per_doc.docs))}}},
+        {"table1", table1_manifest(table1)},
+        {"decisions", compare_decisions()},
+    });
+    return manifest;
+}
 
-    // ---- write --------------------------------------------------------------------------------
-    stage = Clock::now();
-    // Staged beside --out and moved in whole (SPEC §10): a full disk leaves no half folder.
+// The staged folder's files, then the manifest with the timings, then the folder moved in
+// whole (SPEC §10): a full disk leaves no half folder.
+struct CompareOutputs {
+    CompareTables tables;
+    const EnvelopeResult* envelopes = nullptr;
+    const std::vector<CorrelationRow>* correlation = nullptr;
+    nlohmann::json fitted_params, manifest;
+    std::string table1_csv;
+};
+
+void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::json timings,
+                   Clock::time_point start) {
+    const auto stage = Clock::now();
     OutputFolder folder(r.out, "--out");
     const fs::path out(folder.staging());
-    write_file_atomic((out / "fits.csv").string(), fits_csv.str());
-    write_file_atomic((out / "profile.csv").string(), profile_csv.str());
-    write_file_atomic((out / "regimes.csv").string(), regimes_csv.str());
-    write_file_atomic((out / "regime_counts.csv").string(), counts_csv.str());
-    write_file_atomic((out / "pr_by_regime.csv").string(), pr_csv.str());
-    write_file_atomic((out / "contrib_by_regime.csv").string(), contrib_csv.str());
-    write_envelope_files(envelopes, out.string());
-    write_correlation_csv(correlation, (out / "corr_rho0.csv").string());
-    write_file_atomic((out / "fitted_params.json").string(), fitted_params.dump(2) + "\n");
+    write_file_atomic((out / "fits.csv").string(), o.tables.fits);
+    write_file_atomic((out / "profile.csv").string(), o.tables.profile);
+    write_file_atomic((out / "regimes.csv").string(), o.tables.regimes);
+    write_file_atomic((out / "regime_counts.csv").string(), o.tables.regime_counts);
+    write_file_atomic((out / "pr_by_regime.csv").string(), o.tables.pr_by_regime);
+    write_file_atomic((out / "contrib_by_regime.csv").string(), o.tables.contrib_by_regime);
+    write_envelope_files(*o.envelopes, out.string());
+    write_correlation_csv(*o.correlation, (out / "corr_rho0.csv").string());
+    write_file_atomic((out / "fitted_params.json").string(), o.fitted_params.dump(2) + "\n");
+    write_file_atomic((out / "table1.csv").string(), o.table1_csv);
     timings["write_s"] = seconds_since(stage);
     timings["total_s"] = seconds_since(start);
+    nlohmann::json manifest = o.manifest;
     manifest["timings"] = timings;
     write_file_atomic((out / "manifest.json").string(), manifest.dump(2) + "\n");
     folder.commit();
+}
+
+}  // namespace
+
+void run_compare(const CompareRequest& r) {
+    const auto start = Clock::now();
+    nlohmann::json timings;
+    const CompareSettings settings = validate_request(r);
+
+    auto stage = Clock::now();
+    EmpiricalRun run = read_empirical_run(r.emp);
+    if (!fs::is_regular_file(per_doc_path(r)))
+        throw InputError(per_doc_path(r) +
+                         ": missing (expected the per-document arrays of extract)");
+    // Stages for people and logs: read, fits, envelopes (κ scan over variants), correlation,
+    // write.
+    Progress progress("compare", 5, "stages", r.quiet);
+    const CompareInputs in = read_inputs(r, std::move(run), settings.per_kv);
+    timings["read_s"] = seconds_since(stage);
+    progress.update(1, "read " + std::to_string(in.run.rows.size()) + " heads; fitting");
+
+    stage = Clock::now();
+    const FitResults fits = fit_heads(in, r.emp, settings.threads);
+    timings["fits_s"] = seconds_since(stage);
+    progress.update(2, "fits done; envelopes and the kappa scan over variants");
+
+    stage = Clock::now();
+    const EnvelopeResult envelopes = evaluate_head_envelopes(r, settings, in, fits);
+    timings["envelopes_s"] = seconds_since(stage);
+    progress.update(3, "envelopes done; bootstrap correlation");
+
+    stage = Clock::now();
+    const auto correlation = recall_rho0_correlation(in.per_doc, r.replicates, r.seed, 1,
+                                                     settings.per_kv ? in.group : 1);
+    timings["correlation_s"] = seconds_since(stage);
+    progress.update(4, "correlation done; writing");
+
+    const FittedSummary summary = summarise_fits(in, fits);
+    const Table1 table1 = fitted_table1(in, fits, summary, envelopes);
+    CompareOutputs outputs;
+    outputs.tables = compare_tables(in, fits);
+    outputs.envelopes = &envelopes;
+    outputs.correlation = &correlation;
+    outputs.fitted_params = fitted_params_json(r, in, fits, summary);
+    outputs.table1_csv = table1_csv(table1);
+    outputs.manifest = compare_manifest(r, settings, in, summary, envelopes, table1);
+    write_outputs(r, outputs, timings, start);
     progress.finish("wrote '" + r.out + "'");
 }
 

@@ -196,105 +196,116 @@ theory::HeadModel head_model(const HeadInput& h, CosineSource source) {
     return m;
 }
 
+namespace {
+
+// Agreement at the variant's κ: inside flags per (head, N), per layer and global, the mean
+// width, and the kViolationsKept largest violations.
+void tally_agreement(const std::vector<HeadInput>& heads, VariantResult& v) {
+    const std::vector<int>& sizes = heads.front().sizes;
+    const int H = static_cast<int>(heads.size()), S = static_cast<int>(sizes.size());
+    const double points = 2.0 * H * S;
+    v.P_inside.assign(H, std::vector<char>(S));
+    v.R_inside.assign(H, std::vector<char>(S));
+    std::map<int, AgreementRow> layers;
+    long inside_total = 0;
+    double width_total = 0;
+    std::vector<Violation> all;
+    for (int h = 0; h < H; ++h) {
+        const HeadInput& in = heads[h];
+        AgreementRow& layer = scope_row(layers, in.layer);
+        for (int s = 0; s < S; ++s) {
+            const theory::BoundRow& b = v.rows[h][s];
+            const struct {
+                const char* metric;
+                double value, lower, upper;
+                char& flag;
+            } metrics[2] = {
+                {"P", in.P_mean[s], b.precision_lower, b.precision_upper, v.P_inside[h][s]},
+                {"R", in.R_mean[s], b.recall_lower, b.recall_upper, v.R_inside[h][s]}};
+            for (const auto& m : metrics) {
+                const double e = excess(m.value, m.lower, m.upper);
+                m.flag = e == 0;
+                layer.points += 1;
+                layer.inside += e == 0;
+                layer.worst_excess = std::max(layer.worst_excess, e);
+                inside_total += e == 0;
+                width_total += m.upper - m.lower;
+                if (e > 0)
+                    all.push_back(
+                        {in.layer, in.head, sizes[s], m.metric, m.value, m.lower, m.upper, e});
+            }
+        }
+    }
+    v.fraction_inside = inside_total / points;
+    v.mean_width = width_total / points;
+    v.global.layer = -1;
+    for (auto& [index, row] : layers) {
+        row.fraction = static_cast<double>(row.inside) / row.points;
+        v.global.points += row.points;
+        v.global.inside += row.inside;
+        v.global.worst_excess = std::max(v.global.worst_excess, row.worst_excess);
+        v.by_layer.push_back(row);
+    }
+    v.global.fraction = static_cast<double>(v.global.inside) / v.global.points;
+    // Excess descending; equal excesses in input order (stable), so the list is unique.
+    std::stable_sort(all.begin(), all.end(),
+                     [](const Violation& a, const Violation& b) { return a.excess > b.excess; });
+    if (all.size() > static_cast<std::size_t>(kViolationsKept)) all.resize(kViolationsKept);
+    v.violations = std::move(all);
+}
+
+// One variant over every head: the κ scan (or the given κ), the rows at κ, the agreement.
+VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
+                               const EnvelopeSettings& settings, theory::BoundVariant variant,
+                               const simulate::ScanInputs& inputs, int threads) {
+    const int H = static_cast<int>(heads.size());
+    const std::vector<int>& sizes = heads.front().sizes;
+    const double d = settings.d;
+    // κ-independent terms of every head (one variant at a time bounds the memory).
+    std::vector<std::unique_ptr<theory::BoundTerms>> terms(H);
+    parallel_for(H, threads, [&](int h) {
+        terms[h] = std::make_unique<theory::BoundTerms>(head_model(heads[h], settings.cosines),
+                                                        sizes, variant);
+    });
+
+    VariantResult v;
+    v.variant = variant;
+    // At d = ∞, κ·d = ∞ for every κ: the rows keep κ = 1 unless one was given.
+    const std::optional<double> fixed =
+        std::isinf(d) ? std::optional<double>(settings.kappa.value_or(1)) : settings.kappa;
+    v.scan = simulate::scan_kappa(
+        inputs, [&](double kappa) { return flattened_bounds(terms, d, kappa, threads); }, fixed);
+    v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
+    v.kappa_fitted = !fixed;
+
+    v.rows.assign(H, {});
+    parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
+    terms.clear();
+    tally_agreement(heads, v);
+    return v;
+}
+
+}  // namespace
+
 EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
                                   const EnvelopeSettings& settings) {
     validate_inputs(heads, settings);
     const int threads = settings.threads > 0 ? settings.threads : omp_get_max_threads();
-    const int H = static_cast<int>(heads.size());
-    const std::vector<int>& sizes = heads.front().sizes;
-    const int S = static_cast<int>(sizes.size());
-    const double points = 2.0 * H * S;
-    const double d = settings.d;
-
     EnvelopeResult result;
     result.cosines = settings.cosines;
-    result.d = d;
-    result.sizes = sizes;
+    result.d = settings.d;
+    result.sizes = heads.front().sizes;
     for (const HeadInput& h : heads) {
         result.layer.push_back(h.layer);
         result.head.push_back(h.head);
         result.P_mean.push_back(h.P_mean);
         result.R_mean.push_back(h.R_mean);
     }
-
     for (const HeadInput& h : heads)
         result.regime.push_back(head_regimes(h));
     const simulate::ScanInputs inputs = scan_inputs(heads, result.regime);
-
-    for (theory::BoundVariant variant : theory::bound_variants()) {
-        // κ-independent terms of every head (one variant at a time bounds the memory).
-        std::vector<std::unique_ptr<theory::BoundTerms>> terms(H);
-        parallel_for(H, threads, [&](int h) {
-            terms[h] = std::make_unique<theory::BoundTerms>(head_model(heads[h], settings.cosines),
-                                                            sizes, variant);
-        });
-
-        VariantResult v;
-        v.variant = variant;
-        // At d = ∞, κ·d = ∞ for every κ: the rows keep κ = 1 unless one was given.
-        const std::optional<double> fixed =
-            std::isinf(d) ? std::optional<double>(settings.kappa.value_or(1)) : settings.kappa;
-        v.scan = simulate::scan_kappa(
-            inputs, [&](double kappa) { return flattened_bounds(terms, d, kappa, threads); },
-            fixed);
-        v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
-        v.kappa_fitted = !fixed;
-
-        v.rows.assign(H, {});
-        parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
-        terms.clear();
-
-        v.P_inside.assign(H, std::vector<char>(S));
-        v.R_inside.assign(H, std::vector<char>(S));
-        std::map<int, AgreementRow> layers;
-        long inside_total = 0;
-        double width_total = 0;
-        std::vector<Violation> all;
-        for (int h = 0; h < H; ++h) {
-            const HeadInput& in = heads[h];
-            AgreementRow& layer = scope_row(layers, in.layer);
-            for (int s = 0; s < S; ++s) {
-                const theory::BoundRow& b = v.rows[h][s];
-                const struct {
-                    const char* metric;
-                    double value, lower, upper;
-                    char& flag;
-                } metrics[2] = {
-                    {"P", in.P_mean[s], b.precision_lower, b.precision_upper, v.P_inside[h][s]},
-                    {"R", in.R_mean[s], b.recall_lower, b.recall_upper, v.R_inside[h][s]}};
-                for (const auto& m : metrics) {
-                    const double e = excess(m.value, m.lower, m.upper);
-                    m.flag = e == 0;
-                    layer.points += 1;
-                    layer.inside += e == 0;
-                    layer.worst_excess = std::max(layer.worst_excess, e);
-                    inside_total += e == 0;
-                    width_total += m.upper - m.lower;
-                    if (e > 0)
-                        all.push_back(
-                            {in.layer, in.head, sizes[s], m.metric, m.value, m.lower, m.upper, e});
-                }
-            }
-        }
-        v.fraction_inside = inside_total / points;
-        v.mean_width = width_total / points;
-        v.global.layer = -1;
-        for (auto& [index, row] : layers) {
-            row.fraction = static_cast<double>(row.inside) / row.points;
-            v.global.points += row.points;
-            v.global.inside += row.inside;
-            v.global.worst_excess = std::max(v.global.worst_excess, row.worst_excess);
-            v.by_layer.push_back(row);
-        }
-        v.global.fraction = static_cast<double>(v.global.inside) / v.global.points;
-        // Excess descending; equal excesses in input order (stable), so the list is unique.
-        std::stable_sort(all.begin(), all.end(), [](const Violation& a, const Violation& b) {
-            return a.excess > b.excess;
-        });
-        if (all.size() > static_cast<std::size_t>(kViolationsKept)) all.resize(kViolationsKept);
-        v.violations = std::move(all);
-        result.variants.push_back(std::move(v));
-    }
+    for (theory::BoundVariant variant : theory::bound_variants())
+        result.variants.push_back(evaluate_variant(heads, settings, variant, inputs, threads));
     return result;
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,8 +24,10 @@
 #include "common/format.hpp"
 #include "common/safetensors.hpp"
 #include "compare/emp_run.hpp"
+#include "compare/table1.hpp"
 #include "tests/support/test_files.hpp"
 #include "theory/models.hpp"
+#include "theory/parametric.hpp"
 
 namespace fs = std::filesystem;
 
@@ -263,17 +266,17 @@ TEST(EmpiricalRunReader, BadFoldersNameTheFileAndWhatWasExpected) {
     {
         const auto dir = make_extract_folder("ragged");
         edit_line(dir / "by_position.csv", "1,1,7,", "1,1,7,1,0.01");
-        expect_reader_error(dir, {"by_position.csv line", "ragged"});
+        expect_reader_error(dir, {"by_position.csv' line", "ragged"});
     }
     {
         const auto dir = make_extract_folder("not_a_number");
         edit_line(dir / "cos_by_lag.csv", "0,1,3,", "0,1,3,abc,100");
-        expect_reader_error(dir, {"cos_by_lag.csv line", "'cos_mean'"});
+        expect_reader_error(dir, {"cos_by_lag.csv' line", "'cos_mean'"});
     }
     {
         const auto dir = make_extract_folder("nan_cell");
         edit_line(dir / "pr.csv", "0,0,4,", "0,0,4,3,nan,0,0.5,0,0.5,0.5");
-        expect_reader_error(dir, {"pr.csv line", "'P_mean'"});
+        expect_reader_error(dir, {"pr.csv' line", "'P_mean'"});
     }
     {
         const auto dir = make_extract_folder("missing_position");
@@ -283,7 +286,7 @@ TEST(EmpiricalRunReader, BadFoldersNameTheFileAndWhatWasExpected) {
     {
         const auto dir = make_extract_folder("missing_head");
         edit_line(dir / "heads.csv", "1,1,", "");
-        expect_reader_error(dir, {"heads.csv: no row for layer 1 head 1"});
+        expect_reader_error(dir, {"heads.csv': no row for layer 1 head 1"});
     }
     {
         const auto dir = make_extract_folder("wrong_kind");
@@ -293,7 +296,7 @@ TEST(EmpiricalRunReader, BadFoldersNameTheFileAndWhatWasExpected) {
     {
         const auto dir = make_extract_folder("missing_file");
         fs::remove(dir / "pr.csv");
-        expect_reader_error(dir, {"pr.csv: cannot open"});
+        expect_reader_error(dir, {"pr.csv': cannot open"});
     }
     expect_reader_error(scratch() / "no_such_folder", {"not a folder"});
 }
@@ -517,19 +520,19 @@ TEST(EmpiricalRunReader, StandardErrorsMayBeEmptyOnlyBelowTwoDocuments) {
     {
         const auto dir = make_extract_folder("empty_se_with_documents");
         edit_line(dir / "pr.csv", "0,1,4,", "0,1,4,3,0.5,,0.5,0.01,0.5,0.5");
-        expect_reader_error(dir, {"pr.csv line", "'P_se'", "fewer than 2 documents"});
+        expect_reader_error(dir, {"pr.csv' line", "'P_se'", "fewer than 2 documents"});
     }
     {
         const auto dir = make_extract_folder("nan_se", 1, 1);
         edit_line(dir / "pr.csv", "0,1,4,", "0,1,4,1,0.5,nan,0.5,,0.5,0.5");
-        expect_reader_error(dir, {"pr.csv line", "'P_se'"});
+        expect_reader_error(dir, {"pr.csv' line", "'P_se'"});
     }
     {
         const auto dir = make_extract_folder("margin_below_one");
         std::string text = slurp(dir / "heads.csv");
         text.replace(text.find(",Retriever,1.25"), 15, ",Retriever,0.75");
         put(dir / "heads.csv", text);
-        expect_reader_error(dir, {"heads.csv line", "'regime_margin'", "expected a ratio >= 1"});
+        expect_reader_error(dir, {"heads.csv' line", "'regime_margin'", "expected a ratio >= 1"});
     }
     {
         const auto dir = make_extract_folder("margin_infinite");
@@ -639,6 +642,188 @@ TEST(CompareCli, OneDocumentLeavesTheBootstrapIntervalEmpty) {
     auto manifest_json = nlohmann::json::parse(manifest);
     manifest_json.erase("envelopes");
     EXPECT_EQ(manifest_json.dump().find("nan"), std::string::npos);
+}
+
+// ---- Table 1 (compare/table1) ----------------------------------------------------------------
+
+TEST(Table1, FollowsThePowersPresentToppedUpToThree) {
+    using Sizes = std::vector<int>;
+    EXPECT_EQ(followed_sizes({1, 2, 4, 8, 16, 32, 64, 128, 256, 512}), Sizes({2, 4, 16, 64}));
+    EXPECT_EQ(followed_sizes(kSizes), Sizes({2, 4, 16, 64}));
+    EXPECT_EQ(followed_sizes({1, 2, 3}), Sizes({1, 2, 3}));
+    EXPECT_EQ(followed_sizes({9, 7, 5, 3, 1}), Sizes({1, 3, 5}));  // the smallest others
+    EXPECT_EQ(followed_sizes({256, 512}), Sizes({256, 512}));
+    EXPECT_EQ(followed_sizes({4, 4, 4}), Sizes({4}));  // repeats count once
+    EXPECT_TRUE(followed_sizes({}).empty());
+}
+
+// Central difference in log x of one bound column, from the per-N reference bounds of theory
+// (bounds_reference: every pair explicitly) at x·e^{±1e-4}.
+double reference_log_derivative(theory::ModelParameters p, theory::BoundSettings s,
+                                const std::string& name, int N, int column) {
+    auto bound = [&](double factor) {
+        theory::ModelParameters q = p;
+        theory::BoundSettings t = s;
+        if (name == "beta") q.beta *= factor;
+        if (name == "lambda") q.lambda *= factor;
+        if (name == "C") q.C *= factor;
+        if (name == "d") t.d *= factor;
+        if (name == "kappa") t.kappa *= factor;
+        const theory::BoundRow r = theory::bounds_reference(theory::build_head_model(q), N, t);
+        const double columns[4] = {r.precision_lower, r.precision_upper, r.recall_lower,
+                                   r.recall_upper};
+        return columns[column];
+    };
+    return (bound(std::exp(1e-4)) - bound(std::exp(-1e-4))) / 2e-4;
+}
+
+// Largest difference between `table`'s rows of the log parameters above and the reference.
+double largest_difference(const Table1& table, const theory::ModelParameters& p,
+                          const theory::BoundSettings& s) {
+    double worst = 0;
+    int compared = 0;
+    for (const auto& r : table.rows) {
+        if (r.parameter != "beta" && r.parameter != "lambda" && r.parameter != "C" &&
+            r.parameter != "d" && r.parameter != "kappa")
+            continue;
+        const double mine[4] = {r.precision_lower, r.precision_upper, r.recall_lower,
+                                r.recall_upper};
+        for (int c = 0; c < 4; ++c) {
+            const double reference = reference_log_derivative(p, s, r.parameter, r.N, c);
+            worst = std::max(worst, std::abs(mine[c] - reference));
+            ++compared;
+        }
+    }
+    EXPECT_GT(compared, 0);
+    return worst;
+}
+
+theory::ModelParameters small_head() {
+    theory::ModelParameters p;
+    p.profile.L = 31;
+    p.profile.T1 = 4;
+    p.profile.T2 = 24;
+    p.profile.p_sink = 0.3;
+    p.profile.eta = 0.2;
+    p.profile.omega = 0.3;
+    p.C = 1.5;
+    p.lambda = 0.2;
+    p.beta = 0.08;
+    p.rho0 = 0.1;
+    return p;
+}
+
+TEST(Table1, DerivativesAreCentralDifferencesOfTheReferenceBounds) {
+    const theory::ModelParameters p = small_head();
+    theory::BoundSettings s;
+    s.d = 16;
+    s.kappa = 0.5;
+    const Table1 table = sensitivity_table(p, {2, 4, 16, 1000}, s);  // 1000 > n = 32: left out
+    EXPECT_TRUE(table.error.empty()) << table.error;
+    EXPECT_EQ(table.d, 16);
+    EXPECT_EQ(table.kappa, 0.5);
+    std::set<int> sizes;
+    std::set<std::string> parameters;
+    for (const auto& r : table.rows)
+        sizes.insert(r.N), parameters.insert(r.parameter);
+    EXPECT_EQ(sizes, std::set<int>({2, 4, 16}));
+    for (const char* name :
+         {"d", "kappa", "L", "C", "lambda", "beta", "rho0", "p_sink", "T1", "T2", "eta", "omega"})
+        EXPECT_EQ(parameters.count(name), 1u) << name;
+    EXPECT_EQ(table.rows.size(), parameters.size() * sizes.size());
+    const double worst = largest_difference(table, p, s);
+    std::cout << "Table 1 against central differences of bounds_reference: largest difference "
+              << worst << "\n";
+    EXPECT_LT(worst, 1e-6);
+
+    // The CSV holds every row with 17 significant digits, in order.
+    std::istringstream csv(table1_csv(table));
+    std::string line;
+    std::getline(csv, line);
+    EXPECT_EQ(line,
+              "parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,"
+              "dFmin_lower,dFmin_upper");
+    for (const auto& r : table.rows) {
+        ASSERT_TRUE(std::getline(csv, line));
+        EXPECT_EQ(line.substr(0, line.find(',', line.find(',') + 1) + 1),
+                  r.parameter + "," + std::to_string(r.N) + ",");
+        EXPECT_NE(line.find("," + format_double(r.recall_upper) + ","), std::string::npos) << line;
+    }
+    EXPECT_FALSE(std::getline(csv, line));
+}
+
+TEST(Table1, AnInvalidHeadGivesNoRowsAndSaysWhy) {
+    theory::ModelParameters p = small_head();
+    p.profile.p_sink = 1.5;  // Assumption 3 needs 0 < p_sink < 1
+    const Table1 table = sensitivity_table(p, {2, 4}, theory::BoundSettings{});
+    EXPECT_TRUE(table.rows.empty());
+    EXPECT_FALSE(table.error.empty());
+    const std::string csv = table1_csv(table);
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1);  // the header only
+    const nlohmann::json about = table1_manifest(table);
+    EXPECT_EQ(about.at("error"), table.error);
+    EXPECT_EQ(about.at("variant"), "paper");
+    EXPECT_TRUE(table1_manifest(sensitivity_table(small_head(), {2}, theory::BoundSettings{}))
+                    .at("error")
+                    .is_null());
+}
+
+// The simulate command's flags as numbers: --lambda 0.5 → {"lambda", 0.5}.
+std::map<std::string, double> command_flags(const std::string& command) {
+    std::map<std::string, double> flags;
+    std::istringstream words(command);
+    std::string word, value;
+    while (words >> word)
+        if (word.rfind("--", 0) == 0 && words >> value && word != "--out")
+            flags[word.substr(2)] = std::stod(value);
+    return flags;
+}
+
+TEST(CompareCli, Table1IsComputedAtTheFittedParameters) {
+    const auto dir = make_extract_folder("table1");
+    const fs::path out = compare_into(dir, "table1_out", "");
+    const auto params = nlohmann::json::parse(slurp(out / "fitted_params.json"));
+    const auto flags = command_flags(params.at("simulate_command"));
+    theory::ModelParameters p;
+    p.profile.L = static_cast<int>(flags.at("L"));
+    p.profile.p_sink = flags.at("p-sink");
+    p.profile.T1 = static_cast<int>(flags.at("T1"));
+    p.profile.T2 = static_cast<int>(flags.at("T2"));
+    p.profile.eta = flags.at("eta");
+    p.profile.omega = flags.at("omega");
+    p.C = flags.at("C");
+    p.lambda = flags.at("lambda");
+    p.beta = flags.at("beta");
+    p.rho0 = flags.at("rho0");
+    const auto kappa = nlohmann::json::parse(slurp(out / "kappa.json"));
+    theory::BoundSettings s;
+    s.d = flags.at("d");
+    s.kappa = kappa.at("variants").at("paper").at("kappa").get<double>();
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    EXPECT_EQ(manifest.at("table1").at("kappa").get<double>(), s.kappa);
+    EXPECT_EQ(manifest.at("table1").at("d").get<double>(), kHeadDim);
+    EXPECT_TRUE(manifest.at("table1").at("error").is_null());
+
+    // table1.csv read back as a Table1 (the text round-trips: 17 significant digits).
+    Table1 written;
+    std::set<int> sizes;
+    for (const auto& row : read_csv(out / "table1.csv")) {
+        theory::SensitivityRow r;
+        r.parameter = row.at("parameter");
+        r.N = std::stoi(row.at("N"));
+        r.precision_lower = std::stod(row.at("dP_lower"));
+        r.precision_upper = std::stod(row.at("dP_upper"));
+        r.recall_lower = std::stod(row.at("dR_lower"));
+        r.recall_upper = std::stod(row.at("dR_upper"));
+        written.rows.push_back(r);
+        sizes.insert(r.N);
+    }
+    EXPECT_EQ(sizes, std::set<int>({2, 4, 16, 64}));  // followed_sizes(kSizes)
+    const double worst = largest_difference(written, p, s);
+    std::cout << "compare's table1.csv against central differences at the fitted parameters: "
+                 "largest difference "
+              << worst << "\n";
+    EXPECT_LT(worst, 1e-6);
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+// Table 1 of a compare run; see table1.hpp.
+#include "compare/table1.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/format.hpp"
+#include "common/manifest_values.hpp"
+
+namespace attngeo::compare {
+
+const char* const kTable1Decision =
+    "table1.csv (Table 1): d(bound)/d(log parameter) of the paper bounds by central "
+    "differences (theory::bound_sensitivities; rho0 differentiated directly) at the parametric "
+    "head of fitted_params.json's simulate command (the clamped values), d = head_dim, kappa = "
+    "the paper variant's kappa, at N = 2, 4, 16, 64, 256 where the grid has them (at most "
+    "four, topped up to three with the smallest others).";
+
+std::vector<int> followed_sizes(const std::vector<int>& grid) {
+    const std::set<int> present(grid.begin(), grid.end());
+    std::vector<int> follow;
+    for (int N : {2, 4, 16, 64, 256})
+        if (present.count(N) && follow.size() < 4) follow.push_back(N);
+    for (int N : present)
+        if (follow.size() < 3 && std::find(follow.begin(), follow.end(), N) == follow.end())
+            follow.push_back(N);
+    std::sort(follow.begin(), follow.end());
+    return follow;
+}
+
+Table1 sensitivity_table(const theory::ModelParameters& params, const std::vector<int>& sizes,
+                         const theory::BoundSettings& settings) {
+    Table1 table;
+    table.d = settings.d;
+    table.kappa = settings.kappa;
+    try {
+        theory::build_head_model(params);  // an invalid head throws here, not per knob
+        const int n = theory::token_count(params);
+        std::vector<int> inside;
+        for (int N : sizes)
+            if (N <= n) inside.push_back(N);
+        table.rows = theory::bound_sensitivities(params, inside, settings);
+    } catch (const std::domain_error& e) {
+        table.rows.clear();
+        table.error = e.what();
+    }
+    return table;
+}
+
+std::string table1_csv(const Table1& table) {
+    std::ostringstream csv;
+    csv << "parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,"
+           "dFmin_lower,dFmin_upper\n";
+    for (const auto& r : table.rows) {
+        csv << r.parameter << ',' << r.N;
+        for (double x : {r.precision_lower, r.precision_upper, r.recall_lower, r.recall_upper,
+                         r.fmax_lower, r.fmax_upper, r.fmin_lower, r.fmin_upper})
+            csv << ',' << format_double(x);
+        csv << '\n';
+    }
+    return csv.str();
+}
+
+nlohmann::json table1_manifest(const Table1& table) {
+    return {{"d", json_number(table.d)},
+            {"kappa", json_number(table.kappa)},
+            {"variant", "paper"},
+            {"error", table.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(table.error)}};
+}
+
+}  // namespace attngeo::compare

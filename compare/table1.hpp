@@ -1,0 +1,36 @@
+// Table 1 of a compare run (SPEC §3, "Sensitivity"): d(bound)/d(log parameter) of the paper
+// bounds at the parametric head the fitted parameters describe, written as table1.csv so that
+// the report only reads it.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "theory/parametric.hpp"
+
+namespace attngeo::compare {
+
+struct Table1 {
+    double d = 0, kappa = 0;                   // where the derivatives are taken
+    std::vector<theory::SensitivityRow> rows;  // [parameters · N] bound_sensitivities order
+    std::string error;  // why there are no rows (not a valid parametric head); empty otherwise
+};
+
+// The few N a table follows: 2, 4, 16, 64, 256 where the grid has them (at most four), topped
+// up to three with the grid's smallest others; ascending. The sweep report follows the same N.
+std::vector<int> followed_sizes(const std::vector<int>& grid);
+
+// Table 1 of `params` at `sizes` (those above the head's n are left out). An invalid head
+// (std::domain_error from theory) gives no rows and the reason in `error`.
+Table1 sensitivity_table(const theory::ModelParameters& params, const std::vector<int>& sizes,
+                         const theory::BoundSettings& settings);
+
+// table1.csv: parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,
+// dFmin_lower,dFmin_upper (docs/compare-outputs.md).
+std::string table1_csv(const Table1& table);
+// The manifest's "table1": d, kappa, variant and error (null when there are rows).
+nlohmann::json table1_manifest(const Table1& table);
+// The decision compare's manifest records for table1.csv.
+extern const char* const kTable1Decision;
+
+}  // namespace attngeo::compare
