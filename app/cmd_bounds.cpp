@@ -13,6 +13,14 @@
 namespace attngeo::cli {
 namespace {
 
+// --variant's choices: theory::bound_variants(), spelled by theory::to_string.
+std::vector<std::string> variant_names() {
+    std::vector<std::string> names;
+    for (const auto variant : theory::bound_variants())
+        names.push_back(theory::to_string(variant));
+    return names;
+}
+
 struct BoundsOptions {
     theory::ModelSource source;
     double d = 128;
@@ -91,7 +99,7 @@ Runner register_bounds(CLI::App& app) {
                    "Concentration constant kappa of eq. (31) (the paper gives none)")
         ->capture_default_str();
     app.add_option("--variant", o->variant, "Bound variant")
-        ->check(CLI::IsMember({"paper", "exact-mean", "scale-invariant", "corrected"}))
+        ->check(CLI::IsMember(variant_names()))
         ->capture_default_str();
     app.add_option("--rank", o->rank, "Top-N ranking: attn (alpha_i) or contrib (alpha_i |v_i|)")
         ->check(CLI::IsMember({"attn", "contrib"}))

@@ -130,7 +130,10 @@ Section decisions_section(const nlohmann::json& manifest) {
     return decisions;
 }
 
-std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
+namespace {
+
+// Every folder's manifest, checked for a kind with a report, before anything is built.
+std::vector<RunFolder> read_run_folders(const std::vector<std::string>& run_dirs) {
     if (run_dirs.empty()) throw InputError("--in: no run folders given");
     std::vector<RunFolder> runs;
     for (std::size_t i = 0; i < run_dirs.size(); ++i) {
@@ -153,8 +156,13 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
         }
         runs.push_back(std::move(run));
     }
-    // Build every section before writing anything.
-    std::vector<std::pair<const RunFolder*, std::vector<Section>>> parts;
+    return runs;
+}
+
+using RunSections = std::vector<std::pair<const RunFolder*, std::vector<Section>>>;
+
+RunSections build_sections(const std::vector<RunFolder>& runs) {
+    RunSections parts;
     for (const auto& run : runs) {
         // A key missing from, or of the wrong type in, any file of the folder is bad input.
         try {
@@ -169,6 +177,70 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
                              e.what() + ")");
         }
     }
+    return parts;
+}
+
+// One figure rendered into `figures_dir` and its <figure> element: the inline SVG (or why it
+// is missing), the caption and links to its files.
+std::string figure_html(const Figure& figure, const fs::path& figures_dir,
+                        const std::string& gnuplot) {
+    std::ostringstream body;
+    std::string error;
+    const bool drawn = render_figure(figure, figures_dir.string(), gnuplot, error);
+    body << "<figure id=\"" << figure.id << "\">\n";
+    if (drawn) {
+        body << inline_svg(slurp(figures_dir / (figure.id + ".svg"))) << "\n";
+    } else {
+        body << "<p class=\"warn\">" << html_escape(figure.title) << ": not drawn — "
+             << html_escape(gnuplot.empty() ? "gnuplot is missing" : error) << ".</p>\n";
+    }
+    body << "<figcaption><b>" << html_escape(figure.title) << ".</b> " << figure.caption
+         << "<br><span class=\"files\">Files: ";
+    if (drawn) {
+        body << "<a href=\"figures/" << figure.id << ".svg\">SVG</a> · <a href=\"figures/"
+             << figure.id << ".png\">PNG</a> · ";
+    }
+    body << "<a href=\"figures/" << figure.id << ".gp\">gnuplot script</a>";
+    for (const auto& [name, content] : figure.data)
+        body << " · <a href=\"figures/" << name << "\">" << name << "</a>";
+    body << "</span></figcaption>\n</figure>\n";
+    return body.str();
+}
+
+std::string missing_gnuplot_note() {
+    std::ostringstream note;
+    note << "<p class=\"warn\">Figures are missing: gnuplot was not found"
+         << (std::getenv("ATTNGEO_GNUPLOT") ? " (ATTNGEO_GNUPLOT points to a missing program)"
+                                            : " on PATH")
+         << ". Install Debian's <code>gnuplot-nox</code> and run <code>attngeo report</code> "
+            "again; the scripts "
+            "and data of every figure are in <code>figures/</code> already.</p>\n";
+    return note.str();
+}
+
+// index.html around the table of contents and the body.
+std::string page(const std::string& toc, const std::string& body) {
+    std::ostringstream html;
+    html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+         << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         << "<title>attngeo report</title>\n<style>" << kStyle << "</style></head><body>\n"
+         << "<h1>attngeo report</h1>\n<p>Geometry of token selection in multi-head attention: "
+            "Monte Carlo and "
+            "measurements against the envelopes of Theorems 1–2 and Corollary 1. attngeo "
+         << kVersion << " (commit " << kGitCommit
+         << "). Every figure is drawn from the CSV files of its run; its "
+            "gnuplot script and data are linked under it.</p>\n<ul>"
+         << toc << "</ul>\n"
+         << body << "</body></html>\n";
+    return html.str();
+}
+
+}  // namespace
+
+std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
+    const std::vector<RunFolder> runs = read_run_folders(run_dirs);
+    // Build every section before writing anything.
+    const RunSections parts = build_sections(runs);
 
     // Figures and index.html appear together or not at all (the folder may be the run's own).
     OutputFolder folder(out_dir, "--out");
@@ -179,14 +251,7 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
     const std::string gnuplot = find_gnuplot();
 
     std::ostringstream body, toc;
-    if (gnuplot.empty()) {
-        body << "<p class=\"warn\">Figures are missing: gnuplot was not found"
-             << (std::getenv("ATTNGEO_GNUPLOT") ? " (ATTNGEO_GNUPLOT points to a missing program)"
-                                                : " on PATH")
-             << ". Install Debian's <code>gnuplot-nox</code> and run <code>attngeo report</code> "
-                "again; the scripts "
-                "and data of every figure are in <code>figures/</code> already.</p>\n";
-    }
+    if (gnuplot.empty()) body << missing_gnuplot_note();
     int section_number = 0;
     for (const auto& [run, sections] : parts) {
         const std::string kind = run->manifest.at("kind");
@@ -200,46 +265,13 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
                 << "</a></li>";
             body << "<h3 id=\"" << anchor << "\">" << html_escape(section.title) << "</h3>\n"
                  << section.html_before;
-            for (const Figure& figure : section.figures) {
-                std::string error;
-                const bool drawn = render_figure(figure, figures_dir.string(), gnuplot, error);
-                body << "<figure id=\"" << figure.id << "\">\n";
-                if (drawn) {
-                    body << inline_svg(slurp(figures_dir / (figure.id + ".svg"))) << "\n";
-                } else {
-                    body << "<p class=\"warn\">" << html_escape(figure.title) << ": not drawn — "
-                         << html_escape(gnuplot.empty() ? "gnuplot is missing" : error)
-                         << ".</p>\n";
-                }
-                body << "<figcaption><b>" << html_escape(figure.title) << ".</b> " << figure.caption
-                     << "<br><span class=\"files\">Files: ";
-                if (drawn) {
-                    body << "<a href=\"figures/" << figure.id
-                         << ".svg\">SVG</a> · <a href=\"figures/" << figure.id
-                         << ".png\">PNG</a> · ";
-                }
-                body << "<a href=\"figures/" << figure.id << ".gp\">gnuplot script</a>";
-                for (const auto& [name, content] : figure.data)
-                    body << " · <a href=\"figures/" << name << "\">" << name << "</a>";
-                body << "</span></figcaption>\n</figure>\n";
-            }
+            for (const Figure& figure : section.figures)
+                body << figure_html(figure, figures_dir, gnuplot);
             body << section.html_after;
         }
         toc << "</ul></li>";
     }
-    std::ostringstream html;
-    html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-         << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-         << "<title>attngeo report</title>\n<style>" << kStyle << "</style></head><body>\n"
-         << "<h1>attngeo report</h1>\n<p>Geometry of token selection in multi-head attention: "
-            "Monte Carlo and "
-            "measurements against the envelopes of Theorems 1–2 and Corollary 1. attngeo "
-         << kVersion << " (commit " << kGitCommit
-         << "). Every figure is drawn from the CSV files of its run; its "
-            "gnuplot script and data are linked under it.</p>\n<ul>"
-         << toc.str() << "</ul>\n"
-         << body.str() << "</body></html>\n";
-    folder.write("index.html", html.str());
+    folder.write("index.html", page(toc.str(), body.str()));
     folder.commit();
     return (fs::path(out_dir) / "index.html").string();
 }

@@ -28,7 +28,7 @@ struct RunFolder {
 // write one function like these and register it in report.cpp.
 std::vector<Section> simulation_sections(const RunFolder& run);
 std::vector<Section> sweep_sections(const RunFolder& run);
-// `attngeo extract` folders and `attngeo compare` folders (empirical_report.cpp): the paper's
+// `attngeo extract` folders and `attngeo compare` folders (empirical_sections.cpp): the paper's
 // Section-4 figures; a compare report includes its extract folder's figures with overlays.
 std::vector<Section> extract_sections(const RunFolder& run);
 std::vector<Section> compare_sections(const RunFolder& run);

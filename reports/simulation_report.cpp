@@ -13,6 +13,7 @@
 #include "common/format.hpp"
 #include "common/json_file.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/palette.hpp"
 #include "reports/report.hpp"
 #include "reports/verdict.hpp"
 #include "simulate/run.hpp"
@@ -50,14 +51,14 @@ std::string regime_shading(const nlohmann::json& regimes, int n) {
     if (m1 > 0) starts.push_back({"III", m1});
     if (m2 > 0) starts.push_back({"IV", m2});
     if (m3 > 0) starts.push_back({"V", m3});
-    const char* fills[4] = {"#fbfbfb", "#eef4fb", "#fdf3e7", "#f3eefa"};
     std::ostringstream out;
     for (std::size_t r = 0; r < starts.size(); ++r) {
         const double from = starts[r].second;
         const double to = r + 1 < starts.size() ? starts[r + 1].second : n;
         if (to <= from) continue;
         out << "  set object " << r + 1 << " rect from " << from << ", graph 0 to " << to
-            << ", graph 1 fc rgb '" << fills[r % 4] << "' fs solid 1.0 noborder behind\n";
+            << ", graph 1 fc rgb '" << palette::kTable2Band[r % palette::kTable2Band.size()]
+            << "' fs solid 1.0 noborder behind\n";
         out << "  set label " << r + 1 << " '" << starts[r].first << "' at "
             << std::sqrt(from * std::max(to, from + 1.0))
             << ", graph 0.04 center tc rgb '#777777'\n";
@@ -83,15 +84,34 @@ std::string envelope_column(const CsvTable& bounds, const std::string& metric,
     return bounds.has_column(star) ? star : metric + "_" + side;
 }
 
-Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTable& sim,
-                     const CsvTable& bounds, int n, const nlohmann::json& regimes) {
+// A metric figure's .dat columns (gnuplot counts from 1): N, the mean and its interval, three
+// per bound variant in variant_names() order (lower, upper, inverted flag), then whether the
+// interval misses the paper envelope.
+struct MetricColumns {
+    static constexpr int kMean = 2, kCiLo = 3, kCiHi = 4;
+    static constexpr int kFirstVariant = 5, kPerVariant = 3;
+    static int lower(int variant) { return kFirstVariant + kPerVariant * variant; }
+    static int upper(int variant) { return lower(variant) + 1; }
+    static int inverted(int variant) { return lower(variant) + 2; }
+    static int outside_paper() {
+        return kFirstVariant + kPerVariant * static_cast<int>(variant_names().size());
+    }
+};
+
+// What the caption says about the rows: the N whose interval misses the paper envelope and,
+// per variant, how many N have an inverted envelope.
+struct MetricCounts {
+    int violations = 0;
+    std::map<std::string, int> inverted;
+};
+
+std::string metric_figure_data(const MetricSpec& metric, const CsvTable& sim,
+                               const CsvTable& bounds, const std::string& lower,
+                               const std::string& upper, MetricCounts& counts) {
     struct Envelope {
         double lower = std::nan(""), upper = std::nan("");
     };
     std::map<std::string, std::map<int, Envelope>> envelope;  // variant → N → bounds
-    const std::string lower = envelope_column(bounds, metric.key, "lower"),
-                      upper = envelope_column(bounds, metric.key, "upper");
-    const bool at_star = lower != metric.key + "_lower";
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
         envelope[bounds.text(r, "variant")][std::stoi(bounds.text(r, "N"))] = {
             bounds.number(r, lower), bounds.number(r, upper)};
@@ -103,8 +123,6 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
     dat << "): lower upper inverted(lower > upper); then outside_paper (interval misses the "
            "paper envelope)\n";
     const std::string mean_col = metric.key + "_mean";
-    int violations = 0;
-    std::map<std::string, int> inverted;
     for (std::size_t r = 0; r < sim.rows.size(); ++r) {
         const int N = std::stoi(sim.text(r, "N"));
         const double mean = sim.number(r, mean_col);
@@ -115,49 +133,54 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
         for (const auto& v : variant_names()) {
             const Envelope e = envelope[v][N];
             const bool flipped = e.lower > e.upper;
-            inverted[v] += flipped;
+            counts.inverted[v] += flipped;
             dat << ' ' << format_double(e.lower) << ' ' << format_double(e.upper) << ' '
                 << (flipped ? 1 : 0);
         }
         const Envelope& paper = envelope["paper"][N];
         const bool outside = hi < paper.lower || lo > paper.upper;
-        violations += outside;
+        counts.violations += outside;
         dat << ' ' << (outside ? 1 : 0) << '\n';
     }
-    const int variants = static_cast<int>(variant_names().size());
-    const int outside_column = 5 + 3 * variants;
-    Figure f;
-    f.id = "run" + std::to_string(run.index) + "_" + metric.key;
-    f.title = metric.title;
-    const std::string data_name = f.id + ".dat";
-    f.data.push_back({data_name, dat.str()});
+    return dat.str();
+}
+
+std::string metric_figure_script(const std::string& data_name, const MetricSpec& metric, int n,
+                                 const nlohmann::json& regimes) {
+    using C = MetricColumns;
     std::ostringstream s;
     s << "  set logscale x 2\n  set tmargin 3\n  set xrange [1:" << n
       << "]\n  set yrange [-0.03:1.08]\n"
       << "  set xlabel 'N (selected tokens, log scale)'\n  set ylabel '" << metric.label << "'\n"
       << "  set key outside below horizontal maxrows 4 font ',11' spacing 1.05\n  set grid xtics "
-         "ytics lc rgb '#e5e5e5'\n"
-      << regime_shading(regimes, n) << "  plot '" << data_name
-      << "' using 1:3:4 with filledcurves lc rgb '#9ecae1' fs transparent solid 0.6 title '95% "
-         "interval', \\\n"
-      << "       '' using 1:2 with lines lw 2.5 lc rgb '#08519c' title 'Monte Carlo'";
-    for (int v = 0; v < variants; ++v) {
-        const int lower_column = 5 + 3 * v;
+         "ytics lc rgb '"
+      << palette::kGridLine << "'\n"
+      << regime_shading(regimes, n) << "  plot '" << data_name << "' using 1:" << C::kCiLo << ":"
+      << C::kCiHi << " with filledcurves lc rgb '" << palette::kMeasuredBand
+      << "' fs transparent solid 0.6 title '95% interval', \\\n"
+      << "       '' using 1:" << C::kMean << " with lines lw 2.5 lc rgb '" << palette::kMeasured
+      << "' title 'Monte Carlo'";
+    for (int v = 0; v < static_cast<int>(variant_names().size()); ++v) {
         const std::string& name = variant_names()[v];
         const std::string& colour = variant_color(v);
-        s << ", \\\n       '' using 1:" << lower_column << " with lines lw 1.6 dt 2 lc rgb '"
+        s << ", \\\n       '' using 1:" << C::lower(v) << " with lines lw 1.6 dt 2 lc rgb '"
           << colour << "' title '" << name << " lower'";
-        s << ", \\\n       '' using 1:" << lower_column + 1 << " with lines lw 1.6 dt 1 lc rgb '"
+        s << ", \\\n       '' using 1:" << C::upper(v) << " with lines lw 1.6 dt 1 lc rgb '"
           << colour << "' title '" << name << " upper'";
-        s << ", \\\n       '' using 1:($" << lower_column + 2 << " > 0 ? $" << lower_column
+        s << ", \\\n       '' using 1:($" << C::inverted(v) << " > 0 ? $" << C::lower(v)
           << " : 1/0) with points pt 13 ps 1.3 lc rgb '" << colour << "' notitle";
     }
-    s << ", \\\n       1/0 with points pt 13 ps 1.3 lc rgb '#444444' title 'inverted: lower > "
-         "upper'";
-    s << ", \\\n       '' using 1:($" << outside_column
-      << " > 0 ? $2 : 1/0) with points pt 6 ps 1.1 lc rgb '#b00020' "
-         "title 'outside the paper envelope'\n";
-    f.script = s.str();
+    s << ", \\\n       1/0 with points pt 13 ps 1.3 lc rgb '" << palette::kNeutral
+      << "' title 'inverted: lower > upper'";
+    s << ", \\\n       '' using 1:($" << C::outside_paper() << " > 0 ? $" << C::kMean
+      << " : 1/0) with points pt 6 ps 1.1 lc rgb '" << palette::kSink
+      << "' title 'outside the paper envelope'\n";
+    return s.str();
+}
+
+std::string metric_figure_caption(const MetricSpec& metric, const std::string& lower,
+                                  const std::string& upper, bool at_star,
+                                  const nlohmann::json& regimes, const MetricCounts& counts) {
     std::ostringstream caption;
     caption << "Monte Carlo estimate with its 95% Student-t interval ("
             << (metric.has_interval ? "shaded" : "F has no interval column; the mean is drawn")
@@ -172,8 +195,9 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
                    "m<sub>3</sub> marked. ";
     std::vector<std::string> flipped;
     for (const auto& v : variant_names())
-        if (inverted[v] > 0)
-            flipped.push_back("<code>" + v + "</code> at " + std::to_string(inverted[v]) + " N");
+        if (counts.inverted.count(v) && counts.inverted.at(v) > 0)
+            flipped.push_back("<code>" + v + "</code> at " + std::to_string(counts.inverted.at(v)) +
+                              " N");
     if (!flipped.empty()) {
         caption << "<span class=\"bad\">Inverted envelopes (lower > upper; diamonds on the "
                    "lower bound):</span> ";
@@ -183,16 +207,30 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
     } else {
         caption << "No envelope is inverted. ";
     }
-    if (violations > 0) {
-        caption << "<span class=\"bad\">The estimate"
-                << (metric.has_interval ? "'s 95% interval" : "")
-                << " lies outside the paper envelope drawn here at " << violations
+    const char* interval = metric.has_interval ? "'s 95% interval" : "";
+    if (counts.violations > 0) {
+        caption << "<span class=\"bad\">The estimate" << interval
+                << " lies outside the paper envelope drawn here at " << counts.violations
                 << " N (red circles)</span>.";
     } else {
-        caption << "The estimate" << (metric.has_interval ? "'s 95% interval" : "")
-                << " meets the paper envelope drawn here at every N.";
+        caption << "The estimate" << interval << " meets the paper envelope drawn here at every N.";
     }
-    f.caption = caption.str();
+    return caption.str();
+}
+
+Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTable& sim,
+                     const CsvTable& bounds, int n, const nlohmann::json& regimes) {
+    const std::string lower = envelope_column(bounds, metric.key, "lower"),
+                      upper = envelope_column(bounds, metric.key, "upper");
+    const bool at_star = lower != metric.key + "_lower";
+    MetricCounts counts;
+    Figure f;
+    f.id = "run" + std::to_string(run.index) + "_" + metric.key;
+    f.title = metric.title;
+    const std::string data_name = f.id + ".dat";
+    f.data.push_back({data_name, metric_figure_data(metric, sim, bounds, lower, upper, counts)});
+    f.script = metric_figure_script(data_name, metric, n, regimes);
+    f.caption = metric_figure_caption(metric, lower, upper, at_star, regimes, counts);
     return f;
 }
 
@@ -452,6 +490,205 @@ Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
     return verdict;
 }
 
+// ---- sweeps -----------------------------------------------------------------------------
+
+// A few N to follow across each parameter: powers of two from the sizes present (at most
+// four), topped up to three with the smallest others; ascending.
+std::vector<int> followed_sizes(const CsvTable& sweep) {
+    std::set<int> present;
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r)
+        present.insert(std::stoi(sweep.text(r, "N")));
+    std::vector<int> follow;
+    for (int N : {2, 4, 16, 64, 256})
+        if (present.count(N) && follow.size() < 4) follow.push_back(N);
+    for (int N : present)
+        if (follow.size() < 3 && std::find(follow.begin(), follow.end(), N) == follow.end())
+            follow.push_back(N);
+    std::sort(follow.begin(), follow.end());
+    return follow;
+}
+
+// The sweep.csv row at N where parameter `p` has `value` and every other swept parameter its
+// first value; sweep.rows.size() when there is none.
+std::size_t panel_row(const CsvTable& sweep, const simulate::RunConfig& config, std::size_t p,
+                      double value, int N) {
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r) {
+        if (std::stoi(sweep.text(r, "N")) != N) continue;
+        bool ok = sweep.number(r, config.sweep[p].first) == value;
+        for (std::size_t q = 0; q < config.sweep.size() && ok; ++q)
+            if (q != p)
+                ok = sweep.number(r, config.sweep[q].first) == config.sweep[q].second.front();
+        if (ok) return r;
+    }
+    return sweep.rows.size();
+}
+
+// A sweep panel's .dat columns: the parameter's value, then five per followed N.
+struct PanelColumns {
+    static constexpr int kFirstN = 2, kPerN = 5;  // mean ci_lo ci_hi paper_lower paper_upper
+    static int mean(int k) { return kFirstN + kPerN * k; }
+    static int ci_lo(int k) { return mean(k) + 1; }
+    static int ci_hi(int k) { return mean(k) + 2; }
+    static int paper_lower(int k) { return mean(k) + 3; }
+    static int paper_upper(int k) { return mean(k) + 4; }
+};
+
+std::string panel_data(const CsvTable& sweep, const simulate::RunConfig& config, std::size_t p,
+                       const std::string& metric, const std::vector<int>& follow) {
+    std::ostringstream dat;
+    dat << "# " << config.sweep[p].first
+        << " then, per followed N: mean ci_lo ci_hi paper_lower paper_upper\n";
+    for (double value : config.sweep[p].second) {
+        dat << format_double(value);
+        for (int N : follow) {
+            const std::size_t match = panel_row(sweep, config, p, value, N);
+            if (match == sweep.rows.size()) {
+                dat << " nan nan nan nan nan";
+                continue;
+            }
+            for (const char* column : {"_mean", "_ci_lo", "_ci_hi", "_lower_paper", "_upper_paper"})
+                dat << ' ' << sweep.text(match, metric + column);
+        }
+        dat << '\n';
+    }
+    return dat.str();
+}
+
+// Metric `metric` (P or R) against swept parameter p at each followed N.
+Figure sweep_panel(const RunFolder& run, const CsvTable& sweep, const simulate::RunConfig& config,
+                   std::size_t p, const std::string& metric, const std::vector<int>& follow) {
+    const auto& [name, values] = config.sweep[p];
+    Figure f;
+    f.id = "run" + std::to_string(run.index) + "_sweep_" + name + "_" + metric;
+    f.title = std::string(metric == "P" ? "Precision" : "Recall") + " against " + name;
+    f.data.push_back({f.id + ".dat", panel_data(sweep, config, p, metric, follow)});
+    const bool positive = std::all_of(values.begin(), values.end(), [](double v) { return v > 0; });
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    std::ostringstream s;
+    if (positive && *hi / *lo >= 10) s << "  set logscale x\n";
+    s << "  set xlabel '" << name << "'\n  set ylabel '"
+      << (metric == "P" ? "E[P(r_{max}, N)]" : "E[R(r_{min}, N)]")
+      << "'\n  set yrange [-0.03:1.08]\n  set key outside right top font ',11'\n  set grid "
+         "lc rgb '"
+      << palette::kGridLine << "'\n"
+      << "  set offsets graph 0.03, graph 0.03, 0, 0\n  plot ";
+    using C = PanelColumns;
+    for (std::size_t k = 0; k < follow.size(); ++k) {
+        const int i = static_cast<int>(k);
+        const char* colour = palette::kSeries[k % palette::kSeries.size()];
+        if (k) s << ", \\\n       ";
+        s << "'" << f.id << ".dat' using 1:" << C::mean(i) << ":" << C::ci_lo(i) << ":"
+          << C::ci_hi(i) << " with yerrorlines lw 2 pt 7 lc rgb '" << colour
+          << "' title 'N = " << follow[k] << "', \\\n"
+          << "       '' using 1:" << C::paper_lower(i) << " with lines dt 2 lc rgb '" << colour
+          << "' notitle, \\\n"
+          << "       '' using 1:" << C::paper_upper(i) << " with lines dt 1 lw 0.8 lc rgb '"
+          << colour << "' notitle";
+    }
+    s << "\n";
+    f.script = s.str();
+    f.caption =
+        "Followed N: the dashed line of each colour is the paper lower bound, the thin "
+        "solid line its upper bound.";
+    return f;
+}
+
+Section sweep_panels_section(const RunFolder& run, const CsvTable& sweep,
+                             const simulate::RunConfig& config, const std::vector<int>& follow) {
+    Section panels;
+    panels.title = "Metrics against each swept parameter";
+    panels.html_before =
+        "<p>For each swept parameter, the other swept parameters are held at their first value. "
+        "Points: Monte Carlo means with 95% intervals; dashed and solid lines: the paper lower and "
+        "upper bounds at the single κ of the paper variant at each grid point (the "
+        "<code>kappa_paper</code> column of sweep.csv; the verdict above gives each side's "
+        "κ*).</p>\n";
+    for (std::size_t p = 0; p < config.sweep.size(); ++p)
+        for (const char* metric : {"P", "R"})
+            panels.figures.push_back(sweep_panel(run, sweep, config, p, metric, follow));
+    return panels;
+}
+
+// Table 1: sensitivities of the paper bounds at the first grid point. The sweep folder does
+// not hold them, so the report evaluates theory::bound_sensitivities from the run's config.
+Section sweep_table1_section(const RunFolder& run, const simulate::RunConfig& config,
+                             const std::vector<int>& follow) {
+    Section table1;
+    table1.title = "Table 1: sensitivity of the bounds, d(bound)/d(log parameter)";
+    const auto points = simulate::grid_points(config);
+    const simulate::PointSetup setup = simulate::setup_point(config, points.front());
+    theory::BoundSettings settings;
+    settings.d = std::isinf(setup.d) ? 1e6 : setup.d;
+    const auto& env = run.manifest.at("points").at(0).at("envelopes").at("paper");
+    settings.kappa = env.at("kappa").is_number() ? env.at("kappa").get<double>() : 1.0;
+    std::vector<int> sizes;
+    const int n = static_cast<int>(setup.head.alpha.size());
+    for (int N : follow)
+        if (N <= n) sizes.push_back(N);
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : theory::bound_sensitivities(setup.spec.model, sizes, settings)) {
+        rows.push_back({r.parameter, std::to_string(r.N), short_number(r.precision_lower),
+                        short_number(r.precision_upper), short_number(r.recall_lower),
+                        short_number(r.recall_upper)});
+    }
+    std::ostringstream html;
+    html << "<p>Central differences of the <code>paper</code> bounds at the first grid point "
+            "(κ = "
+         << short_number(settings.kappa) << ", d = " << short_number(settings.d)
+         << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
+            "the parameter.</p>\n"
+         << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
+    table1.html_before = html.str();
+    return table1;
+}
+
+Section sweep_agreement_section(const RunFolder& run, const CsvTable& sweep) {
+    Section agreement;
+    agreement.title = "κ and envelope agreement per grid point";
+    // (grid, variant) → sums of the P width, the R width, and the count of N.
+    std::map<std::pair<int, std::string>, std::array<double, 3>> widths;
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r) {
+        for (const auto& v : variant_names()) {
+            if (!sweep.has_column("P_lower_" + v)) continue;
+            auto& w = widths[{std::stoi(sweep.text(r, "grid")), v}];
+            w[0] += sweep.number(r, "P_upper_" + v) - sweep.number(r, "P_lower_" + v);
+            w[1] += sweep.number(r, "R_upper_" + v) - sweep.number(r, "R_lower_" + v);
+            w[2] += 1;
+        }
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& point : run.manifest.at("points")) {
+        std::string values;
+        for (const auto& [k, v] : point.at("values").items())
+            values += k + "=" + json_text(v) + " ";
+        std::vector<std::string> row = {std::to_string(json_integer<int>(point.at("grid"))),
+                                        html_escape(values)};
+        const int grid = json_integer<int>(point.at("grid"));
+        for (const auto& v : variant_names()) {
+            if (!point.at("envelopes").contains(v)) {
+                row.push_back("");
+                continue;
+            }
+            const auto& e = point.at("envelopes").at(v);
+            const auto& width = widths[{grid, v}];
+            row.push_back(kappa_cell(e) + " / " +
+                          short_number(e.at("fraction_inside").get<double>()) + " / " +
+                          short_number(width[0] / width[2]) + ", " +
+                          short_number(width[1] / width[2]));
+        }
+        rows.push_back(row);
+    }
+    std::vector<std::string> header = {"grid", "values"};
+    for (const auto& v : variant_names())
+        header.push_back("<code>" + v + "</code>: κ / inside / mean width P, R");
+    agreement.html_before =
+        "<p>At the single κ of each variant: the fraction of (N, metric) points inside, next to "
+        "the mean width of the P and R envelopes over N (sweep.csv) — the fraction alone says "
+        "nothing about a wide envelope; the verdict above judges each side at its own κ*.</p>\n" +
+        html_table(header, rows);
+    return agreement;
+}
+
 }  // namespace
 
 std::vector<Section> simulation_sections(const RunFolder& run) {
@@ -513,176 +750,10 @@ std::vector<Section> sweep_sections(const RunFolder& run) {
     overview.title = "Parameters";
     overview.html_before = parameter_table(run.manifest);
     sections.push_back(overview);
-
-    // A few N to follow across each parameter: powers of two from the sizes present.
-    std::set<int> present;
-    for (std::size_t r = 0; r < sweep.rows.size(); ++r)
-        present.insert(std::stoi(sweep.text(r, "N")));
-    std::vector<int> follow;
-    for (int N : {2, 4, 16, 64, 256})
-        if (present.count(N) && follow.size() < 4) follow.push_back(N);
-    for (int N : present)
-        if (follow.size() < 3 && std::find(follow.begin(), follow.end(), N) == follow.end())
-            follow.push_back(N);
-    std::sort(follow.begin(), follow.end());
-    const char* colors[5] = {"#08519c", "#d95f02", "#1b9e77", "#7570b3", "#e7298a"};
-
-    Section panels;
-    panels.title = "Metrics against each swept parameter";
-    panels.html_before =
-        "<p>For each swept parameter, the other swept parameters are held at their first value. "
-        "Points: Monte Carlo means with 95% intervals; dashed and solid lines: the paper lower and "
-        "upper bounds at the single κ of the paper variant at each grid point (the "
-        "<code>kappa_paper</code> column of sweep.csv; the verdict above gives each side's "
-        "κ*).</p>\n";
-    for (std::size_t p = 0; p < config.sweep.size(); ++p) {
-        const auto& [name, values] = config.sweep[p];
-        for (const char* metric : {"P", "R"}) {
-            std::ostringstream dat;
-            dat << "# " << name
-                << " then, per followed N: mean ci_lo ci_hi paper_lower paper_upper\n";
-            bool positive = true;
-            double lo_value = 1e300, hi_value = -1e300;
-            for (double value : values) {
-                positive = positive && value > 0;
-                lo_value = std::min(lo_value, value);
-                hi_value = std::max(hi_value, value);
-                dat << format_double(value);
-                for (int N : follow) {
-                    std::size_t match = sweep.rows.size();
-                    for (std::size_t r = 0; r < sweep.rows.size() && match == sweep.rows.size();
-                         ++r) {
-                        if (std::stoi(sweep.text(r, "N")) != N) continue;
-                        bool ok = sweep.number(r, name) == value;
-                        for (std::size_t q = 0; q < config.sweep.size() && ok; ++q) {
-                            if (q != p)
-                                ok = sweep.number(r, config.sweep[q].first) ==
-                                     config.sweep[q].second.front();
-                        }
-                        if (ok) match = r;
-                    }
-                    if (match == sweep.rows.size()) {
-                        dat << " nan nan nan nan nan";
-                        continue;
-                    }
-                    const std::string m(metric);
-                    dat << ' ' << sweep.text(match, m + "_mean") << ' '
-                        << sweep.text(match, m + "_ci_lo") << ' ' << sweep.text(match, m + "_ci_hi")
-                        << ' ' << sweep.text(match, m + "_lower_paper") << ' '
-                        << sweep.text(match, m + "_upper_paper");
-                }
-                dat << '\n';
-            }
-            Figure f;
-            f.id = "run" + std::to_string(run.index) + "_sweep_" + name + "_" + metric;
-            f.title = std::string(metric == std::string("P") ? "Precision" : "Recall") +
-                      " against " + name;
-            f.data.push_back({f.id + ".dat", dat.str()});
-            std::ostringstream s;
-            if (positive && hi_value / lo_value >= 10) s << "  set logscale x\n";
-            s << "  set xlabel '" << name << "'\n  set ylabel '"
-              << (metric == std::string("P") ? "E[P(r_{max}, N)]" : "E[R(r_{min}, N)]")
-              << "'\n  set yrange [-0.03:1.08]\n  set key outside right top font ',11'\n  set grid "
-                 "lc rgb '#e5e5e5'\n"
-              << "  set offsets graph 0.03, graph 0.03, 0, 0\n  plot ";
-            for (std::size_t k = 0; k < follow.size(); ++k) {
-                const int c = 2 + 5 * static_cast<int>(k);
-                if (k) s << ", \\\n       ";
-                s << "'" << f.id << ".dat' using 1:" << c << ":" << c + 1 << ":" << c + 2
-                  << " with yerrorlines lw 2 pt 7 lc rgb '" << colors[k]
-                  << "' title 'N = " << follow[k] << "', \\\n"
-                  << "       '' using 1:" << c + 3 << " with lines dt 2 lc rgb '" << colors[k]
-                  << "' notitle, \\\n"
-                  << "       '' using 1:" << c + 4 << " with lines dt 1 lw 0.8 lc rgb '"
-                  << colors[k] << "' notitle";
-            }
-            s << "\n";
-            f.script = s.str();
-            f.caption =
-                "Followed N: the dashed line of each colour is the paper lower bound, the thin "
-                "solid line its upper bound.";
-            panels.figures.push_back(f);
-        }
-    }
-    sections.push_back(panels);
-
-    // Table 1: sensitivities of the paper bounds at the first grid point.
-    Section table1;
-    table1.title = "Table 1: sensitivity of the bounds, d(bound)/d(log parameter)";
-    {
-        const auto points = simulate::grid_points(config);
-        const simulate::PointSetup setup = simulate::setup_point(config, points.front());
-        theory::BoundSettings settings;
-        settings.d = std::isinf(setup.d) ? 1e6 : setup.d;
-        const auto& env = run.manifest.at("points").at(0).at("envelopes").at("paper");
-        settings.kappa = env.at("kappa").is_number() ? env.at("kappa").get<double>() : 1.0;
-        std::vector<int> sizes;
-        const int n = static_cast<int>(setup.head.alpha.size());
-        for (int N : follow)
-            if (N <= n) sizes.push_back(N);
-        std::vector<std::vector<std::string>> rows;
-        for (const auto& r : theory::bound_sensitivities(setup.spec.model, sizes, settings)) {
-            rows.push_back({r.parameter, std::to_string(r.N), short_number(r.precision_lower),
-                            short_number(r.precision_upper), short_number(r.recall_lower),
-                            short_number(r.recall_upper)});
-        }
-        std::ostringstream html;
-        html << "<p>Central differences of the <code>paper</code> bounds at the first grid point "
-                "(κ = "
-             << short_number(settings.kappa) << ", d = " << short_number(settings.d)
-             << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
-                "the parameter.</p>\n"
-             << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"},
-                           rows);
-        table1.html_before = html.str();
-    }
-    sections.push_back(table1);
-
-    Section agreement;
-    agreement.title = "κ and envelope agreement per grid point";
-    // (grid, variant) → sums of the P width, the R width, and the count of N.
-    std::map<std::pair<int, std::string>, std::array<double, 3>> widths;
-    for (std::size_t r = 0; r < sweep.rows.size(); ++r) {
-        for (const auto& v : variant_names()) {
-            if (!sweep.has_column("P_lower_" + v)) continue;
-            auto& w = widths[{std::stoi(sweep.text(r, "grid")), v}];
-            w[0] += sweep.number(r, "P_upper_" + v) - sweep.number(r, "P_lower_" + v);
-            w[1] += sweep.number(r, "R_upper_" + v) - sweep.number(r, "R_lower_" + v);
-            w[2] += 1;
-        }
-    }
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& point : run.manifest.at("points")) {
-        std::string values;
-        for (const auto& [k, v] : point.at("values").items())
-            values += k + "=" + json_text(v) + " ";
-        std::vector<std::string> row = {std::to_string(json_integer<int>(point.at("grid"))),
-                                        html_escape(values)};
-        const int grid = json_integer<int>(point.at("grid"));
-        for (const auto& v : variant_names()) {
-            if (!point.at("envelopes").contains(v)) {
-                row.push_back("");
-                continue;
-            }
-            const auto& e = point.at("envelopes").at(v);
-            const auto& width = widths[{grid, v}];
-            row.push_back(kappa_cell(e) + " / " +
-                          short_number(e.at("fraction_inside").get<double>()) + " / " +
-                          short_number(width[0] / width[2]) + ", " +
-                          short_number(width[1] / width[2]));
-        }
-        rows.push_back(row);
-    }
-    std::vector<std::string> header = {"grid", "values"};
-    for (const auto& v : variant_names())
-        header.push_back("<code>" + v + "</code>: κ / inside / mean width P, R");
-    agreement.html_before =
-        "<p>At the single κ of each variant: the fraction of (N, metric) points inside, next to "
-        "the mean width of the P and R envelopes over N (sweep.csv) — the fraction alone says "
-        "nothing about a wide envelope; the verdict above judges each side at its own κ*.</p>\n" +
-        html_table(header, rows);
-    sections.push_back(agreement);
-
+    const std::vector<int> follow = followed_sizes(sweep);
+    sections.push_back(sweep_panels_section(run, sweep, config, follow));
+    sections.push_back(sweep_table1_section(run, config, follow));
+    sections.push_back(sweep_agreement_section(run, sweep));
     sections.push_back(decisions_section(run.manifest));
     return sections;
 }

@@ -14,6 +14,7 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "reports/palette.hpp"
 #include "reports/report.hpp"
 #include "theory/bounds.hpp"
 
@@ -21,9 +22,6 @@ namespace attngeo::reports {
 namespace {
 
 const char* kRegimeNames[5] = {"I", "II", "III", "IV", "V"};
-// One colour per (metric, side) curve of the κ-scan figure, in the order P lower, P upper,
-// R lower, R upper.
-const char* kSideColor[4] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a"};
 
 bool flag_field(const CsvTable& table, std::size_t row, const std::string& name) {
     const std::string& text = table.text(row, name);
@@ -250,7 +248,8 @@ const std::vector<std::string>& variant_names() {
 }
 
 const std::string& variant_color(std::size_t variant_index) {
-    static const std::vector<std::string> colors = {"#d95f02", "#1b9e77", "#7570b3", "#66a61e"};
+    static const std::vector<std::string> colors(palette::kVariant.begin(),
+                                                 palette::kVariant.end());
     return colors.at(variant_index % colors.size());
 }
 
@@ -511,16 +510,17 @@ Figure kappa_scan_figure(const std::string& id, const std::string& variant, cons
     std::ostringstream s;
     s << "  set multiplot layout 2,2\n  set logscale x 10\n  set format x '10^{%L}'\n"
       << "  set xrange [1e-8:1e8]\n  set xtics 1e-8, 1e4, 1e8\n  set yrange [-0.03:1.08]\n"
-      << "  set key bottom left font ',10' samplen 2\n  set grid lc rgb '#e5e5e5'\n"
+      << "  set key bottom left font ',10' samplen 2\n  set grid lc rgb '" << palette::kGridLine
+      << "'\n"
       << "  set xlabel 'κ (log scale)' font ',11'\n";
     for (int k = 0; k < 4; ++k) {
         const std::string label = std::string(sides[k].first) + " " + sides[k].second;
         s << "  set title '" << label << "' font ',12'\n"
-          << "  set arrow 1 from graph 0, first 0.95 to graph 1, first 0.95 nohead dt 3 lc rgb "
-             "'#888888'\n"
+          << "  set arrow 1 from graph 0, first 0.95 to graph 1, first 0.95 nohead dt 3 lc rgb '"
+          << palette::kGuide << "'\n"
           << "  plot '" << id << ".dat' index " << k << " using 1:2 with lines lw 2 lc rgb '"
-          << kSideColor[k] << "' title 'coverage', \\\n       '' index " << k
-          << " using 1:3 with lines lw 1.4 dt 2 lc rgb '" << kSideColor[k]
+          << palette::kScanSide[k] << "' title 'coverage', \\\n       '' index " << k
+          << " using 1:3 with lines lw 1.4 dt 2 lc rgb '" << palette::kScanSide[k]
           << "' title 'mean width', \\\n       '" << id << "_star.dat' every ::" << k << "::" << k
           << " using 2:3 with points pt 7 ps 1.8 lc rgb '#222222' title 'κ*', \\\n"
           << "       '' every ::" << k << "::" << k

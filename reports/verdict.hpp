@@ -72,7 +72,7 @@ std::string sweep_verdict_html(const VerdictTable& verdict);
 Figure kappa_scan_figure(const std::string& id, const std::string& variant, const CsvTable& scan,
                          const std::vector<VerdictSide>& rows, int grid);
 
-// ---- Compare folders (empirical_report.cpp).
+// ---- Compare folders (empirical_sections.cpp).
 // The verdict section of a compare folder DIR: verdict.csv, κ-scan figures from kappa_scan.csv
 // (ids prefixed by `prefix`), and the sentences' facts from kappa.json's "variants". A
 // warning section when the folder predates the verdict (no verdict.csv).

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -182,6 +183,25 @@ void write_verdict_files(const fs::path& dir) {
     write(dir / "kappa.json", kappa.dump(2));
 }
 
+// table1.csv's rows (parameter, N, dP_lower, dP_upper, dR_lower, dR_upper), with values
+// that short_number (6 significant digits) must round.
+const char* const kTable1Names[2] = {"beta", "rho0"};
+const std::array<double, 4> kTable1Values[2] = {{0.1234567891, -2.5e-7, 0, 1.0000004},
+                                                {3.14159265358, 0.5, -0.25, 1e-12}};
+
+std::string table1_csv() {
+    std::ostringstream table1;
+    table1 << "parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,"
+              "dFmin_lower,dFmin_upper\n";
+    for (int k = 0; k < 2; ++k) {
+        table1 << kTable1Names[k] << ',' << 2 * (k + 1);
+        for (double x : kTable1Values[k])
+            table1 << ',' << format_double(x);
+        table1 << ",0,0,0,0\n";
+    }
+    return table1.str();
+}
+
 // A synthetic compare folder per docs/compare-outputs.md, pointing at `emp`.
 fs::path make_compare(const std::string& name, const std::string& emp, const std::string& sim) {
     const fs::path dir = scratch() / name;
@@ -241,14 +261,17 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
     write(dir / "fitted_params.json",
           R"({"beta": 0.3, "lambda": 0.25, "C": 2, "rho0": 0.25, "d": 4, "L": 7,
               "simulate_command": "attngeo simulate --L 7"})");
-    nlohmann::json manifest = {{"kind", "compare"},
-                               {"emp", emp},
-                               {"sim", sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(sim)},
-                               {"parameters", {{"cosines", "parametric"}, {"max_lag_fit", 64}}},
-                               {"decisions", {"synthetic compare"}},
-                               {"version", "test"},
-                               {"git_commit", "none"},
-                               {"command", "test"}};
+    write(dir / "table1.csv", table1_csv());
+    nlohmann::json manifest = {
+        {"kind", "compare"},
+        {"table1", {{"d", 4.0}, {"kappa", 0.5}, {"variant", "paper"}, {"error", nullptr}}},
+        {"emp", emp},
+        {"sim", sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(sim)},
+        {"parameters", {{"cosines", "parametric"}, {"max_lag_fit", 64}}},
+        {"decisions", {"synthetic compare"}},
+        {"version", "test"},
+        {"git_commit", "none"},
+        {"command", "test"}};
     write(dir / "manifest.json", manifest.dump(2));
     write_verdict_files(dir);
     return dir;
@@ -662,4 +685,45 @@ TEST(EmpiricalReport, MissingValuesReadNaAndCountingFollowsTheCompareManifest) {
     const auto corr = dat_rows(out / "figures" / "run0_fig6_corr_recall_rho0.dat");
     ASSERT_EQ(corr.size(), 3u);
     EXPECT_EQ(corr[0][2], "nan");  // gnuplot's undefined point; the caption says n/a
+}
+
+// Table 1 is computed by compare (table1.csv); the report only formats it, and a folder from
+// before the file says the table needs a newer compare run.
+TEST(EmpiricalReport, Table1IsReadFromTheCompareFolder) {
+    const fs::path emp = make_extract("extract");
+    const fs::path cmp = make_compare("compare_table1", fs::absolute(emp).string(), "");
+    const fs::path out = scratch() / "report_table1";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
+    EXPECT_NE(html.find("Table 1: sensitivity of the bounds at the fitted parameters"),
+              std::string::npos);
+    EXPECT_EQ(html.find("has no table1.csv"), std::string::npos);
+    EXPECT_NE(html.find("κ = 0.5, d = 4"), std::string::npos);
+    for (int k = 0; k < 2; ++k) {
+        std::string row = "<tr><td>" + std::string(kTable1Names[k]) + "</td><td>" +
+                          std::to_string(2 * (k + 1)) + "</td>";
+        for (double x : kTable1Values[k]) {
+            char cell[32];
+            std::snprintf(cell, sizeof cell, "%.6g", x);  // the table's rounding, written here
+            row += "<td>" + std::string(cell) + "</td>";
+        }
+        EXPECT_NE(html.find(row + "</tr>"), std::string::npos) << row;
+    }
+
+    // A damaged table1.csv is bad input naming the file.
+    write(cmp / "table1.csv", table1_csv() + "eta,4,x,0,0,0,0,0,0,0\n");
+    try {
+        reports::write_report({cmp.string()}, (scratch() / "report_table1_bad").string());
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("table1.csv"), std::string::npos) << e.what();
+    }
+
+    // A folder from before compare wrote the table: the section says so, nothing is computed.
+    fs::remove(cmp / "table1.csv");
+    const fs::path old = scratch() / "report_no_table1";
+    fs::remove_all(old);
+    const std::string old_html = slurp(reports::write_report({cmp.string()}, old.string()));
+    EXPECT_NE(old_html.find("has no table1.csv"), std::string::npos);
+    EXPECT_EQ(old_html.find("<th>dP_lower</th>"), std::string::npos);
 }

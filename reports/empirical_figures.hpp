@@ -1,0 +1,62 @@
+// The empirical report's figures (Figures 2–8, 10, 11), each a Figure built from the loaders'
+// aggregates; `prefix` ("runK_") keeps the figure ids of several runs apart. Internal to
+// reports/.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/empirical_data.hpp"
+#include "reports/figure.hpp"
+
+namespace attngeo::reports::empirical {
+
+// Figure 2 (left): mean value norm by position over all heads, with the interquartile band.
+Figure norm_figure(const std::string& prefix, const ExtractData& e);
+// Figure 2 (right): histograms of the coefficient of variation of the non-sink norms.
+Figure cv_figure(const std::string& prefix, const std::vector<double>& cv_positional,
+                 const std::vector<double>& cv_pooled, const std::string& source,
+                 const std::string& unit = "heads");
+// Figure 3 (left): histogram of the exponential fit's MAE over heads.
+Figure mae_figure(const std::string& prefix, const std::vector<double>& mae,
+                  const std::string& source, const std::string& unit = "heads");
+// Figure 3 (right): measured cos by lag with both fitted models, for the heads at the 10th,
+// 50th and 90th percentile of the MAE; nullopt when no head has a finite fit.
+std::optional<Figure> fit_examples_figure(const std::string& prefix, const ExtractData& e,
+                                          const std::vector<FitRow>& fits, int fit_lags,
+                                          const std::string& fits_source);
+// Figure 4: mean α by position over heads (log y), optionally with the fitted profile; `e`
+// may be null (the extract folder is gone), then only the fit is drawn.
+Figure alpha_figure(const std::string& prefix, const ExtractData* e,
+                    const std::optional<FittedProfile>& fit, const std::string& fit_source);
+
+// What Figure 5 draws besides the measured means: each optional (null / empty when absent).
+struct PrOverlays {
+    const Envelopes* envelopes = nullptr;
+    std::string envelope_source;
+    bool envelopes_at_star = false;  // drawn at each side's κ* (bounds.csv *_star columns)
+    const std::map<int, MeanPR>* simulation = nullptr;
+    std::string simulation_source;
+};
+// Figure 5: global mean P and R against N, optionally with envelopes and a simulation.
+Figure pr_figure(const std::string& prefix, const std::map<int, MeanPR>& measured,
+                 const std::string& measured_source, const PrOverlays& overlays);
+// Figure 6: corr(R(r_min, N), ρ0) across heads against N, with the bootstrap interval.
+Figure corr_figure(const std::string& prefix, const CsvTable& corr, const nlohmann::json& manifest);
+// Figure 7: ‖s(N)‖ with leave-one-out variants, and cos(s, v_0), cos(s, v_L), for the most
+// typical head of each regime; nullopt (and `note` says why) when there is no head.
+std::optional<Figure> diagnostics_figure(const std::string& prefix, const ExtractData& e,
+                                         std::string& note);
+// Figure 8: regime counts per layer, stacked. `counts`: layer → heads per regime.
+Figure regime_counts_figure(const std::string& prefix, const std::map<int, PerRegime<int>>& counts,
+                            const std::string& source, const std::string& boundary_note = "");
+// Figure 10: mean contribution ‖α_i v_i‖ by position per regime (log y).
+Figure contrib_figure(const std::string& prefix, const PerRegime<std::vector<double>>& curves,
+                      const PerRegime<int>& heads, const std::string& source);
+// Figure 11: mean P and R against N per regime.
+Figure pr_by_regime_figure(const std::string& prefix,
+                           const PerRegime<std::map<int, MeanPR>>& series,
+                           const std::string& source);
+
+}  // namespace attngeo::reports::empirical

@@ -1,0 +1,365 @@
+// The empirical report's tables; see empirical_tables.hpp.
+#include "reports/empirical_tables.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "common/json_file.hpp"
+#include "reports/verdict.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::reports::empirical {
+namespace {
+
+// A head whose regime_margin (the ratio of the two magnitudes deciding its label) is below
+// this would change regime if one of them moved by 10%.
+constexpr double kNearBoundaryMargin = 1.1;
+
+}  // namespace
+
+std::string near_boundary_text(const std::vector<std::pair<int, double>>& regime_margins) {
+    PerRegime<int> near{}, total{};
+    int recorded = 0;
+    for (const auto& [regime, margin] : regime_margins) {
+        if (std::isnan(margin)) continue;
+        ++recorded;
+        ++total[regime];
+        near[regime] += margin < kNearBoundaryMargin;
+    }
+    if (recorded == 0) return "";
+    std::ostringstream out;
+    out << " Near the boundary (regime_margin &lt; " << short_number(kNearBoundaryMargin)
+        << ": the two magnitudes deciding the label within 10%): ";
+    int near_all = 0;
+    for (int r = 0; r < kRegimeCount; ++r) {
+        out << near[r] << " of " << total[r] << ' ' << regime_name(r) << ", ";
+        near_all += near[r];
+    }
+    out << near_all << " of " << recorded << " overall.";
+    return out.str();
+}
+
+std::string model_table(const ExtractData& e) {
+    const auto& m = e.manifest;
+    std::vector<std::vector<std::string>> rows;
+    if (m.contains("model") && m.at("model").is_object())
+        for (const auto& [key, value] : m.at("model").items())
+            rows.push_back({"model." + key, html_escape(json_text(value))});
+    if (m.contains("tokenizer"))
+        rows.push_back({"tokenizer", html_escape(json_text(m.at("tokenizer")))});
+    if (m.contains("parameters") && m.at("parameters").is_object()) {
+        for (const char* key :
+             {"context", "corpus", "dtype", "device", "bos", "rank", "distance", "N"})
+            if (m.at("parameters").contains(key))
+                rows.push_back({key, html_escape(json_text(m.at("parameters").at(key)))});
+    }
+    if (m.contains("documents") && m.at("documents").is_object())
+        for (const auto& [key, value] : m.at("documents").items())
+            rows.push_back({"documents." + key, html_escape(json_text(value))});
+    rows.push_back({"heads in heads.csv", std::to_string(e.heads.size())});
+    rows.push_back({"positions in by_position.csv", std::to_string(e.positions)});
+    if (m.contains("timings") && m.at("timings").contains("total_s"))
+        rows.push_back({"extract time (s)", json_text(m.at("timings").at("total_s"))});
+    if (m.contains("version"))
+        rows.push_back({"version / commit", html_escape(json_text(m.at("version")) + " / " +
+                                                        json_text(m.value("git_commit", "")))});
+    if (m.contains("command")) rows.push_back({"command", code(json_text(m.at("command")))});
+    return html_table({"fact", "value"}, rows);
+}
+
+std::string layer_table(const ExtractData& e) {
+    struct Acc {
+        std::vector<double> lambda, rho0, cv_positional, cv_pooled;
+        PerRegime<int> counts{};
+    };
+    std::map<int, Acc> layers;
+    for (const auto& h : e.heads) {
+        Acc& a = layers[h.layer];
+        a.lambda.push_back(h.lambda);
+        a.rho0.push_back(h.rho0);
+        a.cv_positional.push_back(h.cv_positional);
+        a.cv_pooled.push_back(h.cv_pooled);
+        a.counts[regime_index(h.regime)]++;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [layer, a] : layers) {
+        std::vector<std::string> row = {std::to_string(layer),
+                                        std::to_string(a.lambda.size()),
+                                        short_number(mean_of(a.lambda)),
+                                        short_number(mean_of(a.rho0)),
+                                        short_number(mean_of(a.cv_positional)),
+                                        short_number(mean_of(a.cv_pooled))};
+        for (int count : a.counts)
+            row.push_back(std::to_string(count));
+        rows.push_back(row);
+    }
+    std::vector<std::string> header = {
+        "layer", "heads", "mean λ", "mean ρ0", "mean cv_positional", "mean cv_pooled"};
+    for (int r = 0; r < kRegimeCount; ++r)
+        header.push_back(regime_name(r));
+    return "<p>Per layer, means over its heads of " + code("heads.csv") +
+           " columns, and the regime counts.</p>\n" + html_table(header, rows);
+}
+
+std::map<int, PerRegime<int>> regime_counts(const ExtractData& e) {
+    std::map<int, PerRegime<int>> counts;
+    for (const auto& h : e.heads)
+        counts[h.layer][regime_index(h.regime)]++;
+    return counts;
+}
+
+std::vector<double> head_column(const ExtractData& e, double HeadRow::*field, bool per_kv) {
+    std::vector<double> out;
+    std::set<std::pair<int, int>> seen;
+    for (const auto& h : e.heads)
+        if (!per_kv || seen.insert({h.layer, h.kv_head}).second) out.push_back(h.*field);
+    return out;
+}
+
+std::string near_boundary_of(const ExtractData& e) {
+    std::vector<std::pair<int, double>> pairs;
+    for (const auto& h : e.heads)
+        pairs.push_back({regime_index(h.regime), h.regime_margin_column});
+    return near_boundary_text(pairs);
+}
+
+std::string fits_table(const CsvTable& fits, const std::string& unit) {
+    std::vector<std::vector<std::string>> rows;
+    for (const char* column : {"beta", "mae", "beta_offset", "c_inf", "mae_offset", "lambda", "C",
+                               "rho0", "cv_positional", "cv_pooled"}) {
+        if (!fits.has_column(column)) continue;
+        std::vector<double> v;
+        for (std::size_t r = 0; r < fits.rows.size(); ++r)
+            if (!fits.has_column("counted") || fits.number(r, "counted") != 0)
+                v.push_back(fits.number(r, column));
+        int finite = 0;
+        for (double x : v)
+            finite += std::isfinite(x);
+        rows.push_back({column, number_or_na(quantile(v, 0.5)), number_or_na(quantile(v, 0.25)),
+                        number_or_na(quantile(v, 0.75)), number_or_na(quantile(v, 0)),
+                        number_or_na(quantile(v, 1)), std::to_string(finite)});
+    }
+    std::ostringstream out;
+    out << "<p>Distribution over " << unit << " of the fitted and measured parameters ("
+        << code(fits.path) << ").</p>\n"
+        << html_table({"parameter", "median", "25%", "75%", "min", "max", "finite heads"}, rows);
+    std::vector<std::vector<std::string>> first;
+    for (std::size_t r = 0; r < fits.rows.size() && r < 8; ++r) {
+        std::vector<std::string> row;
+        for (std::size_t c = 0; c < fits.header.size(); ++c) {
+            const std::string& t = fits.rows[r][c];
+            char* end = nullptr;
+            const double x = std::strtod(t.c_str(), &end);
+            row.push_back(!t.empty() && end == t.c_str() + t.size() ? short_number(x)
+                                                                    : html_escape(t));
+        }
+        first.push_back(row);
+    }
+    out << "<p>The first " << first.size() << " of " << fits.rows.size() << " rows:</p>\n"
+        << html_table(fits.header, first);
+    return out.str();
+}
+
+std::string profile_table(const CsvTable& profile) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<double> r2;
+    for (std::size_t r = 0; r < profile.rows.size(); ++r) {
+        if (profile.text(r, "layer") == "-1") {
+            std::vector<std::string> row = {"global (mean over heads)"};
+            for (const char* c :
+                 {"p_sink", "p_base", "eta", "omega", "T1", "T2", "r2_log", "rmse_log"})
+                row.push_back(short_number(profile.number(r, c)));
+            rows.push_back(row);
+        } else {
+            r2.push_back(profile.number(r, "r2_log"));
+        }
+    }
+    std::ostringstream out;
+    out << "<p>Assumption-3 profile fitted to the mean α by position (" << code(profile.path)
+        << ").";
+    if (!r2.empty())
+        out << " Per-head fits: median R² of log α " << short_number(quantile(r2, 0.5))
+            << " (interquartile " << short_number(quantile(r2, 0.25)) << "–"
+            << short_number(quantile(r2, 0.75)) << ", " << r2.size() << " heads).";
+    out << "</p>\n"
+        << html_table(
+               {"fit", "p_sink", "p_base", "η", "ω", "T1", "T2", "R² (log α)", "RMSE (log α)"},
+               rows);
+    return out.str();
+}
+
+std::string kappa_table(const nlohmann::json& kappa, const std::string& source) {
+    std::vector<std::vector<std::string>> rows;
+    const bool listed = kappa.contains("variants") && kappa.at("variants").is_object();
+    for (const std::string& name : variant_names()) {
+        if (!listed || !kappa.at("variants").contains(name)) continue;
+        const auto& v = kappa.at("variants").at(name);
+        auto field = [&](const char* key) {
+            return v.contains(key) ? html_escape(json_text(v.at(key))) : std::string("");
+        };
+        const std::string how = v.contains("kappa_rule")
+                                    ? " (" + html_escape(json_text(v.at("kappa_rule"))) + ")"
+                                : v.contains("kappa_fitted")
+                                    ? (v.value("kappa_fitted", false) ? " (fitted)" : " (given)")
+                                    : "";
+        // The fraction inside only next to the width: a [0, 1] envelope contains everything.
+        rows.push_back({code(name), field("kappa") + how,
+                        field("fraction_inside") + " / " + field("mean_width")});
+    }
+    return "<p>The single κ of each bound variant (" + code(source) + "; cosines: " +
+           html_escape(kappa.contains("cosines") ? json_text(kappa.at("cosines")) : "?") +
+           "), used for the <code>kappa</code> columns; κ per bound variant and side is the "
+           "verdict's κ*.</p>\n" +
+           html_table({"variant", "κ (rule)", "fraction of points inside / mean envelope width"},
+                      rows);
+}
+
+// `widths`: (variant, layer) → mean envelope width (mean_widths_by_layer; layer −1: global).
+std::string agreement_tables(const CsvTable& agreement,
+                             const std::map<std::pair<std::string, int>, double>& widths) {
+    const auto width = [&](const std::string& variant, int layer) {
+        const auto it = widths.find({variant, layer});
+        return it == widths.end() ? std::string("?") : short_number(it->second);
+    };
+    std::vector<std::vector<std::string>> global;
+    std::map<int, std::map<std::string, std::string>> by_layer;
+    for (std::size_t r = 0; r < agreement.rows.size(); ++r) {
+        const double worst = agreement.number(r, "worst_excess");
+        const std::string worst_text =
+            worst > 0 ? "<span class=\"bad\">" + short_number(worst) + "</span>"
+                      : short_number(worst);
+        if (agreement.text(r, "scope") == "global") {
+            global.push_back({html_escape(agreement.text(r, "variant")),
+                              agreement.text(r, "points"), agreement.text(r, "inside"),
+                              short_number(agreement.number(r, "fraction")),
+                              width(agreement.text(r, "variant"), -1), worst_text});
+        } else {
+            const int layer = static_cast<int>(agreement.number(r, "layer"));
+            by_layer[layer][agreement.text(r, "variant")] =
+                short_number(agreement.number(r, "fraction")) + " / " +
+                width(agreement.text(r, "variant"), layer) + " (" + worst_text + ")";
+        }
+    }
+    std::ostringstream out;
+    out << "<p>Envelope agreement (" << code(agreement.path)
+        << "): a point is one (head, N, metric P or R); inside means lower ≤ value ≤ upper, at "
+           "the variant's single κ. The fraction inside always stands next to the envelope's "
+           "mean width (bounds.csv): a [0, 1] envelope contains everything.</p>\n"
+        << html_table({"variant", "points", "inside", "fraction inside", "mean envelope width",
+                       "worst excess"},
+                      global);
+    if (!by_layer.empty()) {
+        std::vector<std::string> layer_header = {"layer"};
+        layer_header.insert(layer_header.end(), variant_names().begin(), variant_names().end());
+        std::vector<std::vector<std::string>> rows;
+        for (const auto& [layer, cells] : by_layer) {
+            std::vector<std::string> row = {std::to_string(layer)};
+            for (const std::string& v : variant_names())
+                row.push_back(cells.count(v) ? cells.at(v) : "");
+            rows.push_back(row);
+        }
+        out << "<p>Per layer: fraction inside / mean envelope width (worst excess).</p>\n"
+            << html_table(layer_header, rows);
+    }
+    return out.str();
+}
+
+std::string violations_table(const CsvTable& violations) {
+    if (violations.rows.empty()) return "<p>No point lies outside any envelope.</p>\n";
+    std::map<std::string, int> shown;
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t r = 0; r < violations.rows.size(); ++r) {
+        const std::string variant = violations.text(r, "variant");
+        if (shown[variant]++ >= 8) continue;
+        rows.push_back({html_escape(variant), violations.text(r, "layer"),
+                        violations.text(r, "head"), violations.text(r, "N"),
+                        html_escape(violations.text(r, "metric")),
+                        short_number(violations.number(r, "value")),
+                        short_number(violations.number(r, "lower")),
+                        short_number(violations.number(r, "upper")),
+                        short_number(violations.number(r, "excess"))});
+    }
+    return "<p>The largest violations, at most 8 per variant (" + code(violations.path) +
+           " keeps 20 per variant, excess descending).</p>\n" +
+           html_table(
+               {"variant", "layer", "head", "N", "metric", "value", "lower", "upper", "excess"},
+               rows);
+}
+
+std::string fitted_params_html(const std::string& path) {
+    if (!fs::exists(path)) return "";
+    const nlohmann::json j = read_json(path);
+    std::vector<std::vector<std::string>> rows;
+    std::string command;
+    for (const auto& [key, value] : j.items()) {
+        if (key == "simulate_command") {
+            command = json_text(value);
+            continue;
+        }
+        if (value.is_object()) {
+            for (const auto& [inner, v] : value.items())
+                rows.push_back({html_escape(key + "." + inner), html_escape(json_text(v))});
+        } else {
+            rows.push_back({html_escape(key), html_escape(json_text(value))});
+        }
+    }
+    std::string out = "<p>Global fitted parameters (" + code(path) + ").</p>\n" +
+                      html_table({"parameter", "value"}, rows);
+    if (!command.empty()) out += "<p>To simulate them: " + code(command) + "</p>\n";
+    return out;
+}
+
+std::string parameters_table(const nlohmann::json& manifest) {
+    std::vector<std::vector<std::string>> rows;
+    for (const char* key : {"emp", "sim"}) {
+        const bool given = manifest.contains(key) && !manifest.at(key).is_null();
+        rows.push_back({key, given ? code(json_text(manifest.at(key))) : "none"});
+    }
+    if (manifest.contains("parameters") && manifest.at("parameters").is_object())
+        for (const auto& [key, value] : manifest.at("parameters").items())
+            rows.push_back({html_escape(key), html_escape(json_text(value))});
+    if (manifest.contains("version"))
+        rows.push_back(
+            {"version / commit", html_escape(json_text(manifest.at("version")) + " / " +
+                                             json_text(manifest.value("git_commit", "")))});
+    if (manifest.contains("command"))
+        rows.push_back({"command", code(json_text(manifest.at("command")))});
+    return html_table({"parameter", "value"}, rows);
+}
+
+std::string table1_html(const std::string& dir, const nlohmann::json& manifest) {
+    const std::string path = path_in(dir, "table1.csv");
+    if (!fs::exists(path))
+        return "<p class=\"warn\">This compare folder has no table1.csv: Table 1 is computed "
+               "by <code>attngeo compare</code> since it writes that file; run it again for "
+               "the table.</p>\n";
+    const CsvTable table = read_csv_table(path);
+    const nlohmann::json about = manifest.value("table1", nlohmann::json::object());
+    std::ostringstream html;
+    html << "<p>Central differences of the <code>paper</code> bounds at the fitted parameters "
+            "(the simulate command of fitted_params.json; κ = "
+         << (about.contains("kappa") ? html_escape(json_text(about.at("kappa"))) : "?")
+         << ", d = " << (about.contains("d") ? html_escape(json_text(about.at("d"))) : "?")
+         << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
+            "the parameter. From "
+         << code(path) << ".</p>\n";
+    if (about.contains("error") && about.at("error").is_string())
+        html << "<p class=\"warn\">No rows: " << html_escape(about.at("error").get<std::string>())
+             << "</p>\n";
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+        rows.push_back(
+            {html_escape(table.text(r, "parameter")), table.text(r, "N"),
+             short_number(table.number(r, "dP_lower")), short_number(table.number(r, "dP_upper")),
+             short_number(table.number(r, "dR_lower")), short_number(table.number(r, "dR_upper"))});
+    html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
+    return html.str();
+}
+
+}  // namespace attngeo::reports::empirical

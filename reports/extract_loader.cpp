@@ -1,0 +1,399 @@
+// Loaders of the empirical report: an extract folder streamed and aggregated over heads, a
+// compare folder's files read whole (with the extract and simulation they name), and the
+// fitted profile and simulation overlays. Figures and tables only format what these return.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/errors.hpp"
+#include "common/format.hpp"
+#include "common/json_file.hpp"
+#include "reports/empirical_data.hpp"
+#include "reports/verdict.hpp"
+#include "theory/models.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::reports::empirical {
+
+int regime_index(theory::HeadRegime regime) {
+    for (int r = 0; r < kRegimeCount; ++r)
+        if (theory::kHeadRegimes[r] == regime) return r;
+    return 0;  // unreachable: kHeadRegimes lists every regime
+}
+
+theory::HeadRegime parse_regime(const std::string& name, const std::string& file) {
+    try {
+        return theory::parse_head_regime(name);
+    } catch (const std::domain_error&) {
+        std::string names;
+        for (int r = 0; r < kRegimeCount; ++r)
+            names += std::string(r ? ", " : "") + regime_name(r);
+        throw InputError("'" + file + "': regime '" + name + "' is none of " + names);
+    }
+}
+
+const char* regime_name(int regime_index) {
+    return theory::to_string(theory::kHeadRegimes.at(regime_index));
+}
+
+std::string path_in(const std::string& dir, const std::string& name) {
+    return (fs::path(dir) / name).string();
+}
+
+std::string code(const std::string& text) {
+    return "<code>" + html_escape(text) + "</code>";
+}
+
+// Quantile q of the finite values (linear interpolation); nan when there are none.
+double quantile(std::vector<double> values, double q) {
+    values.erase(
+        std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+        values.end());
+    if (values.empty()) return std::nan("");
+    std::sort(values.begin(), values.end());
+    const double at = q * static_cast<double>(values.size() - 1);
+    const auto below = static_cast<std::size_t>(std::floor(at));
+    const std::size_t above = std::min(below + 1, values.size() - 1);
+    return values[below] + (at - static_cast<double>(below)) * (values[above] - values[below]);
+}
+
+double mean_of(const std::vector<double>& values) {
+    double sum = 0;
+    int count = 0;
+    for (double v : values)
+        if (std::isfinite(v)) sum += v, ++count;
+    return count ? sum / count : std::nan("");
+}
+
+std::string number_or_na(double x) {
+    return std::isnan(x) ? "n/a" : short_number(x);
+}
+
+double optional_number(const CsvTable& table, std::size_t row, const std::string& column) {
+    return table.text(row, column).empty() ? std::nan("") : table.number(row, column);
+}
+
+nlohmann::json read_json(const std::string& path) {
+    return read_json_file(path, "a JSON file of an attngeo run folder");
+}
+
+std::string counting_unit(bool per_kv) {
+    return per_kv ? "key/value heads (value-state statistics counted once per key/value head: "
+                    "the query heads of a GQA group share them; compare --count-per kv)"
+                  : "query heads (counted once per query head: a GQA group repeats its "
+                    "key/value head's statistics; compare --count-per query)";
+}
+
+// Streams the named numeric columns of a CSV row by row (CsvTable would keep every field of
+// a million-row file as a string). Throws InputError naming the file on a missing column, a
+// ragged line or a field that is not a number.
+void stream_numeric_csv(const std::string& path, const std::vector<std::string>& columns,
+                        const std::function<void(const std::vector<double>&)>& row) {
+    std::ifstream in(path);
+    if (!in) throw InputError("'" + path + "': cannot open");
+    std::string line;
+    if (!std::getline(in, line))
+        throw InputError("'" + path + "': empty file, expected a CSV header");
+    std::vector<std::string> header;
+    {
+        std::istringstream fields(line);
+        std::string field;
+        while (std::getline(fields, field, ','))
+            header.push_back(field);
+    }
+    std::vector<std::size_t> wanted;
+    for (const auto& name : columns) {
+        const auto at = std::find(header.begin(), header.end(), name);
+        if (at == header.end()) throw InputError("'" + path + "': no column '" + name + "'");
+        wanted.push_back(static_cast<std::size_t>(at - header.begin()));
+    }
+    std::vector<std::size_t> starts;
+    std::vector<double> values(columns.size());
+    long number = 1;
+    while (std::getline(in, line)) {
+        ++number;
+        if (line.empty()) continue;
+        starts.assign(1, 0);
+        for (std::size_t i = 0; i < line.size(); ++i)
+            if (line[i] == ',') starts.push_back(i + 1);
+        if (starts.size() != header.size()) {
+            throw InputError("'" + path + "' line " + std::to_string(number) + ": " +
+                             std::to_string(starts.size()) + " fields, expected " +
+                             std::to_string(header.size()));
+        }
+        for (std::size_t c = 0; c < wanted.size(); ++c) {
+            const std::size_t begin = starts[wanted[c]];
+            const std::size_t end =
+                wanted[c] + 1 < starts.size() ? starts[wanted[c] + 1] - 1 : line.size();
+            const char* first = line.c_str() + begin;
+            char* stop = nullptr;
+            values[c] = std::strtod(first, &stop);
+            if (end == begin || stop != line.c_str() + end) {
+                throw InputError("'" + path + "' line " + std::to_string(number) + " column " +
+                                 columns[c] + ": '" + line.substr(begin, end - begin) +
+                                 "' is not a number");
+            }
+        }
+        row(values);
+    }
+}
+
+// ---- an extract folder ---------------------------------------------------------------
+
+namespace {
+
+PositionStats position_stats(const std::vector<std::vector<double>>& by_position) {
+    PositionStats s;
+    for (const auto& values : by_position) {
+        s.mean.push_back(mean_of(values));
+        s.q25.push_back(quantile(values, 0.25));
+        s.q75.push_back(quantile(values, 0.75));
+        s.heads.push_back(static_cast<int>(values.size()));
+    }
+    return s;
+}
+
+void read_manifest_if_any(ExtractData& e) {
+    std::ifstream in(path_in(e.dir, "manifest.json"));
+    if (!in) return;
+    try {
+        in >> e.manifest;
+    } catch (const std::exception&) {
+        throw InputError("'" + path_in(e.dir, "manifest.json") + "': not valid JSON");
+    }
+}
+
+void read_heads(ExtractData& e) {
+    const std::string heads_path = path_in(e.dir, "heads.csv");
+    const CsvTable heads = read_csv_table(heads_path);
+    for (std::size_t r = 0; r < heads.rows.size(); ++r) {
+        HeadRow h;
+        h.layer = static_cast<int>(heads.number(r, "layer"));
+        h.head = static_cast<int>(heads.number(r, "head"));
+        h.regime = parse_regime(heads.text(r, "regime"), heads_path);
+        h.cv_positional = heads.number(r, "cv_positional");
+        h.cv_pooled = heads.number(r, "cv_pooled");
+        h.lambda = heads.number(r, "lambda");
+        h.rho0 = heads.number(r, "rho0");
+        h.norm_median = heads.number(r, "norm_median");
+        h.m_sink = heads.number(r, "m_sink");
+        h.m_last = heads.number(r, "m_last");
+        h.m_rest = heads.number(r, "m_rest");
+        if (heads.has_column("kv_head")) h.kv_head = static_cast<int>(heads.number(r, "kv_head"));
+        if (heads.has_column("regime_margin"))
+            h.regime_margin_column = heads.number(r, "regime_margin");
+        e.head_index[(static_cast<long long>(h.layer) << 32) | h.head] =
+            static_cast<int>(e.heads.size());
+        e.regime_heads[regime_index(h.regime)]++;
+        e.heads.push_back(h);
+    }
+}
+
+// Norms and α by position over all heads, and the contribution by position per regime.
+void read_by_position(ExtractData& e) {
+    std::vector<std::vector<double>> norms, alphas;
+    PerRegime<std::vector<double>> contrib_sum;
+    PerRegime<std::vector<int>> contrib_count;
+    const std::string by_position = path_in(e.dir, "by_position.csv");
+    stream_numeric_csv(by_position,
+                       {"layer", "head", "pos", "norm_mean", "alpha_mean", "contrib_mean"},
+                       [&](const std::vector<double>& v) {
+                           const double pos = v[2];
+                           if (!(pos >= 0 && pos < 1e8)) {
+                               throw InputError("'" + by_position + "': position " +
+                                                format_double(pos) + " out of range");
+                           }
+                           const auto p = static_cast<std::size_t>(pos);
+                           if (p >= norms.size()) {
+                               norms.resize(p + 1);
+                               alphas.resize(p + 1);
+                               for (int r = 0; r < kRegimeCount; ++r) {
+                                   contrib_sum[r].resize(p + 1, 0.0);
+                                   contrib_count[r].resize(p + 1, 0);
+                               }
+                           }
+                           norms[p].push_back(v[3]);
+                           alphas[p].push_back(v[4]);
+                           const int h = e.find(static_cast<int>(v[0]), static_cast<int>(v[1]));
+                           if (h >= 0 && std::isfinite(v[5])) {
+                               const int r = regime_index(e.heads[h].regime);
+                               contrib_sum[r][p] += v[5];
+                               contrib_count[r][p]++;
+                           }
+                       });
+    e.positions = static_cast<int>(norms.size());
+    e.norm = position_stats(norms);
+    e.alpha = position_stats(alphas);
+    for (int r = 0; r < kRegimeCount; ++r) {
+        e.contrib_by_regime[r].resize(norms.size());
+        for (std::size_t p = 0; p < norms.size(); ++p)
+            e.contrib_by_regime[r][p] =
+                contrib_count[r][p] ? contrib_sum[r][p] / contrib_count[r][p] : std::nan("");
+    }
+}
+
+// Mean P and R by N over all heads and per regime.
+void read_pr(ExtractData& e) {
+    stream_numeric_csv(path_in(e.dir, "pr.csv"), {"layer", "head", "N", "P_mean", "R_mean"},
+                       [&](const std::vector<double>& v) {
+                           const int N = static_cast<int>(v[2]);
+                           e.max_n = std::max(e.max_n, N);
+                           auto add = [&](MeanPR& m) {
+                               m.p += v[3];
+                               m.r += v[4];
+                               m.heads++;
+                           };
+                           add(e.pr_global[N]);
+                           const int h = e.find(static_cast<int>(v[0]), static_cast<int>(v[1]));
+                           if (h >= 0) add(e.pr_by_regime[regime_index(e.heads[h].regime)][N]);
+                       });
+    auto finish = [](std::map<int, MeanPR>& series) {
+        for (auto& [N, m] : series)
+            if (m.heads) m.p /= m.heads, m.r /= m.heads;
+    };
+    finish(e.pr_global);
+    for (auto& series : e.pr_by_regime)
+        finish(series);
+}
+
+}  // namespace
+
+ExtractData load_extract(const std::string& dir) {
+    ExtractData e;
+    e.dir = dir;
+    read_manifest_if_any(e);
+    read_heads(e);
+    read_by_position(e);
+    read_pr(e);
+    return e;
+}
+
+// ---- a compare folder --------------------------------------------------------------------
+
+namespace {
+
+// fits.csv's rows, and the counted heads' MAE and CVs for the histograms.
+void read_fit_rows(CompareFolder& c) {
+    const CsvTable& fits = c.fits;
+    for (std::size_t r = 0; r < fits.rows.size(); ++r) {
+        c.fit_rows.push_back({static_cast<int>(fits.number(r, "layer")),
+                              static_cast<int>(fits.number(r, "head")), fits.number(r, "beta"),
+                              fits.number(r, "mae"), fits.number(r, "beta_offset"),
+                              fits.number(r, "c_inf"), fits.number(r, "mae_offset")});
+        if (fits.has_column("counted") && fits.number(r, "counted") == 0) continue;
+        c.mae.push_back(c.fit_rows.back().mae);
+        c.cv_positional.push_back(fits.number(r, "cv_positional"));
+        c.cv_pooled.push_back(fits.number(r, "cv_pooled"));
+    }
+}
+
+// envelope.csv's mean envelopes and measured means; then, where bounds.csv has the star
+// columns, Figure 5's envelopes at each side's own κ* instead.
+void read_envelopes(CompareFolder& c, const std::string& dir) {
+    const CsvTable& envelope = c.envelope;
+    for (std::size_t r = 0; r < envelope.rows.size(); ++r) {
+        const int N = static_cast<int>(envelope.number(r, "N"));
+        c.envelopes[envelope.text(r, "variant")][N] = {
+            envelope.number(r, "P_lower"), envelope.number(r, "P_upper"),
+            envelope.number(r, "R_lower"), envelope.number(r, "R_upper")};
+        MeanPR& m = c.envelope_means[N];
+        if (m.heads == 0)
+            m = {envelope.number(r, "P_mean"), envelope.number(r, "R_mean"),
+                 static_cast<int>(envelope.number(r, "heads"))};
+    }
+    c.envelope_source = envelope.path;
+    const std::string bounds_path = path_in(dir, "bounds.csv");
+    Envelopes star = mean_star_envelopes(bounds_path);
+    if (star.empty()) return;
+    c.envelopes = std::move(star);
+    c.envelope_source = bounds_path;
+    c.envelopes_at_star = true;
+}
+
+}  // namespace
+
+CompareFolder load_compare(const RunFolder& run) {
+    const std::string& dir = run.dir;
+    CompareFolder c;
+    c.fits = read_csv_table(path_in(dir, "fits.csv"));
+    c.profile = read_csv_table(path_in(dir, "profile.csv"));
+    c.envelope = read_csv_table(path_in(dir, "envelope.csv"));
+    c.agreement = read_csv_table(path_in(dir, "agreement.csv"));
+    c.violations = read_csv_table(path_in(dir, "violations.csv"));
+    c.corr = read_csv_table(path_in(dir, "corr_rho0.csv"));
+    c.kappa = read_json(path_in(dir, "kappa.json"));
+    // compare --count-per: a folder from before the option counted every query head.
+    const nlohmann::json parameters = run.manifest.value("parameters", nlohmann::json::object());
+    c.per_kv = parameters.value("count_per", std::string("query")) == "kv";
+    c.unit = counting_unit(c.per_kv);
+    read_fit_rows(c);
+    read_envelopes(c, dir);
+    return c;
+}
+
+// The fitted global profile (profile.csv row layer −1) evaluated at positions 0..L with
+// theory's Assumption-3 shape: α_0 = p_sink, α_i = p_base · w_i.
+std::optional<FittedProfile> global_profile(const CsvTable& profile, int L) {
+    for (std::size_t r = 0; r < profile.rows.size(); ++r) {
+        if (profile.text(r, "layer") != "-1") continue;
+        theory::Assumption3Profile p;
+        p.L = L;
+        p.p_sink = profile.number(r, "p_sink");
+        p.T1 = static_cast<int>(std::lround(profile.number(r, "T1")));
+        p.T2 = static_cast<int>(std::lround(profile.number(r, "T2")));
+        p.eta = profile.number(r, "eta");
+        p.omega = profile.number(r, "omega");
+        const double p_base = profile.number(r, "p_base");
+        FittedProfile fit;
+        try {
+            p.T2 = std::min(p.T2, L);
+            p.T1 = std::min(p.T1, p.T2);
+            theory::validate_assumption3(p, "global_profile");
+            fit.alpha.push_back(p.p_sink);
+            for (int i = 1; i <= L; ++i)
+                fit.alpha.push_back(p_base * theory::assumption3_shape(p, i));
+        } catch (const std::domain_error&) {
+            return std::nullopt;
+        }
+        std::ostringstream d;
+        d << "the Assumption-3 profile fitted to the mean over heads (p<sub>sink</sub> = "
+          << short_number(p.p_sink) << ", p<sub>base</sub> = " << short_number(p_base)
+          << ", η = " << short_number(p.eta) << ", ω = " << short_number(p.omega)
+          << ", T<sub>1</sub> = " << p.T1 << ", T<sub>2</sub> = " << p.T2
+          << ", R² of log α = " << short_number(profile.number(r, "r2_log")) << ")";
+        fit.description = d.str();
+        return fit;
+    }
+    return std::nullopt;
+}
+
+// A fit-lag count from the compare manifest's parameters, whatever its spelling.
+int fit_lag_count(const nlohmann::json& manifest) {
+    if (manifest.contains("parameters") && manifest.at("parameters").is_object()) {
+        for (const char* key : {"max_lag_fit", "max-lag-fit", "max_lag"}) {
+            const auto& p = manifest.at("parameters");
+            if (p.contains(key) && p.at(key).is_number_integer())
+                return json_integer<int>(p.at(key));
+        }
+    }
+    return 64;
+}
+
+std::map<int, MeanPR> read_simulation(const std::string& path) {
+    const CsvTable sim = read_csv_table(path);
+    std::map<int, MeanPR> out;
+    for (std::size_t r = 0; r < sim.rows.size(); ++r) {
+        MeanPR& m = out[static_cast<int>(sim.number(r, "N"))];
+        m.p = sim.number(r, "P_mean");
+        m.r = sim.number(r, "R_mean");
+        m.heads = 1;
+    }
+    return out;
+}
+
+}  // namespace attngeo::reports::empirical

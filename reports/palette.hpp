@@ -1,0 +1,46 @@
+// The figures' colours in one place: one per bound variant, per head regime, per followed
+// series and per κ-scan side, and the fixed roles (the measurement, its band, the sink, the
+// simulation, the fit, neutral marks, grid lines). gnuplot takes them as 'rgb' strings.
+#pragma once
+#include <array>
+#include <cstddef>
+
+#include "theory/bounds.hpp"
+#include "theory/head_regime.hpp"
+
+namespace attngeo::reports::palette {
+
+// [4] in theory::bound_variants() order: paper, exact-mean, scale-invariant, corrected.
+inline constexpr std::array<const char*, 4> kVariant = {"#d95f02", "#1b9e77", "#7570b3", "#66a61e"};
+// [3] in theory::kHeadRegimes order: Retriever, Mixer, Reset.
+inline constexpr std::array<const char*, 3> kRegime = {"#e6550d", "#3182bd", "#31a354"};
+// [5] the followed N of a sweep panel, in ascending N.
+inline constexpr std::array<const char*, 5> kSeries = {"#08519c", "#d95f02", "#1b9e77", "#7570b3",
+                                                       "#e7298a"};
+// [4] the κ-scan curves: P lower, P upper, R lower, R upper.
+inline constexpr std::array<const char*, 4> kScanSide = {"#1b9e77", "#d95f02", "#7570b3",
+                                                         "#e7298a"};
+// [4] background bands of the Table-2 regimes II, III, IV, V on the simulation figures.
+inline constexpr std::array<const char*, 4> kTable2Band = {"#fbfbfb", "#eef4fb", "#fdf3e7",
+                                                           "#f3eefa"};
+
+inline constexpr const char* kMeasured = "#08519c";      // the measured or Monte Carlo mean
+inline constexpr const char* kMeasuredBand = "#9ecae1";  // its interval or interquartile band
+inline constexpr const char* kSink = "#b00020";          // the sink token; failures
+inline constexpr const char* kSimulation = "#e7298a";    // a simulation beside a measurement
+inline constexpr const char* kFit = "#d95f02";           // a fitted curve over measurements
+inline constexpr const char* kNeutral = "#444444";       // key entries, measured points
+inline constexpr const char* kGuide = "#888888";         // reference lines and arrows
+inline constexpr const char* kGridLine = "#e5e5e5";
+
+inline const char* variant(std::size_t index) {
+    return kVariant.at(index % kVariant.size());
+}
+
+inline const char* regime(theory::HeadRegime regime) {
+    for (std::size_t r = 0; r < theory::kHeadRegimes.size(); ++r)
+        if (theory::kHeadRegimes[r] == regime) return kRegime[r];
+    return kNeutral;
+}
+
+}  // namespace attngeo::reports::palette
