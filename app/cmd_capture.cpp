@@ -72,7 +72,9 @@ Runner register_extract(CLI::App& app) {
     app.add_option("--docs", r->docs,
                    "Documents to use (0 = all); shorter ones are skipped and counted")
         ->capture_default_str();
-    app.add_option("--bos", r->bos, "auto: add the model's BOS unless the document starts with it")
+    app.add_option("--bos", r->bos,
+                   "auto: add the model's BOS unless the document starts with it; yes: always; "
+                   "no: never (a model without a BOS id needs no)")
         ->check(CLI::IsMember({"auto", "yes", "no"}))
         ->capture_default_str();
     app.add_option("--stride", r->stride,

@@ -113,10 +113,17 @@ std::string run_generate(const GenerateRequest& r) {
         if (!tokenizer)
             throw InputError(
                 "--prompt needs a tokenizer: pass --tokenizer tokenizer.bin or use --tokens FILE");
+        // run.c's encode prepends BOS; a model without one cannot take such a prompt.
+        if (config.bos_token_id < 0)
+            throw InputError(
+                "--prompt: the model has no BOS token id (config.json has no "
+                "bos_token_id), and a llama2.c prompt starts with BOS; pass the "
+                "prompt's ids with --tokens");
         for (int id : tokenizer->encode(r.prompt, /*bos=*/true, /*eos=*/false))
             prompt.push_back(id);
     }
-    const int bos = config.bos_token_id >= 0 ? config.bos_token_id : 1;
+    // run.c stops at BOS, which delimits sequences; a model without one runs for all the steps.
+    const int bos = config.bos_token_id;
     std::vector<std::int64_t> sequence = {prompt.front()};
     std::string text;
     CaptureOptions options;

@@ -1,14 +1,19 @@
 // `attngeo extract`: a checkpoint and a corpus (or token ids) to the per-head statistics
-// folder of SPEC §6 / issue 6 — heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv,
-// per_doc.safetensors, manifest.json. Torch-free header; the work runs in extract.cpp.
+// folder of SPEC §6 — heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv,
+// per_doc.safetensors, sums.safetensors, manifest.json. Torch-free header; the pipeline's parts
+// are extract_plan (flags), extract_windows (documents), forward_engine (the forward),
+// extract_state (resume, spill, checkpoint) and extract_folder (the files, merge).
 #pragma once
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
+
+#include "empirical/extract_folder.hpp"
+#include "empirical/extract_windows.hpp"
 
 namespace attngeo::empirical {
 
+// The flags of `attngeo extract` as given; plan_extract (extract_plan.hpp) checks and parses
+// them once.
 struct ExtractRequest {
     std::string model;
     std::string tokens_file;  // one document per line (token ids)
@@ -34,24 +39,7 @@ struct ExtractRequest {
     std::string command_line;
 };
 
-// Cuts documents into windows: BOS + the next context − 1 tokens (bos = auto adds it unless
-// the document starts with it; a document that starts with BOS and has exactly `context` ids is
-// one window as given), skipping documents that are too short. Returns the windows and sets
-// `skipped`.
-std::vector<std::vector<std::int64_t>> make_windows(
-    const std::vector<std::vector<std::int64_t>>& documents, int context, int bos_id,
-    const std::string& bos, int stride, std::int64_t max_docs, std::int64_t& skipped);
-
-// Documents of a corpus: plain text separated by blank lines, or JSONL (.jsonl) with "text".
-std::vector<std::string> read_corpus(const std::string& path);
-
 // Runs the request; throws Interrupted (after checkpointing) on Ctrl-C/SIGTERM or --stop-after.
 void run_extract(const ExtractRequest& request);
-
-// Combines shard folders of one run (same fingerprint, shards 0..n−1 each once) into `out`:
-// the exact sums are added and the per-document arrays concatenated, so every output file
-// except manifest.json equals the unsharded run's byte for byte. Returns the manifest.
-nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::string& out,
-                             const std::string& command_line);
 
 }  // namespace attngeo::empirical

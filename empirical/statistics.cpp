@@ -87,60 +87,88 @@ bool uses_gram_path(const StatisticsSettings& settings) {
 DocumentRecord HeadStatistics::add_document(const float* alpha, const float* values, int d,
                                             const RankedGram* ranked_gram) {
     const int n = settings_.context;
-    const int last = n - 1;
-    theory::TokenGeometry tokens;
-    tokens.alpha.resize(n);
-    tokens.values.resize(n, d);
-    std::vector<double> norm(n);
+    DocumentGeometry doc;
+    doc.d = d;
+    doc.tokens.alpha.resize(n);
+    doc.tokens.values.resize(n, d);
+    doc.norm.resize(n);
     for (int i = 0; i < n; ++i) {
-        tokens.alpha[i] = alpha[i];
+        doc.tokens.alpha[i] = alpha[i];
         double sq = 0;
         for (int t = 0; t < d; ++t) {
             const double x = values[static_cast<std::size_t>(i) * d + t];
-            tokens.values(i, t) = x;
+            doc.tokens.values(i, t) = x;
             sq += x * x;
         }
-        norm[i] = std::sqrt(sq);
+        doc.norm[i] = std::sqrt(sq);
     }
-    const double* v = tokens.values.data();
-    auto row = [&](int i) { return v + static_cast<std::size_t>(i) * d; };
+    add_profiles(doc);
+    DocumentRecord record;
+    record.rho0 = static_cast<float>(add_cosines(doc));
+    add_magnitudes(doc);
+    add_selection(selection_rows(doc, ranked_gram), record);
+    const double doc_median = median_of(std::vector<double>(doc.norm.begin() + 1, doc.norm.end()));
+    record.lambda = static_cast<float>(doc_median > 0 ? doc.norm[0] / doc_median : 0.0);
+    add_diagnostics(doc);
+    ++documents_;
+    return record;
+}
 
+void HeadStatistics::add_profiles(const DocumentGeometry& doc) {
+    const int n = settings_.context;
     for (int i = 0; i < n; ++i) {
-        norm_sum_[i].add(norm[i]);
-        alpha_sum_[i].add(tokens.alpha[i]);
-        contrib_sum_[i].add(tokens.alpha[i] * norm[i]);
+        norm_sum_[i].add(doc.norm[i]);
+        alpha_sum_[i].add(doc.tokens.alpha[i]);
+        contrib_sum_[i].add(doc.tokens.alpha[i] * doc.norm[i]);
     }
     for (int i = 1; i < n; ++i) {
-        pooled_norm_.add(norm[i]);
-        pooled_norm_sq_.add(norm[i] * norm[i]);
+        pooled_norm_.add(doc.norm[i]);
+        pooled_norm_sq_.add(doc.norm[i] * doc.norm[i]);
         ++pooled_count_;
     }
+}
+
+double HeadStatistics::add_cosines(const DocumentGeometry& doc) {
+    const int n = settings_.context;
+    auto cos = [&](int i, int j) {
+        return cosine(doc.row(i), doc.norm[i], doc.row(j), doc.norm[j], doc.d);
+    };
     double rho0 = 0;
     for (int j = 1; j < n; ++j)
-        rho0 += cosine(row(0), norm[0], row(j), norm[j], d);
+        rho0 += cos(0, j);
     rho0 /= (n - 1);
     rho0_sum_.add(rho0);
     for (int lag = 1; lag <= settings_.max_lag; ++lag) {
         // The document's sum at this lag is formed in double, then added exactly once.
         double lag_total = 0;
         for (int i = 1; i + lag < n; ++i) {
-            lag_total += cosine(row(i), norm[i], row(i + lag), norm[i + lag], d);
+            lag_total += cos(i, i + lag);
             ++lag_pairs_[lag];
         }
         lag_sum_[lag].add(lag_total);
     }
-    sink_mass_.add(tokens.alpha[0]);
-    last_mass_.add(tokens.alpha[last]);
-    m_sink_.add(tokens.alpha[0] * norm[0]);
-    m_last_.add(tokens.alpha[last] * norm[last]);
+    return rho0;
+}
+
+void HeadStatistics::add_magnitudes(const DocumentGeometry& doc) {
+    const int last = settings_.context - 1, d = doc.d;
+    const auto& alpha = doc.tokens.alpha;
+    sink_mass_.add(alpha[0]);
+    last_mass_.add(alpha[last]);
+    m_sink_.add(alpha[0] * doc.norm[0]);
+    m_last_.add(alpha[last] * doc.norm[last]);
     std::vector<double> rest(d, 0.0);
     for (int i = 1; i < last; ++i)
         for (int t = 0; t < d; ++t)
-            rest[t] += tokens.alpha[i] * row(i)[t];
+            rest[t] += alpha[i] * doc.row(i)[t];
     m_rest_.add(theory::euclidean_norm(rest.data(), d));
+}
 
-    // P, R, F on the N grid: the certified Gram path for every N (G from the caller's device
-    // or formed here), the per-N reference for a sparse grid.
+// P, R, F on the N grid: the certified Gram path for every N (G from the caller's device or
+// formed here), the per-N reference for a sparse grid.
+std::vector<theory::SelectionMetrics> HeadStatistics::selection_rows(
+    const DocumentGeometry& doc, const RankedGram* ranked_gram) const {
+    const int n = settings_.context;
     std::vector<theory::SelectionMetrics> rows;
     if (ranked_gram != nullptr) {
         const Eigen::MatrixXd& gram = *ranked_gram->gram;
@@ -150,19 +178,23 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
                 "HeadStatistics::add_document: Gram matrix of " + std::to_string(gram.rows()) +
                 "x" + std::to_string(gram.cols()) + " and an order of " +
                 std::to_string(order.size()) + " tokens, expected " + std::to_string(n));
-        theory::RowMatrix ranked(n, d);
+        theory::RowMatrix ranked(n, doc.d);
         for (int k = 0; k < n; ++k)
-            ranked.row(k) = tokens.alpha[order[k]] * tokens.values.row(order[k]);
+            ranked.row(k) = doc.tokens.alpha[order[k]] * doc.tokens.values.row(order[k]);
         theory::selection_metrics_from_gram(ranked, gram, settings_.sizes, settings_.distance,
                                             rows);
     } else if (uses_gram_path(settings_)) {
-        rows = theory::selection_metrics_gram(tokens, settings_.sizes, settings_.ranking,
+        rows = theory::selection_metrics_gram(doc.tokens, settings_.sizes, settings_.ranking,
                                               settings_.distance);
     } else {
-        rows = theory::selection_metrics_reference(tokens, settings_.sizes, settings_.ranking,
+        rows = theory::selection_metrics_reference(doc.tokens, settings_.sizes, settings_.ranking,
                                                    settings_.distance);
     }
-    DocumentRecord record;
+    return rows;
+}
+
+void HeadStatistics::add_selection(const std::vector<theory::SelectionMetrics>& rows,
+                                   DocumentRecord& record) {
     record.precision.resize(rows.size());
     record.recall.resize(rows.size());
     for (std::size_t s = 0; s < rows.size(); ++s) {
@@ -174,28 +206,29 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
         record.precision[s] = static_cast<float>(rows[s].precision_at_rmax);
         record.recall[s] = static_cast<float>(rows[s].recall_at_rmin);
     }
-    record.rho0 = static_cast<float>(rho0);
-    const double doc_median = median_of(std::vector<double>(norm.begin() + 1, norm.end()));
-    record.lambda = static_cast<float>(doc_median > 0 ? norm[0] / doc_median : 0.0);
+}
 
-    // Figure 7: s(N) in rank order, with the sink or the last token left out.
+// Figure 7: s(N) in rank order, with the sink or the last token left out.
+void HeadStatistics::add_diagnostics(const DocumentGeometry& doc) {
+    const int n = settings_.context, last = n - 1, d = doc.d;
+    const auto& alpha = doc.tokens.alpha;
     const std::vector<int> order =
-        theory::selection_order(theory::selection_scores(tokens, settings_.ranking));
+        theory::selection_order(theory::selection_scores(doc.tokens, settings_.ranking));
     std::vector<double> s_vec(d, 0.0);
     bool has_sink = false, has_last = false;
     std::size_t next = 0;
     for (int k = 0; k < n && next < settings_.sizes.size(); ++k) {
         const int token = order[k];
         for (int t = 0; t < d; ++t)
-            s_vec[t] += tokens.alpha[token] * row(token)[t];
+            s_vec[t] += alpha[token] * doc.row(token)[t];
         has_sink = has_sink || token == 0;
         has_last = has_last || token == last;
         while (next < settings_.sizes.size() && settings_.sizes[next] == k + 1) {
             const double s_norm = theory::euclidean_norm(s_vec.data(), d);
             double without_sink = 0, without_last = 0;
             for (int t = 0; t < d; ++t) {
-                const double a = s_vec[t] - (has_sink ? tokens.alpha[0] * row(0)[t] : 0.0);
-                const double b = s_vec[t] - (has_last ? tokens.alpha[last] * row(last)[t] : 0.0);
+                const double a = s_vec[t] - (has_sink ? alpha[0] * doc.row(0)[t] : 0.0);
+                const double b = s_vec[t] - (has_last ? alpha[last] * doc.row(last)[t] : 0.0);
                 without_sink += a * a;
                 without_last += b * b;
             }
@@ -203,13 +236,11 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
             dg[0].add(s_norm);
             dg[1].add(std::sqrt(without_sink));
             dg[2].add(std::sqrt(without_last));
-            dg[3].add(cosine(s_vec.data(), s_norm, row(0), norm[0], d));
-            dg[4].add(cosine(s_vec.data(), s_norm, row(last), norm[last], d));
+            dg[3].add(cosine(s_vec.data(), s_norm, doc.row(0), doc.norm[0], d));
+            dg[4].add(cosine(s_vec.data(), s_norm, doc.row(last), doc.norm[last], d));
             ++next;
         }
     }
-    ++documents_;
-    return record;
 }
 
 // Every exact field once, in a fixed order: this order is the saved layout.

@@ -116,6 +116,22 @@ class HeadStatistics {
 
   private:
     using Sum = simulate::ExactSum;
+    // One document's tokens in double with their norms, as every part of add_document reads it.
+    struct DocumentGeometry {
+        theory::TokenGeometry tokens;  // alpha [n], values [n, d]
+        std::vector<double> norm;      // [n] ‖v_i‖
+        int d = 0;
+        const double* row(int i) const {
+            return tokens.values.data() + static_cast<std::size_t>(i) * d;
+        }
+    };
+    void add_profiles(const DocumentGeometry& doc);    // by-position and pooled norm sums
+    double add_cosines(const DocumentGeometry& doc);   // ρ0 and cos by lag; returns the ρ0
+    void add_magnitudes(const DocumentGeometry& doc);  // masses and m_sink, m_last, m_rest
+    std::vector<theory::SelectionMetrics> selection_rows(const DocumentGeometry& doc,
+                                                         const RankedGram* ranked_gram) const;
+    void add_selection(const std::vector<theory::SelectionMetrics>& rows, DocumentRecord& record);
+    void add_diagnostics(const DocumentGeometry& doc);  // Figure 7's s(N) diagnostics
     double mean(const Sum& sum) const { return documents_ > 0 ? sum.value() / documents_ : 0.0; }
     template <class Self, class Visit>
     static void visit_state(Self& self, Visit&& visit);

@@ -3,17 +3,13 @@
 #include "empirical/transformer.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "common/errors.hpp"
 #include "common/safetensors.hpp"
-#include "empirical/gguf.hpp"
-#include "empirical/llama2c.hpp"
+#include "empirical/checkpoint.hpp"
 
 namespace F = torch::nn::functional;
-namespace fs = std::filesystem;
 
 namespace attngeo::empirical {
 namespace {
@@ -44,38 +40,33 @@ torch::Dtype torch_dtype(DType d) {
     throw std::logic_error("torch_dtype: unknown dtype");
 }
 
-torch::Dtype compute_dtype(const std::string& name) {
-    if (name == "float32") return torch::kFloat32;
-    if (name == "bfloat16") return torch::kBFloat16;
-    if (name == "float16") return torch::kFloat16;
-    if (name == "float64") return torch::kFloat64;
-    throw InputError("--dtype: '" + name + "', expected float32, bfloat16, float16 or float64");
+torch::Dtype torch_dtype(ComputeDtype dtype) {
+    switch (dtype) {
+        case ComputeDtype::float32:
+            return torch::kFloat32;
+        case ComputeDtype::bfloat16:
+            return torch::kBFloat16;
+        case ComputeDtype::float16:
+            return torch::kFloat16;
+        case ComputeDtype::float64:
+            return torch::kFloat64;
+    }
+    return torch::kFloat32;
 }
 
-torch::Device parse_device(const std::string& name) {
-    if (name == "cpu") return torch::kCPU;
-    if (name.rfind("cuda", 0) == 0) {
-        if (!torch::cuda::is_available()) {
-            throw InputError("--device " + name +
-                             ": CUDA is not available (no GPU, or libtorch built without CUDA)");
-        }
-        int index = 0;
-        if (name.size() > 4) {
-            if (name[4] != ':')
-                throw InputError("--device: '" + name + "', expected cpu, cuda or cuda:k");
-            try {
-                index = std::stoi(name.substr(5));
-            } catch (const std::exception&) {
-                throw InputError("--device: '" + name + "', expected cuda:k with an integer k");
-            }
-            if (index < 0 || index >= static_cast<int>(torch::cuda::device_count())) {
-                throw InputError("--device " + name + ": only " +
-                                 std::to_string(torch::cuda::device_count()) + " CUDA device(s)");
-            }
-        }
-        return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+// The device as libtorch names it, once this libtorch can reach it.
+torch::Device torch_device(const DeviceSpec& device) {
+    if (device.is_cpu()) return torch::kCPU;
+    const std::string name = to_string(device);
+    if (!torch::cuda::is_available()) {
+        throw InputError("--device " + name +
+                         ": CUDA is not available (no GPU, or libtorch built without CUDA)");
     }
-    throw InputError("--device: '" + name + "', expected cpu, cuda or cuda:k");
+    if (device.index >= static_cast<int>(torch::cuda::device_count())) {
+        throw InputError("--device " + name + ": only " +
+                         std::to_string(torch::cuda::device_count()) + " CUDA device(s)");
+    }
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(std::max(device.index, 0)));
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -142,61 +133,31 @@ torch::Tensor rotate_half(const torch::Tensor& x) {
     return torch::cat({-x.slice(-1, half), x.slice(-1, 0, half)}, -1);
 }
 
-// Pickles start with the protocol opcode 0x80, torch.save zips with "PK".
-bool looks_like_pickle(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    char magic[2] = {0, 0};
-    in.read(magic, 2);
-    return (static_cast<unsigned char>(magic[0]) == 0x80) || (magic[0] == 'P' && magic[1] == 'K');
-}
-
 }  // namespace
 
 Transformer Transformer::load(const std::string& path, const LoadOptions& options) {
-    if (fs::is_directory(path)) {
-        const ModelConfig config = read_hf_config((fs::path(path) / "config.json").string());
-        const SafetensorsCheckpoint store(path);
-        return Transformer(config, store, options);
-    }
-    if (!fs::exists(path)) throw InputError("--model '" + path + "': no such file or folder");
-    const std::string extension = fs::path(path).extension().string();
-    if (extension == ".gguf") {
-        const GgufCheckpoint store(path);
-        return Transformer(store.config(), store, options);
-    }
-    if (looks_like_pickle(path) || extension == ".pt" || extension == ".pth") {
-        throw InputError(
-            "--model '" + path +
-            "': a PyTorch pickle checkpoint; attngeo never unpickles (it can run code). "
-            "Convert it: python3 -c \"from transformers import AutoModelForCausalLM as M; "
-            "M.from_pretrained('DIR').save_pretrained('OUT', safe_serialization=True)\"");
-    }
-    if (extension == ".bin") {
-        const Llama2cCheckpoint store(path);
-        return Transformer(store.config(), store, options);
-    }
-    throw InputError("--model '" + path +
-                     "': expected a Hugging Face folder, a llama2.c .bin or a .gguf file");
+    const Checkpoint checkpoint = open_checkpoint(path);
+    return Transformer(checkpoint.config, *checkpoint.store, options);
 }
 
 // Whether libtorch has the kernels the forward needs for this dtype on this device: a tiny
 // probe of each (addmm, layer norm, softmax), since the answer depends on libtorch's build and
 // version (1.13's CPU has no float16 addmm) and an unsupported one otherwise fails mid-forward
 // with a multi-line backtrace.
-void check_dtype_supported(torch::Device device, torch::Dtype dtype, const std::string& name,
-                           const std::string& device_name) {
-    const auto options = torch::TensorOptions().device(device).dtype(dtype);
+void check_dtype_supported(torch::Device device, torch::Dtype dtype, const LoadOptions& options) {
+    const auto probe = torch::TensorOptions().device(device).dtype(dtype);
     try {
-        const torch::Tensor x = torch::ones({2, 4}, options), w = torch::ones({3, 4}, options);
-        const torch::Tensor b = torch::zeros({3}, options);
+        const torch::Tensor x = torch::ones({2, 4}, probe), w = torch::ones({3, 4}, probe);
+        const torch::Tensor b = torch::zeros({3}, probe);
         (void)torch::addmm(b, x, w.t());
         (void)torch::layer_norm(x, {4});
         (void)torch::softmax(x, -1);
     } catch (const c10::Error& e) {
         std::string what = e.what_without_backtrace();
         what = what.substr(0, what.find('\n'));
-        throw InputError("--dtype " + name + " on --device " + device_name + ": this libtorch (" +
-                         TORCH_VERSION + ") cannot compute in it (" + what +
+        throw InputError(std::string("--dtype ") + to_string(options.dtype) + " on --device " +
+                         to_string(options.device) + ": this libtorch (" + TORCH_VERSION +
+                         ") cannot compute in it (" + what +
                          "); use float32 or bfloat16 here, or a CUDA device");
     }
 }
@@ -206,9 +167,9 @@ Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
     : config_(config),
       source_(store.describe()),
       arch_(&architecture_for(config.family)),
-      device_(parse_device(options.device)),
-      dtype_(compute_dtype(options.dtype)) {
-    check_dtype_supported(device_, dtype_, options.dtype, options.device);
+      device_(torch_device(options.device)),
+      dtype_(torch_dtype(options.dtype)) {
+    check_dtype_supported(device_, dtype_, options);
     const Fetcher f(store, *arch_, device_, dtype_);
     const std::int64_t V = config.vocab_size, h = config.hidden_size, H = config.num_heads,
                        Hkv = config.num_kv_heads, d = config.head_dim, I = config.intermediate_size;
@@ -307,9 +268,7 @@ torch::Tensor Transformer::mlp(const torch::Tensor& x, const Layer& l) const {
     return F::linear(activation(F::linear(x, l.up, l.up_bias)), l.down, l.down_bias);
 }
 
-CaptureResult Transformer::forward(const torch::Tensor& ids_in,
-                                   const CaptureOptions& options) const {
-    torch::NoGradGuard no_grad;
+torch::Tensor Transformer::checked_ids(const torch::Tensor& ids_in) const {
     if (ids_in.dim() != 2) throw InputError("token ids must be [B, T]");
     const auto ids = ids_in.to(device_, torch::kInt64);
     const std::int64_t B = ids.size(0), T = ids.size(1);
@@ -323,30 +282,38 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
         throw InputError("sequence length " + std::to_string(T) + " exceeds the model's " +
                          std::to_string(config_.max_positions) + " positions");
     }
-    const std::int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, d = config_.head_dim;
-    const auto float_options = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
+    return ids;
+}
 
-    torch::Tensor x = F::embedding(ids, embed_);
-    if (arch_->embed_scale)
-        x = x * torch::tensor(std::sqrt(static_cast<double>(config_.hidden_size)), x.options());
-    if (arch_->learned_positions) x = x + position_embed_.slice(0, 0, T);
+std::pair<torch::Tensor, torch::Tensor> Transformer::rotary_tables(std::int64_t T) const {
+    if (rotary_dims_ == 0) return {};
+    // inv_freq = 1/θ^(2i/rot) and angles in float32, as the reference implementations do.
+    const auto exponents =
+        torch::arange(0, rotary_dims_, 2,
+                      torch::TensorOptions().dtype(torch::kInt64).device(device_))
+            .to(torch::kFloat32) /
+        static_cast<double>(rotary_dims_);
+    const auto inv_freq = 1.0 / torch::pow(config_.rope_theta, exponents);
+    auto positions =
+        torch::arange(T, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
+    if (config_.rope_scaling_factor != 1) positions = positions / config_.rope_scaling_factor;
+    const auto freqs = torch::outer(positions, inv_freq);
+    const auto angles = torch::cat({freqs, freqs}, -1);  // [T, rot]
+    return {angles.cos().to(dtype_), angles.sin().to(dtype_)};
+}
 
-    torch::Tensor cos, sin;
-    if (rotary_dims_ > 0) {
-        // inv_freq = 1/θ^(2i/rot) and angles in float32, as the reference implementations do.
-        const auto exponents =
-            torch::arange(0, rotary_dims_, 2,
-                          torch::TensorOptions().dtype(torch::kInt64).device(device_))
-                .to(torch::kFloat32) /
-            static_cast<double>(rotary_dims_);
-        const auto inv_freq = 1.0 / torch::pow(config_.rope_theta, exponents);
-        auto positions = torch::arange(T, float_options);
-        if (config_.rope_scaling_factor != 1) positions = positions / config_.rope_scaling_factor;
-        const auto freqs = torch::outer(positions, inv_freq);
-        const auto angles = torch::cat({freqs, freqs}, -1);  // [T, rot]
-        cos = angles.cos().to(dtype_);
-        sin = angles.sin().to(dtype_);
-    }
+void Transformer::require_finite(const torch::Tensor& t, std::size_t layer,
+                                 const char* tensor) const {
+    if (!torch::isfinite(t).all().item<bool>())
+        throw InputError("'" + source_ + "': non-finite activations in layer " +
+                         std::to_string(layer) + " (" + tensor + ")");
+}
+
+torch::Tensor Transformer::attention(const torch::Tensor& x, const Layer& l,
+                                     const torch::Tensor& cos, const torch::Tensor& sin,
+                                     const CaptureOptions& options, LayerCapture& capture) const {
+    const std::int64_t B = x.size(0), T = x.size(1), H = config_.num_heads,
+                       Hkv = config_.num_kv_heads, d = config_.head_dim;
     auto rope = [&](const torch::Tensor& t) {
         if (rotary_dims_ == 0) return t;
         if (rotary_dims_ == d) return t * cos + rotate_half(t) * sin;
@@ -354,53 +321,62 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
         return torch::cat({rotated * cos + rotate_half(rotated) * sin, t.slice(-1, rotary_dims_)},
                           -1);
     };
+    const auto h = norm(x, l.attn_norm, l.attn_norm_bias);
+    const auto q = rope(F::linear(h, l.q, l.q_bias).view({B, T, H, d}).transpose(1, 2));
+    const auto k = rope(F::linear(h, l.k, l.k_bias).view({B, T, Hkv, d}).transpose(1, 2));
+    const auto v = F::linear(h, l.v, l.v_bias).view({B, T, Hkv, d}).transpose(1, 2);
+    if (options.capture) capture.values = v.to(torch::kFloat32).contiguous();
+    const auto k_all = (Hkv == H ? k : k.repeat_interleave(H / Hkv, 1)).to(torch::kFloat32);
+    const auto v_all = Hkv == H ? v : v.repeat_interleave(H / Hkv, 1);
+    auto out = torch::empty({B, H, T, d}, v.options());
+    const bool keep_all = options.capture && options.queries == QueryRows::all;
+    const bool keep_last = options.capture && options.queries == QueryRows::last;
+    if (keep_all)
+        capture.attention = torch::empty(
+            {B, H, T, T}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
+    const auto key_index =
+        torch::arange(T, torch::TensorOptions().dtype(torch::kInt64).device(device_)).unsqueeze(0);
+    const double scale = std::sqrt(static_cast<double>(d));
+    const std::int64_t chunk = std::max<std::int64_t>(1, options.query_chunk);
+    for (std::int64_t r0 = 0; r0 < T; r0 += chunk) {
+        const std::int64_t r1 = std::min(T, r0 + chunk);
+        const auto query_index = torch::arange(r0, r1, key_index.options()).unsqueeze(1);
+        auto allowed = key_index <= query_index;  // causal
+        if (config_.sliding_window > 0)
+            allowed = allowed & (key_index > query_index - config_.sliding_window);
+        auto scores =
+            torch::matmul(q.slice(2, r0, r1).to(torch::kFloat32), k_all.transpose(2, 3)) / scale;
+        scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+        const auto probs = torch::softmax(scores, -1);  // α in float32
+        out.slice(2, r0, r1).copy_(torch::matmul(probs.to(v.scalar_type()), v_all));
+        if (keep_all) {
+            capture.attention.slice(2, r0, r1).copy_(probs);
+        } else if (keep_last && r1 == T) {
+            capture.attention = probs.slice(2, r1 - r0 - 1).contiguous();
+        }
+    }
+    return F::linear(out.transpose(1, 2).reshape({B, T, H * d}), l.o, l.o_bias);
+}
+
+CaptureResult Transformer::forward(const torch::Tensor& ids_in,
+                                   const CaptureOptions& options) const {
+    torch::NoGradGuard no_grad;
+    const auto ids = checked_ids(ids_in);
+    const std::int64_t T = ids.size(1);
+    torch::Tensor x = F::embedding(ids, embed_);
+    if (arch_->embed_scale)
+        x = x * torch::tensor(std::sqrt(static_cast<double>(config_.hidden_size)), x.options());
+    if (arch_->learned_positions) x = x + position_embed_.slice(0, 0, T);
+    const auto [cos, sin] = rotary_tables(T);
 
     CaptureResult result;
     if (options.hidden_states) result.hidden_states.push_back(x.to(torch::kFloat32));
-    const double scale = std::sqrt(static_cast<double>(d));
-    const std::int64_t chunk = std::max<std::int64_t>(1, options.query_chunk);
-    const auto key_index =
-        torch::arange(T, torch::TensorOptions().dtype(torch::kInt64).device(device_)).unsqueeze(0);
     // A corrupt or rescaled checkpoint overflows somewhere inside; naming the first layer where
     // it shows (SPEC §10) beats a NaN surfacing later in the exact sums. One reduction a check.
-    auto require_finite = [&](const torch::Tensor& t, std::size_t layer, const char* tensor) {
-        if (!torch::isfinite(t).all().item<bool>())
-            throw InputError("'" + source_ + "': non-finite activations in layer " +
-                             std::to_string(layer) + " (" + tensor + ")");
-    };
     for (std::size_t layer = 0; layer < layers_.size(); ++layer) {
         const Layer& l = layers_[layer];
-        const auto h = norm(x, l.attn_norm, l.attn_norm_bias);
-        const auto q = rope(F::linear(h, l.q, l.q_bias).view({B, T, H, d}).transpose(1, 2));
-        const auto k = rope(F::linear(h, l.k, l.k_bias).view({B, T, Hkv, d}).transpose(1, 2));
-        const auto v = F::linear(h, l.v, l.v_bias).view({B, T, Hkv, d}).transpose(1, 2);
         LayerCapture capture;
-        if (options.capture) capture.values = v.to(torch::kFloat32).contiguous();
-        const auto k_all = (Hkv == H ? k : k.repeat_interleave(H / Hkv, 1)).to(torch::kFloat32);
-        const auto v_all = Hkv == H ? v : v.repeat_interleave(H / Hkv, 1);
-        auto out = torch::empty({B, H, T, d}, v.options());
-        const bool keep_all = options.capture && options.queries == QueryRows::all;
-        const bool keep_last = options.capture && options.queries == QueryRows::last;
-        if (keep_all) capture.attention = torch::empty({B, H, T, T}, float_options);
-        for (std::int64_t r0 = 0; r0 < T; r0 += chunk) {
-            const std::int64_t r1 = std::min(T, r0 + chunk);
-            const auto query_index = torch::arange(r0, r1, key_index.options()).unsqueeze(1);
-            auto allowed = key_index <= query_index;  // causal
-            if (config_.sliding_window > 0)
-                allowed = allowed & (key_index > query_index - config_.sliding_window);
-            auto scores =
-                torch::matmul(q.slice(2, r0, r1).to(torch::kFloat32), k_all.transpose(2, 3)) /
-                scale;
-            scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
-            const auto probs = torch::softmax(scores, -1);  // α in float32
-            out.slice(2, r0, r1).copy_(torch::matmul(probs.to(v.scalar_type()), v_all));
-            if (keep_all) {
-                capture.attention.slice(2, r0, r1).copy_(probs);
-            } else if (keep_last && r1 == T) {
-                capture.attention = probs.slice(2, r1 - r0 - 1).contiguous();
-            }
-        }
-        const auto attended = F::linear(out.transpose(1, 2).reshape({B, T, H * d}), l.o, l.o_bias);
+        const auto attended = attention(x, l, cos, sin, options, capture);
         require_finite(attended, layer, "attention output");
         if (config_.parallel_residual) {
             x = x + attended + mlp(norm(x, l.mlp_norm, l.mlp_norm_bias), l);

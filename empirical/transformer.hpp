@@ -11,13 +11,21 @@
 
 #include "common/tensor_store.hpp"
 #include "empirical/architecture.hpp"
+#include "empirical/compute_options.hpp"
 #include "empirical/model_config.hpp"
 
 namespace attngeo::empirical {
 
+// Where the model runs and in which type (weights and activations; α is float32 regardless).
 struct LoadOptions {
-    std::string device = "cpu";     // cpu | cuda | cuda:k
-    std::string dtype = "float32";  // float32 | bfloat16 | float16: weights and activations
+    DeviceSpec device;                           // cpu | cuda | cuda:k
+    ComputeDtype dtype = ComputeDtype::float32;  // float32 | bfloat16 | float16 | float64
+    LoadOptions() = default;
+    LoadOptions(DeviceSpec device_spec, ComputeDtype compute_dtype)
+        : device(device_spec), dtype(compute_dtype) {}
+    // From the flags' text (parse_device, parse_compute_dtype): InputError naming the flag.
+    LoadOptions(const std::string& device_text, const std::string& dtype_text)
+        : device(parse_device(device_text)), dtype(parse_compute_dtype(dtype_text)) {}
 };
 
 enum class QueryRows { last, all };
@@ -44,7 +52,8 @@ struct CaptureResult {
 
 class Transformer {
   public:
-    // `path`: a Hugging Face folder (config.json + safetensors), a llama2.c .bin or a .gguf.
+    // `path`: a Hugging Face folder (config.json + safetensors), a llama2.c .bin or a .gguf
+    // (open_checkpoint decides which).
     static Transformer load(const std::string& path, const LoadOptions& options = {});
     // From a tensor store and config (tests, other formats).
     Transformer(const ModelConfig& config, const TensorStore& store, const LoadOptions& options);
@@ -66,6 +75,17 @@ class Transformer {
                        const torch::Tensor& bias) const;
     torch::Tensor mlp(const torch::Tensor& x, const Layer& layer) const;
     torch::Tensor activation(const torch::Tensor& x) const;
+    // The checks of forward's input: [B, T] ids within the vocabulary and the positions.
+    torch::Tensor checked_ids(const torch::Tensor& ids) const;
+    // cos and sin of the rotary angles for positions 0..T−1, [T, rotary dims] in dtype_.
+    std::pair<torch::Tensor, torch::Tensor> rotary_tables(std::int64_t T) const;
+    // One layer's attention block: the output projection of softmax(q kᵀ/√d) v, with the
+    // captured α rows and values in `capture` as options ask.                     [B, T, hidden]
+    torch::Tensor attention(const torch::Tensor& x, const Layer& layer, const torch::Tensor& cos,
+                            const torch::Tensor& sin, const CaptureOptions& options,
+                            LayerCapture& capture) const;
+    // InputError naming the checkpoint, layer and tensor when `t` holds NaN or inf.
+    void require_finite(const torch::Tensor& t, std::size_t layer, const char* tensor) const;
 
     ModelConfig config_;
     std::string source_;  // the checkpoint's path(s), named by the non-finite activation check

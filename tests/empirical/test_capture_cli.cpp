@@ -188,3 +188,61 @@ TEST(GenerateCli, PrintsLlama2cText) {
               "the park. One day, she "
               "saw a big, red ball. She wanted to play with it, but it was too high.\nLily\n");
 }
+
+namespace {
+
+// A copy of a golden model folder whose config.json has no bos_token_id.
+fs::path model_without_bos(const fs::path& golden) {
+    const fs::path folder = scratch() / "no_bos_model";
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    fs::create_symlink(fs::absolute(golden / "model.safetensors"), folder / "model.safetensors");
+    nlohmann::json config =
+        nlohmann::json::parse(attngeo::test_support::slurp(golden / "config.json"));
+    config.erase("bos_token_id");
+    std::ofstream(folder / "config.json") << config.dump(2);
+    return folder;
+}
+
+}  // namespace
+
+// A model without a BOS id never gets token 1 as its BOS: extract refuses a window that needs
+// one (exit 2, one line naming --bos), and with --bos no it equals the same run on the model
+// with a BOS id (which --bos no does not read); generate runs every step (no BOS to stop at).
+TEST(CaptureCli, ModelWithoutBosIdIsRefusedUnlessBosNo) {
+    const fs::path golden = shared_folder() / "golden" / "llama-gqa";
+    if (!fs::exists(golden)) GTEST_SKIP() << "shared data not found";
+    const fs::path model = model_without_bos(golden);
+    std::ofstream(scratch() / "docs.txt") << "1 5 6 7 8 9 10 11 12\n7 8 9 10 11 12 13 14 15 16\n";
+    const std::string tokens = " --tokens " + (scratch() / "docs.txt").string();
+    const std::string common = tokens + " --context 8 --max-lag 4 --quiet";
+    for (const char* bos : {"auto", "yes"}) {
+        const fs::path out = scratch() / (std::string("no_bos_") + bos);
+        const CliRun r = run("extract --model " + model.string() + common + " --bos " + bos +
+                             " --out " + out.string());
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_NE(r.err.find("--bos " + std::string(bos)), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("no BOS token id"), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << bos;
+    }
+    const fs::path without = scratch() / "no_bos_no", with = scratch() / "with_bos_no";
+    ASSERT_EQ(
+        run("extract --model " + model.string() + common + " --bos no --out " + without.string())
+            .exit_code,
+        0);
+    ASSERT_EQ(
+        run("extract --model " + golden.string() + common + " --bos no --out " + with.string())
+            .exit_code,
+        0);
+    for (const char* file : {"heads.csv", "pr.csv", "by_position.csv", "per_doc.safetensors"})
+        EXPECT_EQ(attngeo::test_support::slurp(without / file),
+                  attngeo::test_support::slurp(with / file))
+            << file;
+    std::ofstream(scratch() / "prompt.txt") << "5 6 7\n";
+    const CliRun generated = run("generate --model " + model.string() + " --tokens " +
+                                 (scratch() / "prompt.txt").string() + " -n 12");
+    ASSERT_EQ(generated.exit_code, 0) << generated.err;
+    // Without a tokenizer each id prints as " <id>", one per step: none stops the run early.
+    EXPECT_EQ(std::count(generated.out.begin(), generated.out.end(), ' '), 12) << generated.out;
+}

@@ -132,16 +132,44 @@ TEST(HeadStatistics, PrecisionRecallEqualTheTheoryReference) {
 TEST(Windows, BosRulesSkipsAndStrides) {
     std::int64_t skipped = 0;
     const std::vector<std::vector<std::int64_t>> docs = {{1, 5, 6, 7}, {5, 6, 7, 8, 9, 10}, {5}};
-    auto w = make_windows(docs, 4, 1, "auto", 0, 0, skipped);
+    auto w = make_windows(docs, 4, 1, BosPolicy::automatic, 0, 0, skipped);
     ASSERT_EQ(w.size(), 2u);
     EXPECT_EQ(w[0], (std::vector<std::int64_t>{1, 5, 6, 7}));  // starts with BOS: as given
     EXPECT_EQ(w[1], (std::vector<std::int64_t>{1, 5, 6, 7}));
     EXPECT_EQ(skipped, 1);
-    w = make_windows(docs, 4, 1, "auto", 3, 0, skipped);
+    w = make_windows(docs, 4, 1, BosPolicy::automatic, 3, 0, skipped);
     EXPECT_EQ(w.size(), 3u);  // the second document gives two windows with stride 3
-    w = make_windows(docs, 4, 1, "no", 0, 1, skipped);
+    w = make_windows(docs, 4, 1, BosPolicy::never, 0, 1, skipped);
     EXPECT_EQ(w.size(), 1u);
-    EXPECT_THROW(make_windows(docs, 4, 1, "maybe", 0, 0, skipped), InputError);
+    w = make_windows(docs, 4, 9, BosPolicy::always, 0, 0, skipped);  // another BOS id, always
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ(w[0], (std::vector<std::int64_t>{9, 1, 5, 6}));
+    EXPECT_THROW(parse_bos_policy("maybe"), InputError);
+    for (BosPolicy policy : {BosPolicy::automatic, BosPolicy::always, BosPolicy::never})
+        EXPECT_EQ(parse_bos_policy(to_string(policy)), policy);
+    EXPECT_THROW(make_windows(docs, 1, 1, BosPolicy::automatic, 0, 0, skipped), InputError);
+    EXPECT_THROW(make_windows(docs, 4, 1, BosPolicy::automatic, -1, 0, skipped), InputError);
+}
+
+// A model without a BOS id (bos_id = -1): a window that would need one is refused, naming
+// --bos; with --bos no the documents are used as they are, and token 1 is nothing special.
+TEST(Windows, ModelWithoutBosIdNeedsBosNo) {
+    std::int64_t skipped = 0;
+    const std::vector<std::vector<std::int64_t>> docs = {{1, 5, 6, 7}, {5, 6, 7, 8}};
+    for (BosPolicy policy : {BosPolicy::automatic, BosPolicy::always}) {
+        try {
+            make_windows(docs, 4, -1, policy, 0, 0, skipped);
+            ADD_FAILURE() << "no error for --bos " << to_string(policy);
+        } catch (const InputError& e) {
+            const std::string message = e.what();
+            EXPECT_EQ(message.rfind("--bos", 0), 0u) << message;
+            EXPECT_NE(message.find("no BOS"), std::string::npos) << message;
+        }
+    }
+    const auto w = make_windows(docs, 4, -1, BosPolicy::never, 0, 0, skipped);
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ(w[0], docs[0]);
+    EXPECT_EQ(w[1], docs[1]);
 }
 
 // extract on llama2.c's token ids against statistics computed from run.c's own dumps. With the

@@ -1,0 +1,242 @@
+// The files of an extract folder from a finished grid, the manifest, and merge; see
+// extract_folder.hpp.
+#include "empirical/extract_folder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "common/format.hpp"
+#include "common/json_file.hpp"
+#include "common/manifest_values.hpp"
+#include "common/output_folder.hpp"
+#include "common/safetensors.hpp"
+#include "simulate/sums.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::empirical {
+namespace {
+
+nlohmann::json decisions() {
+    return nlohmann::json::array({
+        "Final causal query row only; value head for query head h is h / (H/H_kv); alpha = "
+        "softmax(q k^T/sqrt(d) + mask) in float32.",
+        "Geometry in double from the float32 captures; documents averaged per head.",
+        "Sums over documents are exact (2^-64 fixed point in 128-bit integers), so a resumed or "
+        "merged run equals the uninterrupted one bit for bit.",
+        "lambda = mean |v_0| / median_{i>=1} of the document-mean norm profile; cv_positional "
+        "over that profile (i>=1); cv_pooled over all tokens i>=1 of all documents.",
+        "rho0 = mean over documents of mean_{j>=1} cos(v_0, v_j); cos by lag over pairs i>=1.",
+        "Regime: Retriever if m_last is the largest of (m_sink, m_last, m_rest), Mixer if the "
+        "middle one, Reset if the smallest (SPEC 6).",
+        "Shard i/n takes windows [i W/n, (i+1) W/n) of the W windows in run order.",
+    });
+}
+
+// The five CSV tables of a folder, filled head by head.
+struct CsvTables {
+    std::ostringstream heads, pr, by_position, lags, diag;
+
+    CsvTables() {
+        heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,"
+                 "rho0,sink_mass,last_mass,m_sink,m_last,m_rest,regime,regime_margin\n";
+        pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean,exact_decisions\n";
+        by_position << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
+        lags << "layer,head,lag,cos_mean,pairs\n";
+        diag << "layer,head,N,s_norm,s_norm_no_sink,s_norm_no_last,cos_s_v0,cos_s_vL\n";
+    }
+
+    void add_head(int l, int h, int kv_head, const HeadStatistics& s,
+                  const StatisticsSettings& settings) {
+        auto f = [](double x) { return format_double(x); };
+        heads << l << ',' << h << ',' << kv_head << ',' << s.documents() << ',' << f(s.norm_mean())
+              << ',' << f(s.norm_median()) << ',' << f(s.cv_positional()) << ',' << f(s.cv_pooled())
+              << ',' << f(s.lambda()) << ',' << f(s.rho0()) << ',' << f(s.sink_mass()) << ','
+              << f(s.last_mass()) << ',' << f(s.m_sink()) << ',' << f(s.m_last()) << ','
+              << f(s.m_rest()) << ',' << s.regime() << ',' << f(s.regime_margin()) << '\n';
+        add_sizes(l, h, s, settings);
+        const auto norms = s.norm_by_position(), alphas = s.alpha_by_position(),
+                   contribs = s.contrib_by_position();
+        for (int pos = 0; pos < settings.context; ++pos)
+            by_position << l << ',' << h << ',' << pos << ',' << f(norms[pos]) << ','
+                        << f(alphas[pos]) << ',' << f(contribs[pos]) << '\n';
+        for (int lag = 1; lag <= settings.max_lag; ++lag)
+            lags << l << ',' << h << ',' << lag << ',' << f(s.cos_at_lag(lag)) << ','
+                 << s.pairs_at_lag(lag) << '\n';
+    }
+
+    // pr.csv and diag.csv: one row per N.
+    void add_sizes(int l, int h, const HeadStatistics& s, const StatisticsSettings& settings) {
+        auto f = [](double x) { return format_double(x); };
+        // A standard error needs two documents; with one it is undefined and written as an
+        // empty field (compare reads that as "missing"), never as nan.
+        auto se = [](double x) { return std::isfinite(x) ? format_double(x) : std::string(); };
+        for (std::size_t i = 0; i < settings.sizes.size(); ++i) {
+            const auto p = simulate::estimate(s.precision(i)), r = simulate::estimate(s.recall(i));
+            pr << l << ',' << h << ',' << settings.sizes[i] << ',' << s.documents() << ','
+               << f(p.mean) << ',' << se(p.se) << ',' << f(r.mean) << ',' << se(r.se) << ','
+               << f(simulate::estimate(s.fmax(i)).mean) << ','
+               << f(simulate::estimate(s.fmin(i)).mean) << ',' << s.exact_decisions(i) << '\n';
+            diag << l << ',' << h << ',' << settings.sizes[i] << ',' << f(s.s_norm(i)) << ','
+                 << f(s.s_norm_no_sink(i)) << ',' << f(s.s_norm_no_last(i)) << ','
+                 << f(s.cos_s_v0(i)) << ',' << f(s.cos_s_vL(i)) << '\n';
+        }
+    }
+};
+
+void write_per_doc(const fs::path& path, const StatisticsSettings& settings, int layers, int heads,
+                   std::int64_t documents, const PerDocWriter& per_doc) {
+    const std::int64_t S = static_cast<std::int64_t>(settings.sizes.size());
+    const std::vector<TensorSpec> specs = {{"P", DType::F32, {documents, layers, heads, S}},
+                                           {"R", DType::F32, {documents, layers, heads, S}},
+                                           {"rho0", DType::F32, {documents, layers, heads}},
+                                           {"lambda", DType::F32, {documents, layers, heads}},
+                                           {"N", DType::I64, {S}}};
+    write_safetensors_streamed(path.string(), specs, [&](std::size_t t, std::ostream& stream) {
+        if (t < PerDocLayout::kTensors) {
+            per_doc(static_cast<int>(t), stream);
+        } else {
+            const std::vector<std::int64_t> sizes(settings.sizes.begin(), settings.sizes.end());
+            stream.write(reinterpret_cast<const char*>(sizes.data()),
+                         sizes.size() * sizeof(std::int64_t));
+        }
+    });
+}
+
+}  // namespace
+
+std::string extract_settings_text(const StatisticsSettings& settings,
+                                  const ExtractModelInfo& model) {
+    const nlohmann::json json = {{"context", settings.context},
+                                 {"max_lag", settings.max_lag},
+                                 {"sizes", settings.sizes},
+                                 {"rank", theory::to_string(settings.ranking)},
+                                 {"distance", theory::to_string(settings.distance)},
+                                 {"layers", model.layers},
+                                 {"heads", model.heads},
+                                 {"kv_heads", model.kv_heads},
+                                 {"head_dim", model.head_dim},
+                                 {"family", model.family},
+                                 {"dtype", model.dtype}};
+    return json.dump();
+}
+
+std::map<std::string, std::string> extract_state_metadata(const StatisticsSettings& settings,
+                                                          const ExtractRunInfo& run) {
+    return {{"run_fingerprint", run.run_fingerprint},
+            {"shard", run.parameters.shard},
+            {"windows", std::to_string(run.documents.windows_used)},
+            {"settings", extract_settings_text(settings, run.model)}};
+}
+
+nlohmann::json extract_manifest(const StatisticsSettings& settings, const ExtractRunInfo& run) {
+    const ExtractModelInfo& m = run.model;
+    const ExtractParameters& p = run.parameters;
+    nlohmann::json manifest = manifest_header("extract", run.command);
+    manifest["model"] = {{"path", m.path},         {"family", m.family},
+                         {"layers", m.layers},     {"heads", m.heads},
+                         {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim},
+                         {"vocab", m.vocab},       {"engine", m.engine_description},
+                         {"dtype", m.dtype},       {"device", m.device}};
+    manifest["parameters"] = {{"context", settings.context},
+                              {"docs", p.docs},
+                              {"bos", p.bos},
+                              {"stride", p.stride},
+                              {"seed", p.seed},
+                              {"max_lag", settings.max_lag},
+                              {"N", p.sizes_spec},
+                              {"sizes", settings.sizes.size()},
+                              {"rank", theory::to_string(settings.ranking)},
+                              {"distance", theory::to_string(settings.distance)},
+                              {"dtype", m.dtype},
+                              {"device", m.device},
+                              {"engine", p.engine},
+                              {"metrics", p.metrics},
+                              {"shard", p.shard},
+                              {"tokens", p.tokens_file},
+                              {"corpus", p.corpus}};
+    manifest["run_fingerprint"] = run.run_fingerprint;
+    const ExtractDocumentsInfo& d = run.documents;
+    manifest["documents"] = {{"windows_used", d.windows_used},
+                             {"windows_in_run", d.windows_in_run},
+                             {"skipped_too_short", d.skipped_too_short},
+                             {"in_file", d.in_file}};
+    manifest["tokenizer"] = run.tokenizer;
+    manifest["decisions"] = decisions();
+    manifest["timings"] = run.timings;
+    return manifest;
+}
+
+void write_extract_outputs(const std::string& out, const StatisticsSettings& settings,
+                           const StatisticsGrid& grid, int group, std::int64_t documents,
+                           const PerDocWriter& per_doc,
+                           const std::map<std::string, std::string>& state_metadata,
+                           const nlohmann::json& manifest) {
+    const int L = static_cast<int>(grid.size()), H = static_cast<int>(grid[0].size());
+    CsvTables tables;
+    for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h)
+            tables.add_head(l, h, h / group, grid[l][h], settings);
+    // Staged beside `out` and moved in whole (SPEC §10): a failure leaves no output file behind.
+    OutputFolder folder(out, "--out");
+    const fs::path staged(folder.staging());
+    write_per_doc(staged / "per_doc.safetensors", settings, L, H, documents, per_doc);
+    save_state((staged / "sums.safetensors").string(), grid, state_metadata);
+    folder.write("heads.csv", tables.heads.str());
+    folder.write("pr.csv", tables.pr.str());
+    folder.write("by_position.csv", tables.by_position.str());
+    folder.write("cos_by_lag.csv", tables.lags.str());
+    folder.write("diag.csv", tables.diag.str());
+    folder.write("manifest.json", manifest.dump(2) + "\n");
+    folder.commit();
+}
+
+void PerDocArrays::append(const WindowRecord& record) {
+    records_.insert(records_.end(), record.floats().begin(), record.floats().end());
+    ++windows_;
+}
+
+void PerDocArrays::write(int tensor, std::ostream& stream) const {
+    const std::int64_t record = layout_.record_floats(), block = layout_.block(tensor);
+    for (std::int64_t w = 0; w < windows_; ++w)
+        stream.write(
+            reinterpret_cast<const char*>(records_.data() + w * record + layout_.offset(tensor)),
+            static_cast<std::streamsize>(block * sizeof(float)));
+}
+
+void write_extract_folder(const std::string& out, const StatisticsGrid& grid,
+                          const StatisticsSettings& settings, const ExtractRunInfo& run,
+                          const PerDocArrays& per_doc) {
+    const ExtractModelInfo& m = run.model;
+    const std::int64_t D = run.documents.windows_used;
+    const bool grid_matches =
+        static_cast<int>(grid.size()) == m.layers && m.layers > 0 && m.heads > 0 &&
+        m.kv_heads > 0 && m.heads % m.kv_heads == 0 &&
+        std::all_of(grid.begin(), grid.end(), [&](const std::vector<HeadStatistics>& layer) {
+            return static_cast<int>(layer.size()) == m.heads &&
+                   std::all_of(layer.begin(), layer.end(), [&](const HeadStatistics& head) {
+                       return head.documents() == D && head.sizes() == settings.sizes;
+                   });
+        });
+    const PerDocLayout& layout = per_doc.layout();
+    const bool arrays_match = per_doc.windows() == D && layout.layers == m.layers &&
+                              layout.heads == m.heads &&
+                              layout.sizes == static_cast<std::int64_t>(settings.sizes.size());
+    if (!grid_matches || !arrays_match)
+        throw InputError(
+            "--out '" + out + "': the statistics grid (" + std::to_string(grid.size()) +
+            " layers) and " + std::to_string(per_doc.windows()) +
+            " per-document rows do not match the model (" + std::to_string(m.layers) + " layers, " +
+            std::to_string(m.heads) + " heads, " + std::to_string(m.kv_heads) + " kv heads) and " +
+            std::to_string(D) + " windows used");
+    write_extract_outputs(
+        out, settings, grid, m.heads / m.kv_heads, D,
+        [&](int tensor, std::ostream& stream) { per_doc.write(tensor, stream); },
+        extract_state_metadata(settings, run), extract_manifest(settings, run));
+}
+
+}  // namespace attngeo::empirical
