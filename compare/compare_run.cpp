@@ -30,8 +30,8 @@
 #include "compare/envelopes.hpp"
 #include "compare/fits.hpp"
 #include "compare/parallel_for.hpp"
-#include "compare/table1.hpp"
 #include "simulate/generator.hpp"
+#include "simulate/table1.hpp"
 #include "theory/head_regime.hpp"
 
 namespace fs = std::filesystem;
@@ -40,6 +40,11 @@ namespace attngeo::compare {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using simulate::followed_sizes;
+using simulate::sensitivity_table;
+using simulate::Table1;
+using simulate::table1_csv;
+using simulate::table1_manifest;
 
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
@@ -530,7 +535,9 @@ nlohmann::json compare_decisions() {
         "averaged over the group's query heads and y its rho0.",
         "regimes.csv regime_margin: copied from heads.csv (>= 1; the ratio of the two "
         "magnitudes whose order decides the regime).",
-        kTable1Decision,
+        simulate::table1_decision("the parametric head of fitted_params.json's simulate "
+                                  "command (the clamped values), d = head_dim, kappa = the "
+                                  "paper variant's kappa"),
     });
 }
 

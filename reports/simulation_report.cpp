@@ -17,6 +17,7 @@
 #include "reports/report.hpp"
 #include "reports/verdict.hpp"
 #include "simulate/run.hpp"
+#include "simulate/table1.hpp"
 #include "theory/parametric.hpp"
 
 namespace fs = std::filesystem;
@@ -492,20 +493,13 @@ Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
 
 // ---- sweeps -----------------------------------------------------------------------------
 
-// A few N to follow across each parameter: powers of two from the sizes present (at most
-// four), topped up to three with the smallest others; ascending.
+// A few N to follow across each parameter, by the rule that picks table1.csv's N
+// (simulate::followed_sizes) over the N present.
 std::vector<int> followed_sizes(const CsvTable& sweep) {
-    std::set<int> present;
+    std::vector<int> sizes;
     for (std::size_t r = 0; r < sweep.rows.size(); ++r)
-        present.insert(std::stoi(sweep.text(r, "N")));
-    std::vector<int> follow;
-    for (int N : {2, 4, 16, 64, 256})
-        if (present.count(N) && follow.size() < 4) follow.push_back(N);
-    for (int N : present)
-        if (follow.size() < 3 && std::find(follow.begin(), follow.end(), N) == follow.end())
-            follow.push_back(N);
-    std::sort(follow.begin(), follow.end());
-    return follow;
+        sizes.push_back(std::stoi(sweep.text(r, "N")));
+    return simulate::followed_sizes(sizes);
 }
 
 // The sweep.csv row at N where parameter `p` has `value` and every other swept parameter its
@@ -609,35 +603,41 @@ Section sweep_panels_section(const RunFolder& run, const CsvTable& sweep,
     return panels;
 }
 
-// Table 1: sensitivities of the paper bounds at the first grid point. The sweep folder does
-// not hold them, so the report evaluates theory::bound_sensitivities from the run's config.
-Section sweep_table1_section(const RunFolder& run, const simulate::RunConfig& config,
-                             const std::vector<int>& follow) {
+// Table 1 as the sweep wrote it (table1.csv and the manifest's "table1"); a note asking for a
+// newer run when the folder has none.
+Section sweep_table1_section(const RunFolder& run) {
     Section table1;
     table1.title = "Table 1: sensitivity of the bounds, d(bound)/d(log parameter)";
-    const auto points = simulate::grid_points(config);
-    const simulate::PointSetup setup = simulate::setup_point(config, points.front());
-    theory::BoundSettings settings;
-    settings.d = std::isinf(setup.d) ? 1e6 : setup.d;
-    const auto& env = run.manifest.at("points").at(0).at("envelopes").at("paper");
-    settings.kappa = env.at("kappa").is_number() ? env.at("kappa").get<double>() : 1.0;
-    std::vector<int> sizes;
-    const int n = static_cast<int>(setup.head.alpha.size());
-    for (int N : follow)
-        if (N <= n) sizes.push_back(N);
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& r : theory::bound_sensitivities(setup.spec.model, sizes, settings)) {
-        rows.push_back({r.parameter, std::to_string(r.N), short_number(r.precision_lower),
-                        short_number(r.precision_upper), short_number(r.recall_lower),
-                        short_number(r.recall_upper)});
+    const std::string path = (fs::path(run.dir) / "table1.csv").string();
+    if (!fs::exists(path)) {
+        table1.html_before =
+            "<p class=\"warn\">This sweep folder has no table1.csv: Table 1 is computed by "
+            "<code>attngeo sweep</code> (and <code>merge</code>) since they write that file; run "
+            "it again for the table.</p>\n";
+        return table1;
     }
+    const CsvTable table = read_csv_table(path);
+    const nlohmann::json about = run.manifest.value("table1", nlohmann::json::object());
+    auto fact = [&](const char* key) {
+        return about.contains(key) ? html_escape(json_text(about.at(key))) : std::string("?");
+    };
     std::ostringstream html;
     html << "<p>Central differences of the <code>paper</code> bounds at the first grid point "
             "(κ = "
-         << short_number(settings.kappa) << ", d = " << short_number(settings.d)
+         << fact("kappa") << ", d = " << fact("d")
          << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
-            "the parameter.</p>\n"
-         << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
+            "the parameter. From <code>"
+         << html_escape(path) << "</code>.</p>\n";
+    if (about.contains("error") && about.at("error").is_string())
+        html << "<p class=\"warn\">No rows: " << html_escape(about.at("error").get<std::string>())
+             << "</p>\n";
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+        rows.push_back(
+            {html_escape(table.text(r, "parameter")), table.text(r, "N"),
+             short_number(table.number(r, "dP_lower")), short_number(table.number(r, "dP_upper")),
+             short_number(table.number(r, "dR_lower")), short_number(table.number(r, "dR_upper"))});
+    html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
     table1.html_before = html.str();
     return table1;
 }
@@ -752,7 +752,7 @@ std::vector<Section> sweep_sections(const RunFolder& run) {
     sections.push_back(overview);
     const std::vector<int> follow = followed_sizes(sweep);
     sections.push_back(sweep_panels_section(run, sweep, config, follow));
-    sections.push_back(sweep_table1_section(run, config, follow));
+    sections.push_back(sweep_table1_section(run));
     sections.push_back(sweep_agreement_section(run, sweep));
     sections.push_back(decisions_section(run.manifest));
     return sections;

@@ -25,6 +25,7 @@
 #include "common/progress.hpp"
 #include "simulate/envelope.hpp"
 #include "simulate/generator.hpp"
+#include "simulate/table1.hpp"
 #include "simulate/verdict_output.hpp"
 
 namespace fs = std::filesystem;
@@ -607,6 +608,7 @@ struct RunTables {
     std::ostringstream sums;     // sums.csv
     std::ostringstream scan;     // kappa_scan.csv
     std::ostringstream verdict;  // verdict.csv
+    std::string table1;          // table1.csv (sweep only)
 };
 
 void write_main_header(std::ostream& out, const RunConfig& config) {
@@ -780,6 +782,27 @@ nlohmann::json write_point(RunTables& tables, const RunConfig& config, const Gri
     return point_json;
 }
 
+// Table 1 of a sweep (SPEC §3) at its first grid point: the N the report's panels follow (over
+// every point's N), that point's d (1e6 at d = ∞, where d has no finite difference) and the
+// paper variant's κ there as the manifest records it (1 when that is not a finite number).
+Table1 sweep_table1(const RunConfig& config, const nlohmann::json& points) {
+    std::vector<int> every_size;
+    for (const auto& point : points) {
+        const auto sizes = point_sizes(config, json_integer<int>(point.at("n")));
+        every_size.insert(every_size.end(), sizes.begin(), sizes.end());
+    }
+    const PointSetup first = setup_point(config, grid_points(config).front());
+    theory::BoundSettings settings;
+    settings.d = std::isinf(first.d) ? 1e6 : first.d;
+    const nlohmann::json& kappa = points.front()
+                                      .at("envelopes")
+                                      .at(theory::to_string(theory::BoundVariant::paper))
+                                      .at("kappa");
+    settings.kappa = kappa.is_number() ? kappa.get<double>() : 1.0;
+    settings.variant = theory::BoundVariant::paper;
+    return sensitivity_table(first.spec.model, followed_sizes(every_size), settings);
+}
+
 // Every file of the folder, manifest last, written together: a failure leaves --out as it was.
 void write_outputs(const std::string& dir, const RunConfig& config, const RunTables& tables,
                    nlohmann::json& manifest) {
@@ -790,6 +813,7 @@ void write_outputs(const std::string& dir, const RunConfig& config, const RunTab
         {"kappa_scan.csv", tables.scan.str()},
         {"verdict.csv", tables.verdict.str()}};
     if (!is_sweep) outputs.insert(outputs.begin() + 1, {"bounds.csv", tables.bounds.str()});
+    if (is_sweep) outputs.emplace_back("table1.csv", tables.table1);
     std::vector<std::string> files;
     for (const auto& [name, content] : outputs)
         files.push_back(name);
@@ -826,6 +850,14 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
          {"points", points_json},
          {"timings",
           {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}});
+    if (config.kind == "sweep") {
+        const Table1 table1 = sweep_table1(config, points_json);
+        tables.table1 = table1_csv(table1);
+        manifest["table1"] = table1_manifest(table1);
+        manifest["decisions"].push_back(table1_decision(
+            "the first grid point, d = its d (1e6 for d = inf), kappa = the paper variant's "
+            "kappa there (1 when not finite), N over every grid point's sizes"));
+    }
     for (const auto& [key, value] : provenance.items())
         manifest[key] = value;
     write_outputs(dir, config, tables, manifest);

@@ -24,7 +24,7 @@
 #include "common/format.hpp"
 #include "common/safetensors.hpp"
 #include "compare/emp_run.hpp"
-#include "compare/table1.hpp"
+#include "tests/support/sensitivity_reference.hpp"
 #include "tests/support/test_files.hpp"
 #include "theory/models.hpp"
 #include "theory/parametric.hpp"
@@ -644,129 +644,7 @@ TEST(CompareCli, OneDocumentLeavesTheBootstrapIntervalEmpty) {
     EXPECT_EQ(manifest_json.dump().find("nan"), std::string::npos);
 }
 
-// ---- Table 1 (compare/table1) ----------------------------------------------------------------
-
-TEST(Table1, FollowsThePowersPresentToppedUpToThree) {
-    using Sizes = std::vector<int>;
-    EXPECT_EQ(followed_sizes({1, 2, 4, 8, 16, 32, 64, 128, 256, 512}), Sizes({2, 4, 16, 64}));
-    EXPECT_EQ(followed_sizes(kSizes), Sizes({2, 4, 16, 64}));
-    EXPECT_EQ(followed_sizes({1, 2, 3}), Sizes({1, 2, 3}));
-    EXPECT_EQ(followed_sizes({9, 7, 5, 3, 1}), Sizes({1, 3, 5}));  // the smallest others
-    EXPECT_EQ(followed_sizes({256, 512}), Sizes({256, 512}));
-    EXPECT_EQ(followed_sizes({4, 4, 4}), Sizes({4}));  // repeats count once
-    EXPECT_TRUE(followed_sizes({}).empty());
-}
-
-// Central difference in log x of one bound column, from the per-N reference bounds of theory
-// (bounds_reference: every pair explicitly) at x·e^{±1e-4}.
-double reference_log_derivative(theory::ModelParameters p, theory::BoundSettings s,
-                                const std::string& name, int N, int column) {
-    auto bound = [&](double factor) {
-        theory::ModelParameters q = p;
-        theory::BoundSettings t = s;
-        if (name == "beta") q.beta *= factor;
-        if (name == "lambda") q.lambda *= factor;
-        if (name == "C") q.C *= factor;
-        if (name == "d") t.d *= factor;
-        if (name == "kappa") t.kappa *= factor;
-        const theory::BoundRow r = theory::bounds_reference(theory::build_head_model(q), N, t);
-        const double columns[4] = {r.precision_lower, r.precision_upper, r.recall_lower,
-                                   r.recall_upper};
-        return columns[column];
-    };
-    return (bound(std::exp(1e-4)) - bound(std::exp(-1e-4))) / 2e-4;
-}
-
-// Largest difference between `table`'s rows of the log parameters above and the reference.
-double largest_difference(const Table1& table, const theory::ModelParameters& p,
-                          const theory::BoundSettings& s) {
-    double worst = 0;
-    int compared = 0;
-    for (const auto& r : table.rows) {
-        if (r.parameter != "beta" && r.parameter != "lambda" && r.parameter != "C" &&
-            r.parameter != "d" && r.parameter != "kappa")
-            continue;
-        const double mine[4] = {r.precision_lower, r.precision_upper, r.recall_lower,
-                                r.recall_upper};
-        for (int c = 0; c < 4; ++c) {
-            const double reference = reference_log_derivative(p, s, r.parameter, r.N, c);
-            worst = std::max(worst, std::abs(mine[c] - reference));
-            ++compared;
-        }
-    }
-    EXPECT_GT(compared, 0);
-    return worst;
-}
-
-theory::ModelParameters small_head() {
-    theory::ModelParameters p;
-    p.profile.L = 31;
-    p.profile.T1 = 4;
-    p.profile.T2 = 24;
-    p.profile.p_sink = 0.3;
-    p.profile.eta = 0.2;
-    p.profile.omega = 0.3;
-    p.C = 1.5;
-    p.lambda = 0.2;
-    p.beta = 0.08;
-    p.rho0 = 0.1;
-    return p;
-}
-
-TEST(Table1, DerivativesAreCentralDifferencesOfTheReferenceBounds) {
-    const theory::ModelParameters p = small_head();
-    theory::BoundSettings s;
-    s.d = 16;
-    s.kappa = 0.5;
-    const Table1 table = sensitivity_table(p, {2, 4, 16, 1000}, s);  // 1000 > n = 32: left out
-    EXPECT_TRUE(table.error.empty()) << table.error;
-    EXPECT_EQ(table.d, 16);
-    EXPECT_EQ(table.kappa, 0.5);
-    std::set<int> sizes;
-    std::set<std::string> parameters;
-    for (const auto& r : table.rows)
-        sizes.insert(r.N), parameters.insert(r.parameter);
-    EXPECT_EQ(sizes, std::set<int>({2, 4, 16}));
-    for (const char* name :
-         {"d", "kappa", "L", "C", "lambda", "beta", "rho0", "p_sink", "T1", "T2", "eta", "omega"})
-        EXPECT_EQ(parameters.count(name), 1u) << name;
-    EXPECT_EQ(table.rows.size(), parameters.size() * sizes.size());
-    const double worst = largest_difference(table, p, s);
-    std::cout << "Table 1 against central differences of bounds_reference: largest difference "
-              << worst << "\n";
-    EXPECT_LT(worst, 1e-6);
-
-    // The CSV holds every row with 17 significant digits, in order.
-    std::istringstream csv(table1_csv(table));
-    std::string line;
-    std::getline(csv, line);
-    EXPECT_EQ(line,
-              "parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,"
-              "dFmin_lower,dFmin_upper");
-    for (const auto& r : table.rows) {
-        ASSERT_TRUE(std::getline(csv, line));
-        EXPECT_EQ(line.substr(0, line.find(',', line.find(',') + 1) + 1),
-                  r.parameter + "," + std::to_string(r.N) + ",");
-        EXPECT_NE(line.find("," + format_double(r.recall_upper) + ","), std::string::npos) << line;
-    }
-    EXPECT_FALSE(std::getline(csv, line));
-}
-
-TEST(Table1, AnInvalidHeadGivesNoRowsAndSaysWhy) {
-    theory::ModelParameters p = small_head();
-    p.profile.p_sink = 1.5;  // Assumption 3 needs 0 < p_sink < 1
-    const Table1 table = sensitivity_table(p, {2, 4}, theory::BoundSettings{});
-    EXPECT_TRUE(table.rows.empty());
-    EXPECT_FALSE(table.error.empty());
-    const std::string csv = table1_csv(table);
-    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1);  // the header only
-    const nlohmann::json about = table1_manifest(table);
-    EXPECT_EQ(about.at("error"), table.error);
-    EXPECT_EQ(about.at("variant"), "paper");
-    EXPECT_TRUE(table1_manifest(sensitivity_table(small_head(), {2}, theory::BoundSettings{}))
-                    .at("error")
-                    .is_null());
-}
+// ---- Table 1 (simulate/table1, computed by compare; its unit tests are in tests/simulate) ----
 
 // The simulate command's flags as numbers: --lambda 0.5 → {"lambda", 0.5}.
 std::map<std::string, double> command_flags(const std::string& command) {
@@ -805,7 +683,7 @@ TEST(CompareCli, Table1IsComputedAtTheFittedParameters) {
     EXPECT_TRUE(manifest.at("table1").at("error").is_null());
 
     // table1.csv read back as a Table1 (the text round-trips: 17 significant digits).
-    Table1 written;
+    std::vector<theory::SensitivityRow> written;
     std::set<int> sizes;
     for (const auto& row : read_csv(out / "table1.csv")) {
         theory::SensitivityRow r;
@@ -815,11 +693,11 @@ TEST(CompareCli, Table1IsComputedAtTheFittedParameters) {
         r.precision_upper = std::stod(row.at("dP_upper"));
         r.recall_lower = std::stod(row.at("dR_lower"));
         r.recall_upper = std::stod(row.at("dR_upper"));
-        written.rows.push_back(r);
+        written.push_back(r);
         sizes.insert(r.N);
     }
     EXPECT_EQ(sizes, std::set<int>({2, 4, 16, 64}));  // followed_sizes(kSizes)
-    const double worst = largest_difference(written, p, s);
+    const double worst = test_support::largest_log_derivative_difference(written, p, s);
     std::cout << "compare's table1.csv against central differences at the fitted parameters: "
                  "largest difference "
               << worst << "\n";

@@ -1,7 +1,8 @@
 // Tests for reports/: a report from small simulate and sweep runs references only files that
 // exist and are non-empty, its figure data are the run's numbers, it degrades to tables when
 // gnuplot is missing, a headless Chromium screenshot of it is not blank, and its first section
-// is the verdict of SPEC §7, read back against verdict.csv, kappa_scan.csv and bounds.csv.
+// is the verdict of SPEC §7, read back against verdict.csv, kappa_scan.csv and bounds.csv; a
+// sweep's Table 1 is table1.csv's.
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -552,4 +553,58 @@ TEST(ReportVerdict, FolderWithoutVerdictFilesSaysSo) {
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("verdict.csv"), std::string::npos) << e.what();
     }
+}
+
+// Table 1 of a sweep is read from the table1.csv the sweep wrote (every row, the first grid
+// point's d and the manifest's κ in the sentence); a folder without one (older sweeps) gets a
+// note asking for a newer run, and a damaged one is bad input naming the file.
+TEST(ReportSweep, Table1IsReadFromTheSweepFolder) {
+    const fs::path sweep = make_run("sweep_table1", "sweep");
+    const std::string html = report_of({sweep}, "report_sweep_table1");
+    const std::string section = section_html(html, 0, "Table 1: sensitivity");
+    ASSERT_FALSE(section.empty());
+    EXPECT_EQ(section.find("has no table1.csv"), std::string::npos);
+    const auto manifest = nlohmann::json::parse(slurp(sweep / "manifest.json"));
+    const double kappa = manifest.at("table1").at("kappa").get<double>();
+    EXPECT_EQ(manifest.at("table1").at("d").get<double>(), 16);  // the first grid point's d
+    EXPECT_NE(section.find("(κ = " + reports::short_number(kappa) + ", d = 16)"), std::string::npos)
+        << section;
+    const auto csv = reports::read_csv_table((sweep / "table1.csv").string());
+    const auto rows = first_table_rows(section);
+    ASSERT_EQ(rows.size(), csv.rows.size());
+    ASSERT_GT(rows.size(), 0u);
+    double largest = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        ASSERT_EQ(rows[r].size(), 6u);
+        EXPECT_EQ(rows[r][0], csv.text(r, "parameter"));
+        EXPECT_EQ(rows[r][1], csv.text(r, "N"));
+        const char* columns[4] = {"dP_lower", "dP_upper", "dR_lower", "dR_upper"};
+        for (int c = 0; c < 4; ++c) {
+            const double want = csv.number(r, columns[c]);
+            const double d = want == 0 ? std::abs(std::stod(rows[r][2 + c]))
+                                       : relative_difference(rows[r][2 + c], want);
+            EXPECT_LE(d, 5e-6) << rows[r][0] << " N=" << rows[r][1] << " " << columns[c];
+            largest = std::max(largest, d);
+        }
+    }
+    std::cout << "sweep report's Table 1 against table1.csv: largest relative difference "
+              << largest << " over " << rows.size() << " rows\n";
+
+    // A damaged table1.csv is bad input naming the file.
+    const fs::path damaged = scratch() / "sweep_table1_damaged";
+    fs::remove_all(damaged);
+    fs::copy(sweep, damaged);
+    std::ofstream(damaged / "table1.csv", std::ios::app) << "beta,4,x,0,0,0,0,0,0,0\n";
+    try {
+        report_of({damaged}, "report_sweep_table1_damaged");
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("table1.csv"), std::string::npos) << e.what();
+    }
+    // A sweep folder from before table1.csv: the section says how to get it.
+    fs::remove(damaged / "table1.csv");
+    const std::string old = report_of({damaged}, "report_sweep_no_table1");
+    const std::string old_section = section_html(old, 0, "Table 1: sensitivity");
+    EXPECT_NE(old_section.find("has no table1.csv"), std::string::npos) << old_section;
+    EXPECT_TRUE(first_table_rows(old_section).empty());
 }

@@ -1,24 +1,32 @@
 // Tests for simulate/: the RNG and normal transform, the generator's covariance and sink
 // construction, exact and thread-independent sums, sharding, the d → ∞ limit against a plain
-// reference, convergence of large-d Monte Carlo to it, and confidence-interval coverage.
+// reference, convergence of large-d Monte Carlo to it, confidence-interval coverage, and
+// Table 1 (table1.csv of a sweep) against theory's sensitivities and their central differences.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 
+#include "common/csv.hpp"
 #include "common/errors.hpp"
+#include "common/format.hpp"
 #include "simulate/envelope.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/montecarlo.hpp"
 #include "simulate/rng.hpp"
 #include "simulate/run.hpp"
 #include "simulate/sums.hpp"
+#include "simulate/table1.hpp"
+#include "tests/support/sensitivity_reference.hpp"
 #include "tests/support/test_files.hpp"
+#include "theory/parametric.hpp"
 
 using namespace attngeo;
 using namespace attngeo::simulate;
@@ -622,5 +630,224 @@ TEST(Run, MergeReadsSumsByColumnNameAndNamesTheBadField) {
             merge_runs({run.string()}, (dir / "merged4").string(), 1, nlohmann::json::object());
         },
         {"manifest.json", "kind is \"extract\"", "expected \"simulate\" or \"sweep\""});
+    std::filesystem::remove_all(dir);
+}
+
+// ---- Table 1 (simulate/table1) ------------------------------------------------------------
+
+TEST(Table1, FollowsThePowersPresentToppedUpToThree) {
+    using Sizes = std::vector<int>;
+    EXPECT_EQ(followed_sizes({1, 2, 4, 8, 16, 32, 64, 128, 256, 512}), Sizes({2, 4, 16, 64}));
+    EXPECT_EQ(followed_sizes({1, 2, 4, 8, 16, 32, 64}), Sizes({2, 4, 16, 64}));
+    EXPECT_EQ(followed_sizes({1, 2, 3}), Sizes({1, 2, 3}));
+    EXPECT_EQ(followed_sizes({9, 7, 5, 3, 1}), Sizes({1, 3, 5}));  // the smallest others
+    EXPECT_EQ(followed_sizes({256, 512}), Sizes({256, 512}));
+    EXPECT_EQ(followed_sizes({4, 4, 4}), Sizes({4}));  // repeats count once
+    EXPECT_TRUE(followed_sizes({}).empty());
+}
+
+namespace {
+
+theory::ModelParameters table1_head() {
+    theory::ModelParameters p;
+    p.profile.L = 31;
+    p.profile.T1 = 4;
+    p.profile.T2 = 24;
+    p.profile.p_sink = 0.3;
+    p.profile.eta = 0.2;
+    p.profile.omega = 0.3;
+    p.C = 1.5;
+    p.lambda = 0.2;
+    p.beta = 0.08;
+    p.rho0 = 0.1;
+    return p;
+}
+
+// table1.csv read back as rows (the text round-trips: 17 significant digits).
+std::vector<theory::SensitivityRow> read_table1(const std::filesystem::path& path) {
+    const CsvTable table = read_csv_table(path.string());
+    std::vector<theory::SensitivityRow> rows(table.rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        rows[i].parameter = table.text(i, "parameter");
+        rows[i].N = std::stoi(table.text(i, "N"));
+        double* fields[8] = {&rows[i].precision_lower, &rows[i].precision_upper,
+                             &rows[i].recall_lower,    &rows[i].recall_upper,
+                             &rows[i].fmax_lower,      &rows[i].fmax_upper,
+                             &rows[i].fmin_lower,      &rows[i].fmin_upper};
+        const char* columns[8] = {"dP_lower",    "dP_upper",    "dR_lower",    "dR_upper",
+                                  "dFmax_lower", "dFmax_upper", "dFmin_lower", "dFmin_upper"};
+        for (int c = 0; c < 8; ++c)
+            *fields[c] = table.number(i, columns[c]);
+    }
+    return rows;
+}
+
+// Largest |difference| of two tables with the same rows (parameter and N checked).
+double largest_table_difference(const std::vector<theory::SensitivityRow>& got,
+                                const std::vector<theory::SensitivityRow>& want) {
+    EXPECT_EQ(got.size(), want.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+        EXPECT_EQ(got[i].parameter, want[i].parameter) << "row " << i;
+        EXPECT_EQ(got[i].N, want[i].N) << "row " << i;
+        const theory::SensitivityRow &a = got[i], &b = want[i];
+        for (double d :
+             {a.precision_lower - b.precision_lower, a.precision_upper - b.precision_upper,
+              a.recall_lower - b.recall_lower, a.recall_upper - b.recall_upper,
+              a.fmax_lower - b.fmax_lower, a.fmax_upper - b.fmax_upper, a.fmin_lower - b.fmin_lower,
+              a.fmin_upper - b.fmin_upper})
+            worst = std::max(worst,
+                             std::isnan(d) ? std::numeric_limits<double>::infinity() : std::abs(d));
+    }
+    return worst;
+}
+
+}  // namespace
+
+TEST(Table1, DerivativesAreCentralDifferencesOfTheReferenceBounds) {
+    const theory::ModelParameters p = table1_head();
+    theory::BoundSettings s;
+    s.d = 16;
+    s.kappa = 0.5;
+    const Table1 table = sensitivity_table(p, {2, 4, 16, 1000}, s);  // 1000 > n = 32: left out
+    EXPECT_TRUE(table.error.empty()) << table.error;
+    EXPECT_EQ(table.d, 16);
+    EXPECT_EQ(table.kappa, 0.5);
+    std::set<int> sizes;
+    std::set<std::string> parameters;
+    for (const auto& r : table.rows)
+        sizes.insert(r.N), parameters.insert(r.parameter);
+    EXPECT_EQ(sizes, std::set<int>({2, 4, 16}));
+    for (const char* name :
+         {"d", "kappa", "L", "C", "lambda", "beta", "rho0", "p_sink", "T1", "T2", "eta", "omega"})
+        EXPECT_EQ(parameters.count(name), 1u) << name;
+    EXPECT_EQ(table.rows.size(), parameters.size() * sizes.size());
+    const double worst = test_support::largest_log_derivative_difference(table.rows, p, s);
+    std::cout << "Table 1 against central differences of bounds_reference: largest difference "
+              << worst << "\n";
+    EXPECT_LT(worst, 1e-6);
+
+    // The CSV holds every row with 17 significant digits, in order.
+    std::istringstream csv(table1_csv(table));
+    std::string line;
+    std::getline(csv, line);
+    EXPECT_EQ(line,
+              "parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,"
+              "dFmin_lower,dFmin_upper");
+    for (const auto& r : table.rows) {
+        ASSERT_TRUE(std::getline(csv, line));
+        EXPECT_EQ(line.substr(0, line.find(',', line.find(',') + 1) + 1),
+                  r.parameter + "," + std::to_string(r.N) + ",");
+        EXPECT_NE(line.find("," + format_double(r.recall_upper) + ","), std::string::npos) << line;
+    }
+    EXPECT_FALSE(std::getline(csv, line));
+}
+
+TEST(Table1, AnInvalidHeadGivesNoRowsAndSaysWhy) {
+    theory::ModelParameters p = table1_head();
+    p.profile.p_sink = 1.5;  // Assumption 3 needs 0 < p_sink < 1
+    const Table1 table = sensitivity_table(p, {2, 4}, theory::BoundSettings{});
+    EXPECT_TRUE(table.rows.empty());
+    EXPECT_FALSE(table.error.empty());
+    const std::string csv = table1_csv(table);
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1);  // the header only
+    const nlohmann::json about = table1_manifest(table);
+    EXPECT_EQ(about.at("error"), table.error);
+    EXPECT_EQ(about.at("variant"), "paper");
+    EXPECT_TRUE(table1_manifest(sensitivity_table(table1_head(), {2}, theory::BoundSettings{}))
+                    .at("error")
+                    .is_null());
+}
+
+namespace {
+
+// A small sweep over L, so that its grid points have different n (32 and 128 tokens).
+RunConfig table1_sweep(double d) {
+    RunConfig config;
+    config.kind = "sweep";
+    config.model.assumption3.L = 31;
+    config.model.assumption3.T1 = 4;
+    config.model.assumption3.T2 = 24;
+    config.d = d;
+    config.trials = 8;
+    config.sizes = "pow2";
+    config.sweep = {{"L", {31, 127}}};
+    return config;
+}
+
+nlohmann::json write_folder(const RunConfig& config, const std::filesystem::path& dir) {
+    RunTimings timings;
+    const auto sums = run_grid(config, 1, nullptr, timings);
+    return write_run(dir.string(), config, sums, 1, nlohmann::json::object(), timings);
+}
+
+}  // namespace
+
+// table1.csv of a sweep is theory::bound_sensitivities at the first grid point (its head built
+// here from the model source, its d, the paper κ its manifest records), at the N followed over
+// every grid point (64 and 128 only exist at the second point, n = 128, so 64 is followed but
+// left out at the first, n = 32); the derivatives also match central differences of the
+// reference bounds. A simulate folder has no table1.csv.
+TEST(Run, SweepWritesTable1AtTheFirstGridPoint) {
+    const auto dir = test_support::scratch_folder("sweep_table1");
+    for (double d : {16.0, std::numeric_limits<double>::infinity()}) {
+        const RunConfig config = table1_sweep(d);
+        const auto out = dir / (std::isinf(d) ? "inf" : "finite");
+        const nlohmann::json manifest = write_folder(config, out);
+        theory::ModelSource first = config.model;
+        first.assumption3.L = 31;
+        const theory::ModelParameters p = theory::load_model(first);
+        theory::BoundSettings s;
+        s.d = std::isinf(d) ? 1e6 : d;  // d = ∞ has no finite difference in d
+        const nlohmann::json& kappa =
+            manifest.at("points").at(0).at("envelopes").at("paper").at("kappa");
+        s.kappa = kappa.is_number() ? kappa.get<double>() : 1.0;
+        const auto want = theory::bound_sensitivities(p, {2, 4, 16}, s);
+        const auto got = read_table1(out / "table1.csv");
+        const double worst = largest_table_difference(got, want);
+        const double central = test_support::largest_log_derivative_difference(got, p, s);
+        std::cout << "sweep (d = " << d << ") table1.csv against bound_sensitivities at grid "
+                  << "point 0: largest difference " << worst
+                  << "; against central differences of bounds_reference: " << central << "\n";
+        EXPECT_EQ(worst, 0);
+        EXPECT_LT(central, 1e-6);
+        const nlohmann::json& about = manifest.at("table1");
+        EXPECT_EQ(about.at("d").get<double>(), s.d);
+        EXPECT_EQ(about.at("kappa").get<double>(), s.kappa);
+        EXPECT_EQ(about.at("variant"), "paper");
+        EXPECT_TRUE(about.at("error").is_null());
+        const auto outputs = manifest.at("outputs").get<std::vector<std::string>>();
+        EXPECT_EQ(std::count(outputs.begin(), outputs.end(), "table1.csv"), 1);
+        EXPECT_NE(manifest.at("decisions").dump().find("table1.csv (Table 1)"), std::string::npos);
+    }
+    RunConfig single = table1_sweep(16);
+    single.kind = "simulate";
+    single.sweep.clear();
+    const nlohmann::json manifest = write_folder(single, dir / "simulate");
+    EXPECT_FALSE(std::filesystem::exists(dir / "simulate" / "table1.csv"));
+    EXPECT_FALSE(manifest.contains("table1"));
+    std::filesystem::remove_all(dir);
+}
+
+// merge writes the folder through write_run, so a sweep merged from its shards has the
+// unsharded run's table1.csv (and sweep.csv) byte for byte.
+TEST(Run, MergedSweepShardsHaveTheUnshardedTable1) {
+    const auto dir = test_support::scratch_folder("sweep_table1_merge");
+    const RunConfig whole = table1_sweep(16);
+    const nlohmann::json whole_manifest = write_folder(whole, dir / "whole");
+    std::vector<std::string> shards;
+    for (int i = 0; i < 2; ++i) {
+        RunConfig shard = whole;
+        shard.shard = Shard{i, 2};
+        shards.push_back((dir / ("shard" + std::to_string(i))).string());
+        write_folder(shard, shards.back());
+    }
+    const nlohmann::json merged =
+        merge_runs({shards[1], shards[0]}, (dir / "merged").string(), 1, nlohmann::json::object());
+    for (const char* file : {"table1.csv", "sweep.csv"})
+        EXPECT_EQ(test_support::slurp(dir / "merged" / file),
+                  test_support::slurp(dir / "whole" / file))
+            << file;
+    EXPECT_EQ(merged.at("table1"), whole_manifest.at("table1"));
     std::filesystem::remove_all(dir);
 }

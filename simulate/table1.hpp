@@ -1,6 +1,6 @@
-// Table 1 of a compare run (SPEC §3, "Sensitivity"): d(bound)/d(log parameter) of the paper
-// bounds at the parametric head the fitted parameters describe, written as table1.csv so that
-// the report only reads it.
+// Table 1 (SPEC §3, "Sensitivity"): d(bound)/d(log parameter) of the paper bounds at one
+// parametric head, written as table1.csv by the run that owns it (a sweep, a compare) so that
+// reports only read it.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -8,7 +8,7 @@
 
 #include "theory/parametric.hpp"
 
-namespace attngeo::compare {
+namespace attngeo::simulate {
 
 struct Table1 {
     double d = 0, kappa = 0;                   // where the derivatives are taken
@@ -17,7 +17,8 @@ struct Table1 {
 };
 
 // The few N a table follows: 2, 4, 16, 64, 256 where the grid has them (at most four), topped
-// up to three with the grid's smallest others; ascending. The sweep report follows the same N.
+// up to three with the grid's smallest others; ascending. The sweep report's panels follow the
+// same N.
 std::vector<int> followed_sizes(const std::vector<int>& grid);
 
 // Table 1 of `params` at `sizes` (those above the head's n are left out). An invalid head
@@ -26,11 +27,12 @@ Table1 sensitivity_table(const theory::ModelParameters& params, const std::vecto
                          const theory::BoundSettings& settings);
 
 // table1.csv: parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,
-// dFmin_lower,dFmin_upper (docs/compare-outputs.md).
+// dFmin_lower,dFmin_upper (docs/compare-outputs.md, docs/simulate-outputs.md).
 std::string table1_csv(const Table1& table);
 // The manifest's "table1": d, kappa, variant and error (null when there are rows).
 nlohmann::json table1_manifest(const Table1& table);
-// The decision compare's manifest records for table1.csv.
-extern const char* const kTable1Decision;
+// The decision a manifest records for table1.csv; `head` says at which head, d and κ the
+// derivatives were taken.
+std::string table1_decision(const std::string& head);
 
-}  // namespace attngeo::compare
+}  // namespace attngeo::simulate

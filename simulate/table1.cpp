@@ -1,5 +1,6 @@
-// Table 1 of a compare run; see table1.hpp.
-#include "compare/table1.hpp"
+// Table 1 (SPEC §3): the sensitivities of the paper bounds as a table1.csv and its manifest
+// entry; see table1.hpp.
+#include "simulate/table1.hpp"
 
 #include <algorithm>
 #include <set>
@@ -9,14 +10,15 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 
-namespace attngeo::compare {
+namespace attngeo::simulate {
 
-const char* const kTable1Decision =
-    "table1.csv (Table 1): d(bound)/d(log parameter) of the paper bounds by central "
-    "differences (theory::bound_sensitivities; rho0 differentiated directly) at the parametric "
-    "head of fitted_params.json's simulate command (the clamped values), d = head_dim, kappa = "
-    "the paper variant's kappa, at N = 2, 4, 16, 64, 256 where the grid has them (at most "
-    "four, topped up to three with the smallest others).";
+std::string table1_decision(const std::string& head) {
+    return "table1.csv (Table 1): d(bound)/d(log parameter) of the paper bounds by central "
+           "differences (theory::bound_sensitivities; rho0 differentiated directly) at " +
+           head +
+           ", at N = 2, 4, 16, 64, 256 where the grid has them (at most four, topped up to "
+           "three with the smallest others).";
+}
 
 std::vector<int> followed_sizes(const std::vector<int>& grid) {
     const std::set<int> present(grid.begin(), grid.end());
@@ -70,4 +72,4 @@ nlohmann::json table1_manifest(const Table1& table) {
             {"error", table.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(table.error)}};
 }
 
-}  // namespace attngeo::compare
+}  // namespace attngeo::simulate
