@@ -1,6 +1,7 @@
 // `attngeo capture` and `attngeo generate` on top of Transformer; see capture.hpp.
 #include "empirical/capture.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,7 +11,10 @@
 #include "common/errors.hpp"
 #include "common/output_folder.hpp"
 #include "common/safetensors.hpp"
+#include "common/tensor_store.hpp"
+#include "empirical/architecture.hpp"
 #include "empirical/llama2c.hpp"
+#include "empirical/model_config.hpp"
 #include "empirical/transformer.hpp"
 
 namespace fs = std::filesystem;
@@ -151,52 +155,50 @@ std::string run_generate(const GenerateRequest& r) {
 
 namespace {
 
-// Random weights under LLaMA names, generated on demand.
-class SyntheticStore : public TensorStore {
-  public:
-    explicit SyntheticStore(const ModelConfig& c) {
-        auto add = [&](const std::string& name, std::vector<std::int64_t> shape, double scale) {
-            auto t = std::make_shared<torch::Tensor>(torch::randn(shape) * scale);
-            HostTensor h;
-            h.name = name;
-            h.file = "synthetic";
-            h.shape = shape;
-            h.data = t->data_ptr();
-            h.bytes = static_cast<std::size_t>(t->numel()) * 4;
-            h.owner = std::shared_ptr<const void>(t, t->data_ptr());
-            tensors_[name] = h;
-        };
-        const std::int64_t h = c.hidden_size, d = c.head_dim, I = c.intermediate_size;
-        const double w = 1.0 / std::sqrt(static_cast<double>(h));
-        add("model.embed_tokens.weight", {c.vocab_size, h}, 1.0);
-        add("model.norm.weight", {h}, 1.0);
-        add("lm_head.weight", {c.vocab_size, h}, w);
-        for (int i = 0; i < c.num_layers; ++i) {
-            const std::string p = "model.layers." + std::to_string(i) + ".";
-            add(p + "input_layernorm.weight", {h}, 1.0);
-            add(p + "post_attention_layernorm.weight", {h}, 1.0);
-            add(p + "self_attn.q_proj.weight", {c.num_heads * d, h}, w);
-            add(p + "self_attn.k_proj.weight", {c.num_kv_heads * d, h}, w);
-            add(p + "self_attn.v_proj.weight", {c.num_kv_heads * d, h}, w);
-            add(p + "self_attn.o_proj.weight", {h, c.num_heads * d}, w);
-            add(p + "mlp.gate_proj.weight", {I, h}, w);
-            add(p + "mlp.up_proj.weight", {I, h}, w);
-            add(p + "mlp.down_proj.weight", {h, I}, 1.0 / std::sqrt(static_cast<double>(I)));
-        }
+// The scale of a synthetic weight: norms and the embedding 1, projections 1/√fan-in so that
+// activations keep unit size through the layers.
+double synthetic_scale(TensorId id, const ModelConfig& c) {
+    switch (id) {
+        case TensorId::embed:
+        case TensorId::final_norm:
+        case TensorId::attn_norm:
+        case TensorId::mlp_norm:
+            return 1.0;
+        case TensorId::down:
+            return 1.0 / std::sqrt(static_cast<double>(c.intermediate_size));
+        default:
+            return 1.0 / std::sqrt(static_cast<double>(c.hidden_size));
     }
-    bool contains(const std::string& name) const override { return tensors_.count(name) > 0; }
-    HostTensor get(const std::string& name) const override { return tensors_.at(name); }
-    std::vector<std::string> names() const override {
-        std::vector<std::string> out;
-        for (const auto& [name, t] : tensors_)
-            out.push_back(name);
-        return out;
-    }
-    std::string describe() const override { return "synthetic"; }
+}
 
-  private:
-    std::map<std::string, HostTensor> tensors_;
-};
+// Random float32 weights under LLaMA's Hugging Face names (the one table in architecture.cpp),
+// drawn from torch's generator in the table's order.
+MapTensorStore synthetic_llama_store(const ModelConfig& c) {
+    MapTensorStore store("synthetic", "synthetic model");
+    auto add = [&](const LlamaTensor& t, int layer) {
+        const std::vector<std::int64_t> shape = llama_tensor_shape(t.id, c);
+        auto values =
+            std::make_shared<torch::Tensor>(torch::randn(shape) * synthetic_scale(t.id, c));
+        HostTensor h;
+        h.name = llama_hf_name(t.id, layer);
+        h.file = "synthetic";
+        h.shape = shape;
+        h.data = values->data_ptr();
+        h.bytes = static_cast<std::size_t>(values->numel()) * 4;
+        h.owner = std::shared_ptr<const void>(values, values->data_ptr());
+        store.add(std::move(h));
+    };
+    for (const LlamaTensor& t : llama_tensors()) {
+        if (t.optional && c.tie_word_embeddings) continue;
+        if (!t.per_layer) {
+            add(t, 0);
+            continue;
+        }
+        for (int layer = 0; layer < c.num_layers; ++layer)
+            add(t, layer);
+    }
+    return store;
+}
 
 }  // namespace
 
@@ -208,17 +210,16 @@ struct SyntheticForward::Impl {
 SyntheticForward::SyntheticForward(const SyntheticLlama& s, const std::string& device)
     : impl_(std::make_unique<Impl>()) {
     torch::manual_seed(0);
-    ModelConfig c;
-    c.family = "llama";
-    c.vocab_size = s.vocab;
-    c.hidden_size = s.hidden;
-    c.num_layers = s.layers;
-    c.num_heads = s.heads;
-    c.num_kv_heads = s.kv_heads;
-    c.head_dim = s.hidden / s.heads;
-    c.intermediate_size = s.intermediate;
-    c.max_positions = s.tokens;
-    const SyntheticStore store(c);
+    LlamaSizes sizes;
+    sizes.vocab_size = s.vocab;
+    sizes.hidden_size = s.hidden;
+    sizes.num_layers = s.layers;
+    sizes.num_heads = s.heads;
+    sizes.num_kv_heads = s.kv_heads;
+    sizes.intermediate_size = s.intermediate;
+    sizes.max_positions = s.tokens;
+    const ModelConfig c = llama_config(sizes);
+    const MapTensorStore store = synthetic_llama_store(c);
     impl_->model = std::make_unique<Transformer>(c, store, LoadOptions{device, "float32"});
     impl_->ids = torch::randint(s.vocab, {1, s.tokens}, torch::kInt64);
 }
