@@ -12,7 +12,9 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev \
   libtorch-dev libicu-dev \
   clang libfuzzer-14-dev \
-  gnuplot-nox >/dev/null
+  gnuplot-nox \
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch \
+  python3-setuptools python3-pip >/dev/null
 # Headless Chromium renders the HTML report in its screenshot test (not needed to run attngeo).
 if [ "${ATTNGEO_WITH_CHROMIUM:-1}" = "1" ]; then
   $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null

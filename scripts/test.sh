@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds attngeo (Release, -O3) and runs every test with CTest and the kernel and simulate tests
-# again with ATTNGEO_PLAIN=1 (every plain twin: SSYRK, no AVX2 or libmvec); then every
+# Builds attngeo and its Python module (Release, -O3), runs every test with CTest and the kernel
+# and simulate tests again with ATTNGEO_PLAIN=1 (every plain twin: SSYRK, no AVX2 or libmvec); then every
 # torch-free suite under AddressSanitizer + UBSan, and fuzzes every parser (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,8 @@ JOBS="${JOBS:-$(nproc)}"
 export ATTNGEO_SHARED="${ATTNGEO_SHARED:-$(cd .. && pwd)/shared}"
 export ATTNGEO_REQUIRE_CHROMIUM="${ATTNGEO_REQUIRE_CHROMIUM:-1}"
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+# The Python module too (pytest through CTest); Debian's python3, whatever comes first on PATH.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DATTNGEO_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3
 cmake --build build -j"$JOBS"
 ctest --test-dir build --output-on-failure -j"$JOBS"
 
