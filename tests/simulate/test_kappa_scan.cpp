@@ -143,8 +143,8 @@ TEST(KappaScan, StarIsTheTightestCoveredKappaAndTheRefinementSurroundsIt) {
     Toy loose = t;
     for (double& b : loose.b)
         b = 1e-4;
-    const SideVerdict& edge =
-        scan_kappa(in, loose, std::nullopt).side(ScanMetric::P, ScanSide::upper);
+    const KappaScan loose_scan = scan_kappa(in, loose, std::nullopt);  // outlives `edge`
+    const SideVerdict& edge = loose_scan.side(ScanMetric::P, ScanSide::upper);
     EXPECT_DOUBLE_EQ(edge.at_star.kappa, 1e-8);
     EXPECT_TRUE(edge.at_grid_edge);
     EXPECT_FALSE(scan.side(ScanMetric::P, ScanSide::lower).at_grid_edge);
@@ -224,8 +224,8 @@ TEST(KappaScan, KappaFreeSidesGivenKappaAndUncoveredSides) {
             b.P.lower[i] = 0.99 + 0.001 * (i < 2) * std::exp(-kappa);
         return b;
     };
-    const SideVerdict& high =
-        scan_kappa(in, too_high, std::nullopt).side(ScanMetric::P, ScanSide::lower);
+    const KappaScan high_scan = scan_kappa(in, too_high, std::nullopt);  // outlives `high`
+    const SideVerdict& high = high_scan.side(ScanMetric::P, ScanSide::lower);
     EXPECT_FALSE(high.coverage_met);
     EXPECT_LT(high.at_star.coverage, 0.95);
 }
