@@ -334,32 +334,11 @@ std::string parameters_table(const nlohmann::json& manifest) {
 }
 
 std::string table1_html(const std::string& dir, const nlohmann::json& manifest) {
-    const std::string path = path_in(dir, "table1.csv");
-    if (!fs::exists(path))
-        return "<p class=\"warn\">This compare folder has no table1.csv: Table 1 is computed "
-               "by <code>attngeo compare</code> since it writes that file; run it again for "
-               "the table.</p>\n";
-    const CsvTable table = read_csv_table(path);
-    const nlohmann::json about = manifest.value("table1", nlohmann::json::object());
-    std::ostringstream html;
-    html << "<p>Central differences of the <code>paper</code> bounds at the fitted parameters "
-            "(the simulate command of fitted_params.json; κ = "
-         << (about.contains("kappa") ? html_escape(json_text(about.at("kappa"))) : "?")
-         << ", d = " << (about.contains("d") ? html_escape(json_text(about.at("d"))) : "?")
-         << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
-            "the parameter. From "
-         << code(path) << ".</p>\n";
-    if (about.contains("error") && about.at("error").is_string())
-        html << "<p class=\"warn\">No rows: " << html_escape(about.at("error").get<std::string>())
-             << "</p>\n";
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t r = 0; r < table.rows.size(); ++r)
-        rows.push_back(
-            {html_escape(table.text(r, "parameter")), table.text(r, "N"),
-             short_number(table.number(r, "dP_lower")), short_number(table.number(r, "dP_upper")),
-             short_number(table.number(r, "dR_lower")), short_number(table.number(r, "dR_upper"))});
-    html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
-    return html.str();
+    return reports::table1_html(
+        dir, manifest, "at the fitted parameters (the simulate command of fitted_params.json; ",
+        "<p class=\"warn\">This compare folder has no table1.csv: Table 1 is computed "
+        "by <code>attngeo compare</code> since it writes that file; run it again for "
+        "the table.</p>\n");
 }
 
 }  // namespace attngeo::reports::empirical

@@ -15,6 +15,7 @@
 #include "attngeo/version.hpp"
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
+#include "reports/csv_table.hpp"
 
 namespace fs = std::filesystem;
 
@@ -111,6 +112,34 @@ std::string json_text(const nlohmann::json& value) {
     if (value.is_string()) return value.get<std::string>();
     if (value.is_number_float()) return short_number(value.get<double>());
     return value.dump();
+}
+
+std::string table1_html(const std::string& dir, const nlohmann::json& manifest,
+                        const std::string& where, const std::string& missing_note) {
+    const std::string path = (fs::path(dir) / "table1.csv").string();
+    if (!fs::exists(path)) return missing_note;
+    const CsvTable table = read_csv_table(path);
+    const nlohmann::json about = manifest.value("table1", nlohmann::json::object());
+    auto fact = [&](const char* key) {
+        return about.contains(key) ? html_escape(json_text(about.at(key))) : std::string("?");
+    };
+    std::ostringstream html;
+    html << "<p>Central differences of the <code>paper</code> bounds " << where
+         << "κ = " << fact("kappa") << ", d = " << fact("d")
+         << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
+            "the parameter. From <code>"
+         << html_escape(path) << "</code>.</p>\n";
+    if (about.contains("error") && about.at("error").is_string())
+        html << "<p class=\"warn\">No rows: " << html_escape(about.at("error").get<std::string>())
+             << "</p>\n";
+    std::vector<std::vector<std::string>> rows;
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+        rows.push_back(
+            {html_escape(table.text(r, "parameter")), table.text(r, "N"),
+             short_number(table.number(r, "dP_lower")), short_number(table.number(r, "dP_upper")),
+             short_number(table.number(r, "dR_lower")), short_number(table.number(r, "dR_upper"))});
+    html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
+    return html.str();
 }
 
 std::string decisions_list(const nlohmann::json& manifest) {

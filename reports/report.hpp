@@ -44,6 +44,11 @@ std::string html_table(const std::vector<std::string>& header,
 std::string short_number(double x);  // 6 significant digits for tables (files keep 17)
 // A manifest value as text: strings as they are, floats by short_number, the rest as JSON.
 std::string json_text(const nlohmann::json& value);
+// Table 1 as the run that owns it wrote it (DIR/table1.csv and the manifest's "table1"):
+// `where` says where the derivatives were taken (HTML), `missing_note` is shown instead when
+// the folder has no table1.csv (written before its run kind wrote one).
+std::string table1_html(const std::string& dir, const nlohmann::json& manifest,
+                        const std::string& where, const std::string& missing_note);
 // The "Decisions taken" section: the manifest's "decisions" as a list (empty without any).
 Section decisions_section(const nlohmann::json& manifest);
 // Only the list of decisions_section, to append another manifest's.

@@ -608,37 +608,11 @@ Section sweep_panels_section(const RunFolder& run, const CsvTable& sweep,
 Section sweep_table1_section(const RunFolder& run) {
     Section table1;
     table1.title = "Table 1: sensitivity of the bounds, d(bound)/d(log parameter)";
-    const std::string path = (fs::path(run.dir) / "table1.csv").string();
-    if (!fs::exists(path)) {
-        table1.html_before =
-            "<p class=\"warn\">This sweep folder has no table1.csv: Table 1 is computed by "
-            "<code>attngeo sweep</code> (and <code>merge</code>) since they write that file; run "
-            "it again for the table.</p>\n";
-        return table1;
-    }
-    const CsvTable table = read_csv_table(path);
-    const nlohmann::json about = run.manifest.value("table1", nlohmann::json::object());
-    auto fact = [&](const char* key) {
-        return about.contains(key) ? html_escape(json_text(about.at(key))) : std::string("?");
-    };
-    std::ostringstream html;
-    html << "<p>Central differences of the <code>paper</code> bounds at the first grid point "
-            "(κ = "
-         << fact("kappa") << ", d = " << fact("d")
-         << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
-            "the parameter. From <code>"
-         << html_escape(path) << "</code>.</p>\n";
-    if (about.contains("error") && about.at("error").is_string())
-        html << "<p class=\"warn\">No rows: " << html_escape(about.at("error").get<std::string>())
-             << "</p>\n";
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t r = 0; r < table.rows.size(); ++r)
-        rows.push_back(
-            {html_escape(table.text(r, "parameter")), table.text(r, "N"),
-             short_number(table.number(r, "dP_lower")), short_number(table.number(r, "dP_upper")),
-             short_number(table.number(r, "dR_lower")), short_number(table.number(r, "dR_upper"))});
-    html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
-    table1.html_before = html.str();
+    table1.html_before = table1_html(
+        run.dir, run.manifest, "at the first grid point (",
+        "<p class=\"warn\">This sweep folder has no table1.csv: Table 1 is computed by "
+        "<code>attngeo sweep</code> (and <code>merge</code>) since they write that file; run "
+        "it again for the table.</p>\n");
     return table1;
 }
 
