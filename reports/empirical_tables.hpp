@@ -19,7 +19,7 @@ std::map<int, PerRegime<int>> regime_counts(const ExtractData& e);  // layer →
 // (layer, kv_head) group: value-state statistics are the same for the whole group).
 std::vector<double> head_column(const ExtractData& e, double HeadRow::*field, bool per_kv);
 // " Near the boundary (regime_margin < 1.1): … per regime and overall", from (regime index,
-// margin) pairs; "" when no margin was recorded (folders written before the column existed).
+// margin) pairs; "" when the folder records no margin (no regime_margin column).
 std::string near_boundary_text(const std::vector<std::pair<int, double>>& regime_margins);
 std::string near_boundary_of(const ExtractData& e);
 

@@ -299,7 +299,8 @@ std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& c
 constexpr const char* kRandomStream =
     "philox4x32-10 key=seed counter=(block,trial,grid_point,substream); ziggurat-256 normals, "
     "one word each, misses finished from substream|2^31";
-constexpr const char* kOldRandomStream = "philox4x64-10";
+// What a manifest without random_stream drew from (the field came with the second stream).
+constexpr const char* kUnnamedRandomStream = "philox4x64-10";
 
 nlohmann::json decisions_json() {
     return nlohmann::json::array({
@@ -888,8 +889,8 @@ RunConfig shard_config(const std::string& dir) {
     const nlohmann::json manifest = read_run_manifest(dir, {"simulate", "sweep"});
     const std::string path = run_manifest_path(dir);
     return with_json_context(path, [&] {
-        // Manifests from before the stream was named drew from Philox4x64-10.
-        const std::string stream = manifest.value("random_stream", std::string(kOldRandomStream));
+        const std::string stream =
+            manifest.value("random_stream", std::string(kUnnamedRandomStream));
         if (stream != kRandomStream) {
             throw InputError("merge: '" + path + "' was drawn from the random stream '" + stream +
                              "', this attngeo draws '" + kRandomStream +

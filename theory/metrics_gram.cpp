@@ -31,9 +31,9 @@ namespace {
 // γ_m = m·u/(1 − m·u), A = Σ_{k<N} ‖y_k‖ and γ' = γ_{4N+2d+8} (≥ γ_N of the running sums
 // plus γ_d, with room), per token
 //   |ṽ_ℓ − v_ℓ| ≤ (g + γ')(‖y_ℓ‖² + 2A‖y_ℓ‖) + (2N+1)·1.01·a₀,
-// with no term in A² (that was the rounding of the reference's own D, no longer the target),
-// so a tail token's band is relative to its own norm. The band e_ℓ is twice that plus
-// kTieBandCoefficient·(‖y_ℓ‖² + 2A‖y_ℓ‖) ≥ τ·w_ℓ(N) (the exact-decision threshold of
+// with no term in A² (the bound is on distances to the exact s, not on any rounded D of
+// another path), so a tail token's band is relative to its own norm. The band e_ℓ is twice that
+// plus kTieBandCoefficient·(‖y_ℓ‖² + 2A‖y_ℓ‖) ≥ τ·w_ℓ(N) (the exact-decision threshold of
 // metrics.hpp), evaluated at the largest ‖y‖ of ℓ's block of gram_kernels::kBandBlock tokens.
 // The spare factor absorbs rounding e, v ± e and the thresholds t ∓ e: every threshold t is
 // some token's v_j ± e_j, and u·|t| is far below e_j (γ' ≥ 16u). So max_i v_i lies in
