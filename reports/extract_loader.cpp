@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
@@ -90,55 +91,17 @@ std::string counting_unit(bool per_kv) {
 }
 
 // Streams the named numeric columns of a CSV row by row (CsvTable would keep every field of
-// a million-row file as a string). Throws InputError naming the file on a missing column, a
-// ragged line or a field that is not a number.
+// a million-row file as a string), through the common reader and its error dialect.
 void stream_numeric_csv(const std::string& path, const std::vector<std::string>& columns,
                         const std::function<void(const std::vector<double>&)>& row) {
-    std::ifstream in(path);
-    if (!in) throw InputError("'" + path + "': cannot open");
-    std::string line;
-    if (!std::getline(in, line))
-        throw InputError("'" + path + "': empty file, expected a CSV header");
-    std::vector<std::string> header;
-    {
-        std::istringstream fields(line);
-        std::string field;
-        while (std::getline(fields, field, ','))
-            header.push_back(field);
-    }
+    CsvReader reader(path, "a table written by attngeo extract or compare");
     std::vector<std::size_t> wanted;
-    for (const auto& name : columns) {
-        const auto at = std::find(header.begin(), header.end(), name);
-        if (at == header.end()) throw InputError("'" + path + "': no column '" + name + "'");
-        wanted.push_back(static_cast<std::size_t>(at - header.begin()));
-    }
-    std::vector<std::size_t> starts;
+    for (const auto& name : columns)
+        wanted.push_back(reader.column(name));
     std::vector<double> values(columns.size());
-    long number = 1;
-    while (std::getline(in, line)) {
-        ++number;
-        if (line.empty()) continue;
-        starts.assign(1, 0);
-        for (std::size_t i = 0; i < line.size(); ++i)
-            if (line[i] == ',') starts.push_back(i + 1);
-        if (starts.size() != header.size()) {
-            throw InputError("'" + path + "' line " + std::to_string(number) + ": " +
-                             std::to_string(starts.size()) + " fields, expected " +
-                             std::to_string(header.size()));
-        }
-        for (std::size_t c = 0; c < wanted.size(); ++c) {
-            const std::size_t begin = starts[wanted[c]];
-            const std::size_t end =
-                wanted[c] + 1 < starts.size() ? starts[wanted[c] + 1] - 1 : line.size();
-            const char* first = line.c_str() + begin;
-            char* stop = nullptr;
-            values[c] = std::strtod(first, &stop);
-            if (end == begin || stop != line.c_str() + end) {
-                throw InputError("'" + path + "' line " + std::to_string(number) + " column " +
-                                 columns[c] + ": '" + line.substr(begin, end - begin) +
-                                 "' is not a number");
-            }
-        }
+    while (reader.next()) {
+        for (std::size_t c = 0; c < wanted.size(); ++c)
+            values[c] = reader.row().number(wanted[c]);
         row(values);
     }
 }

@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
+#include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "reports/palette.hpp"
@@ -594,49 +596,24 @@ bool stream_csv(
     const std::string& path, const std::vector<std::string>& text_columns,
     const std::vector<std::string>& number_columns,
     const std::function<void(const std::vector<std::string>&, const std::vector<double>&)>& row) {
-    std::ifstream in(path);
-    std::string line;
-    if (!in || !std::getline(in, line)) return false;
-    const auto split = [](const std::string& text) {
-        std::vector<std::string> fields;
-        std::size_t start = 0;
-        for (std::size_t comma; (comma = text.find(',', start)) != std::string::npos;
-             start = comma + 1)
-            fields.push_back(text.substr(start, comma - start));
-        fields.push_back(text.substr(start));
-        return fields;
-    };
-    const auto header = split(line);
-    const auto indices = [&](const std::vector<std::string>& names) {
-        std::vector<std::size_t> out;
-        for (const auto& name : names)
-            out.push_back(std::find(header.begin(), header.end(), name) - header.begin());
-        return out;
-    };
-    const auto text_at = indices(text_columns), number_at = indices(number_columns);
-    for (const auto* list : {&text_at, &number_at})
-        for (std::size_t c : *list)
-            if (c == header.size()) return false;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return false;
+    CsvReader reader(path, "compare's bounds.csv");
+    std::vector<std::size_t> text_at, number_at;
+    for (const auto& [names, at] :
+         {std::pair{&text_columns, &text_at}, std::pair{&number_columns, &number_at}})
+        for (const std::string& name : *names) {
+            const std::optional<std::size_t> column = reader.find_column(name);
+            if (!column) return false;
+            at->push_back(*column);
+        }
     std::vector<std::string> texts(text_at.size());
     std::vector<double> numbers(number_at.size());
-    for (int line_number = 2; std::getline(in, line); ++line_number) {
-        if (line.empty()) continue;
-        const auto fields = split(line);
-        const std::string where = "'" + path + "' line " + std::to_string(line_number);
-        if (fields.size() != header.size())
-            throw InputError(where + ": " + std::to_string(fields.size()) + " fields, expected " +
-                             std::to_string(header.size()));
+    while (reader.next()) {
         for (std::size_t k = 0; k < text_at.size(); ++k)
-            texts[k] = fields[text_at[k]];
-        for (std::size_t k = 0; k < number_at.size(); ++k) {
-            // A field that is not wholly a number is a malformed file, named with its line.
-            const std::string& text = fields[number_at[k]];
-            char* end = nullptr;
-            numbers[k] = std::strtod(text.c_str(), &end);
-            if (text.empty() || end != text.c_str() + text.size())
-                throw InputError(where + " column " + number_columns[k] + ": '" + text +
-                                 "' is not a number");
-        }
+            texts[k] = reader.row().text(text_at[k]);
+        for (std::size_t k = 0; k < number_at.size(); ++k)
+            numbers[k] = reader.row().number(number_at[k]);
         row(texts, numbers);
     }
     return true;
