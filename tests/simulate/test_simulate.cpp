@@ -59,6 +59,20 @@ double se_of(const std::vector<double>& x) {
     return std::sqrt(ss / (x.size() - 1) / x.size());
 }
 
+// A run small enough for merge tests: n = 16 tokens, d = 8, 4 trials, N = powers of two.
+RunConfig tiny_run_config() {
+    RunConfig config;
+    config.model.assumption3.L = 15;
+    config.model.assumption3.T1 = 3;
+    config.model.assumption3.T2 = 10;
+    config.model.length_given = true;
+    config.d = 8;
+    config.trials = 4;
+    config.sizes = "pow2";
+    config.kappa = 1.0;
+    return config;
+}
+
 }  // namespace
 
 TEST(Rng, SameKeySameStreamDifferentKeysDiffer) {
@@ -494,20 +508,12 @@ TEST(ExactSum, OrderDoesNotChangeTheBitsAndOverflowThrows) {
     EXPECT_THROW(big.add(0x1p61), std::overflow_error);
 }
 
-// Fuzz finding (fuzz_run_folder): a sums.csv row whose sum_squares no run can produce made
-// estimate() overflow 128 bits (UBSan: signed overflow in T·Σq²). Rows are now checked against
-// what `count` trials can sum to; a genuine run folder still merges to the same numbers.
+// A sums.csv row whose sum_squares no run can produce would overflow estimate()'s 128 bits
+// (T·Σq²; a fuzz_run_folder finding): rows are checked against what `count` trials can sum
+// to, and a genuine run folder still merges to the same numbers.
 TEST(Run, MergeRefusesSumsNoRunCanProduce) {
     const auto dir = test_support::scratch_folder("merge_sums");
-    RunConfig config;
-    config.model.assumption3.L = 15;
-    config.model.assumption3.T1 = 3;
-    config.model.assumption3.T2 = 10;
-    config.model.length_given = true;
-    config.d = 8;
-    config.trials = 4;
-    config.sizes = "pow2";
-    config.kappa = 1.0;
+    const RunConfig config = tiny_run_config();
     RunTimings timings;
     const auto sums = run_grid(config, 1, nullptr, timings);
     const auto run = dir / "run";
@@ -561,15 +567,7 @@ TEST(Run, MergeRefusesSumsNoRunCanProduce) {
 // merges to the same file, and a malformed row is one line naming the file, line and column.
 TEST(Run, MergeReadsSumsByColumnNameAndNamesTheBadField) {
     const auto dir = test_support::scratch_folder("merge_sums_columns");
-    RunConfig config;
-    config.model.assumption3.L = 15;
-    config.model.assumption3.T1 = 3;
-    config.model.assumption3.T2 = 10;
-    config.model.length_given = true;
-    config.d = 8;
-    config.trials = 4;
-    config.sizes = "pow2";
-    config.kappa = 1.0;
+    const RunConfig config = tiny_run_config();
     RunTimings timings;
     const auto run = dir / "run";
     write_run(run.string(), config, run_grid(config, 1, nullptr, timings), 1,
