@@ -4,7 +4,9 @@
 
 namespace attngeo {
 
-// %.17g: 17 significant digits (round-trips a double), "inf"/"-inf"/"nan" for non-finite.
+// The shortest decimal that reads back to the same double (at most 17 significant digits,
+// what %.17g would need), "inf"/"-inf"/"nan" for non-finite. Exact powers like 1e+20 print
+// in the shorter of fixed and scientific form.
 std::string format_double(double value);
 
 }  // namespace attngeo

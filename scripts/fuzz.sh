@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of fuzz/ (clang, ASan + UBSan) and runs each for FUZZ_SECONDS
-# (default 60), FUZZ_JOBS at a time (default 2), from the seeds generated out of ../shared and
-# fuzz/regressions/. Exits non-zero on any finding: a crash, a sanitizer report, a leak, an
-# exception other than InputError, an input taking > 10 s or allocating > 2 GB.
+# (default 60) or FUZZ_RUNS inputs (default 300000), whichever comes first, FUZZ_JOBS at a time
+# (default 2), from the seeds generated out of ../shared and fuzz/regressions/. Exits non-zero on
+# any finding: a crash, a sanitizer report, a leak, an exception other than InputError, an input
+# taking > 10 s or allocating > 2 GB.
+# The default run is deterministic: a fixed seed, a fresh corpus and a run cap, so CI replays
+# exactly the inputs a developer's run of this script replayed (or a prefix of them on a slower
+# machine). FUZZ_SEED=0 FUZZ_SECONDS=600 FUZZ_KEEP_CORPUS=1 explores instead.
 # FUZZ_TARGETS="gguf numeric_csv" runs a subset; the findings are left in BUILD/fuzz/findings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${FUZZ_BUILD:-build-fuzz}"
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-60}"
 JOBS="${FUZZ_JOBS:-2}"
+RUNS="${FUZZ_RUNS:-300000}"
 export ATTNGEO_SHARED="${ATTNGEO_SHARED:-$(cd .. && pwd)/shared}"
 
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
@@ -18,6 +23,7 @@ cmake --build "$BUILD" -j"$JOBS" --target attngeo_fuzz
 ALL_TARGETS=$(sed -n '/^set(ATTNGEO_FUZZ_TARGETS/,/^)/p' fuzz/CMakeLists.txt | sed '1d;$d' | tr -d ' ')
 TARGETS="${FUZZ_TARGETS:-$ALL_TARGETS}"
 OUT="$BUILD/fuzz"
+[ "${FUZZ_KEEP_CORPUS:-0}" = 1 ] || rm -rf "$OUT/corpus"
 mkdir -p "$OUT/findings" "$OUT/logs"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
@@ -32,7 +38,7 @@ run_target() {
   [ -d "$OUT/seeds/$target" ] && inputs+=("$OUT/seeds/$target")
   [ -d "fuzz/regressions/$target" ] && inputs+=("fuzz/regressions/$target")
   # A fixed seed makes a CI run reproducible (FUZZ_SEED=0 draws a fresh one).
-  if "$OUT/fuzz_$target" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -seed="${FUZZ_SEED:-1}" \
+  if "$OUT/fuzz_$target" -max_total_time="$SECONDS_PER_TARGET" -runs="$RUNS" -timeout=10 -seed="${FUZZ_SEED:-1}" \
       -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len="$(max_len "$target")" \
       -print_final_stats=1 -artifact_prefix="$OUT/findings/$target/" "${inputs[@]}" >"$log" 2>&1; then
     local runs cov
@@ -46,9 +52,10 @@ run_target() {
   fi
 }
 export -f run_target max_len
-export OUT SECONDS_PER_TARGET
+export OUT SECONDS_PER_TARGET RUNS
 
-echo "fuzzing $(echo $TARGETS | wc -w) targets for ${SECONDS_PER_TARGET}s each, $JOBS at a time"
+echo "fuzzing $(echo $TARGETS | wc -w) targets for ${SECONDS_PER_TARGET}s or $RUNS inputs each," \
+  "seed ${FUZZ_SEED:-1}, $JOBS at a time"
 if printf '%s\n' $TARGETS | xargs -P "$JOBS" -I{} bash -c 'run_target {}'; then
   echo "fuzz: no findings"
 else

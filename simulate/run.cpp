@@ -359,10 +359,14 @@ Shard parse_shard(const std::string& text) {
     } catch (const std::exception&) {
         throw InputError("--shard: '" + text + "', expected i/n such as 0/4");
     }
-    if (s.count < 1 || s.index < 0 || s.index >= s.count) {
-        throw InputError("--shard: '" + text + "', expected 0 <= i < n");
-    }
+    check_shard(s, "--shard: '" + text + "'");
     return s;
+}
+
+void check_shard(Shard shard, const std::string& where) {
+    if (shard.count < 1 || shard.index < 0 || shard.index >= shard.count) {
+        throw InputError(where + ", expected shard i/n with 0 <= i < n");
+    }
 }
 
 std::pair<std::int64_t, std::int64_t> shard_trials(std::int64_t trials, Shard shard) {
@@ -424,6 +428,9 @@ RunConfig run_config_from_json(const nlohmann::json& j) {
     }
     c.shard.index = json_integer<int>(j.at("shard").at("index"));
     c.shard.count = json_integer<int>(j.at("shard").at("count"));
+    // shard_trials divides by the count, so a hand-edited manifest must not reach it with 0.
+    check_shard(c.shard, "manifest shard " + std::to_string(c.shard.index) + "/" +
+                             std::to_string(c.shard.count));
     return c;
 }
 
@@ -896,8 +903,9 @@ RunConfig shard_config(const std::string& dir) {
                              "', this attngeo draws '" + kRandomStream +
                              "': rerun that shard with this version");
         }
-        RunConfig config = run_config_from_json(manifest.at("config"));
+        RunConfig config;
         try {
+            config = run_config_from_json(manifest.at("config"));
             for (const GridPoint& p : grid_points(config))
                 (void)setup_point(config, p);
         } catch (const InputError& e) {

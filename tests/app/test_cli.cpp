@@ -462,6 +462,17 @@ TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
     expect_bad_input("merge " + s0.string() + " " + old.string() + " " + s2.string() + " --out " +
                          (scratch() / "x").string(),
                      {"philox4x64-10", "rerun that shard"});
+    // A manifest edited to shard count 0 is refused by name (it once reached a division).
+    const fs::path zero = scratch() / "merge_shard_zero";
+    fs::remove_all(zero);
+    fs::copy(s1, zero);
+    manifest = slurp(zero / "manifest.json");
+    const std::size_t count_key = manifest.find("\"count\": 3");
+    ASSERT_NE(count_key, std::string::npos);
+    manifest.replace(count_key, std::string("\"count\": 3").size(), "\"count\": 0");
+    std::ofstream(zero / "manifest.json") << manifest;
+    expect_bad_input("merge " + zero.string() + " --out " + (scratch() / "x").string(),
+                     {(zero / "manifest.json").string(), "shard 1/0", "0 <= i < n"});
 }
 
 TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
@@ -496,9 +507,10 @@ TEST(CliSimulate, ProgressLinesForLogsAndQuiet) {
     const RunResult lines = attngeo::test_support::run_program(
         "ATTNGEO_PROGRESS_SECONDS=0 " + std::string(ATTNGEO_EXE), args + a.string(), scratch());
     ASSERT_EQ(lines.exit_code, 0) << lines.err;
-    // 600 trials a point in chunks of 256: lines at 256, 512, 600 + 256, 600 + 512 trials.
+    // 600 trials a point in chunks of 256: lines at 256, 512, 600 + 256, 600 + 512 trials; the
+    // swept value is echoed as typed (shortest round-trip form).
     for (const char* line : {"[sweep] 256/1200 trials, ", "[sweep] 856/1200 trials, ",
-                             "; grid point 2/2 beta=0.20000000000000001"})
+                             "; grid point 2/2 beta=0.2\n"})
         EXPECT_NE(lines.err.find(line), std::string::npos) << line << " in\n" << lines.err;
     EXPECT_NE(lines.err.find("ETA "), std::string::npos) << lines.err;
     const RunResult quiet = run(args + b.string() + " --quiet");

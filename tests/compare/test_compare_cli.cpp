@@ -682,7 +682,7 @@ TEST(CompareCli, Table1IsComputedAtTheFittedParameters) {
     EXPECT_EQ(manifest.at("table1").at("d").get<double>(), kHeadDim);
     EXPECT_TRUE(manifest.at("table1").at("error").is_null());
 
-    // table1.csv read back as a Table1 (the text round-trips: 17 significant digits).
+    // table1.csv read back as a Table1 (the text round-trips: shortest round-trip digits).
     std::vector<theory::SensitivityRow> written;
     std::set<int> sizes;
     for (const auto& row : read_csv(out / "table1.csv")) {

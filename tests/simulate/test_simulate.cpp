@@ -661,7 +661,7 @@ theory::ModelParameters table1_head() {
     return p;
 }
 
-// table1.csv read back as rows (the text round-trips: 17 significant digits).
+// table1.csv read back as rows (the text round-trips: shortest round-trip digits).
 std::vector<theory::SensitivityRow> read_table1(const std::filesystem::path& path) {
     const CsvTable table = read_csv_table(path.string());
     std::vector<theory::SensitivityRow> rows(table.rows.size());
@@ -725,7 +725,7 @@ TEST(Table1, DerivativesAreCentralDifferencesOfTheReferenceBounds) {
               << worst << "\n";
     EXPECT_LT(worst, 1e-6);
 
-    // The CSV holds every row with 17 significant digits, in order.
+    // The CSV holds every row with round-trip digits, in order.
     std::istringstream csv(table1_csv(table));
     std::string line;
     std::getline(csv, line);
