@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 
 namespace attngeo {
@@ -743,6 +744,69 @@ void write_safetensors(const std::string& path, const std::vector<HostTensor>& t
                       static_cast<std::streamsize>(tensors[i].bytes));
         },
         metadata);
+}
+
+namespace {
+
+// Which tensors go into which shard: greedy in order, a new shard when the next tensor would
+// push the current one past `max_shard_bytes` (transformers' shard_checkpoint does the same).
+std::vector<std::vector<std::size_t>> assign_shards(const std::vector<TensorSpec>& tensors,
+                                                    std::uint64_t max_shard_bytes,
+                                                    std::uint64_t& total_bytes) {
+    std::vector<std::vector<std::size_t>> shards;
+    std::uint64_t in_current = 0;
+    total_bytes = 0;
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        std::uint64_t bytes = dtype_size(tensors[i].dtype);
+        for (auto extent : tensors[i].shape)
+            bytes *= static_cast<std::uint64_t>(std::max<std::int64_t>(extent, 0));
+        if (shards.empty() || (in_current > 0 && in_current + bytes > max_shard_bytes)) {
+            shards.emplace_back();
+            in_current = 0;
+        }
+        shards.back().push_back(i);
+        in_current += bytes;
+        total_bytes += bytes;
+    }
+    return shards;
+}
+
+std::string shard_file_name(std::size_t index, std::size_t count) {
+    char name[64];
+    std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", index + 1, count);
+    return name;
+}
+
+}  // namespace
+
+std::vector<std::string> write_safetensors_sharded(
+    const std::string& folder, const std::vector<TensorSpec>& tensors,
+    std::uint64_t max_shard_bytes,
+    const std::function<void(std::size_t, std::ostream&)>& write_tensor,
+    const std::map<std::string, std::string>& metadata) {
+    if (max_shard_bytes == 0)
+        throw std::invalid_argument("write_safetensors_sharded: max_shard_bytes must be > 0");
+    std::uint64_t total_bytes = 0;
+    const auto shards = assign_shards(tensors, max_shard_bytes, total_bytes);
+    std::vector<std::string> names;
+    nlohmann::json weight_map = nlohmann::json::object();
+    for (std::size_t s = 0; s < shards.size(); ++s) {
+        names.push_back(shard_file_name(s, shards.size()));
+        std::vector<TensorSpec> specs;
+        for (std::size_t i : shards[s]) {
+            specs.push_back(tensors[i]);
+            weight_map[tensors[i].name] = names.back();
+        }
+        write_safetensors_streamed(
+            join_path(folder, names.back()), specs,
+            [&](std::size_t local, std::ostream& out) { write_tensor(shards[s][local], out); },
+            metadata);
+    }
+    // Written last: a folder whose index exists has every shard it names.
+    const nlohmann::json index = {{"metadata", {{"total_size", total_bytes}}},
+                                  {"weight_map", weight_map}};
+    write_file_atomic(join_path(folder, "model.safetensors.index.json"), index.dump(2) + "\n");
+    return names;
 }
 
 }  // namespace attngeo

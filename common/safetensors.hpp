@@ -102,4 +102,17 @@ void write_safetensors_streamed(const std::string& path, const std::vector<Tenso
                                 const std::function<void(std::size_t, std::ostream&)>& write_tensor,
                                 const std::map<std::string, std::string>& metadata = {});
 
+// A Hugging Face sharded checkpoint in `folder`: the tensors, in the given order, cut into
+// shards "model-0000i-of-0000k.safetensors" of at most `max_shard_bytes` of tensor data each (a
+// larger tensor gets a shard alone), then "model.safetensors.index.json" with
+// metadata.total_size and the weight_map, as transformers' save_pretrained writes them. Bytes
+// are streamed by `write_tensor(index, out)` in the global order 0, 1, ... (one tensor in memory
+// at a time), so a sequential random generator yields the same weights whatever the shard size.
+// Returns the shard file names. Errors as write_safetensors_streamed.
+std::vector<std::string> write_safetensors_sharded(
+    const std::string& folder, const std::vector<TensorSpec>& tensors,
+    std::uint64_t max_shard_bytes,
+    const std::function<void(std::size_t, std::ostream&)>& write_tensor,
+    const std::map<std::string, std::string>& metadata = {});
+
 }  // namespace attngeo

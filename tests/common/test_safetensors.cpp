@@ -767,3 +767,79 @@ TEST(SafetensorsMalformed, HeaderNestedTooDeep) {
     EXPECT_NO_THROW(parse_json_text(arrays(kMaxJsonDepth + 1), "x.json", "arrays"));
     EXPECT_THROW(parse_json_text(arrays(kMaxJsonDepth + 2), "x.json", "arrays"), InputError);
 }
+
+// The sharded writer against a plain model of the hub's layout: shards cut greedily at the byte
+// limit (a tensor beyond it alone), consecutive names "model-0000i-of-0000k", an index whose
+// total_size and weight_map say where each tensor is, bytes read back equal to those written.
+TEST(SafetensorsSharded, WriterCutsAtTheLimitAndIndexesEveryTensor) {
+    const fs::path folder = scratch() / "written_shards";
+    fs::create_directories(folder);
+    // 16, 16, 40 (over the limit of 32: alone), 8, 8, 8 bytes → {a, b}, {c}, {d, e, f}.
+    const std::vector<TensorSpec> specs = {{"a", DType::F32, {4}},    {"b", DType::F32, {2, 2}},
+                                           {"c", DType::F64, {5}},    {"d", DType::BF16, {4}},
+                                           {"e", DType::I32, {1, 2}}, {"f", DType::U8, {8}}};
+    std::vector<std::size_t> order;
+    const auto pattern = [](std::size_t tensor, std::size_t k) {
+        return static_cast<char>(17 * tensor + k);
+    };
+    std::vector<std::uint64_t> sizes;
+    const auto names = write_safetensors_sharded(folder.string(), specs, 32,
+                                                 [&](std::size_t i, std::ostream& out) {
+                                                     order.push_back(i);
+                                                     std::uint64_t bytes =
+                                                         dtype_size(specs[i].dtype);
+                                                     for (auto e : specs[i].shape)
+                                                         bytes *= static_cast<std::uint64_t>(e);
+                                                     sizes.push_back(bytes);
+                                                     for (std::uint64_t k = 0; k < bytes; ++k)
+                                                         out.put(pattern(i, k));
+                                                 },
+                                                 {{"format", "pt"}});
+    EXPECT_EQ(order, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));  // global order, once each
+    EXPECT_EQ(names, (std::vector<std::string>{"model-00001-of-00003.safetensors",
+                                               "model-00002-of-00003.safetensors",
+                                               "model-00003-of-00003.safetensors"}));
+    const nlohmann::json index =
+        nlohmann::json::parse(std::ifstream(folder / "model.safetensors.index.json"));
+    std::uint64_t total = 0;
+    for (auto s : sizes)
+        total += s;
+    EXPECT_EQ(index["metadata"]["total_size"].get<std::uint64_t>(), total);
+    const std::vector<std::string> expected_shard = {names[0], names[0], names[1],
+                                                     names[2], names[2], names[2]};
+    const SafetensorsCheckpoint checkpoint(folder.string());
+    EXPECT_EQ(checkpoint.files().size(), 3u);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        EXPECT_EQ(index["weight_map"][specs[i].name].get<std::string>(), expected_shard[i]);
+        const HostTensor h = checkpoint.get(specs[i].name);
+        EXPECT_EQ(h.file, (folder / expected_shard[i]).string());
+        EXPECT_EQ(h.shape, specs[i].shape);
+        ASSERT_EQ(h.bytes, sizes[i]);
+        for (std::size_t k = 0; k < h.bytes; ++k)
+            ASSERT_EQ(static_cast<const char*>(h.data)[k], pattern(i, k)) << specs[i].name;
+    }
+    const SafetensorsFile first((folder / names[0]).string());
+    EXPECT_EQ(first.metadata().at("format"), "pt");
+}
+
+TEST(SafetensorsSharded, DegenerateLimitsAndBadCallbacks) {
+    const fs::path folder = scratch() / "one_shard";
+    fs::create_directories(folder);
+    const std::vector<TensorSpec> specs = {{"a", DType::F32, {3}}, {"b", DType::F32, {0}}};
+    auto zeros = [&](std::size_t i, std::ostream& out) {
+        out << std::string(i == 0 ? 12 : 0, '\0');
+    };
+    // A limit no tensor reaches: one shard, "of-00001"; an empty tensor costs nothing.
+    EXPECT_EQ(write_safetensors_sharded(folder.string(), specs, 1u << 30, zeros),
+              (std::vector<std::string>{"model-00001-of-00001.safetensors"}));
+    EXPECT_EQ(SafetensorsCheckpoint(folder.string()).names(), (std::vector<std::string>{"a", "b"}));
+    EXPECT_THROW(write_safetensors_sharded(folder.string(), specs, 0, zeros),
+                 std::invalid_argument);
+    // A callback writing the wrong byte count is a programming error, and no index appears.
+    const fs::path bad = scratch() / "bad_callback";
+    fs::create_directories(bad);
+    EXPECT_THROW(write_safetensors_sharded(bad.string(), specs, 4,
+                                           [](std::size_t, std::ostream& out) { out << "x"; }),
+                 std::logic_error);
+    EXPECT_FALSE(fs::exists(bad / "model.safetensors.index.json"));
+}
