@@ -9,13 +9,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "attngeo/version.hpp"
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
+#include "common/manifest_values.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/models_figures.hpp"
 
 namespace fs = std::filesystem;
 
@@ -264,35 +268,21 @@ std::string page(const std::string& toc, const std::string& body) {
     return html.str();
 }
 
-}  // namespace
-
-std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir) {
-    const std::vector<RunFolder> runs = read_run_folders(run_dirs);
-    // Build every section before writing anything.
-    const RunSections parts = build_sections(runs);
-
-    // Figures and index.html appear together or not at all (the folder may be the run's own).
-    OutputFolder folder(out_dir, "--out");
-    const fs::path figures_dir = fs::path(folder.staging()) / "figures";
-    std::error_code ec;
-    fs::create_directories(figures_dir, ec);
-    if (ec) throw InputError("--out '" + out_dir + "': cannot create folder: " + ec.message());
-    const std::string gnuplot = find_gnuplot();
-
+// Renders sections under one <h2> each: the body and its table-of-contents entry.
+struct PageWriter {
     std::ostringstream body, toc;
-    if (gnuplot.empty()) body << missing_gnuplot_note();
     int section_number = 0;
-    for (const auto& [run, sections] : parts) {
-        const std::string kind = run->manifest.at("kind");
-        body << "<h2 id=\"run" << run->index << "\">" << html_escape(kind) << ": <code>"
-             << html_escape(run->dir) << "</code></h2>\n";
-        toc << "<li><a href=\"#run" << run->index << "\">" << html_escape(kind) << ": "
-            << html_escape(run->dir) << "</a><ul>";
+    fs::path figures_dir;
+    std::string gnuplot;
+
+    void part(const std::string& anchor, const std::string& heading_html,
+              const std::string& toc_html, const std::vector<Section>& sections) {
+        body << "<h2 id=\"" << anchor << "\">" << heading_html << "</h2>\n";
+        toc << "<li><a href=\"#" << anchor << "\">" << toc_html << "</a><ul>";
         for (const Section& section : sections) {
-            const std::string anchor = "s" + std::to_string(section_number++);
-            toc << "<li><a href=\"#" << anchor << "\">" << html_escape(section.title)
-                << "</a></li>";
-            body << "<h3 id=\"" << anchor << "\">" << html_escape(section.title) << "</h3>\n"
+            const std::string id = "s" + std::to_string(section_number++);
+            toc << "<li><a href=\"#" << id << "\">" << html_escape(section.title) << "</a></li>";
+            body << "<h3 id=\"" << id << "\">" << html_escape(section.title) << "</h3>\n"
                  << section.html_before;
             for (const Figure& figure : section.figures)
                 body << figure_html(figure, figures_dir, gnuplot);
@@ -300,8 +290,108 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
         }
         toc << "</ul></li>";
     }
-    folder.write("index.html", page(toc.str(), body.str()));
+};
+
+// ---- the report's own files --------------------------------------------------------------
+
+// Lists what a report wrote, so the next report into the same folder removes what it no longer
+// writes and nothing else (a report may share its folder with a run or a user's notes).
+const char* const kFileList = "report_files.json";
+
+// Every file under the staging folder, as paths relative to it ("figures/run0_P.svg").
+std::set<std::string> staged_files(const std::string& staging) {
+    std::set<std::string> files;
+    for (const auto& entry : fs::recursive_directory_iterator(staging))
+        if (entry.is_regular_file())
+            files.insert(fs::relative(entry.path(), staging).generic_string());
+    return files;
+}
+
+std::string file_list_json(const std::set<std::string>& files) {
+    nlohmann::json list = manifest_header("report-files");
+    list["note"] =
+        "The files attngeo report wrote into this folder; the next report into it removes "
+        "those it no longer writes.";
+    list["files"] = files;
+    return list.dump(2) + "\n";
+}
+
+// A name a report writes under figures/: "run<k>_…" or "models_…" with a figure's extension.
+bool report_figure_name(const std::string& name) {
+    static const std::regex figure(R"((run[0-9]+|models)_[A-Za-z0-9_.-]+\.(svg|png|gp|dat|log))");
+    return std::regex_match(name, figure);
+}
+
+// The files an earlier report wrote into `out`: its report_files.json, or for a report written
+// before that list existed, the files of figures/ named the way reports name figures.
+std::set<std::string> earlier_report_files(const std::string& out) {
+    std::set<std::string> files;
+    const fs::path list = fs::path(out) / kFileList;
+    std::error_code ec;
+    if (fs::is_regular_file(list, ec)) {
+        try {
+            const nlohmann::json earlier = read_json_file(list.string(), "a report's file list");
+            for (const auto& file : earlier.at("files"))
+                if (file.is_string()) files.insert(file.get<std::string>());
+        } catch (const std::exception&) {
+            files.clear();  // a damaged list names nothing for sure: remove nothing
+        }
+        return files;
+    }
+    for (const auto& entry : fs::directory_iterator(fs::path(out) / "figures", ec))
+        if (entry.is_regular_file(ec) && report_figure_name(entry.path().filename().string()))
+            files.insert("figures/" + entry.path().filename().string());
+    return files;
+}
+
+// Removes the files of `earlier` that `written` lacks; only plain files directly in figures/
+// with a report figure's name, whatever a (hand-edited) list says.
+void remove_stale_files(const std::string& out, const std::set<std::string>& earlier,
+                        const std::set<std::string>& written) {
+    for (const std::string& file : earlier) {
+        if (written.count(file) || file.rfind("figures/", 0) != 0) continue;
+        const std::string name = file.substr(std::string("figures/").size());
+        if (!report_figure_name(name)) continue;
+        const fs::path path = fs::path(out) / "figures" / name;
+        std::error_code ec;
+        if (fs::is_regular_file(fs::symlink_status(path, ec))) fs::remove(path, ec);
+    }
+}
+
+}  // namespace
+
+std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir,
+                         const std::vector<std::string>& labels) {
+    const std::vector<RunFolder> runs = read_run_folders(run_dirs);
+    const std::vector<std::string> run_names = run_labels(runs, labels);
+    // Build every section before writing anything.
+    const RunSections parts = build_sections(runs);
+    const std::vector<Section> across_models = models_sections(runs, run_names);
+
+    // Figures and index.html appear together or not at all (the folder may be the run's own).
+    OutputFolder folder(out_dir, "--out");
+    PageWriter page_writer;
+    page_writer.figures_dir = fs::path(folder.staging()) / "figures";
+    std::error_code ec;
+    fs::create_directories(page_writer.figures_dir, ec);
+    if (ec) throw InputError("--out '" + out_dir + "': cannot create folder: " + ec.message());
+    page_writer.gnuplot = find_gnuplot();
+
+    if (page_writer.gnuplot.empty()) page_writer.body << missing_gnuplot_note();
+    if (!across_models.empty())
+        page_writer.part("models", "Across models", "Across models", across_models);
+    for (const auto& [run, sections] : parts) {
+        const std::string kind = run->manifest.at("kind");
+        page_writer.part("run" + std::to_string(run->index),
+                         html_escape(kind) + ": <code>" + html_escape(run->dir) + "</code>",
+                         html_escape(kind) + ": " + html_escape(run->dir), sections);
+    }
+    folder.write("index.html", page(page_writer.toc.str(), page_writer.body.str()));
+    const std::set<std::string> written = staged_files(folder.staging());
+    folder.write(kFileList, file_list_json(written));
+    const std::set<std::string> earlier = earlier_report_files(folder.destination());
     folder.commit();
+    remove_stale_files(folder.destination(), earlier, written);
     return (fs::path(out_dir) / "index.html").string();
 }
 

@@ -33,9 +33,14 @@ std::vector<Section> sweep_sections(const RunFolder& run);
 std::vector<Section> extract_sections(const RunFolder& run);
 std::vector<Section> compare_sections(const RunFolder& run);
 
-// Writes OUT/index.html and OUT/figures/*; returns the path of index.html. Throws InputError
-// for a folder without a readable manifest or of an unknown kind.
-std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir);
+// Writes OUT/index.html, OUT/figures/* and OUT/report_files.json (the files this report wrote);
+// returns the path of index.html. `labels`: one name per run folder to draw it under in the
+// cross-model figures (--label), or empty for the models' names. Files an earlier report listed
+// in report_files.json and this one no longer writes are removed (figures of a run no longer
+// given); other files in OUT are kept. Throws InputError for a folder without a readable
+// manifest or of an unknown kind, and for a wrong number of labels.
+std::string write_report(const std::vector<std::string>& run_dirs, const std::string& out_dir,
+                         const std::vector<std::string>& labels = {});
 
 // HTML helpers shared by the section builders.
 std::string html_escape(const std::string& text);

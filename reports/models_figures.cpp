@@ -1,0 +1,688 @@
+// Cross-model overlays: each model's folder is read into a few curves (P and R against N with
+// the paper envelopes, corr(R, ρ0) against N, regime shares by depth; for simulations E[P],
+// E[R] with their intervals and envelopes), then every figure draws all models on one set of
+// axes. One data file per model and figure keeps each script's `using` columns fixed.
+#include "reports/models_figures.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "common/errors.hpp"
+#include "common/format.hpp"
+#include "common/json_file.hpp"
+#include "reports/empirical_data.hpp"
+#include "reports/empirical_tables.hpp"
+#include "reports/verdict.hpp"
+
+namespace fs = std::filesystem;
+
+namespace attngeo::reports {
+namespace {
+
+using namespace empirical;
+
+// One colour per model, in command-line order; chosen apart from each other and readable on
+// white (Tableau 10). Beyond ten models the colours repeat with another dash pattern.
+constexpr std::array<const char*, 10> kModelColour = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                                      "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+                                                      "#7f7f7f", "#bcbd22"};
+// The envelope the paper draws in its Figure 5 (its own Theorems 1–2).
+const std::string kEnvelopeVariant = "paper";
+
+std::string kind_of(const RunFolder& run) {
+    const auto kind = run.manifest.find("kind");
+    return kind != run.manifest.end() && kind->is_string() ? kind->get<std::string>() : "";
+}
+
+bool is_empirical(const RunFolder& run) {
+    const std::string kind = kind_of(run);
+    return kind == "extract" || kind == "compare";
+}
+
+// The folder's own name ("runs/a/" → "a").
+std::string folder_name(const std::string& dir) {
+    fs::path path = fs::path(dir).lexically_normal();
+    if (!path.has_filename()) path = path.parent_path();
+    return path.filename().string();
+}
+
+// A value of the manifest at `object`.`key`, or null.
+nlohmann::json member(const nlohmann::json& manifest, const char* object, const char* key) {
+    if (!manifest.contains(object) || !manifest.at(object).is_object()) return nullptr;
+    const auto& o = manifest.at(object);
+    return o.contains(key) ? o.at(key) : nlohmann::json(nullptr);
+}
+
+// The model's name: its checkpoint file without the extension, or its Hugging Face folder
+// ("Mistral-7B-v0.1" keeps its ".1"); the run folder's name when the manifest has no path.
+std::string model_name(const RunFolder& run) {
+    const bool compare = kind_of(run) == "compare";
+    const nlohmann::json path = member(run.manifest, compare ? "emp_model" : "model", "path");
+    if (!path.is_string() || path.get<std::string>().empty()) return folder_name(run.dir);
+    fs::path model = fs::path(path.get<std::string>()).lexically_normal();
+    if (!model.has_filename()) model = model.parent_path();
+    const std::string extension = model.extension().string();
+    for (const char* file_type : {".bin", ".gguf", ".safetensors", ".pt"})
+        if (extension == file_type) return model.stem().string();
+    return model.filename().string();
+}
+
+std::string context_of(const RunFolder& run) {
+    const bool compare = kind_of(run) == "compare";
+    const nlohmann::json context =
+        member(run.manifest, compare ? "emp_parameters" : "parameters", "context");
+    return context.is_number_integer() ? std::to_string(context.get<long long>()) : "";
+}
+
+// A simulate run's settings, key → text: the Assumption-model parameters and d.
+std::map<std::string, std::string> simulate_settings(const RunFolder& run) {
+    std::map<std::string, std::string> settings;
+    if (!run.manifest.contains("config") || !run.manifest.at("config").is_object()) return settings;
+    const auto& config = run.manifest.at("config");
+    if (config.contains("model") && config.at("model").is_object())
+        for (const auto& [key, value] : config.at("model").items())
+            if (key != "L_given" && key.find("_file") == std::string::npos)
+                settings[key] = json_text(value);
+    if (config.contains("d")) settings["d"] = json_text(config.at("d"));
+    return settings;
+}
+
+// For each simulate run, the settings that differ between the simulate runs ("beta=0.05,
+// d=64"); the folder's name when none differ.
+std::map<int, std::string> simulate_names(const std::vector<RunFolder>& runs) {
+    std::map<int, std::map<std::string, std::string>> settings;
+    std::set<std::string> keys;
+    for (const auto& run : runs)
+        if (kind_of(run) == "simulate")
+            for (const auto& [key, value] : settings[run.index] = simulate_settings(run))
+                keys.insert(key);
+    std::map<int, std::string> names;
+    for (const auto& [index, mine] : settings) {
+        std::string name;
+        for (const std::string& key : keys) {
+            const auto value = mine.count(key) ? mine.at(key) : std::string("?");
+            bool differs = false;
+            for (const auto& [other, theirs] : settings)
+                differs |= !theirs.count(key) || theirs.at(key) != value;
+            if (differs) name += (name.empty() ? "" : ", ") + key + "=" + value;
+        }
+        names[index] = name.empty() ? folder_name(runs[index].dir) : name;
+    }
+    return names;
+}
+
+// Appends `suffix(i)` to every label that another label equals.
+template <typename Suffix>
+void separate_equal_labels(std::vector<std::string>& labels, Suffix suffix) {
+    std::map<std::string, int> seen;
+    for (const auto& label : labels)
+        seen[label]++;
+    for (std::size_t i = 0; i < labels.size(); ++i)
+        if (seen[labels[i]] > 1) labels[i] += suffix(i);
+}
+
+}  // namespace
+
+std::vector<std::string> run_labels(const std::vector<RunFolder>& runs,
+                                    const std::vector<std::string>& given) {
+    if (!given.empty()) {
+        if (given.size() != runs.size())
+            throw InputError("--label: " + std::to_string(given.size()) + " given for " +
+                             std::to_string(runs.size()) +
+                             " --in folders; give one --label per --in folder, in order");
+        for (const auto& label : given)
+            if (label.empty() || label.find_first_of("\n\r") != std::string::npos)
+                throw InputError("--label: empty or multi-line name; give one line of text");
+        return given;
+    }
+    const std::map<int, std::string> simulations = simulate_names(runs);
+    std::vector<std::string> labels;
+    for (const auto& run : runs)
+        labels.push_back(kind_of(run) == "simulate" ? simulations.at(run.index)
+                         : is_empirical(run)        ? model_name(run)
+                                                    : folder_name(run.dir));
+    separate_equal_labels(labels, [&](std::size_t i) {
+        const std::string context = is_empirical(runs[i]) ? context_of(runs[i]) : "";
+        return context.empty() ? std::string() : " (context " + context + ")";
+    });
+    separate_equal_labels(labels, [](std::size_t i) { return " #" + std::to_string(i + 1); });
+    return labels;
+}
+
+namespace {
+
+// ---- what each model contributes ----------------------------------------------------------
+
+// One model's curve on a panel against N: N → [value, band_lo, band_hi, lower, upper]; NaN
+// where the model has no band (no interval) or no envelope.
+using CurveRows = std::map<int, std::array<double, 5>>;
+struct CurveColumns {  // the per-model .dat files' columns (gnuplot counts from 1)
+    static constexpr int kN = 1, kValue = 2, kBandLow = 3, kBandHigh = 4, kLower = 5, kUpper = 6;
+};
+
+struct ModelCurves {
+    std::string label, colour, dash;  // dash: "" or " dt 4" once the colours repeat
+    // Line width and point type: earlier models are drawn wider underneath later ones, so a
+    // model whose curve equals another's still shows as a coloured edge around it.
+    double width = 2.5;
+    int point = 7;
+    std::array<CurveRows, 2> pr;  // [P, R]: the measured or simulated mean, envelopes
+    std::string pr_source, envelope_source;
+    bool envelope_at_star = false;
+    CurveRows corr;  // corr(R, ρ0) and its bootstrap interval
+    std::string corr_source;
+    bool corr_computed_here = false;        // from an extract folder's heads.csv and pr.csv
+    std::map<int, PerRegime<int>> regimes;  // layer → heads per regime
+    std::string regimes_source;
+};
+
+const double kNan = std::nan("");
+
+// The measured means, and the paper envelope where the folder has one, as P and R curves.
+void set_pr_curves(ModelCurves& m, const std::map<int, MeanPR>& measured,
+                   const std::map<int, std::array<double, 4>>* envelope) {
+    for (const auto& [N, mean] : measured)
+        for (int metric = 0; metric < 2; ++metric)
+            m.pr[metric][N] = {metric ? mean.r : mean.p, kNan, kNan, kNan, kNan};
+    if (!envelope) return;
+    for (const auto& [N, b] : *envelope)
+        for (int metric = 0; metric < 2; ++metric) {
+            auto& row = m.pr[metric]
+                            .try_emplace(N, std::array<double, 5>{kNan, kNan, kNan, kNan, kNan})
+                            .first->second;
+            row[3] = b[2 * metric];
+            row[4] = b[2 * metric + 1];
+        }
+}
+
+std::map<int, PerRegime<int>> read_regime_counts(const std::string& path) {
+    const CsvTable counts = read_csv_table(path);
+    std::map<int, PerRegime<int>> by_layer;
+    for (std::size_t r = 0; r < counts.rows.size(); ++r) {
+        auto& layer = by_layer[static_cast<int>(counts.number(r, "layer"))];
+        for (int k = 0; k < kRegimeCount; ++k)
+            layer[k] = static_cast<int>(counts.number(r, regime_name(k)));
+    }
+    return by_layer;
+}
+
+void read_compare_model(const RunFolder& run, ModelCurves& m) {
+    const CompareFolder c = load_compare(run);
+    const auto envelope = c.envelopes.find(kEnvelopeVariant);
+    set_pr_curves(m, c.envelope_means, envelope == c.envelopes.end() ? nullptr : &envelope->second);
+    m.pr_source = c.envelope.path;
+    if (envelope != c.envelopes.end()) m.envelope_source = c.envelope_source;
+    m.envelope_at_star = c.envelopes_at_star;
+    for (std::size_t r = 0; r < c.corr.rows.size(); ++r)
+        m.corr[static_cast<int>(c.corr.number(r, "N"))] = {
+            optional_number(c.corr, r, "corr"), optional_number(c.corr, r, "ci_lo"),
+            optional_number(c.corr, r, "ci_hi"), kNan, kNan};
+    m.corr_source = c.corr.path;
+    m.regimes_source = path_in(run.dir, "regime_counts.csv");
+    m.regimes = read_regime_counts(m.regimes_source);
+}
+
+// Pearson's correlation of two equally long samples; NaN when either does not vary.
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+    if (x.size() < 2) return kNan;
+    const double mx = mean_of(x), my = mean_of(y);
+    double sxy = 0, sxx = 0, syy = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+        syy += (y[i] - my) * (y[i] - my);
+    }
+    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNan;
+}
+
+// corr(R(r_min, N), ρ0) across key/value heads, as compare counts it (R averaged over each
+// group's query heads; ρ0 is a value-state statistic, one per group), without an interval:
+// the bootstrap needs compare's per-document sums.
+CurveRows extract_correlation(const ExtractData& e) {
+    std::map<long long, std::size_t> group_of;  // layer << 32 | kv_head → group
+    std::vector<double> rho0;                   // [groups]
+    for (const HeadRow& h : e.heads) {
+        const long long key = (static_cast<long long>(h.layer) << 32) | h.kv_head;
+        if (group_of.emplace(key, rho0.size()).second) rho0.push_back(h.rho0);
+    }
+    std::map<int, std::vector<std::pair<double, int>>> recall;  // N → [groups] (sum, heads)
+    stream_numeric_csv(
+        path_in(e.dir, "pr.csv"), {"layer", "head", "N", "R_mean"},
+        [&](const std::vector<double>& v) {
+            const int h = e.find(static_cast<int>(v[0]), static_cast<int>(v[1]));
+            if (h < 0 || !std::isfinite(v[3])) return;
+            const HeadRow& head = e.heads[h];
+            auto& sums = recall[static_cast<int>(v[2])];
+            sums.resize(rho0.size());
+            auto& group =
+                sums[group_of.at((static_cast<long long>(head.layer) << 32) | head.kv_head)];
+            group.first += v[3];
+            group.second++;
+        });
+    CurveRows corr;
+    for (const auto& [N, sums] : recall) {
+        std::vector<double> r, rho;
+        for (std::size_t g = 0; g < sums.size(); ++g)
+            if (sums[g].second > 0)
+                r.push_back(sums[g].first / sums[g].second), rho.push_back(rho0[g]);
+        corr[N] = {pearson(r, rho), kNan, kNan, kNan, kNan};
+    }
+    return corr;
+}
+
+void read_extract_model(const RunFolder& run, ModelCurves& m) {
+    const ExtractData e = load_extract(run.dir);
+    set_pr_curves(m, e.pr_global, nullptr);
+    m.pr_source = path_in(run.dir, "pr.csv");
+    m.corr = extract_correlation(e);
+    m.corr_source = path_in(run.dir, "heads.csv");
+    m.corr_computed_here = true;
+    m.regimes = regime_counts(e);
+    m.regimes_source = path_in(run.dir, "heads.csv");
+}
+
+// simulate.csv's means and 95% intervals with bounds.csv's paper envelope (at each side's κ*
+// where the run has them), as P and R curves.
+void read_simulate_model(const RunFolder& run, ModelCurves& m) {
+    const CsvTable sim = read_csv_table(path_in(run.dir, "simulate.csv"));
+    const CsvTable bounds = read_csv_table(path_in(run.dir, "bounds.csv"));
+    const char* metrics[2] = {"P", "R"};
+    for (std::size_t r = 0; r < sim.rows.size(); ++r)
+        for (int k = 0; k < 2; ++k) {
+            const std::string metric = metrics[k];
+            m.pr[k][static_cast<int>(sim.number(r, "N"))] = {
+                sim.number(r, metric + "_mean"), sim.number(r, metric + "_ci_lo"),
+                sim.number(r, metric + "_ci_hi"), kNan, kNan};
+        }
+    m.envelope_at_star = bounds.has_column("P_lower_star");
+    const std::string suffix = m.envelope_at_star ? "_star" : "";
+    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
+        if (bounds.text(r, "variant") != kEnvelopeVariant) continue;
+        const int N = static_cast<int>(bounds.number(r, "N"));
+        for (int k = 0; k < 2; ++k) {
+            auto& row = m.pr[k]
+                            .try_emplace(N, std::array<double, 5>{kNan, kNan, kNan, kNan, kNan})
+                            .first->second;
+            row[3] = bounds.number(r, std::string(metrics[k]) + "_lower" + suffix);
+            row[4] = bounds.number(r, std::string(metrics[k]) + "_upper" + suffix);
+        }
+    }
+    m.pr_source = sim.path;
+    m.envelope_source = bounds.path;
+}
+
+// The runs of one family (empirical or simulate) with their labels and colours, read.
+std::vector<ModelCurves> read_models(const std::vector<RunFolder>& runs,
+                                     const std::vector<std::string>& labels, bool simulations) {
+    std::vector<ModelCurves> models;
+    for (const auto& run : runs) {
+        if (simulations ? kind_of(run) != "simulate" : !is_empirical(run)) continue;
+        ModelCurves m;
+        const std::size_t k = models.size();
+        m.label = labels.at(run.index);
+        m.colour = kModelColour[k % kModelColour.size()];
+        m.dash =
+            k < kModelColour.size() ? "" : " dt " + std::to_string(2 + k / kModelColour.size());
+        with_json_context(run.dir, [&] {
+            if (simulations)
+                read_simulate_model(run, m);
+            else if (kind_of(run) == "compare")
+                read_compare_model(run, m);
+            else
+                read_extract_model(run, m);
+            return 0;
+        });
+        models.push_back(std::move(m));
+    }
+    const int point_types[5] = {7, 5, 9, 11, 13};  // circle, square, triangles, diamond
+    for (std::size_t k = 0; k < models.size(); ++k) {
+        models[k].width =
+            2.0 + 0.9 * static_cast<double>(std::min<std::size_t>(models.size() - 1 - k, 4));
+        models[k].point = point_types[k % 5];
+    }
+    return models;
+}
+
+// ---- drawing ------------------------------------------------------------------------------
+
+// A label inside a single-quoted gnuplot string (a quote is written twice).
+std::string gnuplot_text(const std::string& text) {
+    std::string out;
+    for (char c : text)
+        out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out;
+}
+
+bool any_finite(const CurveRows& rows, int column) {
+    for (const auto& [N, row] : rows)
+        if (std::isfinite(row[column - 2])) return true;
+    return false;
+}
+
+std::string curve_data(const CurveRows& rows, const std::string& label, const std::string& what) {
+    std::ostringstream dat;
+    dat << "# " << label << ": N " << what << " band_lo band_hi lower upper (nan: none)\n";
+    for (const auto& [N, row] : rows) {
+        dat << N;
+        for (double x : row)
+            dat << ' ' << format_double(x);
+        dat << '\n';
+    }
+    return dat.str();
+}
+
+// What a panel of curves against N shows and says.
+struct CurvePanel {
+    std::string id, title, what, ylabel, yrange;
+    std::string band_title, lower_title, upper_title;  // key entries of the styles
+};
+
+// The plot command of one panel: every model's band (under everything), then its line and
+// envelopes, then one key entry per line style. Models without a finite value are left out
+// (gnuplot refuses a curve of undefined points) and listed in `missing`.
+std::string curve_plot(const CurvePanel& p, const std::vector<ModelCurves>& models,
+                       const std::vector<const CurveRows*>& rows,
+                       std::vector<std::string>& missing) {
+    using C = CurveColumns;
+    std::vector<std::string> parts;
+    bool band = false, lower = false, upper = false;
+    for (std::size_t k = 0; k < models.size(); ++k) {
+        const std::string file = "'" + p.id + "_m" + std::to_string(k) + ".dat'";
+        if (any_finite(*rows[k], C::kValue) && any_finite(*rows[k], C::kBandLow)) {
+            parts.push_back(file + " using 1:" + std::to_string(C::kBandLow) + ":" +
+                            std::to_string(C::kBandHigh) + " with filledcurves lc rgb '" +
+                            models[k].colour + "' fs transparent solid 0.18 noborder notitle");
+            band = true;
+        }
+    }
+    for (std::size_t k = 0; k < models.size(); ++k) {
+        const std::string file = "'" + p.id + "_m" + std::to_string(k) + ".dat'";
+        const std::string style = " lc rgb '" + models[k].colour + "'";
+        if (!any_finite(*rows[k], C::kValue)) {
+            missing.push_back(models[k].label);
+            continue;
+        }
+        parts.push_back(file + " using 1:" + std::to_string(C::kValue) + " with lines lw " +
+                        format_double(models[k].width) + style + models[k].dash + " title '" +
+                        gnuplot_text(models[k].label) + "' noenhanced");
+        for (const auto& [column, dash, seen] :
+             {std::tuple{C::kLower, " dt 2", &lower}, std::tuple{C::kUpper, " dt 3", &upper}}) {
+            if (!any_finite(*rows[k], column)) continue;
+            parts.push_back(file + " using 1:" + std::to_string(column) + " with lines lw 1.6" +
+                            dash + style + " notitle");
+            *seen = true;
+        }
+    }
+    const std::string neutral = palette::kNeutral;
+    if (upper)
+        parts.push_back("1/0 with lines lw 1.6 dt 3 lc rgb '" + neutral + "' title '" +
+                        p.upper_title + "'");
+    if (lower)
+        parts.push_back("1/0 with lines lw 1.6 dt 2 lc rgb '" + neutral + "' title '" +
+                        p.lower_title + "'");
+    if (band)
+        parts.push_back("1/0 with boxes fs transparent solid 0.3 noborder lc rgb '" + neutral +
+                        "' title '" + p.band_title + "'");
+    if (parts.empty()) parts.push_back("1/0 notitle");
+    std::string plot = "  plot ";
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        plot += (i ? ", \\\n       " : "") + parts[i];
+    return plot + "\n";
+}
+
+// A figure of one curve per model against log N (Figures 5 and 6 across models, the
+// simulations' E[P] and E[R]); `caption` is completed with the models left out.
+Figure curve_figure(const CurvePanel& p, const std::vector<ModelCurves>& models,
+                    const std::vector<const CurveRows*>& rows, const std::string& caption,
+                    const std::string& extra_script = "") {
+    Figure f;
+    f.id = p.id;
+    f.title = p.title;
+    int max_n = 2;
+    for (std::size_t k = 0; k < models.size(); ++k) {
+        f.data.push_back({p.id + "_m" + std::to_string(k) + ".dat",
+                          curve_data(*rows[k], models[k].label, p.what)});
+        if (!rows[k]->empty()) max_n = std::max(max_n, rows[k]->rbegin()->first);
+    }
+    std::vector<std::string> missing;
+    std::ostringstream s;
+    s << "  set logscale x 2\n  set xrange [1:" << max_n << "]\n  set yrange " << p.yrange << "\n"
+      << kGrid
+      << "  set key outside below center horizontal font ',11' samplen 3 width 8\n"
+         "  set xlabel 'N (selected tokens, log scale)'\n  set ylabel '"
+      << p.ylabel << "'\n"
+      << extra_script << curve_plot(p, models, rows, missing);
+    f.script = s.str();
+    f.caption = caption;
+    if (!missing.empty()) {
+        f.caption += " Not drawn (no defined value at any N):";
+        for (std::size_t i = 0; i < missing.size(); ++i)
+            f.caption += (i ? ", " : " ") + html_escape(missing[i]);
+        f.caption += ".";
+    }
+    return f;
+}
+
+// "label: <code>path</code>; …" for captions.
+std::string sources(const std::vector<ModelCurves>& models, std::string ModelCurves::*source) {
+    std::string out;
+    for (const auto& m : models)
+        if (!(m.*source).empty())
+            out += (out.empty() ? "" : "; ") + html_escape(m.label) + ": " + code(m.*source);
+    return out;
+}
+
+std::string envelope_words(const std::vector<ModelCurves>& models) {
+    int with = 0, at_star = 0;
+    for (const auto& m : models) {
+        with += !m.envelope_source.empty();
+        at_star += !m.envelope_source.empty() && m.envelope_at_star;
+    }
+    if (with == 0) return " No model has envelopes (extract folders; compare computes them).";
+    std::string words = " Thin lines in the model's colour: the <code>" + kEnvelopeVariant +
+                        "</code> variant's lower (dashed) and upper (dotted) envelopes, " +
+                        (at_star == with ? std::string("at the κ* of each side")
+                         : at_star == 0  ? std::string("at the variant's single κ")
+                                         : std::string("at each side's κ* where the folder has "
+                                                        "it, else at the variant's single κ")) +
+                        ", from " + sources(models, &ModelCurves::envelope_source) + ".";
+    if (with < static_cast<int>(models.size()))
+        words += " Models without envelopes are extract folders (compare computes them).";
+    return words;
+}
+
+Figure fig5_across_models(const std::vector<ModelCurves>& models, int metric) {
+    const bool p = metric == 0;
+    CurvePanel panel{p ? "models_fig5_P" : "models_fig5_R",
+                     p ? "Figure 5 across models: Precision against N with the envelopes"
+                       : "Figure 5 across models: Recall against N with the envelopes",
+                     p ? "P_mean" : "R_mean",
+                     p ? "mean P(r_{max}, N) over heads" : "mean R(r_{min}, N) over heads",
+                     "[-0.03:1.08]",
+                     "95% interval",
+                     "lower envelope (" + kEnvelopeVariant + ")",
+                     "upper envelope (" + kEnvelopeVariant + ")"};
+    std::vector<const CurveRows*> rows;
+    for (const auto& m : models)
+        rows.push_back(&m.pr[metric]);
+    const std::string caption =
+        std::string(p ? "Precision P(r<sub>max</sub>, N)" : "Recall R(r<sub>min</sub>, N)") +
+        " of each model (thick line, one colour per model): the mean over heads of the document "
+        "means, from " +
+        sources(models, &ModelCurves::pr_source) + "." + envelope_words(models) + " Log N.";
+    return curve_figure(panel, models, rows, caption);
+}
+
+Figure fig6_across_models(const std::vector<ModelCurves>& models) {
+    CurvePanel panel{"models_fig6",
+                     "Figure 6 across models: correlation of Recall with ρ0 across heads",
+                     "corr",
+                     "corr(R(r_{min}, N), ρ_0)",
+                     "[-1.05:1.05]",
+                     "95% bootstrap interval",
+                     "",
+                     ""};
+    std::vector<const CurveRows*> rows;
+    bool computed_here = false;
+    for (const auto& m : models) {
+        rows.push_back(&m.corr);
+        computed_here |= m.corr_computed_here;
+    }
+    std::string caption =
+        "Pearson correlation across key/value heads of the mean Recall R(r<sub>min</sub>, N) "
+        "and ρ<sub>0</sub> (mean cos(v<sub>0</sub>, v<sub>j</sub>)), one line per model, with "
+        "the 95% percentile bootstrap interval over documents where compare computed one "
+        "(band). From " +
+        sources(models, &ModelCurves::corr_source) + ".";
+    if (computed_here)
+        caption +=
+            " For extract folders the correlation is computed here from heads.csv (ρ0) and "
+            "pr.csv (R, averaged over each key/value group's query heads), without an interval.";
+    const std::string zero_line =
+        "  set arrow 1 from graph 0, first 0 to graph 1, first 0 nohead lc rgb '" +
+        std::string(palette::kGuide) + "'\n";
+    Figure f = curve_figure(panel, models, rows, caption + " Log N.", zero_line);
+    f.script += "  unset arrow 1\n";
+    return f;
+}
+
+// Figure 8's per-model .dat columns: layer, relative depth, heads, then the share of the
+// layer's heads in each regime (kHeadRegimes order).
+struct RegimeColumns {
+    static constexpr int kDepth = 2, kHeads = 3, kFirstShare = 4;
+};
+
+std::string regime_data(const ModelCurves& m) {
+    std::ostringstream dat;
+    dat << "# " << m.label << ": layer depth heads";
+    for (int r = 0; r < kRegimeCount; ++r)
+        dat << " share_" << regime_name(r);
+    dat << " (depth = layer / (layers - 1); share of the layer's heads)\n";
+    const int last = m.regimes.empty() ? 0 : m.regimes.rbegin()->first;
+    for (const auto& [layer, counts] : m.regimes) {
+        int heads = 0;
+        for (int c : counts)
+            heads += c;
+        dat << layer << ' ' << format_double(last > 0 ? static_cast<double>(layer) / last : 0.0)
+            << ' ' << heads;
+        for (int c : counts)
+            dat << ' ' << format_double(heads > 0 ? static_cast<double>(c) / heads : kNan);
+        dat << '\n';
+    }
+    return dat.str();
+}
+
+Figure fig8_across_models(const std::vector<ModelCurves>& models) {
+    Figure f;
+    f.id = "models_fig8";
+    f.title = "Figure 8 across models: the head regimes by relative depth";
+    for (std::size_t k = 0; k < models.size(); ++k)
+        f.data.push_back({f.id + "_m" + std::to_string(k) + ".dat", regime_data(models[k])});
+    std::ostringstream s;
+    s << "  set multiplot layout 1," << kRegimeCount
+      << "\n  set xrange [-0.04:1.04]\n  set yrange [-0.03:1.08]\n"
+      << kGrid << "  set bmargin " << 5 + 1.4 * static_cast<double>(models.size())
+      << "\n  set xlabel 'relative depth (layer / last layer)'\n";
+    for (int r = 0; r < kRegimeCount; ++r) {
+        // One key for the three panels, under them.
+        s << (r == 0 ? "  set key at screen 0.5, screen 0.015 center bottom horizontal font "
+                       "',11' samplen 3 width 1\n"
+                     : "  unset key\n")
+          << "  set title '" << regime_name(r) << "' font ',12'\n  set ylabel '"
+          << (r == 0 ? "share of the layer''s heads" : "") << "'\n  plot ";
+        for (std::size_t k = 0; k < models.size(); ++k)
+            s << (k ? ", \\\n       " : "") << "'" << f.id << "_m" << k << ".dat' using "
+              << RegimeColumns::kDepth << ":" << RegimeColumns::kFirstShare + r
+              << " with linespoints lw " << format_double(models[k].width) << " pt "
+              << models[k].point << " ps " << format_double(0.4 + 0.2 * models[k].width)
+              << " lc rgb '" << models[k].colour << "'" << models[k].dash << " title '"
+              << gnuplot_text(models[k].label) << "' noenhanced";
+        s << "\n";
+    }
+    s << "  unset multiplot\n  set bmargin\n";
+    f.script = s.str();
+    f.caption =
+        "The share of each layer's heads in each regime (Retriever: m<sub>last</sub> the "
+        "largest of m<sub>sink</sub>, m<sub>last</sub>, m<sub>rest</sub>; Mixer: the middle "
+        "one; Reset: the smallest), one line per model, against the layer's relative depth so "
+        "that models with different numbers of layers share the axis; where models coincide, "
+        "the earlier one shows as the wider line underneath. From " +
+        sources(models, &ModelCurves::regimes_source) + ".";
+    return f;
+}
+
+Figure simulation_across_runs(const std::vector<ModelCurves>& models, int metric) {
+    const bool p = metric == 0;
+    CurvePanel panel{p ? "models_sim_P" : "models_sim_R",
+                     p ? "Simulations compared: E[P] against N with the envelopes"
+                       : "Simulations compared: E[R] against N with the envelopes",
+                     p ? "P_mean" : "R_mean",
+                     p ? "E[P(r_{max}, N)]" : "E[R(r_{min}, N)]",
+                     "[-0.03:1.08]",
+                     "95% interval",
+                     "lower envelope (" + kEnvelopeVariant + ")",
+                     "upper envelope (" + kEnvelopeVariant + ")"};
+    std::vector<const CurveRows*> rows;
+    for (const auto& m : models)
+        rows.push_back(&m.pr[metric]);
+    const std::string caption =
+        std::string("The Monte Carlo mean of ") +
+        (p ? "Precision P(r<sub>max</sub>, N)" : "Recall R(r<sub>min</sub>, N)") +
+        " of each simulation (thick line, one colour per run) with its 95% interval (band), "
+        "from " +
+        sources(models, &ModelCurves::pr_source) + "." + envelope_words(models) + " Log N.";
+    return curve_figure(panel, models, rows, caption);
+}
+
+std::string legend_table(const std::vector<ModelCurves>& models, const std::vector<RunFolder>& runs,
+                         const std::vector<std::string>& labels, bool simulations) {
+    std::vector<std::vector<std::string>> rows;
+    std::size_t k = 0;
+    for (const auto& run : runs) {
+        if (simulations ? kind_of(run) != "simulate" : !is_empirical(run)) continue;
+        rows.push_back({"<span style=\"color:" + models[k++].colour + "\">■</span> " +
+                            html_escape(labels.at(run.index)),
+                        html_escape(kind_of(run)), code(run.dir)});
+    }
+    return html_table({"model", "kind", "folder"}, rows);
+}
+
+}  // namespace
+
+std::vector<Section> models_sections(const std::vector<RunFolder>& runs,
+                                     const std::vector<std::string>& labels) {
+    std::vector<Section> sections;
+    const std::vector<ModelCurves> empirical = read_models(runs, labels, false);
+    if (empirical.size() >= 2) {
+        Section across;
+        across.title = "Figures 5, 6 and 8 across models";
+        across.html_before =
+            "<p>The extract and compare folders drawn together, one colour per model (name "
+            "from its manifest or <code>--label</code>):</p>\n" +
+            legend_table(empirical, runs, labels, false);
+        across.figures = {fig5_across_models(empirical, 0), fig5_across_models(empirical, 1),
+                          fig6_across_models(empirical), fig8_across_models(empirical)};
+        sections.push_back(across);
+    }
+    const std::vector<ModelCurves> simulations = read_models(runs, labels, true);
+    if (simulations.size() >= 2) {
+        Section across;
+        across.title = "Simulations compared";
+        across.html_before =
+            "<p>The simulate folders drawn together, one colour per run (named by the settings "
+            "that differ between them or <code>--label</code>):</p>\n" +
+            legend_table(simulations, runs, labels, true);
+        across.figures = {simulation_across_runs(simulations, 0),
+                          simulation_across_runs(simulations, 1)};
+        sections.push_back(across);
+    }
+    return sections;
+}
+
+}  // namespace attngeo::reports
