@@ -454,7 +454,7 @@ Figure curve_figure(const CurvePanel& p, const std::vector<ModelCurves>& models,
     std::ostringstream s;
     s << "  set logscale x 2\n  set xrange [1:" << max_n << "]\n  set yrange " << p.yrange << "\n"
       << kGrid
-      << "  set key outside below center horizontal font ',11' samplen 3 width 8\n"
+      << "  set key outside below center horizontal font ',11' samplen 3 width 8 height 1.5\n"
          "  set xlabel 'N (selected tokens, log scale)'\n  set ylabel '"
       << p.ylabel << "'\n"
       << extra_script << curve_plot(p, models, rows, missing);
