@@ -256,7 +256,8 @@ Runner register_sweep(CLI::App& app) {
            "A swept parameter: name=v1,v2,... (repeatable; the grid is the cartesian product)")
         ->required();
     app.footer(
-        "Writes OUT/sweep.csv (one row per grid point and N, a column per swept parameter), "
+        "Writes OUT/sweep.csv (one row per grid point, N and bound variant; "
+        "docs/simulate-outputs.md), "
         "OUT/sums.csv and\n"
         "OUT/manifest.json. Sweepable: d L C lambda beta rho0 p_sink T1 T2 eta omega kappa norm_cv "
         "zipf_s.");

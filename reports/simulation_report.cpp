@@ -5,7 +5,9 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -70,9 +72,13 @@ std::string regime_shading(const nlohmann::json& regimes, int n) {
         if (marks[k] <= 0) continue;
         out << "  set arrow " << k + 1 << " from " << marks[k] << ", graph 0 to " << marks[k]
             << ", graph 1 nohead dt 3 lc rgb '#888888'\n";
+        // Inside the frame, staggered downwards (the m's can be close), beside the mark on the
+        // side with room: left of it in the right-most sixth of the log axis.
+        const bool near_right = std::log(marks[k]) > 0.83 * std::log(std::max(n, 2));
         out << "  set label " << 10 + k << " '" << names[k] << "=" << marks[k] << "' at "
-            << marks[k] << ", graph " << (k == 1 ? 1.075 : 1.03)
-            << " center tc rgb '#555555' font ',11'\n";  // staggered: m's can be close
+            << marks[k] << ", graph " << 0.96 - 0.05 * k
+            << (near_right ? " right offset char -0.3, 0" : " left offset char 0.3, 0")
+            << " tc rgb '#555555' font ',11' front\n";
     }
     return out.str();
 }
@@ -102,6 +108,7 @@ struct MetricColumns {
 // What the caption says about the rows: the N whose interval misses the paper envelope and,
 // per variant, how many N have an inverted envelope.
 struct MetricCounts {
+    int sizes = 0;  // rows (values of N) drawn
     int violations = 0;
     std::map<std::string, int> inverted;
 };
@@ -141,42 +148,76 @@ std::string metric_figure_data(const MetricSpec& metric, const CsvTable& sim,
         const Envelope& paper = envelope["paper"][N];
         const bool outside = hi < paper.lower || lo > paper.upper;
         counts.violations += outside;
+        counts.sizes += 1;
         dat << ' ' << (outside ? 1 : 0) << '\n';
     }
     return dat.str();
 }
 
+// How each variant's envelope is drawn: envelopes of different variants often coincide (the
+// paper upper bound equals the scale-invariant one where B cancels), so each variant has its
+// own width, drawn widest first, and its own dash pattern on the lower side: a coinciding
+// line still shows as a coloured rim or a different dash.                     [variants]
+struct VariantStroke {
+    double width;
+    const char* lower_dash;  // gnuplot dash pattern of the lower bound; the upper is solid
+};
+const VariantStroke& variant_stroke(std::size_t index) {
+    static const std::array<VariantStroke, 4> strokes = {
+        {{4.2, "(14,6)"}, {3.0, "(7,5)"}, {1.9, "(3,4)"}, {1.0, "(1,3)"}}};
+    return strokes.at(index % strokes.size());
+}
+
+// Regime bands and the m labels, which stay inside the frame (staggered downwards because
+// the m's can be close).
 std::string metric_figure_script(const std::string& data_name, const MetricSpec& metric, int n,
-                                 const nlohmann::json& regimes) {
+                                 const nlohmann::json& regimes, const MetricCounts& counts) {
     using C = MetricColumns;
     std::ostringstream s;
-    s << "  set logscale x 2\n  set tmargin 3\n  set xrange [1:" << n
-      << "]\n  set yrange [-0.03:1.08]\n"
+    s << "  set logscale x 2\n  set xrange [1:" << n << "]\n  set yrange [-0.03:1.08]\n"
       << "  set xlabel 'N (selected tokens, log scale)'\n  set ylabel '" << metric.label << "'\n"
       << "  set key outside below horizontal maxrows 4 font ',11' spacing 1.05\n  set grid xtics "
          "ytics lc rgb '"
       << palette::kGridLine << "'\n"
-      << regime_shading(regimes, n) << "  plot '" << data_name << "' using 1:" << C::kCiLo << ":"
-      << C::kCiHi << " with filledcurves lc rgb '" << palette::kMeasuredBand
-      << "' fs transparent solid 0.6 title '95% interval', \\\n"
-      << "       '' using 1:" << C::kMean << " with lines lw 2.5 lc rgb '" << palette::kMeasured
-      << "' title 'Monte Carlo'";
+      << regime_shading(regimes, n) << "  plot ";
+    if (metric.has_interval)
+        s << "'" << data_name << "' using 1:" << C::kCiLo << ":" << C::kCiHi
+          << " with filledcurves lc rgb '" << palette::kMeasuredBand
+          << "' fs transparent solid 0.6 title '95% interval', \\\n       ";
+    s << "'" << data_name << "' using 1:" << C::kMean << " with lines lw 2.5 lc rgb '"
+      << palette::kMeasured << "' title 'Monte Carlo'";
+    bool any_inverted = false;
     for (int v = 0; v < static_cast<int>(variant_names().size()); ++v) {
         const std::string& name = variant_names()[v];
         const std::string& colour = variant_color(v);
-        s << ", \\\n       '' using 1:" << C::lower(v) << " with lines lw 1.6 dt 2 lc rgb '"
-          << colour << "' title '" << name << " lower'";
-        s << ", \\\n       '' using 1:" << C::upper(v) << " with lines lw 1.6 dt 1 lc rgb '"
-          << colour << "' title '" << name << " upper'";
-        s << ", \\\n       '' using 1:($" << C::inverted(v) << " > 0 ? $" << C::lower(v)
-          << " : 1/0) with points pt 13 ps 1.3 lc rgb '" << colour << "' notitle";
+        const VariantStroke& stroke = variant_stroke(v);
+        s << ", \\\n       '' using 1:" << C::lower(v) << " with lines lw " << stroke.width
+          << " dt " << stroke.lower_dash << " lc rgb '" << colour << "' title '" << name
+          << " lower'";
+        s << ", \\\n       '' using 1:" << C::upper(v) << " with lines lw " << stroke.width
+          << " dt 1 lc rgb '" << colour << "' title '" << name << " upper'";
+        if (counts.inverted.count(name) && counts.inverted.at(name) > 0) {
+            any_inverted = true;
+            s << ", \\\n       '' using 1:($" << C::inverted(v) << " > 0 ? $" << C::lower(v)
+              << " : 1/0) with points pt 13 ps 1.3 lc rgb '" << colour << "' notitle";
+        }
     }
-    s << ", \\\n       1/0 with points pt 13 ps 1.3 lc rgb '" << palette::kNeutral
-      << "' title 'inverted: lower > upper'";
-    s << ", \\\n       '' using 1:($" << C::outside_paper() << " > 0 ? $" << C::kMean
-      << " : 1/0) with points pt 6 ps 1.1 lc rgb '" << palette::kSink
-      << "' title 'outside the paper envelope'\n";
+    // Key entries for marks only when some are drawn.
+    if (any_inverted)
+        s << ", \\\n       1/0 with points pt 13 ps 1.3 lc rgb '" << palette::kNeutral
+          << "' title 'inverted: lower > upper'";
+    if (counts.violations > 0)
+        s << ", \\\n       '' using 1:($" << C::outside_paper() << " > 0 ? $" << C::kMean
+          << " : 1/0) with points pt 6 ps 1.1 lc rgb '" << palette::kSink
+          << "' title 'outside the paper envelope'";
+    s << "\n";
     return s.str();
+}
+
+// "2 of 11 values of N": a count with what it is out of.
+std::string count_of_sizes(int count, int total) {
+    return std::to_string(count) + " of " + std::to_string(total) + " value" +
+           (total == 1 ? "" : "s") + " of N";
 }
 
 std::string metric_figure_caption(const MetricSpec& metric, const std::string& lower,
@@ -185,7 +226,10 @@ std::string metric_figure_caption(const MetricSpec& metric, const std::string& l
     std::ostringstream caption;
     caption << "Monte Carlo estimate with its 95% Student-t interval ("
             << (metric.has_interval ? "shaded" : "F has no interval column; the mean is drawn")
-            << ") and the lower (dashed) and upper (solid) envelopes of the four bound variants "
+            << ") and the lower (dashed) and upper (solid) envelopes of the four bound variants, "
+               "each in "
+               "its own line width and dash, widest first, so a variant that coincides with "
+               "another shows as a coloured rim "
             << (at_star ? "at the κ* of each side (the <code>" + lower + "</code>, <code>" + upper +
                               "</code> columns of bounds.csv)"
                         : std::string("at the row's κ (<code>kappa</code> of bounds.csv; κ* is "
@@ -197,8 +241,8 @@ std::string metric_figure_caption(const MetricSpec& metric, const std::string& l
     std::vector<std::string> flipped;
     for (const auto& v : variant_names())
         if (counts.inverted.count(v) && counts.inverted.at(v) > 0)
-            flipped.push_back("<code>" + v + "</code> at " + std::to_string(counts.inverted.at(v)) +
-                              " N");
+            flipped.push_back("<code>" + v + "</code> at " +
+                              count_of_sizes(counts.inverted.at(v), counts.sizes));
     if (!flipped.empty()) {
         caption << "<span class=\"bad\">Inverted envelopes (lower > upper; diamonds on the "
                    "lower bound):</span> ";
@@ -211,8 +255,8 @@ std::string metric_figure_caption(const MetricSpec& metric, const std::string& l
     const char* interval = metric.has_interval ? "'s 95% interval" : "";
     if (counts.violations > 0) {
         caption << "<span class=\"bad\">The estimate" << interval
-                << " lies outside the paper envelope drawn here at " << counts.violations
-                << " N (red circles)</span>.";
+                << " lies outside the paper envelope drawn here at "
+                << count_of_sizes(counts.violations, counts.sizes) << " (red circles)</span>.";
     } else {
         caption << "The estimate" << interval << " meets the paper envelope drawn here at every N.";
     }
@@ -230,7 +274,7 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
     f.title = metric.title;
     const std::string data_name = f.id + ".dat";
     f.data.push_back({data_name, metric_figure_data(metric, sim, bounds, lower, upper, counts)});
-    f.script = metric_figure_script(data_name, metric, n, regimes);
+    f.script = metric_figure_script(data_name, metric, n, regimes, counts);
     f.caption = metric_figure_caption(metric, lower, upper, at_star, regimes, counts);
     return f;
 }
@@ -502,104 +546,282 @@ std::vector<int> followed_sizes(const CsvTable& sweep) {
     return simulate::followed_sizes(sizes);
 }
 
-// The sweep.csv row at N where parameter `p` has `value` and every other swept parameter its
-// first value; sweep.rows.size() when there is none.
-std::size_t panel_row(const CsvTable& sweep, const simulate::RunConfig& config, std::size_t p,
-                      double value, int N) {
-    for (std::size_t r = 0; r < sweep.rows.size(); ++r) {
-        if (std::stoi(sweep.text(r, "N")) != N) continue;
-        bool ok = sweep.number(r, config.sweep[p].first) == value;
-        for (std::size_t q = 0; q < config.sweep.size() && ok; ++q)
-            if (q != p)
-                ok = sweep.number(r, config.sweep[q].first) == config.sweep[q].second.front();
-        if (ok) return r;
-    }
-    return sweep.rows.size();
+// sweep.csv is long (one row per grid point, N and variant); the panels read the paper
+// variant's rows, keyed by (grid, N).
+std::map<std::pair<int, int>, std::size_t> paper_rows(const CsvTable& sweep) {
+    std::map<std::pair<int, int>, std::size_t> rows;
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r)
+        if (sweep.text(r, "variant") == "paper")
+            rows[{std::stoi(sweep.text(r, "grid")), std::stoi(sweep.text(r, "N"))}] = r;
+    return rows;
 }
 
-// A sweep panel's .dat columns: the parameter's value, then five per followed N.
-struct PanelColumns {
-    static constexpr int kFirstN = 2, kPerN = 5;  // mean ci_lo ci_hi paper_lower paper_upper
-    static int mean(int k) { return kFirstN + kPerN * k; }
-    static int ci_lo(int k) { return mean(k) + 1; }
-    static int ci_hi(int k) { return mean(k) + 2; }
-    static int paper_lower(int k) { return mean(k) + 3; }
-    static int paper_upper(int k) { return mean(k) + 4; }
+// Which swept parameters a figure shows: x on the axis, one line per value of `line` (none
+// with a single swept parameter).
+struct PanelAxes {
+    std::size_t x = 0;
+    std::optional<std::size_t> line;
 };
 
-std::string panel_data(const CsvTable& sweep, const simulate::RunConfig& config, std::size_t p,
-                       const std::string& metric, const std::vector<int>& follow) {
-    std::ostringstream dat;
-    dat << "# " << config.sweep[p].first
-        << " then, per followed N: mean ci_lo ci_hi paper_lower paper_upper\n";
-    for (double value : config.sweep[p].second) {
-        dat << format_double(value);
-        for (int N : follow) {
-            const std::size_t match = panel_row(sweep, config, p, value, N);
-            if (match == sweep.rows.size()) {
-                dat << " nan nan nan nan nan";
-                continue;
-            }
-            for (const char* column : {"_mean", "_ci_lo", "_ci_hi", "_lower_paper", "_upper_paper"})
-                dat << ' ' << sweep.text(match, metric + column);
+// One small panel of a sweep figure: the N it shows and the values of the other parameters.
+struct PanelCell {
+    int N = 0;
+    std::vector<double> held;  // [swept parameters] read for all but x and the line parameter
+    std::string title;
+};
+
+// The grid point whose value of x is `x_value`, of the line parameter `line_value` and of
+// every other parameter the cell's; -1 when the grid has none.
+int grid_index(const simulate::RunConfig& config, const PanelAxes& axes, const PanelCell& cell,
+               double x_value, double line_value) {
+    for (const simulate::GridPoint& point : simulate::grid_points(config)) {
+        bool match = true;
+        for (std::size_t q = 0; q < point.values.size() && match; ++q) {
+            double want = cell.held[q];
+            if (q == axes.x) want = x_value;
+            if (axes.line && q == *axes.line) want = line_value;
+            match = point.values[q].second == want;
         }
-        dat << '\n';
+        if (match) return point.index;
+    }
+    return -1;
+}
+
+// The values of the line parameter, or one placeholder when there is none.
+std::vector<double> line_values(const simulate::RunConfig& config, const PanelAxes& axes) {
+    return axes.line ? config.sweep[*axes.line].second : std::vector<double>{0.0};
+}
+
+// A sweep figure's .dat: one gnuplot index block per panel cell; in each, a row per value of
+// x with five columns per line value: mean ci_lo ci_hi lower_joint upper_joint.
+struct PanelColumns {
+    static constexpr int kFirstLine = 2, kPerLine = 5;
+    static int mean(int j) { return kFirstLine + kPerLine * j; }
+    static int ci_lo(int j) { return mean(j) + 1; }
+    static int ci_hi(int j) { return mean(j) + 2; }
+    static int lower(int j) { return mean(j) + 3; }
+    static int upper(int j) { return mean(j) + 4; }
+};
+
+// The data and, per cell, the smallest and largest value drawn (for the y range).
+std::string panel_data(const CsvTable& sweep, const simulate::RunConfig& config,
+                       const PanelAxes& axes, const std::string& metric,
+                       const std::vector<PanelCell>& cells,
+                       std::vector<std::pair<double, double>>& y_extent) {
+    const auto rows = paper_rows(sweep);
+    std::ostringstream dat;
+    dat << "# one block per panel; " << config.sweep[axes.x].first
+        << " then, per line, mean ci_lo ci_hi paper_lower paper_upper (joint kappa*)\n";
+    for (const PanelCell& cell : cells) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        dat << "# " << cell.title << '\n';
+        for (double x : config.sweep[axes.x].second) {
+            dat << format_double(x);
+            for (double line : line_values(config, axes)) {
+                const auto found = rows.find({grid_index(config, axes, cell, x, line), cell.N});
+                if (found == rows.end()) {
+                    dat << " nan nan nan nan nan";
+                    continue;
+                }
+                for (const char* column :
+                     {"_mean", "_ci_lo", "_ci_hi", "_lower_joint", "_upper_joint"}) {
+                    const double value = sweep.number(found->second, metric + column);
+                    if (std::isfinite(value)) lo = std::min(lo, value), hi = std::max(hi, value);
+                    dat << ' ' << format_double(value);
+                }
+            }
+            dat << '\n';
+        }
+        dat << "\n\n";
+        y_extent.push_back({lo, hi});
     }
     return dat.str();
 }
 
-// Metric `metric` (P or R) against swept parameter p at each followed N.
-Figure sweep_panel(const RunFolder& run, const CsvTable& sweep, const simulate::RunConfig& config,
-                   std::size_t p, const std::string& metric, const std::vector<int>& follow) {
-    const auto& [name, values] = config.sweep[p];
-    Figure f;
-    f.id = "run" + std::to_string(run.index) + "_sweep_" + name + "_" + metric;
-    f.title = std::string(metric == "P" ? "Precision" : "Recall") + " against " + name;
-    f.data.push_back({f.id + ".dat", panel_data(sweep, config, p, metric, follow)});
-    const bool positive = std::all_of(values.begin(), values.end(), [](double v) { return v > 0; });
+// gnuplot ranges that hold the data: x from the swept values (log when they span a decade),
+// y from what each panel draws, padded, within [-0.03, 1.08].
+std::string x_range(const std::vector<double>& values) {
     const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
     std::ostringstream s;
-    if (positive && *hi / *lo >= 10) s << "  set logscale x\n";
-    s << "  set xlabel '" << name << "'\n  set ylabel '"
-      << (metric == "P" ? "E[P(r_{max}, N)]" : "E[R(r_{min}, N)]")
-      << "'\n  set yrange [-0.03:1.08]\n  set key outside right top font ',11'\n  set grid "
-         "lc rgb '"
-      << palette::kGridLine << "'\n"
-      << "  set offsets graph 0.03, graph 0.03, 0, 0\n  plot ";
-    using C = PanelColumns;
-    for (std::size_t k = 0; k < follow.size(); ++k) {
-        const int i = static_cast<int>(k);
-        const char* colour = palette::kSeries[k % palette::kSeries.size()];
-        if (k) s << ", \\\n       ";
-        s << "'" << f.id << ".dat' using 1:" << C::mean(i) << ":" << C::ci_lo(i) << ":"
-          << C::ci_hi(i) << " with yerrorlines lw 2 pt 7 lc rgb '" << colour
-          << "' title 'N = " << follow[k] << "', \\\n"
-          << "       '' using 1:" << C::paper_lower(i) << " with lines dt 2 lc rgb '" << colour
-          << "' notitle, \\\n"
-          << "       '' using 1:" << C::paper_upper(i) << " with lines dt 1 lw 0.8 lc rgb '"
-          << colour << "' notitle";
+    if (*lo > 0 && *hi / *lo >= 10) {
+        s << "  set logscale x\n  set xrange [" << format_double(*lo / 1.2) << ":"
+          << format_double(*hi * 1.2) << "]\n";
+    } else {
+        const double pad = *hi > *lo ? 0.06 * (*hi - *lo) : std::max(0.5 * std::abs(*lo), 0.5);
+        s << "  set xrange [" << format_double(*lo - pad) << ":" << format_double(*hi + pad)
+          << "]\n";
     }
-    s << "\n";
-    f.script = s.str();
-    f.caption =
-        "Followed N: the dashed line of each colour is the paper lower bound, the thin "
-        "solid line its upper bound.";
+    return s.str();
+}
+
+std::string y_range(std::pair<double, double> extent) {
+    auto [lo, hi] = extent;
+    if (!(lo <= hi)) lo = 0, hi = 1;
+    const double pad = std::max(0.06 * (hi - lo), 0.01);
+    std::ostringstream s;
+    s << "  set yrange [" << format_double(std::max(-0.03, lo - pad)) << ":"
+      << format_double(std::min(1.08, hi + pad)) << "]\n";
+    return s.str();
+}
+
+std::string panel_script(const std::string& data_name, const simulate::RunConfig& config,
+                         const PanelAxes& axes, const std::string& metric,
+                         const std::vector<PanelCell>& cells,
+                         const std::vector<std::pair<double, double>>& y_extent) {
+    const int columns = cells.size() > 4 ? 3 : cells.size() > 1 ? 2 : 1;
+    const int panel_rows = static_cast<int>((cells.size() + columns - 1) / columns);
+    std::ostringstream s;
+    s << "  set multiplot layout " << panel_rows << "," << columns << "\n"
+      << x_range(config.sweep[axes.x].second) << "  set xlabel '" << config.sweep[axes.x].first
+      << "'\n  set ylabel '" << (metric == "P" ? "E[P(r_{max}, N)]" : "E[R(r_{min}, N)]")
+      << "'\n  set key below horizontal font ',10'\n  set grid lc rgb '" << palette::kGridLine
+      << "'\n";
+    using C = PanelColumns;
+    const std::vector<double> lines = line_values(config, axes);
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+        s << "  set title '" << cells[k].title << "'\n" << y_range(y_extent[k]) << "  plot ";
+        for (std::size_t j = 0; j < lines.size(); ++j) {
+            const int i = static_cast<int>(j);
+            const char* colour = palette::kSeries[j % palette::kSeries.size()];
+            const std::string title =
+                axes.line ? config.sweep[*axes.line].first + " = " + format_double(lines[j])
+                          : std::string("Monte Carlo");
+            s << (j ? ", \\\n       " : "") << "'" << data_name << "' index " << k
+              << " using 1:" << C::mean(i) << ":" << C::ci_lo(i) << ":" << C::ci_hi(i)
+              << " with yerrorlines lw 2 pt 7 ps 0.7 lc rgb '" << colour << "' title '" << title
+              << "', \\\n       '' index " << k << " using 1:" << C::lower(i)
+              << " with lines dt 2 lw 1.2 lc rgb '" << colour << "' notitle, \\\n       '' index "
+              << k << " using 1:" << C::upper(i) << " with lines dt 1 lw 0.8 lc rgb '" << colour
+              << "' notitle";
+        }
+        s << "\n";
+    }
+    s << "  unset multiplot\n";
+    return s.str();
+}
+
+// "beta = 0.01, d = 64": the parameters a cell holds (all but x and the line parameter).
+std::string held_text(const simulate::RunConfig& config, const PanelAxes& axes,
+                      const std::vector<double>& held) {
+    std::string text;
+    for (std::size_t q = 0; q < config.sweep.size(); ++q) {
+        if (q == axes.x || (axes.line && q == *axes.line)) continue;
+        text += (text.empty() ? "" : ", ") + config.sweep[q].first + " = " + format_double(held[q]);
+    }
+    return text;
+}
+
+// The paper variant's joint κ* of both sides of `metric` (manifest "joint_kappa"); a side
+// whose bound does not move with κ says so instead of naming the grid's first κ.
+std::string joint_kappa_text(const nlohmann::json& manifest, const std::string& metric) {
+    const auto& paper = manifest.at("joint_kappa").at("paper");
+    auto side = [&](const std::string& name) {
+        const auto& fit = paper.at(metric + "_" + name);
+        return (fit.value("kappa_free", false) ? std::string("κ-free")
+                                               : "κ* = " + json_text(fit.at("kappa"))) +
+               " (" + name + ")";
+    };
+    return side("lower") + ", " + side("upper");
+}
+
+// The first value of every swept parameter.
+std::vector<double> first_values(const simulate::RunConfig& config) {
+    std::vector<double> first;
+    for (const auto& [name, values] : config.sweep)
+        first.push_back(values.front());
+    return first;
+}
+
+// Metric `metric` (P or R) against the swept parameter axes.x, one line per value of the line
+// parameter, one small panel per cell; `suffix` and `layout` name and describe the cells.
+Figure sweep_figure(const RunFolder& run, const CsvTable& sweep, const simulate::RunConfig& config,
+                    const PanelAxes& axes, const std::string& metric,
+                    const std::vector<PanelCell>& cells, const std::string& suffix,
+                    const std::string& layout) {
+    const std::string& name = config.sweep[axes.x].first;
+    Figure f;
+    f.id = "run" + std::to_string(run.index) + "_sweep_" + name + "_" + metric + suffix;
+    f.title = std::string(metric == "P" ? "Precision" : "Recall") + " against " + name +
+              (axes.line ? ", one line per " + config.sweep[*axes.line].first : std::string());
+    std::vector<std::pair<double, double>> y_extent;
+    f.data.push_back({f.id + ".dat", panel_data(sweep, config, axes, metric, cells, y_extent)});
+    f.script = panel_script(f.id + ".dat", config, axes, metric, cells, y_extent);
+    f.caption = layout + ", " + name + " on the x axis" +
+                (axes.line ? ", one colour per value of " + config.sweep[*axes.line].first
+                           : std::string()) +
+                ". Points: Monte Carlo means with 95% intervals; dashed line: the paper lower "
+                "bound, thin solid line: its upper bound, both at one κ for the whole sweep (" +
+                joint_kappa_text(run.manifest, metric) + ", fitted jointly over every grid point).";
     return f;
+}
+
+// The standard figure: one panel per followed N, other parameters at their first value.
+Figure sweep_panel(const RunFolder& run, const CsvTable& sweep, const simulate::RunConfig& config,
+                   const PanelAxes& axes, const std::string& metric,
+                   const std::vector<int>& follow) {
+    std::vector<PanelCell> cells;
+    for (int N : follow)
+        cells.push_back({N, first_values(config), "N = " + std::to_string(N)});
+    const std::string held = held_text(config, axes, first_values(config));
+    return sweep_figure(run, sweep, config, axes, metric, cells, "",
+                        "One panel per followed N (" + std::to_string(follow.size()) + ")" +
+                            (held.empty() ? std::string() : "; held: " + held));
+}
+
+// With more than two swept parameters, the small-multiple page: the first two parameters as x
+// and lines, one panel per combination of the others' values, at one followed N.
+Figure sweep_small_multiples(const RunFolder& run, const CsvTable& sweep,
+                             const simulate::RunConfig& config, const std::string& metric, int N) {
+    const PanelAxes axes{0, std::size_t{1}};
+    std::vector<std::vector<double>> combos = {first_values(config)};
+    for (std::size_t q = 2; q < config.sweep.size(); ++q) {
+        std::vector<std::vector<double>> next;
+        for (const auto& combo : combos)
+            for (double value : config.sweep[q].second) {
+                next.push_back(combo);
+                next.back()[q] = value;
+            }
+        combos = next;
+    }
+    std::vector<PanelCell> cells;
+    for (const auto& combo : combos)
+        cells.push_back({N, combo, held_text(config, axes, combo) + ", N = " + std::to_string(N)});
+    return sweep_figure(run, sweep, config, axes, metric, cells, "_grid",
+                        "At N = " + std::to_string(N) +
+                            ", one panel per combination of the "
+                            "other swept parameters (" +
+                            std::to_string(cells.size()) + ")");
 }
 
 Section sweep_panels_section(const RunFolder& run, const CsvTable& sweep,
                              const simulate::RunConfig& config, const std::vector<int>& follow) {
     Section panels;
     panels.title = "Metrics against each swept parameter";
+    if (!sweep.has_column("variant") || !run.manifest.contains("joint_kappa")) {
+        panels.html_before =
+            "<p class=\"warn\">This sweep folder was written before sweep.csv's long format and "
+            "the joint κ fit: run <code>attngeo sweep</code> again for the panels.</p>\n";
+        return panels;
+    }
+    const std::size_t count = config.sweep.size();
     panels.html_before =
-        "<p>For each swept parameter, the other swept parameters are held at their first value. "
-        "Points: Monte Carlo means with 95% intervals; dashed and solid lines: the paper lower and "
-        "upper bounds at the single κ of the paper variant at each grid point (the "
-        "<code>kappa_paper</code> column of sweep.csv; the verdict above gives each side's "
-        "κ*).</p>\n";
-    for (std::size_t p = 0; p < config.sweep.size(); ++p)
+        "<p>Each figure puts one swept parameter on the x axis and draws one line per value of "
+        "the next swept parameter, so every grid point of the two appears; further swept "
+        "parameters are held at their first value (the caption says which)" +
+        std::string(count > 2 ? ", and the last figures show every combination of them" : "") +
+        ". The bounds are the paper variant's at the κ* of each side fitted once over the whole "
+        "grid (<code>*_joint</code> columns of sweep.csv, manifest <code>joint_kappa</code>), so "
+        "their change along x is the parameter's effect, not a refitted κ.</p>\n";
+    for (std::size_t p = 0; p < count; ++p) {
+        PanelAxes axes{p, std::nullopt};
+        if (count > 1) axes.line = (p + 1) % count;
         for (const char* metric : {"P", "R"})
-            panels.figures.push_back(sweep_panel(run, sweep, config, p, metric, follow));
+            panels.figures.push_back(sweep_panel(run, sweep, config, axes, metric, follow));
+    }
+    if (count > 2 && !follow.empty())
+        for (const char* metric : {"P", "R"})
+            panels.figures.push_back(
+                sweep_small_multiples(run, sweep, config, metric, follow[follow.size() / 2]));
     return panels;
 }
 
@@ -621,14 +843,12 @@ Section sweep_agreement_section(const RunFolder& run, const CsvTable& sweep) {
     agreement.title = "κ and envelope agreement per grid point";
     // (grid, variant) → sums of the P width, the R width, and the count of N.
     std::map<std::pair<int, std::string>, std::array<double, 3>> widths;
-    for (std::size_t r = 0; r < sweep.rows.size(); ++r) {
-        for (const auto& v : variant_names()) {
-            if (!sweep.has_column("P_lower_" + v)) continue;
-            auto& w = widths[{std::stoi(sweep.text(r, "grid")), v}];
-            w[0] += sweep.number(r, "P_upper_" + v) - sweep.number(r, "P_lower_" + v);
-            w[1] += sweep.number(r, "R_upper_" + v) - sweep.number(r, "R_lower_" + v);
-            w[2] += 1;
-        }
+    const bool long_format = sweep.has_column("variant");  // older folders: no widths
+    for (std::size_t r = 0; r < sweep.rows.size() && long_format; ++r) {
+        auto& w = widths[{std::stoi(sweep.text(r, "grid")), sweep.text(r, "variant")}];
+        w[0] += sweep.number(r, "P_upper") - sweep.number(r, "P_lower");
+        w[1] += sweep.number(r, "R_upper") - sweep.number(r, "R_lower");
+        w[2] += 1;
     }
     std::vector<std::vector<std::string>> rows;
     for (const auto& point : run.manifest.at("points")) {

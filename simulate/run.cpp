@@ -628,16 +628,11 @@ void write_main_header(std::ostream& out, const RunConfig& config) {
     out << "grid";
     for (const auto& [name, values] : config.sweep)
         out << ',' << name;
+    // Long format: one row per (grid point, N, variant), so no column name carries a variant.
     out << ",N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
-           "Fmin_mean";
-    for (theory::BoundVariant variant : theory::bound_variants()) {
-        const char* v = theory::to_string(variant);
-        for (const char* c :
-             {"kappa", "P_lower", "P_upper", "R_lower", "R_upper", "P_inside", "R_inside"}) {
-            out << ',' << c << '_' << v;
-        }
-    }
-    out << '\n';
+           "Fmin_mean,variant,kappa,P_lower,P_upper,R_lower,R_upper,P_inside,R_inside,"
+           "P_lower_joint,P_upper_joint,R_lower_joint,R_upper_joint,P_inside_joint,"
+           "R_inside_joint\n";
 }
 
 void open_tables(RunTables& tables, const RunConfig& config) {
@@ -677,21 +672,114 @@ PointRegimes point_regimes(const PointSetup& setup) {
     return out;
 }
 
-// One sweep.csv row: the point's values, the estimates, then each variant's envelope at N.
-void append_sweep_row(std::ostream& out, const GridPoint& point, int N, const std::string& columns,
-                      const std::vector<VariantEnvelope>& envs, std::size_t i) {
-    out << point.index;
-    for (const auto& [name, value] : point.values)
-        out << ',' << format_double(value);
-    out << ',' << N << ',' << columns;
-    for (const auto& v : envs) {
-        const auto& b = v.rows[i];
-        out << ',' << format_double(v.kappa) << ',' << format_double(b.precision_lower) << ','
-            << format_double(b.precision_upper) << ',' << format_double(b.recall_lower) << ','
-            << format_double(b.recall_upper) << ',' << int(v.checks[i].precision_inside()) << ','
-            << int(v.checks[i].recall_inside());
+// A sweep grid point kept until every point is evaluated: its rows need the joint κ fit.
+struct SweepPoint {
+    GridPoint point;
+    PointSetup setup;
+    std::vector<SizeEstimates> estimates;  // [|sizes|]
+    std::string estimate_columns;          // [|sizes|] lines of estimate_columns, '\n'-joined
+    std::vector<int> regimes;              // [|sizes|] 1..5, or empty
+    std::vector<VariantEnvelope> envs;     // [variants] at the point's own κ
+};
+
+// One variant's κ fitted over every grid point at once: SPEC §7's scan run on the union of the
+// points, so the sweep's panels draw each side at one κ* and show the parameter's effect, not
+// a κ refitted per point.
+struct JointFit {
+    theory::BoundVariant variant = theory::BoundVariant::paper;
+    KappaScan scan;  // at_star: [Σ|sizes|] each side's bounds at its joint κ*, points in order
+};
+
+std::vector<JointFit> joint_fits(const std::vector<SweepPoint>& points, int threads) {
+    ScanInputs inputs;
+    bool any_finite_d = false;
+    for (const SweepPoint& p : points) {
+        const ScanInputs part = scan_inputs(p.estimates, p.regimes);
+        inputs.P.insert(inputs.P.end(), part.P.begin(), part.P.end());
+        inputs.R.insert(inputs.R.end(), part.R.begin(), part.R.end());
+        inputs.regime.insert(inputs.regime.end(), part.regime.begin(), part.regime.end());
+        any_finite_d = any_finite_d || !std::isinf(p.setup.d);
     }
-    out << '\n';
+    // As per point: a given κ is kept; with only d = ∞ points κ has no effect and stays 1.
+    std::optional<double> fixed = points.front().setup.kappa;
+    if (!fixed && !any_finite_d) fixed = 1.0;
+    const auto& variants = theory::bound_variants();
+    const int count = static_cast<int>(variants.size());
+    const int thread_count = threads > 0 ? threads : omp_get_max_threads();
+    std::vector<JointFit> out(count);
+#pragma omp parallel for num_threads(std::min(count, thread_count)) schedule(dynamic, 1)
+    for (int index = 0; index < count; ++index) {
+        std::vector<theory::BoundTerms> terms;
+        for (const SweepPoint& p : points)
+            terms.emplace_back(p.setup.head, p.setup.spec.sizes, variants[index],
+                               p.setup.spec.ranking);
+        out[index].variant = variants[index];
+        out[index].scan = scan_kappa(
+            inputs,
+            [&](double kappa) {
+                ScanBounds b;
+                for (std::size_t g = 0; g < points.size(); ++g)
+                    append_scan_bounds(b, terms[g].evaluate(points[g].setup.d, kappa));
+                return b;
+            },
+            fixed);
+    }
+    return out;
+}
+
+// The manifest's "joint_kappa": per variant, each side's joint κ* and the single
+// interval-score κ over the whole grid.
+nlohmann::json joint_kappa_json(const std::vector<JointFit>& fits) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const JointFit& fit : fits) {
+        nlohmann::json block = nlohmann::json::object();
+        for (const SideVerdict& side : fit.scan.sides) {
+            block[std::string(to_string(side.metric)) + "_" + to_string(side.side)] = {
+                {"kappa", json_number(side.at_star.kappa)},
+                {"coverage", json_number(side.at_star.coverage)},
+                {"mean_gap", json_number(side.at_star.mean_gap)},
+                {"coverage_met", side.coverage_met},
+                {"at_grid_edge", side.at_grid_edge},
+                {"kappa_free", side.kappa_free}};
+        }
+        block["interval_score"] = {{"kappa", json_number(fit.scan.interval_score.kappa)},
+                                   {"coverage", json_number(fit.scan.interval_score.coverage)},
+                                   {"mean_width", json_number(fit.scan.interval_score.mean_width)}};
+        out[theory::to_string(fit.variant)] = block;
+    }
+    return out;
+}
+
+// sweep.csv's rows of one point, from its offset into the joint fits' concatenated points: per
+// N and variant, the estimates, the envelope at the point's κ, then at the joint κ* of each side.
+void append_sweep_rows(std::ostream& out, const SweepPoint& p, const std::vector<JointFit>& fits,
+                       std::size_t offset) {
+    std::istringstream estimate_lines(p.estimate_columns);
+    std::string columns;
+    for (std::size_t i = 0; i < p.setup.spec.sizes.size(); ++i) {
+        std::getline(estimate_lines, columns);
+        std::ostringstream prefix;
+        prefix << p.point.index;
+        for (const auto& [name, value] : p.point.values)
+            prefix << ',' << format_double(value);
+        prefix << ',' << p.setup.spec.sizes[i] << ',' << columns;
+        for (std::size_t v = 0; v < p.envs.size(); ++v) {
+            const VariantEnvelope& env = p.envs[v];
+            const auto& b = env.rows[i];
+            const ScanBounds& joint = fits[v].scan.at_star;
+            const std::size_t j = offset + i;
+            const double p_lo = joint.P.lower[j], p_hi = joint.P.upper[j], r_lo = joint.R.lower[j],
+                         r_hi = joint.R.upper[j];
+            out << prefix.str() << ',' << theory::to_string(env.variant) << ','
+                << format_double(env.kappa) << ',' << format_double(b.precision_lower) << ','
+                << format_double(b.precision_upper) << ',' << format_double(b.recall_lower) << ','
+                << format_double(b.recall_upper) << ',' << int(env.checks[i].precision_inside())
+                << ',' << int(env.checks[i].recall_inside()) << ',' << format_double(p_lo) << ','
+                << format_double(p_hi) << ',' << format_double(r_lo) << ',' << format_double(r_hi)
+                << ',' << int(envelope_violation(p.estimates[i].precision, p_lo, p_hi) == 0) << ','
+                << int(envelope_violation(p.estimates[i].recall, r_lo, r_hi) == 0) << '\n';
+        }
+    }
 }
 
 void append_bounds_rows(std::ostream& out, const std::vector<VariantEnvelope>& envs,
@@ -741,8 +829,10 @@ nlohmann::json envelopes_json(const std::vector<VariantEnvelope>& envs) {
 
 // One grid point: its estimates (exact at d = ∞), envelopes and regimes, appended to the tables;
 // returns its entry of the manifest's "points".
+// `sweep_points` receives the point's data when the run is a sweep (its rows come later).
 nlohmann::json write_point(RunTables& tables, const RunConfig& config, const GridPoint& point,
-                           const SimulationSums& s, int threads) {
+                           const SimulationSums& s, int threads,
+                           std::vector<SweepPoint>& sweep_points) {
     const PointSetup setup = setup_point(config, point);
     const auto& sizes = setup.spec.sizes;
     std::vector<SizeEstimates> est;
@@ -765,14 +855,18 @@ nlohmann::json write_point(RunTables& tables, const RunConfig& config, const Gri
         append_verdict_rows(tables.verdict, grid_prefix, v.variant, v.scan);
     }
     const bool is_sweep = config.kind == "sweep";
+    std::string sweep_columns;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         const std::string columns = estimate_columns(est[i], trials);
         if (is_sweep)
-            append_sweep_row(tables.main, point, sizes[i], columns, envs, i);
+            sweep_columns += columns + '\n';
         else
             tables.main << sizes[i] << ',' << columns << '\n';
     }
-    if (!is_sweep) append_bounds_rows(tables.bounds, envs, regimes.names);
+    if (is_sweep)
+        sweep_points.push_back({point, setup, est, sweep_columns, regimes.numbers, envs});
+    else
+        append_bounds_rows(tables.bounds, envs, regimes.names);
     const int n = static_cast<int>(setup.head.alpha.size());
     nlohmann::json values_json = nlohmann::json::object();
     for (const auto& [name, value] : point.values)
@@ -843,9 +937,21 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
     open_tables(tables, config);
     nlohmann::json points_json = nlohmann::json::array();
     const auto bounds_start = Clock::now();
+    std::vector<SweepPoint> sweep_points;
     for (const GridPoint& point : grid_points(config))
         points_json.push_back(write_point(tables, config, point,
-                                          sums.at(static_cast<std::size_t>(point.index)), threads));
+                                          sums.at(static_cast<std::size_t>(point.index)), threads,
+                                          sweep_points));
+    nlohmann::json joint_kappa;
+    if (!sweep_points.empty()) {
+        const std::vector<JointFit> fits = joint_fits(sweep_points, threads);
+        std::size_t offset = 0;
+        for (const SweepPoint& p : sweep_points) {
+            append_sweep_rows(tables.main, p, fits, offset);
+            offset += p.setup.spec.sizes.size();
+        }
+        joint_kappa = joint_kappa_json(fits);
+    }
     timings.bounds_s = seconds_since(bounds_start);
 
     nlohmann::json manifest = manifest_header(config.kind);
@@ -859,6 +965,11 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
          {"timings",
           {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}});
     if (config.kind == "sweep") {
+        manifest["joint_kappa"] = joint_kappa;
+        manifest["decisions"].push_back(
+            "joint_kappa: per variant, the kappa scan of SPEC 7 run once over every grid point's "
+            "(N, metric) points together; sweep.csv's *_joint columns are each side's bound at "
+            "its joint kappa*, the bounds the report's sweep panels draw");
         const Table1 table1 = sweep_table1(config, points_json);
         tables.table1 = table1_csv(table1);
         manifest["table1"] = table1_manifest(table1);

@@ -483,13 +483,17 @@ TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
             "1,2,4 --out " +
             out.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Long format: a row per grid point, N and bound variant; values as typed.
     const auto rows = parse_csv(slurp(out / "sweep.csv"));
-    ASSERT_EQ(rows.size(), 1u + 6u * 3u);
+    ASSERT_EQ(rows.size(), 1u + 6u * 3u * 4u);
     EXPECT_EQ(rows[0][0], "grid");
     EXPECT_EQ(rows[0][1], "beta");
     EXPECT_EQ(rows[0][2], "d");
     EXPECT_EQ(rows[0][3], "N");
-    EXPECT_EQ(rows[4][2], "32");  // second grid point: beta=0.05, d=32
+    EXPECT_EQ(rows[1][1], "0.05");
+    EXPECT_EQ(rows[13][2], "32");  // second grid point: beta=0.05, d=32
+    for (const auto& name : rows[0])
+        EXPECT_EQ(name.find('-'), std::string::npos) << name;
     // Progress for logs (stderr is a file here): a start line and a closing summary.
     EXPECT_EQ(r.err.rfind("[sweep] started: 60 trials", 0), 0u) << r.err;
     EXPECT_NE(r.err.find("[sweep] done: 60 trials in "), std::string::npos) << r.err;
@@ -509,8 +513,8 @@ TEST(CliSimulate, ProgressLinesForLogsAndQuiet) {
     ASSERT_EQ(lines.exit_code, 0) << lines.err;
     // 600 trials a point in chunks of 256: lines at 256, 512, 600 + 256, 600 + 512 trials; the
     // swept value is echoed as typed (shortest round-trip form).
-    for (const char* line : {"[sweep] 256/1200 trials, ", "[sweep] 856/1200 trials, ",
-                             "; grid point 2/2 beta=0.2\n"})
+    for (const char* line :
+         {"[sweep] 256/1200 trials, ", "[sweep] 856/1200 trials, ", "; grid point 2/2 beta=0.2\n"})
         EXPECT_NE(lines.err.find(line), std::string::npos) << line << " in\n" << lines.err;
     EXPECT_NE(lines.err.find("ETA "), std::string::npos) << lines.err;
     const RunResult quiet = run(args + b.string() + " --quiet");
