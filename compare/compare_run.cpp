@@ -260,7 +260,14 @@ EnvelopeResult evaluate_head_envelopes(const CompareRequest& r, const CompareSet
     envelope.cosines = settings.cosines;
     envelope.kappa = r.kappa;
     envelope.threads = settings.threads;
-    return evaluate_envelopes(envelope_inputs(in.run, fits), envelope);
+    // The longest stage: its own progress lines, counted in bound evaluations over all heads.
+    Progress progress("compare envelopes", kEvaluationsPerVariant * theory::bound_variants().size(),
+                      "bound evaluations", r.quiet);
+    envelope.on_evaluation = [&](std::int64_t done, std::int64_t) { progress.update(done); };
+    EnvelopeResult result = evaluate_envelopes(envelope_inputs(in.run, fits), envelope);
+    progress.finish(std::to_string(in.run.rows.size()) + " heads, " +
+                    std::to_string(in.run.sizes.size()) + " sizes");
+    return result;
 }
 
 // ---- step 5: the per-head and per-regime tables --------------------------------------------

@@ -254,10 +254,35 @@ void tally_agreement(const std::vector<HeadInput>& heads, VariantResult& v) {
     v.violations = std::move(all);
 }
 
+// Counts bound evaluations for EnvelopeSettings::on_evaluation; each variant ends at its
+// budget, so the count never goes back and never passes the total.
+class EvaluationCounter {
+  public:
+    explicit EvaluationCounter(const EnvelopeSettings& settings)
+        : report_(settings.on_evaluation),
+          total_(kEvaluationsPerVariant *
+                 static_cast<std::int64_t>(theory::bound_variants().size())) {}
+    void tick() {
+        done_ = std::min(done_ + 1, variant_end_ - 1);
+        if (report_) report_(done_, total_);
+    }
+    void start_variant() { variant_end_ += kEvaluationsPerVariant; }
+    void end_variant() {
+        done_ = variant_end_;
+        if (report_) report_(done_, total_);
+    }
+
+  private:
+    const std::function<void(std::int64_t, std::int64_t)>& report_;
+    std::int64_t total_ = 0, done_ = 0, variant_end_ = 0;
+};
+
 // One variant over every head: the κ scan (or the given κ), the rows at κ, the agreement.
 VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
                                const EnvelopeSettings& settings, theory::BoundVariant variant,
-                               const simulate::ScanInputs& inputs, int threads) {
+                               const simulate::ScanInputs& inputs, int threads,
+                               EvaluationCounter& counter) {
+    counter.start_variant();
     const int H = static_cast<int>(heads.size());
     const std::vector<int>& sizes = heads.front().sizes;
     const double d = settings.d;
@@ -274,7 +299,13 @@ VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
     const std::optional<double> fixed =
         std::isinf(d) ? std::optional<double>(settings.kappa.value_or(1)) : settings.kappa;
     v.scan = simulate::scan_kappa(
-        inputs, [&](double kappa) { return flattened_bounds(terms, d, kappa, threads); }, fixed);
+        inputs,
+        [&](double kappa) {
+            simulate::ScanBounds bounds = flattened_bounds(terms, d, kappa, threads);
+            counter.tick();
+            return bounds;
+        },
+        fixed);
     v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
     v.kappa_fitted = !fixed;
 
@@ -282,6 +313,7 @@ VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
     parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
     terms.clear();
     tally_agreement(heads, v);
+    counter.end_variant();
     return v;
 }
 
@@ -304,8 +336,10 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
     for (const HeadInput& h : heads)
         result.regime.push_back(head_regimes(h));
     const simulate::ScanInputs inputs = scan_inputs(heads, result.regime);
+    EvaluationCounter counter(settings);
     for (theory::BoundVariant variant : theory::bound_variants())
-        result.variants.push_back(evaluate_variant(heads, settings, variant, inputs, threads));
+        result.variants.push_back(
+            evaluate_variant(heads, settings, variant, inputs, threads, counter));
     return result;
 }
 

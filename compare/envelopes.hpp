@@ -3,6 +3,7 @@
 // over all (head, N) points, agreement global and per layer, and the largest violations.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -43,7 +44,15 @@ struct EnvelopeSettings {
     CosineSource cosines = CosineSource::parametric;
     std::optional<double> kappa;  // given κ for every variant; the interval-score κ when empty
     int threads = 1;              // OpenMP threads over heads (results do not depend on it)
+    // Called serially after each evaluation of every head's bounds at one κ, with the count so
+    // far and kEvaluationsPerVariant · variants as the total (an upper bound: the refinement
+    // often needs fewer); for progress lines. Empty: nothing is reported.
+    std::function<void(std::int64_t done, std::int64_t total)> on_evaluation;
 };
+
+// Bound evaluations of one variant at most: the coarse κ grid, the refinement around five
+// centres, the star envelopes of four sides and the rows at the chosen κ.
+constexpr std::int64_t kEvaluationsPerVariant = 65 + 5 * 20 + 4 + 1;
 
 // The HeadModel of one head: α and norms as given; cosines per `source`. Parametric:
 // ρ_jk = e^{−β|j−k|} for j, k ≥ 1; plug-in: ρ_jk = cos_by_lag[|j−k|−1], lags beyond K take

@@ -704,5 +704,51 @@ TEST(CompareCli, Table1IsComputedAtTheFittedParameters) {
     EXPECT_LT(worst, 1e-6);
 }
 
+// With stderr in a file (as the runner captures it) compare reports its envelope stage as plain
+// lines: a start line, counted lines with a rate and an ETA, a closing line; never a '\r'.
+// ATTNGEO_PROGRESS_SECONDS=0 prints every update, so a small run shows them all; --quiet none.
+TEST(CompareCli, ProgressLinesOnStderrAndQuietSilencesThem) {
+    const auto dir = make_extract_folder("cli_progress");
+    ASSERT_EQ(setenv("ATTNGEO_PROGRESS_SECONDS", "0", 1), 0);
+    const fs::path out = scratch() / "cli_progress_out";
+    fs::remove_all(out);
+    const RunResult loud = run("compare --emp " + dir.string() + " --out " + out.string() +
+                               " --replicates 20 --threads 2");
+    fs::remove_all(out);
+    const RunResult quiet = run("compare --emp " + dir.string() + " --out " + out.string() +
+                                " --replicates 20 --threads 2 --quiet");
+    unsetenv("ATTNGEO_PROGRESS_SECONDS");
+    ASSERT_EQ(loud.exit_code, 0) << loud.err;
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(quiet.err, "");
+    EXPECT_EQ(loud.err.find('\r'), std::string::npos);
+
+    const std::string label = "[compare envelopes] ";
+    std::istringstream lines(loud.err);
+    std::string line;
+    int started = 0, counted = 0, with_eta = 0, done = 0;
+    long long previous = -1;
+    while (std::getline(lines, line)) {
+        if (line.rfind(label, 0) != 0) continue;
+        const std::string rest = line.substr(label.size());
+        if (rest.rfind("started: ", 0) == 0) {
+            ++started;
+        } else if (rest.rfind("done: ", 0) == 0) {
+            ++done;
+        } else {
+            const long long count = std::stoll(rest.substr(0, rest.find('/')));
+            EXPECT_GE(count, previous) << line;  // the count never goes back
+            previous = count;
+            ++counted;
+            with_eta += rest.find("ETA ") != std::string::npos;
+        }
+    }
+    std::cout << "progress lines: " << counted << " counted, " << with_eta << " with an ETA\n";
+    EXPECT_EQ(started, 1) << loud.err;
+    EXPECT_EQ(done, 1) << loud.err;
+    EXPECT_GE(counted, 65) << loud.err;  // at least one line per κ of the coarse grid
+    EXPECT_GT(with_eta, 0) << loud.err;
+}
+
 }  // namespace
 }  // namespace attngeo::compare
