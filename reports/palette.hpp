@@ -12,6 +12,13 @@ namespace attngeo::reports::palette {
 
 // [4] in theory::bound_variants() order: paper, exact-mean, scale-invariant, corrected.
 inline constexpr std::array<const char*, 4> kVariant = {"#d95f02", "#1b9e77", "#7570b3", "#66a61e"};
+// [4] line width and lower-bound dash pattern of each variant, in the same order. Envelopes of
+// different variants often coincide (the paper upper bound equals the scale-invariant one where
+// B cancels), so each variant has its own width, drawn widest first, and its own dash: a line
+// under a coinciding one still shows as a coloured rim or a different dash. Upper bounds solid.
+inline constexpr std::array<double, 4> kVariantWidth = {4.2, 3.0, 1.9, 1.0};
+inline constexpr std::array<const char*, 4> kVariantLowerDash = {"(14,6)", "(7,5)", "(3,4)",
+                                                                 "(1,3)"};
 // [3] in theory::kHeadRegimes order: Retriever, Mixer, Reset.
 inline constexpr std::array<const char*, 3> kRegime = {"#e6550d", "#3182bd", "#31a354"};
 // [5] the followed N of a sweep panel, in ascending N.
@@ -35,6 +42,14 @@ inline constexpr const char* kGridLine = "#e5e5e5";
 
 inline const char* variant(std::size_t index) {
     return kVariant.at(index % kVariant.size());
+}
+
+inline double variant_width(std::size_t index) {
+    return kVariantWidth.at(index % kVariantWidth.size());
+}
+
+inline const char* variant_lower_dash(std::size_t index) {
+    return kVariantLowerDash.at(index % kVariantLowerDash.size());
 }
 
 inline const char* regime(theory::HeadRegime regime) {

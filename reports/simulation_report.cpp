@@ -154,22 +154,9 @@ std::string metric_figure_data(const MetricSpec& metric, const CsvTable& sim,
     return dat.str();
 }
 
-// How each variant's envelope is drawn: envelopes of different variants often coincide (the
-// paper upper bound equals the scale-invariant one where B cancels), so each variant has its
-// own width, drawn widest first, and its own dash pattern on the lower side: a coinciding
-// line still shows as a coloured rim or a different dash.                     [variants]
-struct VariantStroke {
-    double width;
-    const char* lower_dash;  // gnuplot dash pattern of the lower bound; the upper is solid
-};
-const VariantStroke& variant_stroke(std::size_t index) {
-    static const std::array<VariantStroke, 4> strokes = {
-        {{4.2, "(14,6)"}, {3.0, "(7,5)"}, {1.9, "(3,4)"}, {1.0, "(1,3)"}}};
-    return strokes.at(index % strokes.size());
-}
-
-// Regime bands and the m labels, which stay inside the frame (staggered downwards because
-// the m's can be close).
+// The plot: regime bands, the estimate (and its interval where there is one), each variant's
+// envelope in its own width and dash (palette.hpp, widest first so coinciding lines stay
+// visible), and key entries for marks only when some are drawn.
 std::string metric_figure_script(const std::string& data_name, const MetricSpec& metric, int n,
                                  const nlohmann::json& regimes, const MetricCounts& counts) {
     using C = MetricColumns;
@@ -190,19 +177,18 @@ std::string metric_figure_script(const std::string& data_name, const MetricSpec&
     for (int v = 0; v < static_cast<int>(variant_names().size()); ++v) {
         const std::string& name = variant_names()[v];
         const std::string& colour = variant_color(v);
-        const VariantStroke& stroke = variant_stroke(v);
-        s << ", \\\n       '' using 1:" << C::lower(v) << " with lines lw " << stroke.width
-          << " dt " << stroke.lower_dash << " lc rgb '" << colour << "' title '" << name
-          << " lower'";
-        s << ", \\\n       '' using 1:" << C::upper(v) << " with lines lw " << stroke.width
-          << " dt 1 lc rgb '" << colour << "' title '" << name << " upper'";
+        s << ", \\\n       '' using 1:" << C::lower(v) << " with lines lw "
+          << palette::variant_width(v) << " dt " << palette::variant_lower_dash(v) << " lc rgb '"
+          << colour << "' title '" << name << " lower'";
+        s << ", \\\n       '' using 1:" << C::upper(v) << " with lines lw "
+          << palette::variant_width(v) << " dt 1 lc rgb '" << colour << "' title '" << name
+          << " upper'";
         if (counts.inverted.count(name) && counts.inverted.at(name) > 0) {
             any_inverted = true;
             s << ", \\\n       '' using 1:($" << C::inverted(v) << " > 0 ? $" << C::lower(v)
               << " : 1/0) with points pt 13 ps 1.3 lc rgb '" << colour << "' notitle";
         }
     }
-    // Key entries for marks only when some are drawn.
     if (any_inverted)
         s << ", \\\n       1/0 with points pt 13 ps 1.3 lc rgb '" << palette::kNeutral
           << "' title 'inverted: lower > upper'";
