@@ -2,7 +2,11 @@
 // see transformer.hpp. Every tensor lookup states its expected shape.
 #include "empirical/transformer.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include "common/errors.hpp"
@@ -89,7 +93,16 @@ class Fetcher {
   public:
     Fetcher(const TensorStore& store, const Architecture& arch, torch::Device device,
             torch::Dtype dtype)
-        : store_(store), arch_(arch), device_(device), dtype_(dtype) {}
+        : store_(store),
+          arch_(arch),
+          device_(device),
+          dtype_(dtype),
+          file_mapped_(dynamic_cast<const SafetensorsCheckpoint*>(&store) != nullptr ||
+                       dynamic_cast<const SafetensorsFile*>(&store) != nullptr) {}
+
+    // Where get() records the tensors it returns as views of a read-only file mapping (the
+    // only memory release_mapped_pages may drop: other stores' buffers are anonymous).
+    void record_mapped_views(std::vector<torch::Tensor>* views) { mapped_views_ = views; }
 
     // `expected` is in nn.Linear orientation ([out, in]); transposed entries are stored [in, out].
     torch::Tensor get(TensorId id, int layer, std::vector<std::int64_t> expected) const {
@@ -108,9 +121,11 @@ class Fetcher {
                                  shape_text(h.shape) + ", expected " + shape_text(stored) +
                                  " from the config");
             }
-            torch::Tensor t = torch::from_blob(const_cast<void*>(h.data), h.shape,
-                                               torch::TensorOptions().dtype(torch_dtype(h.dtype)))
-                                  .to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true);
+            torch::Tensor t = host_view(h);
+            if (!(t.device() == device_ && t.scalar_type() == dtype_ && !entry->transpose))
+                t = t.to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true);
+            else if (file_mapped_ && h.owner && t.data_ptr() == h.data && mapped_views_)
+                mapped_views_->push_back(t);
             if (!t.isfinite().all().item<bool>()) {
                 throw InputError("'" + h.file + "': tensor '" + name + "' contains NaN or inf");
             }
@@ -122,11 +137,47 @@ class Fetcher {
     }
 
   private:
+    // The host bytes as a torch tensor without a copy when they are a memory map (or a buffer)
+    // aligned for their dtype: a 7B bf16 checkpoint then computes straight from the page cache
+    // (13.5 GB, evictable) instead of a private copy. The map is read-only, which is safe
+    // because weights are only read; `owner` keeps it alive as long as the tensor. A view is
+    // only kept when no conversion is needed (same dtype, CPU, no transpose); otherwise the
+    // caller copies from it, as before. Misaligned data (legal in safetensors) is copied.
+    // bfloat16 weights stay bfloat16 in the forward (no per-layer float32 conversion): on the
+    // Xeon with AMX/AVX-512 BF16 where this was measured, libtorch 1.13's oneDNN bf16 linear
+    // ran at 4.4x its float32 rate (256x4096 by 4096x4096: 17 ms against 76 ms, 2 threads).
+    torch::Tensor host_view(const HostTensor& h) const {
+        const auto options = torch::TensorOptions().dtype(torch_dtype(h.dtype));
+        void* data = const_cast<void*>(h.data);
+        if (!h.owner || reinterpret_cast<std::uintptr_t>(data) % dtype_size(h.dtype) != 0)
+            return torch::from_blob(data, h.shape, options).clone();
+        std::shared_ptr<const void> owner = h.owner;
+        return torch::from_blob(
+            data, h.shape, [owner](void*) mutable { owner.reset(); }, options);
+    }
+
     const TensorStore& store_;
     const Architecture& arch_;
     torch::Device device_;
     torch::Dtype dtype_;
+    bool file_mapped_;
+    std::vector<torch::Tensor>* mapped_views_ = nullptr;
 };
+
+// Drops the pages of weights read from a read-only file mapping out of this process's resident
+// set once they have been used: the page cache keeps them (the next document re-reads them
+// without I/O when memory allows), but the resident set stays near one layer instead of the
+// whole model (12.6 GiB for a 7B bf16 checkpoint). Only pages wholly inside a view are dropped;
+// unmodified pages of a private file mapping are re-read from the file on the next access.
+void release_mapped_pages(const std::vector<torch::Tensor>& views) {
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    for (const auto& view : views) {
+        const auto begin = reinterpret_cast<std::uintptr_t>(view.data_ptr());
+        const auto end = begin + static_cast<std::uintptr_t>(view.numel() * view.element_size());
+        const auto first = (begin + page - 1) / page * page, last = end / page * page;
+        if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    }
+}
 
 torch::Tensor rotate_half(const torch::Tensor& x) {
     const auto half = x.size(-1) / 2;
@@ -170,7 +221,8 @@ Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
       device_(torch_device(options.device)),
       dtype_(torch_dtype(options.dtype)) {
     check_dtype_supported(device_, dtype_, options);
-    const Fetcher f(store, *arch_, device_, dtype_);
+    Fetcher f(store, *arch_, device_, dtype_);
+    f.record_mapped_views(&mapped_views_);
     const std::int64_t V = config.vocab_size, h = config.hidden_size, H = config.num_heads,
                        Hkv = config.num_kv_heads, d = config.head_dim, I = config.intermediate_size;
     embed_ = f.get(TensorId::embed, 0, {V, h});
@@ -186,8 +238,10 @@ Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
         }
         lm_head_ = embed_;  // tied
     }
+    release_mapped_pages(mapped_views_);  // the finite checks read every page
     for (int i = 0; i < config.num_layers; ++i) {
         Layer l;
+        f.record_mapped_views(&l.mapped_views);
         l.attn_norm = f.get(TensorId::attn_norm, i, {h});
         l.attn_norm_bias = f.get(TensorId::attn_norm_bias, i, {h});
         switch (arch_->qkv) {
@@ -228,6 +282,7 @@ Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
         l.up_bias = f.get(TensorId::up_bias, i, {I});
         l.down = f.get(TensorId::down, i, {h, I});
         l.down_bias = f.get(TensorId::down_bias, i, {h});
+        release_mapped_pages(l.mapped_views);
         layers_.push_back(std::move(l));
     }
     rotary_dims_ = !arch_->rotary ? 0 : static_cast<int>(config.head_dim * config.rotary_pct);
@@ -385,6 +440,7 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
             x = x + mlp(norm(x, l.mlp_norm, l.mlp_norm_bias), l);
         }
         require_finite(x, layer, "residual stream after the MLP");
+        release_mapped_pages(l.mapped_views);
         if (options.hidden_states) result.layer_outputs.push_back(x.to(torch::kFloat32));
         if (options.capture) result.layers.push_back(std::move(capture));
     }
@@ -396,6 +452,7 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
     }
     const auto head_input = options.all_logits ? final_hidden : final_hidden.slice(1, T - 1);
     result.logits = F::linear(head_input, lm_head_).to(torch::kFloat32);
+    release_mapped_pages(mapped_views_);
     if (!torch::isfinite(result.logits).all().item<bool>())
         throw InputError("'" + source_ +
                          "': non-finite activations in the logits (final norm and output head; "

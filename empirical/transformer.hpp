@@ -70,6 +70,9 @@ class Transformer {
     struct Layer {
         torch::Tensor attn_norm, attn_norm_bias, q, k, v, q_bias, k_bias, v_bias, o, o_bias;
         torch::Tensor mlp_norm, mlp_norm_bias, gate, up, up_bias, down, down_bias;
+        // The weights above that are views of a read-only file mapping (no copy), whose pages
+        // leave the resident set after each use.
+        std::vector<torch::Tensor> mapped_views;
     };
     torch::Tensor norm(const torch::Tensor& x, const torch::Tensor& weight,
                        const torch::Tensor& bias) const;
@@ -93,6 +96,7 @@ class Transformer {
     torch::Device device_;
     torch::Dtype dtype_;
     torch::Tensor embed_, position_embed_, final_norm_, final_norm_bias_, lm_head_;
+    std::vector<torch::Tensor> mapped_views_;  // model-level weights mapped from the file
     std::vector<Layer> layers_;
     int rotary_dims_ = 0;
 };
