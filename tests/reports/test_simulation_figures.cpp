@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <set>
@@ -172,7 +173,11 @@ TEST(SimulationFigures, LabelsInsideTheFrameAndCountsInWords) {
     const std::string html = slurp(dir / "index.html");
     const std::regex counted(R"re(at (\d+) of (\d+) values? of N)re");
     std::smatch m;
-    if (std::regex_search(html, m, counted)) EXPECT_LE(std::stoi(m[1]), std::stoi(m[2]));
+    // The demo's P estimate leaves the paper envelope at a few N (red circles in the figure).
+    ASSERT_TRUE(std::regex_search(html, m, counted));
+    EXPECT_GT(std::stoi(m[1]), 0);
+    EXPECT_LE(std::stoi(m[1]), std::stoi(m[2]));
+    std::cout << "caption count: " << m[0] << "\n";
     EXPECT_EQ(html.find(" N (red circles)re"), std::string::npos);
     EXPECT_EQ(std::regex_search(html, std::regex(R"re(at \d+ N\b)re")), false);
 }
