@@ -272,16 +272,17 @@ EnvelopeResult evaluate_head_envelopes(const CompareRequest& r, const CompareSet
 
 // ---- step 5: the per-head and per-regime tables --------------------------------------------
 
-// fits.csv, profile.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv and
-// contrib_by_regime.csv (docs/compare-outputs.md).
+// fits.csv, profile.csv, profile_global.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv
+// and contrib_by_regime.csv (docs/compare-outputs.md).
 struct CompareTables {
-    std::string fits, profile, regimes, regime_counts, pr_by_regime, contrib_by_regime;
+    std::string fits, profile, profile_global, regimes, regime_counts, pr_by_regime,
+        contrib_by_regime;
 };
 
 std::string fits_csv(const CompareInputs& in, const FitResults& fits) {
     std::ostringstream csv;
     csv << "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,"
-           "cv_pooled,rho0,kv_head,counted\n";
+           "cv_pooled,rho0,kv_head,counted,beta_at_bound,beta_offset_at_bound\n";
     for (std::size_t i = 0; i < in.run.rows.size(); ++i) {
         const EmpiricalHead& h = in.run.rows[i];
         const HeadFits& fit = fits.heads[i];
@@ -289,23 +290,34 @@ std::string fits_csv(const CompareInputs& in, const FitResults& fits) {
             << ',' << f(fit.offset.beta) << ',' << f(fit.offset.c_inf) << ',' << f(fit.offset.mae)
             << ',' << f(h.lambda) << ',' << f(h.norm_median) << ',' << f(h.cv_positional) << ','
             << f(h.cv_pooled) << ',' << f(h.rho0) << ',' << h.kv_head << ',' << int(in.counted[i])
-            << '\n';
+            << ',' << int(beta_at_bound(fit.decay.beta)) << ','
+            << int(beta_at_bound(fit.offset.beta)) << '\n';
     }
     return csv.str();
 }
 
-// One row per head, then the fit to the mean over heads as layer = head = −1.
+// The columns of a profile fit and its clamp flags, shared by profile.csv (one row per head)
+// and profile_global.csv (the fit to the mean over heads, one row).
+constexpr const char* kProfileColumns =
+    "p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
+    "p_sink_at_bound,at_bound\n";
+
+std::string profile_fields(const ProfileFit& p) {
+    const ProfileClamps clamps = profile_clamps(p);
+    std::ostringstream row;
+    row << f(p.profile.p_sink) << ',' << f(p.p_base) << ',' << f(p.profile.eta) << ','
+        << f(p.profile.omega) << ',' << p.profile.T1 << ',' << p.profile.T2 << ',' << f(p.r2_log)
+        << ',' << f(p.rmse_log) << ',' << int(clamps.eta) << ',' << int(clamps.omega) << ','
+        << int(clamps.p_sink) << ',' << int(clamps.any()) << '\n';
+    return row.str();
+}
+
 std::string profile_csv(const EmpiricalRun& run, const FitResults& fits) {
     std::ostringstream csv;
-    csv << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log\n";
-    auto row = [&](int layer, int head, const ProfileFit& p) {
-        csv << layer << ',' << head << ',' << f(p.profile.p_sink) << ',' << f(p.p_base) << ','
-            << f(p.profile.eta) << ',' << f(p.profile.omega) << ',' << p.profile.T1 << ','
-            << p.profile.T2 << ',' << f(p.r2_log) << ',' << f(p.rmse_log) << '\n';
-    };
+    csv << "layer,head," << kProfileColumns;
     for (std::size_t i = 0; i < run.rows.size(); ++i)
-        row(run.rows[i].layer, run.rows[i].head, fits.heads[i].profile);
-    row(-1, -1, fits.global_profile);
+        csv << run.rows[i].layer << ',' << run.rows[i].head << ','
+            << profile_fields(fits.heads[i].profile);
     return csv.str();
 }
 
@@ -378,6 +390,7 @@ CompareTables compare_tables(const CompareInputs& in, const FitResults& fits) {
     CompareTables tables;
     tables.fits = fits_csv(in, fits);
     tables.profile = profile_csv(in.run, fits);
+    tables.profile_global = std::string(kProfileColumns) + profile_fields(fits.global_profile);
     tables.regimes = regimes_csv(in.run);
     tables.regime_counts = regime_counts_csv(in.run);
     regime_mean_csvs(in.run, tables);
@@ -520,11 +533,13 @@ nlohmann::json compare_decisions() {
         "log scan then Brent in log beta. MAE = mean_k |c(k) - exp(-beta k)| (SPEC 7).",
         "Offset model c_inf + (1 - c_inf) exp(-beta k): c_inf in closed form for each beta "
         "(unconstrained), beta minimised like the plain model.",
-        "Profile (Assumption 3) per head and for the mean alpha over heads (layer = head = "
-        "-1): p_sink = alpha_0 exactly, p_base from the normalisation so the profile sums "
+        "Profile (Assumption 3) per head (profile.csv) and for the mean alpha over heads "
+        "(profile_global.csv): p_sink = alpha_0 exactly, p_base from the normalisation so the "
+        "profile sums "
         "to 1; T1, T2, eta, omega minimise the squared log residuals over positions 1..n-1 "
         "(zeros left out): linearised grid search, then the exact objective by Brent and "
-        "+-1 moves of T1, T2. With T1 = T2 omega is reported as 0.",
+        "+-1 moves of T1, T2. With T1 = T2 omega is reported as 0. at_bound flags: beta at 1e-6 "
+        "or 50, eta at its limit, omega at 0 or pi with T1 < T2, p_sink below 1e-9.",
         "lambda, C = norm_median, cv_*, rho0 and the regime are copied from the extract's "
         "heads.csv.",
         "pr_by_regime.csv and contrib_by_regime.csv: plain means over the heads of each "
@@ -611,6 +626,7 @@ void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::j
     const fs::path out(folder.staging());
     write_file_atomic((out / "fits.csv").string(), o.tables.fits);
     write_file_atomic((out / "profile.csv").string(), o.tables.profile);
+    write_file_atomic((out / "profile_global.csv").string(), o.tables.profile_global);
     write_file_atomic((out / "regimes.csv").string(), o.tables.regimes);
     write_file_atomic((out / "regime_counts.csv").string(), o.tables.regime_counts);
     write_file_atomic((out / "pr_by_regime.csv").string(), o.tables.pr_by_regime);

@@ -373,7 +373,8 @@ nlohmann::json variant_blocks(const EnvelopeResult& r) {
 
 void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
     const std::filesystem::path dir(out_dir);
-    const auto f = [](double x) { return format_double(x); };
+    // An undefined value (Δ at N = 1 with the sink on top) is an empty field, never "nan".
+    const auto f = [](double x) { return std::isnan(x) ? std::string() : format_double(x); };
     const std::size_t H = r.layer.size(), S = r.sizes.size();
 
     std::ostringstream bounds;

@@ -386,6 +386,21 @@ OffsetDecayFit fit_offset_exponential_decay(const std::vector<double>& cosines) 
     return fit;
 }
 
+bool beta_at_bound(double beta) {
+    constexpr double relative = 1e-6;
+    return beta <= kBetaMin * (1 + relative) || beta >= kBetaMax * (1 - relative);
+}
+
+ProfileClamps profile_clamps(const ProfileFit& fit) {
+    constexpr double relative = 1e-6;
+    const theory::Assumption3Profile& p = fit.profile;
+    ProfileClamps clamps;
+    clamps.eta = fit.eta_limit > 0 && p.eta >= fit.eta_limit * (1 - relative);
+    clamps.omega = p.T1 < p.T2 && (p.omega >= kPi * (1 - relative) || p.omega <= 0);
+    clamps.p_sink = p.p_sink < kPSinkFloor;
+    return clamps;
+}
+
 double assumption3_log_sse(const std::vector<double>& alpha,
                            const theory::Assumption3Profile& profile) {
     const LogProfile p = make_log_profile(alpha);
@@ -436,6 +451,7 @@ ProfileFit fit_assumption3_profile(const std::vector<double>& alpha) {
     fit.profile.eta = c.eta;
     fit.profile.omega = c.omega;
     fit.p_base = theory::assumption3_p_base(fit.profile);
+    fit.eta_limit = eta_max(L, c.T1, c.T2);
     const double sse = exact_sse(p, c.T1, c.T2, c.eta, c.omega);
     const double count = p.m[L], mean = p.my[L] / count;
     double sst = 0;

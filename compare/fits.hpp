@@ -49,10 +49,29 @@ OffsetDecayFit fit_offset_exponential_decay(const std::vector<double>& cosines);
 struct ProfileFit {
     theory::Assumption3Profile profile;  // L = n − 1, p_sink = α_0, T1, T2, η, ω
     double p_base = 0;                   // (1 − p_sink) / Σ_{i≥1} w_i: the model sums to 1
-    double r2_log = 0;    // 1 − SSE/SST of log α over positions 1..n−1 with α_i > 0
-    double rmse_log = 0;  // √(SSE / positions)
-    int positions = 0;    // positions 1..n−1 with α_i > 0 (zeros have no logarithm)
+    double r2_log = 0;     // 1 − SSE/SST of log α over positions 1..n−1 with α_i > 0
+    double rmse_log = 0;   // √(SSE / positions)
+    int positions = 0;     // positions 1..n−1 with α_i > 0 (zeros have no logarithm)
+    double eta_limit = 0;  // η_max of the search for the fitted (T1, T2)
 };
+
+// Which fitted values sit at a clamp of their search range, so a reader can tell a measured
+// value from the edge of what the search could return (docs/compare-outputs.md).
+struct ProfileClamps {
+    bool eta = false;     // η at η_limit (η_limit > 0)
+    bool omega = false;   // ω at π, or at 0 while an oscillatory phase exists (T1 < T2)
+    bool p_sink = false;  // α_0 below kPSinkFloor: the sink carries no mass (domain edge 0)
+    bool any() const { return eta || omega || p_sink; }
+};
+
+// α_0 below this is reported as at the domain's lower edge (p_sink > 0 is required).
+inline constexpr double kPSinkFloor = 1e-9;
+
+// True when beta is kBetaMin or kBetaMax to 1e-6 relative (Brent stops within about 1e-8).
+bool beta_at_bound(double beta);
+
+// The clamps of a profile fit (see ProfileClamps).
+ProfileClamps profile_clamps(const ProfileFit& fit);
 
 // Fits Assumption 3 to alpha [n] (alpha[0] = sink; Σ = 1 within 1e-6, entries finite ≥ 0,
 // 0 < α_0 < 1, at least two positive α_i for i ≥ 1). p_sink = α_0 exactly (SPEC §4) and p_base

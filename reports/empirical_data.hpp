@@ -114,6 +114,9 @@ struct FitRow {
 // The compare folder's own files, read before anything is drawn.
 struct CompareFolder {
     CsvTable fits, profile, envelope, agreement, violations, corr;
+    // profile_global.csv: one row, the profile fitted to the mean α over heads (from an older
+    // folder: profile.csv's layer −1 row, moved here so `profile` holds only heads).
+    CsvTable profile_global;
     nlohmann::json kappa;
     bool per_kv = false;  // compare --count-per kv (older folders counted every query head)
     std::string unit;     // what histograms count, for captions (counting_unit)
@@ -126,9 +129,9 @@ struct CompareFolder {
 };
 CompareFolder load_compare(const RunFolder& run);
 
-// The fitted global profile (profile.csv row layer −1) at positions 0..L; nullopt when the row
+// The fitted global profile (profile_global.csv's row) at positions 0..L; nullopt when the row
 // is missing or not a valid Assumption-3 profile.
-std::optional<FittedProfile> global_profile(const CsvTable& profile, int L);
+std::optional<FittedProfile> global_profile(const CsvTable& profile_global, int L);
 // The fit-lag count from the compare manifest's parameters, whatever its spelling (64 if none).
 int fit_lag_count(const nlohmann::json& manifest);
 // simulate.csv's E[P], E[R] by N.

@@ -317,6 +317,10 @@ int pr_by_regime_column(int regime, int metric) {
 
 }  // namespace
 
+PerRegime<int> most_typical_heads(const ExtractData& e) {
+    return typical_heads(e);
+}
+
 // Figure 2 (left): mean value norm by position over all heads, with the interquartile band.
 Figure norm_figure(const std::string& prefix, const ExtractData& e) {
     Figure f;

@@ -59,4 +59,21 @@ Figure pr_by_regime_figure(const std::string& prefix,
                            const PerRegime<std::map<int, MeanPR>>& series,
                            const std::string& source);
 
+// The head of each regime with the largest normalised margin (−1 where a regime has none), as
+// Figures 7 and 10 choose them.
+PerRegime<int> most_typical_heads(const ExtractData& e);
+
+// head_figures.cpp. Figure 1: the snapshot head's contributions on their two leading
+// principal axes with s(N) and circles r_min, r_max (extract's snapshot.csv and snapshot.json);
+// nullopt when the folder has none.
+std::optional<Figure> snapshot_figure(const std::string& prefix, const std::string& dir);
+// Figure 10 as the paper draws it: ‖α_i v_i‖ by position of the snapshot window for the head
+// `chosen` of each regime, coloured by cos(v_i, s(N)) (contributions.csv); nullopt without it.
+std::optional<Figure> contribution_scatter_figure(const std::string& prefix, const ExtractData& e,
+                                                  const PerRegime<int>& chosen);
+// Table 2's trend: Δ/B and Δ_0/B of every (head, N) of bounds.csv's paper rows against N,
+// coloured by regime I–V, with the median over heads; nullopt without usable rows.
+std::optional<Figure> margin_trend_figure(const std::string& prefix,
+                                          const std::string& bounds_path);
+
 }  // namespace attngeo::reports::empirical

@@ -55,6 +55,8 @@ Section extract_regimes_section(const std::string& prefix, const ExtractData& e)
         prefix, regime_counts(e), path_in(e.dir, "heads.csv"), near_boundary_of(e)));
     regimes.figures.push_back(contrib_figure(prefix, e.contrib_by_regime, e.regime_heads,
                                              path_in(e.dir, "by_position.csv")));
+    if (auto scatter = contribution_scatter_figure(prefix, e, most_typical_heads(e)))
+        regimes.figures.push_back(*scatter);
     regimes.figures.push_back(
         pr_by_regime_figure(prefix, e.pr_by_regime, path_in(e.dir, "pr.csv")));
     regimes.html_after = layer_table(e);
@@ -67,6 +69,11 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     Section facts = titled("Model and extraction");
     facts.html_before = model_table(e);
     sections.push_back(facts);
+    if (auto snapshot = snapshot_figure(prefix, e.dir)) {
+        Section geometry = titled("One head in value-state space (Figure 1)");
+        geometry.figures.push_back(*snapshot);
+        sections.push_back(geometry);
+    }
 
     Section norms = titled("Value-state norms (Figure 2)");
     norms.figures.push_back(norm_figure(prefix, e));
@@ -131,7 +138,7 @@ int context_length(const ExtractData* e, const std::string& dir) {
 
 // The sections a compare folder adds whether or not its extract folder is there.
 struct CompareParts {
-    Section cosines, profile, kappa, corr;
+    Section cosines, profile, kappa, corr, margins;
     std::optional<FittedProfile> fit;
 };
 
@@ -153,16 +160,24 @@ CompareParts compare_parts(const RunFolder& run, const CompareFolder& c, const E
         agreement_tables(c.agreement, mean_widths_by_layer(path_in(run.dir, "bounds.csv"))) +
         violations_table(c.violations);
 
+    parts.margins = titled("Margins against N (Table 2)");
+    if (auto trend = margin_trend_figure(prefix, path_in(run.dir, "bounds.csv")))
+        parts.margins.figures.push_back(*trend);
+    else
+        parts.margins.html_before =
+            "<p class=\"warn\">bounds.csv is missing or has no paper row with a defined "
+            "margin: Table 2's trend is not drawn.</p>\n";
+
     parts.corr = titled("Recall and the sink similarity ρ0 (Figure 6)");
     parts.corr.figures.push_back(corr_figure(prefix, c.corr, run.manifest));
 
     const int L = context_length(e, run.dir);
-    parts.fit = L >= 1 ? global_profile(c.profile, L) : std::optional<FittedProfile>();
+    parts.fit = L >= 1 ? global_profile(c.profile_global, L) : std::optional<FittedProfile>();
     parts.profile = titled("Profile fit");
-    parts.profile.html_before = profile_table(c.profile);
+    parts.profile.html_before = profile_table(c.profile, c.profile_global);
     if (!parts.fit)
         parts.profile.html_before +=
-            "<p class=\"warn\">The global profile row (layer −1) is missing or not a valid "
+            "<p class=\"warn\">The global profile (profile_global.csv) is missing or not a valid "
             "Assumption-3 profile, or the context length is unknown: Figure 4 has no fitted "
             "curve.</p>\n";
     return parts;
@@ -221,13 +236,14 @@ std::vector<Section> compare_only_sections(const RunFolder& run, const CompareFo
     sections.push_back(parts.cosines);
     Section alpha = titled("Attention mass by position (Figure 4)");
     if (parts.fit)
-        alpha.figures.push_back(alpha_figure(prefix, nullptr, parts.fit, c.profile.path));
+        alpha.figures.push_back(alpha_figure(prefix, nullptr, parts.fit, c.profile_global.path));
     sections.push_back(alpha);
     sections.push_back(parts.profile);
     Section pr = titled("Precision and Recall against N (Figure 5)");
     pr.figures.push_back(pr_figure(prefix, c.envelope_means, c.envelope.path, pr_over));
     sections.push_back(pr);
     sections.push_back(parts.kappa);
+    sections.push_back(parts.margins);
     sections.push_back(parts.corr);
     sections.push_back(compare_regimes_section(prefix, run.dir));
     return sections;
@@ -279,11 +295,11 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         Overlays o;
         o.per_kv = c.per_kv;
         o.fit = parts.fit;
-        o.fit_source = c.profile.path;
+        o.fit_source = c.profile_global.path;
         o.pr = pr_over;
         o.after_norms = {parts.cosines};
         o.after_alpha = {parts.profile};
-        o.after_pr = {parts.kappa, parts.corr};
+        o.after_pr = {parts.kappa, parts.margins, parts.corr};
         body = extract_sections_of(prefix_of(run), *e, o);
     } else {
         body = compare_only_sections(run, c, parts, pr_over);

@@ -166,27 +166,33 @@ std::string fits_table(const CsvTable& fits, const std::string& unit) {
     return out.str();
 }
 
-std::string profile_table(const CsvTable& profile) {
+std::string profile_table(const CsvTable& profile, const CsvTable& profile_global) {
     std::vector<std::vector<std::string>> rows;
+    for (std::size_t r = 0; r < profile_global.rows.size(); ++r) {
+        std::vector<std::string> row = {"global (mean over heads)"};
+        for (const char* c : {"p_sink", "p_base", "eta", "omega", "T1", "T2", "r2_log", "rmse_log"})
+            row.push_back(short_number(profile_global.number(r, c)));
+        rows.push_back(row);
+    }
     std::vector<double> r2;
+    int clamped = 0;  // heads with a fitted value at a clamp (older folders have no flag)
+    const bool flagged = profile.has_column("at_bound");
     for (std::size_t r = 0; r < profile.rows.size(); ++r) {
-        if (profile.text(r, "layer") == "-1") {
-            std::vector<std::string> row = {"global (mean over heads)"};
-            for (const char* c :
-                 {"p_sink", "p_base", "eta", "omega", "T1", "T2", "r2_log", "rmse_log"})
-                row.push_back(short_number(profile.number(r, c)));
-            rows.push_back(row);
-        } else {
-            r2.push_back(profile.number(r, "r2_log"));
-        }
+        r2.push_back(profile.number(r, "r2_log"));
+        if (flagged && profile.text(r, "at_bound") == "1") ++clamped;
     }
     std::ostringstream out;
-    out << "<p>Assumption-3 profile fitted to the mean α by position (" << code(profile.path)
+    out << "<p>Assumption-3 profile fitted to the mean α by position (" << code(profile_global.path)
         << ").";
     if (!r2.empty())
-        out << " Per-head fits: median R² of log α " << short_number(quantile(r2, 0.5))
-            << " (interquartile " << short_number(quantile(r2, 0.25)) << "–"
-            << short_number(quantile(r2, 0.75)) << ", " << r2.size() << " heads).";
+        out << " Per-head fits (" << code(profile.path) << "): median R² of log α "
+            << short_number(quantile(r2, 0.5)) << " (interquartile "
+            << short_number(quantile(r2, 0.25)) << "–" << short_number(quantile(r2, 0.75)) << ", "
+            << r2.size() << " heads).";
+    if (flagged)
+        out << " " << clamped << " of " << r2.size()
+            << " per-head fits have a value at a clamp of the search (η at its limit, ω at 0 or "
+               "π, p<sub>sink</sub> below 10<sup>−9</sup>; column <code>at_bound</code>).";
     out << "</p>\n"
         << html_table(
                {"fit", "p_sink", "p_base", "η", "ω", "T1", "T2", "R² (log α)", "RMSE (log α)"},

@@ -25,7 +25,7 @@ std::string near_boundary_of(const ExtractData& e);
 
 // ---- from a compare folder ------------------------------------------------------------------
 std::string fits_table(const CsvTable& fits, const std::string& unit);
-std::string profile_table(const CsvTable& profile);
+std::string profile_table(const CsvTable& profile, const CsvTable& profile_global);
 std::string kappa_table(const nlohmann::json& kappa, const std::string& source);
 // `widths`: (variant, layer) → mean envelope width (mean_widths_by_layer; layer −1: global).
 std::string agreement_tables(const CsvTable& agreement,

@@ -278,13 +278,35 @@ void read_envelopes(CompareFolder& c, const std::string& dir) {
     c.envelopes_at_star = true;
 }
 
+// profile_global.csv, or for a folder written before it existed the layer −1 row that
+// profile.csv then carried (moved out, so c.profile holds heads only).
+void read_profiles(CompareFolder& c, const std::string& dir) {
+    c.profile = read_csv_table(path_in(dir, "profile.csv"));
+    const std::string global = path_in(dir, "profile_global.csv");
+    if (fs::exists(global)) {
+        c.profile_global = read_csv_table(global);
+        return;
+    }
+    c.profile_global.path = c.profile.path;
+    c.profile_global.header = c.profile.header;
+    CsvTable heads = c.profile;
+    heads.rows.clear();
+    heads.line_numbers.clear();
+    for (std::size_t r = 0; r < c.profile.rows.size(); ++r) {
+        CsvTable& into = c.profile.text(r, "layer") == "-1" ? c.profile_global : heads;
+        into.rows.push_back(c.profile.rows[r]);
+        into.line_numbers.push_back(c.profile.line_numbers[r]);
+    }
+    c.profile = std::move(heads);
+}
+
 }  // namespace
 
 CompareFolder load_compare(const RunFolder& run) {
     const std::string& dir = run.dir;
     CompareFolder c;
     c.fits = read_csv_table(path_in(dir, "fits.csv"));
-    c.profile = read_csv_table(path_in(dir, "profile.csv"));
+    read_profiles(c, dir);
     c.envelope = read_csv_table(path_in(dir, "envelope.csv"));
     c.agreement = read_csv_table(path_in(dir, "agreement.csv"));
     c.violations = read_csv_table(path_in(dir, "violations.csv"));
@@ -299,11 +321,10 @@ CompareFolder load_compare(const RunFolder& run) {
     return c;
 }
 
-// The fitted global profile (profile.csv row layer −1) evaluated at positions 0..L with
+// The fitted global profile (profile_global.csv's first row) evaluated at positions 0..L with
 // theory's Assumption-3 shape: α_0 = p_sink, α_i = p_base · w_i.
 std::optional<FittedProfile> global_profile(const CsvTable& profile, int L) {
     for (std::size_t r = 0; r < profile.rows.size(); ++r) {
-        if (profile.text(r, "layer") != "-1") continue;
         theory::Assumption3Profile p;
         p.L = L;
         p.p_sink = profile.number(r, "p_sink");

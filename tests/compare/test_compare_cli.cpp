@@ -311,19 +311,18 @@ TEST(EmpiricalRunReader, ManifestNumberBeyondDoubleNamesTheManifest) {
     expect_reader_error(dir, {"manifest.json", "not valid JSON"});
 }
 
-TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
-    const auto dir = make_extract_folder("cli_good");
-    const fs::path out = scratch() / "cli_good_out";
-    fs::remove_all(out);
-    const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string() +
-                            " --replicates 50 --threads 2");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-
+// The headers of the contract (docs/compare-outputs.md).
+void expect_contract_headers(const fs::path& out) {
     const std::map<std::string, std::string> headers = {
         {"fits.csv",
          "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,cv_pooled,rho0,"
-         "kv_head,counted"},
-        {"profile.csv", "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log"},
+         "kv_head,counted,beta_at_bound,beta_offset_at_bound"},
+        {"profile.csv",
+         "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
+         "p_sink_at_bound,at_bound"},
+        {"profile_global.csv",
+         "p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
+         "p_sink_at_bound,at_bound"},
         {"bounds.csv",
          "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,P_inside,"
          "R_inside"},
@@ -342,6 +341,17 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
             EXPECT_EQ(first_line(out / file).substr(0, header.size()), header) << file;
         else
             EXPECT_EQ(first_line(out / file), header) << file;
+}
+
+TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
+    const auto dir = make_extract_folder("cli_good");
+    const fs::path out = scratch() / "cli_good_out";
+    fs::remove_all(out);
+    const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string() +
+                            " --replicates 50 --threads 2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+
+    expect_contract_headers(out);
     for (const char* file : {"kappa.json", "fitted_params.json", "manifest.json"})
         EXPECT_TRUE(fs::is_regular_file(out / file)) << file;
 
@@ -359,11 +369,12 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
         EXPECT_DOUBLE_EQ(std::stod(row.at("rho0")), rho0_of(i));
         EXPECT_DOUBLE_EQ(std::stod(row.at("lambda")), 0.5);
         EXPECT_DOUBLE_EQ(std::stod(row.at("C")), 1.0);
+        EXPECT_EQ(row.at("beta_at_bound"), "0") << i;  // planted β inside [1e-6, 50]
+        EXPECT_EQ(row.at("beta_offset_at_bound"), "0") << i;
     }
     const auto profiles = read_csv(out / "profile.csv");
-    ASSERT_EQ(profiles.size(), 5u);
-    EXPECT_EQ(profiles.back().at("layer"), "-1");
-    EXPECT_EQ(profiles.back().at("head"), "-1");
+    ASSERT_EQ(profiles.size(), 4u);  // heads only; the global fit is profile_global.csv
+    EXPECT_EQ(read_csv(out / "profile_global.csv").size(), 1u);
     for (std::size_t k = 0; k < 4; ++k) {
         const auto& row = profiles[k];
         const int i = std::stoi(row.at("layer")) * kHeads + std::stoi(row.at("head"));
@@ -374,6 +385,7 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
         EXPECT_NEAR(std::stod(row.at("eta")), truth.eta, 1e-3 * truth.eta) << i;
         EXPECT_NEAR(std::stod(row.at("omega")), truth.omega, 1e-3 * truth.omega) << i;
         EXPECT_GT(std::stod(row.at("r2_log")), 0.9999) << i;
+        EXPECT_EQ(row.at("at_bound"), "0") << i;  // planted η < 0.999, 0 < ω < π, p_sink > 0
         worst_eta = std::max(worst_eta, std::abs(std::stod(row.at("eta")) - truth.eta) / truth.eta);
     }
     std::cout << "largest relative beta error: " << worst_beta
@@ -410,6 +422,43 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
               (scratch() / "sim_fitted").string();
     const RunResult sim = run(command);
     EXPECT_EQ(sim.exit_code, 0) << command << "\n" << sim.err;
+}
+
+// Every CSV of a compare run reads with the column types docs/compare-outputs.md lists:
+// tests/python/check_csv_dtypes.py with pandas (Debian's python3-pandas), or Python's csv
+// module applying the same rules when pandas is absent. It also fails on an undocumented CSV.
+TEST(CompareCli, CsvDtypes) {
+    const fs::path source = fs::path(__FILE__).parent_path().parent_path().parent_path();
+    const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    if (std::system((python + " -c '' 2>/dev/null").c_str()) != 0) GTEST_SKIP() << "no python3";
+    const auto dir = make_extract_folder("dtypes");
+    const fs::path out = scratch() / "dtypes_out";
+    fs::remove_all(out);
+    const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string() +
+                            " --replicates 20 --threads 2 --quiet");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string check = python + " " +
+                              (source / "tests/python/check_csv_dtypes.py").string() + " " +
+                              (source / "docs/compare-outputs.md").string() + " ";
+    const fs::path log = scratch() / "dtypes.log";
+    const int status = std::system((check + out.string() + " > " + log.string() + " 2>&1").c_str());
+    std::cout << slurp(log);
+    EXPECT_EQ(status, 0) << slurp(log);
+    // The checker can fail: a float column holding text and an undocumented file are caught.
+    const fs::path broken = scratch() / "dtypes_broken";
+    fs::remove_all(broken);
+    fs::create_directories(broken);
+    fs::copy_file(out / "fits.csv", broken / "fits.csv");
+    {
+        std::string fits = slurp(out / "fits.csv");
+        const std::size_t row = fits.find('\n') + 1;
+        fits.replace(fits.find(',', fits.find(',', row) + 1) + 1, 0, "x");  // beta "x0.25…"
+        std::ofstream(broken / "fits.csv") << fits;
+    }
+    EXPECT_NE(std::system((check + broken.string() + " > /dev/null 2>&1").c_str()), 0);
+    fs::remove(broken / "fits.csv");
+    std::ofstream(broken / "extra.csv") << "a,b\n1,2\n";
+    EXPECT_NE(std::system((check + broken.string() + " > /dev/null 2>&1").c_str()), 0);
 }
 
 TEST(CompareCli, TheSimFolderIsCheckedAndRecorded) {
@@ -636,8 +685,8 @@ TEST(CompareCli, OneDocumentLeavesTheBootstrapIntervalEmpty) {
     // No undefined value written as nan; the envelope files (compare/envelopes) are checked
     // by their own tests.
     for (const char* file :
-         {"fits.csv", "profile.csv", "corr_rho0.csv", "regimes.csv", "regime_counts.csv",
-          "pr_by_regime.csv", "contrib_by_regime.csv", "fitted_params.json"})
+         {"fits.csv", "profile.csv", "profile_global.csv", "corr_rho0.csv", "regimes.csv",
+          "regime_counts.csv", "pr_by_regime.csv", "contrib_by_regime.csv", "fitted_params.json"})
         EXPECT_EQ(slurp(out / file).find("nan"), std::string::npos) << file;
     auto manifest_json = nlohmann::json::parse(manifest);
     manifest_json.erase("envelopes");

@@ -283,6 +283,50 @@ TEST(ProfileFit, DegenerateProfilesGiveFiniteHonestFits) {
     EXPECT_TRUE(std::isfinite(f3.r2_log));
 }
 
+// The at_bound flags of fits.csv and profile.csv: a value at a clamp of its search range is
+// flagged, one inside it is not. The plain reference is the range itself.
+TEST(FitClamps, BetaAtEitherEndOfItsRange) {
+    EXPECT_TRUE(beta_at_bound(kBetaMin));
+    EXPECT_TRUE(beta_at_bound(kBetaMax));
+    EXPECT_FALSE(beta_at_bound(0.1));
+    EXPECT_FALSE(beta_at_bound(kBetaMax * 0.99));
+    EXPECT_FALSE(beta_at_bound(kBetaMin * 1.01));
+    // Fits that end at the bound (see DecayFit.DegenerateCosines) are flagged; a clean decay
+    // is not.
+    EXPECT_TRUE(beta_at_bound(fit_exponential_decay(std::vector<double>(16, 0.0)).beta));
+    EXPECT_TRUE(beta_at_bound(fit_exponential_decay(std::vector<double>(16, 1.0)).beta));
+    EXPECT_FALSE(beta_at_bound(fit_exponential_decay(exponential(0.2, 32)).beta));
+}
+
+TEST(FitClamps, ProfileValuesAtTheirLimits) {
+    ProfileFit fit;
+    fit.profile = profile(255, 0.3, 30, 200, 0.02, 0.05);
+    fit.eta_limit = 0.999;
+    EXPECT_FALSE(profile_clamps(fit).any());
+    fit.profile.eta = 0.999;
+    EXPECT_TRUE(profile_clamps(fit).eta);
+    fit.profile.eta = 0.02;
+    fit.profile.omega = 3.14159265358979323846;
+    EXPECT_TRUE(profile_clamps(fit).omega);
+    EXPECT_FALSE(profile_clamps(fit).eta);
+    fit.profile.T1 = fit.profile.T2;  // no oscillatory phase: ω plays no part
+    EXPECT_FALSE(profile_clamps(fit).omega);
+    fit.profile.p_sink = 3e-12;
+    EXPECT_TRUE(profile_clamps(fit).p_sink);
+    EXPECT_TRUE(profile_clamps(fit).any());
+    // A real fit: the planted profile sits inside every range and records its η limit, which
+    // is min(0.999, 600 / (L − T2)) with an oscillatory phase.
+    const ProfileFit planted =
+        fit_assumption3_profile(weights(profile(255, 0.3, 30, 200, 0.02, 0.05)));
+    EXPECT_DOUBLE_EQ(planted.eta_limit, 0.999);
+    EXPECT_FALSE(profile_clamps(planted).any());
+    // A sink with almost no mass is flagged from the data itself.
+    auto no_sink = weights(profile(63, 0.2, 10, 50, 0.1, 0.3));
+    no_sink[1] += no_sink[0] - 3e-12;
+    no_sink[0] = 3e-12;
+    EXPECT_TRUE(profile_clamps(fit_assumption3_profile(no_sink)).p_sink);
+}
+
 TEST(ProfileFit, BadInputThrowsNamingTheFunction) {
     EXPECT_THROW(fit_assumption3_profile({0.5, 0.5}), std::domain_error);
     EXPECT_THROW(fit_assumption3_profile({0.5, 0.3, 0.3}), std::domain_error);   // sum 1.1

@@ -339,8 +339,8 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     fs::remove_all(out);
     const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
     check_references(out, html);
-    // Figures 2 (two), 3 (two), 4, 5, 6, 7, 8, 10, 11, and a κ scan per variant.
-    EXPECT_EQ(count(html, "<svg"), 15u);
+    // Figures 2 (two), 3 (two), 4, 5, 6, 7, 8, 10, 11, Table 2's trend and a κ scan per variant.
+    EXPECT_EQ(count(html, "<svg"), 16u);
     EXPECT_EQ(html.find("class=\"warn\""), std::string::npos);
     for (const char* needle :
          {"Figure 3 (left)", "Figure 3 (right)", "Figure 6", "fraction inside", "worst excess",
@@ -530,8 +530,9 @@ TEST(EmpiricalReport, CompareWithoutItsExtractFolderWarnsAndDrawsWhatItHas) {
     const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
     check_references(out, html);
     EXPECT_NE(html.find("is missing or has no heads.csv"), std::string::npos);
-    // Figures 2 (right), 3 (left), 4 (fit only), 5, 6, 8, 10, 11, and a κ scan per variant.
-    EXPECT_EQ(count(html, "<svg"), 12u);
+    // Figures 2 (right), 3 (left), 4 (fit only), 5, 6, 8, 10, 11, Table 2's trend and a κ scan
+    // per variant.
+    EXPECT_EQ(count(html, "<svg"), 13u);
     const auto counts = dat_rows(out / "figures" / "run0_fig8_regimes_by_layer.dat");
     ASSERT_EQ(counts.size(), 2u);
     EXPECT_EQ(counts[1], (std::vector<std::string>{"1", "0", "2", "1"}));
@@ -726,4 +727,78 @@ TEST(EmpiricalReport, Table1IsReadFromTheCompareFolder) {
     const std::string old_html = slurp(reports::write_report({cmp.string()}, old.string()));
     EXPECT_NE(old_html.find("has no table1.csv"), std::string::npos);
     EXPECT_EQ(old_html.find("<th>dP_lower</th>"), std::string::npos);
+}
+
+// Issue 18: a compare folder in the tidy layout (profile.csv per head with clamp flags, the
+// global fit in profile_global.csv, empty Δ where undefined) and Table 2's trend figure, whose
+// medians are checked against a plain median of bounds.csv's paper rows.
+TEST(EmpiricalReport, SplitProfileFilesAndTable2Trend) {
+    const fs::path emp = make_extract("extract_tidy");
+    const fs::path cmp = make_compare("compare_tidy", fs::absolute(emp).string(), "");
+    std::ostringstream profile, bounds;
+    profile << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,"
+               "omega_at_bound,p_sink_at_bound,at_bound\n";
+    for (int k = 0; k < 6; ++k)
+        profile << k / 3 << ',' << k % 3 << ",0.3,0.1,0.02,0.5,2,5,0.9,0.1,"
+                << (k < 2 ? "1,0,0,1" : "0,0,0,0") << '\n';
+    write(cmp / "profile.csv", profile.str());
+    write(cmp / "profile_global.csv",
+          "p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
+          "p_sink_at_bound,at_bound\n0.3,0.1,0.02,0.5,2,5,0.95,0.05,0,0,0,0\n");
+    // Δ/B = (k + 1 − N) / (k + 2) and Δ0/B = 0.5 − N k / 100 on the paper rows; N = 1 of
+    // head 0 has an undefined margin (empty fields) and is left out.
+    const auto table = reports::read_csv_table((cmp / "bounds.csv").string());
+    std::map<int, std::vector<std::pair<double, double>>> expected;  // N → (Δ/B, Δ0/B)
+    bounds << "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,"
+              "P_inside,R_inside,regime,Delta,Delta0,B\n";
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        const int k = 3 * std::stoi(table.text(r, "layer")) + std::stoi(table.text(r, "head"));
+        const int N = std::stoi(table.text(r, "N"));
+        const bool undefined = k == 0 && N == 1;
+        const double B = k + 2.0, delta = (k + 1.0 - N), delta0 = (0.5 - N * k / 100.0) * B;
+        for (std::size_t c = 0; c < 13; ++c)
+            bounds << table.rows[r][c] << ',';
+        bounds << (N <= 2   ? "II"
+                   : N <= 4 ? "III"
+                            : "V")
+               << ',' << (undefined ? "" : format_double(delta)) << ','
+               << (undefined ? "" : format_double(delta0)) << ',' << format_double(B) << '\n';
+        if (table.text(r, "variant") == "paper" && !undefined)
+            expected[N].push_back({delta / B, delta0 / B});
+    }
+    write(cmp / "bounds.csv", bounds.str());
+    const fs::path out = scratch() / "report_tidy";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
+    check_references(out, html);
+    EXPECT_NE(html.find("global (mean over heads)"), std::string::npos);
+    EXPECT_NE(html.find("2 of 6 per-head fits have a value at a clamp"), std::string::npos);
+    EXPECT_NE(html.find("Table 2's trend"), std::string::npos);
+    // Figure 4's fitted curve comes from profile_global.csv.
+    const auto alpha = dat_rows(out / "figures" / "run0_fig4_alpha_by_position.dat");
+    ASSERT_FALSE(alpha.empty());
+    EXPECT_NEAR(std::stod(alpha[0][4]), 0.3, 1e-15);
+    const auto medians = dat_rows(out / "figures" / "run0_table2_margin_trend_median.dat");
+    ASSERT_EQ(medians.size(), expected.size());
+    double largest = 0;
+    for (const auto& row : medians) {
+        auto& points = expected.at(std::stoi(row[0]));
+        for (int c = 0; c < 2; ++c) {
+            std::vector<double> v;
+            for (const auto& p : points)
+                v.push_back(c == 0 ? p.first : p.second);
+            std::sort(v.begin(), v.end());
+            const std::size_t n = v.size();
+            const double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+            largest = std::max(largest, std::abs(std::stod(row[1 + c]) - median));
+        }
+    }
+    std::cout << "largest |median in Table 2 trend - plain median|: " << largest << "\n";
+    EXPECT_LE(largest, 1e-15);
+    // Three regimes drawn, each a data file.
+    for (const char* regime : {"II", "III", "V"})
+        EXPECT_TRUE(fs::exists(out / "figures" /
+                               (std::string("run0_table2_margin_trend_") + regime + ".dat")))
+            << regime;
+    EXPECT_FALSE(fs::exists(out / "figures" / "run0_table2_margin_trend_IV.dat"));
 }
