@@ -1,12 +1,28 @@
 // `attngeo capture` and `attngeo generate`: real checkpoints through libtorch (SPEC §6); the
 // work is in empirical/capture.hpp (the CLI stays free of torch headers).
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "app/commands.hpp"
+#include "common/errors.hpp"
 #include "empirical/capture.hpp"
 #include "empirical/extract.hpp"
 
 namespace attngeo::cli {
+namespace {
+
+// --threads K: a whole number >= 1 (the default, every core, is the flag left out).
+int parse_thread_count(const std::string& text) {
+    const bool digits =
+        !text.empty() && text.size() <= 6 &&
+        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const int value = digits ? std::stoi(text) : 0;
+    if (value < 1) throw InputError("--threads: '" + text + "', expected a whole number >= 1");
+    return value;
+}
+
+}  // namespace
 
 Runner register_capture(CLI::App& app) {
     auto r = std::make_shared<empirical::CaptureRequest>();
@@ -119,12 +135,18 @@ Runner register_extract(CLI::App& app) {
                    "otherwise); the counts are the same either way")
         ->check(CLI::IsMember({"auto", "device", "cpu"}))
         ->capture_default_str();
+    auto threads = std::make_shared<std::string>();
+    app.add_option("--threads", *threads,
+                   "OpenMP threads over a layer's heads for the statistics (default: every core, " +
+                       std::to_string(std::max(1u, std::thread::hardware_concurrency())) +
+                       " here); the outputs do not depend on it");
     app.footer(
         "Writes heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv, per_doc.safetensors, "
         "sums.safetensors (exact state, for merge) and manifest.json. Ctrl-C checkpoints and "
         "stops; --resume continues.");
-    return [r, metrics] {
+    return [r, metrics, threads] {
         r->command_line = command_line();
+        if (!threads->empty()) r->threads = parse_thread_count(*threads);
         r->metrics_on_device =
             *metrics == "device" || (*metrics == "auto" && r->device.rfind("cuda", 0) == 0);
         empirical::run_extract(*r);

@@ -167,13 +167,15 @@ void add_layer(ForwardEngine& engine, int layer, const ExtractPlan& plan, Statis
         grams = engine.ranked_grams(layer, orders);
     }
     timing.metrics_device += TimingSplit::since(mark);
-    for (int h = 0; h < H; ++h) {
+    std::vector<DocumentRecord> records(H);
+    for_each_head(H, plan.threads, [&](int h) {
         const RankedGram ranked{plan.device_gram ? &orders[h] : nullptr,
                                 plan.device_gram ? &grams[h] : nullptr};
-        record.set(layer, h,
-                   grid[layer][h].add_document(alpha(h), values(h), d,
-                                               plan.device_gram ? &ranked : nullptr));
-    }
+        records[h] = grid[layer][h].add_document(alpha(h), values(h), d,
+                                                 plan.device_gram ? &ranked : nullptr);
+    });
+    for (int h = 0; h < H; ++h)
+        record.set(layer, h, records[h]);
     timing.statistics += TimingSplit::since(mark);
 }
 
@@ -212,8 +214,9 @@ bool run_windows(const ExtractPlan& plan, ForwardEngine& engine, const RunWindow
     return finished;
 }
 
-nlohmann::json timings_json(const TimingSplit& timing, Clock::time_point start) {
+nlohmann::json timings_json(const TimingSplit& timing, Clock::time_point start, int threads) {
     return {{"total_s", seconds_since(start)},
+            {"statistics_threads", threads},
             {"note", "this invocation only (a resumed run counts from its resume)"},
             {"forward_s", timing.forward},
             {"capture_copy_s", timing.capture},
@@ -255,7 +258,7 @@ void run_extract(const ExtractRequest& request) {
                           " windows; the state is saved: run the same command with --resume "
                           "to continue");
     }
-    run.timings = timings_json(timing, start);
+    run.timings = timings_json(timing, start, plan.threads);
     write_extract_outputs(
         plan.out, settings, state.grid(), config.num_heads / config.num_kv_heads, windows.count,
         [&](int tensor, std::ostream& stream) { state.copy_per_doc(tensor, stream); },

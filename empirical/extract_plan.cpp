@@ -54,6 +54,8 @@ ExtractPlan plan_extract(const ExtractRequest& r) {
         throw InputError("--checkpoint-every: " + std::to_string(r.checkpoint_seconds) +
                          ", expected >= 0 seconds");
     if (r.stride < 0) throw InputError("--stride: " + std::to_string(r.stride) + ", expected >= 0");
+    if (r.threads < 0)
+        throw InputError("--threads: " + std::to_string(r.threads) + ", expected >= 1");
     ExtractPlan plan;
     plan.shard = simulate::parse_shard(r.shard);
     plan.bos = parse_bos_policy(r.bos);
@@ -66,6 +68,7 @@ ExtractPlan plan_extract(const ExtractRequest& r) {
     plan.sizes_spec = r.sizes;
     plan.device_gram = plan.engine == ForwardEngineKind::torch && r.metrics_on_device &&
                        uses_gram_path(plan.settings);
+    plan.threads = statistics_threads(r.threads);
     plan.tokens_file = r.tokens_file;
     plan.corpus = r.corpus;
     plan.docs = r.docs;

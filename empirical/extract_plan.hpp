@@ -25,6 +25,7 @@ struct ExtractPlan {
     StatisticsSettings settings;  // context, max_lag (≤ context − 2), the N grid, rank, distance
     std::string sizes_spec;       // --N as given, for the manifest
     bool device_gram = false;     // all-N Gram matrices formed by the engine on its device
+    int threads = 1;              // OpenMP threads over a layer's heads (statistics_threads)
     simulate::Shard shard;
     // Documents: exactly one of tokens_file and corpus.
     std::string tokens_file, corpus;

@@ -1,4 +1,6 @@
 // Streamed per-head statistics; see statistics.hpp. Geometry in double from float32 inputs.
+// This file holds the plain per-document reference, the state and the results; the fast
+// per-document path is statistics_fast.cpp.
 #include "empirical/statistics.hpp"
 
 #include <algorithm>
@@ -7,19 +9,12 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "empirical/statistics_kernels.hpp"
 #include "theory/head_regime.hpp"
 
 namespace attngeo::empirical {
-namespace {
 
-double median_of(std::vector<double> x) {
-    if (x.empty()) return 0;
-    const std::size_t mid = x.size() / 2;
-    std::nth_element(x.begin(), x.begin() + mid, x.end());
-    if (x.size() % 2 == 1) return x[mid];
-    const double upper = x[mid];
-    return 0.5 * (upper + *std::max_element(x.begin(), x.begin() + mid));
-}
+namespace {
 
 double cv_of(const std::vector<double>& x) {
     if (x.empty()) return 0;
@@ -84,8 +79,8 @@ bool uses_gram_path(const StatisticsSettings& settings) {
     return static_cast<int>(settings.sizes.size()) == settings.context;
 }
 
-DocumentRecord HeadStatistics::add_document(const float* alpha, const float* values, int d,
-                                            const RankedGram* ranked_gram) {
+DocumentRecord HeadStatistics::add_document_reference(const float* alpha, const float* values,
+                                                      int d, const RankedGram* ranked_gram) {
     const int n = settings_.context;
     DocumentGeometry doc;
     doc.d = d;
@@ -107,7 +102,8 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
     record.rho0 = static_cast<float>(add_cosines(doc));
     add_magnitudes(doc);
     add_selection(selection_rows(doc, ranked_gram), record);
-    const double doc_median = median_of(std::vector<double>(doc.norm.begin() + 1, doc.norm.end()));
+    const double doc_median =
+        statistics_kernels::median_of(std::vector<double>(doc.norm.begin() + 1, doc.norm.end()));
     record.lambda = static_cast<float>(doc_median > 0 ? doc.norm[0] / doc_median : 0.0);
     add_diagnostics(doc);
     ++documents_;
@@ -357,7 +353,7 @@ double HeadStatistics::norm_mean() const {
 
 double HeadStatistics::norm_median() const {
     const auto profile = norm_by_position();
-    return median_of(std::vector<double>(profile.begin() + 1, profile.end()));
+    return statistics_kernels::median_of(std::vector<double>(profile.begin() + 1, profile.end()));
 }
 
 double HeadStatistics::cv_positional() const {

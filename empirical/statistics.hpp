@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,17 @@ struct DocumentRecord {
     float lambda = 0;                      // ‖v_0‖ / median_{i≥1} ‖v_i‖ of this document
 };
 
+// Runs work(h) for h in [0, count) on `threads` OpenMP threads (dynamic schedule: heads differ in
+// their exact-decision work); the first exception thrown is rethrown here once all have stopped.
+// Each head's HeadStatistics is its own, so the sums do not depend on the thread count.
+void for_each_head(int count, int threads, const std::function<void(int)>& work);
+
+// The thread count of a layer's statistics: `requested` when > 0, else every core
+// (std::thread::hardware_concurrency), or one under ATTNGEO_PLAIN=1 (common/cpu_features.hpp).
+int statistics_threads(int requested);
+
+struct DocumentScratch;  // statistics_fast.cpp: one thread's buffers, reused across documents
+
 // One (layer, query head): sums over documents. Every sum is exact (simulate::ExactSum,
 // MomentSums), so the result does not depend on the order documents are added in: a run
 // resumed from a checkpoint, or merged from shards, equals the uninterrupted run bit for bit.
@@ -57,8 +69,17 @@ class HeadStatistics {
     // ranked: the Gram matrix of this head's ranked contributions formed elsewhere (the
     // batched device path) with the order it used, or null to form it here. Either way the
     // counts come from theory/'s certified core, so they equal the per-N reference exactly.
+    // The fast path (statistics_fast.cpp): the simulator's single-precision Gram matrix and
+    // certified sweep for every N, the other statistics in O(n·d) vectorised passes (cos by
+    // lag: O(max_lag·n·d)). Throws std::domain_error for α < 0 or non-finite inputs. Safe to
+    // call for different heads on different threads at once.
     DocumentRecord add_document(const float* alpha, const float* values, int d,
                                 const RankedGram* ranked = nullptr);
+    // The plain loops the fast path must equal bit for bit (the saved states are compared in
+    // tests/empirical/test_statistics_fast.cpp): a double Gram matrix with radii, per-pair
+    // cosines, the s(N) diagnostics one reduction at a time.
+    DocumentRecord add_document_reference(const float* alpha, const float* values, int d,
+                                          const RankedGram* ranked = nullptr);
 
     // Adds another head's sums (same settings); throws std::invalid_argument otherwise.
     void merge(const HeadStatistics& other);
@@ -132,6 +153,11 @@ class HeadStatistics {
                                                          const RankedGram* ranked_gram) const;
     void add_selection(const std::vector<theory::SelectionMetrics>& rows, DocumentRecord& record);
     void add_diagnostics(const DocumentGeometry& doc);  // Figure 7's s(N) diagnostics
+    // The fast path's parts (statistics_fast.cpp), on the scratch's transposed values.
+    void add_profiles_fast(const DocumentScratch& scratch);
+    double add_cosines_fast(DocumentScratch& scratch, int d);
+    void add_magnitudes_fast(const DocumentScratch& scratch, const float* values, int d);
+    void add_diagnostics_fast(DocumentScratch& scratch, int d);
     double mean(const Sum& sum) const { return documents_ > 0 ? sum.value() / documents_ : 0.0; }
     template <class Self, class Visit>
     static void visit_state(Self& self, Visit&& visit);

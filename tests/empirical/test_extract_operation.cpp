@@ -1,16 +1,18 @@
 // Tests of how extract runs rather than what it measures: the batched device Gram path against
 // theory/'s per-N reference, the exact state (save/load/merge), and on stories260K that a run
-// stopped and resumed, a run cut into shards and merged, and a run with --metrics device all write
-// the same bytes as one uninterrupted run.
+// stopped and resumed, a run cut into shards and merged, a run with --metrics device and runs on
+// 1 and 2 threads all write the same bytes as one uninterrupted run.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "empirical/device_metrics.hpp"
@@ -224,4 +226,68 @@ TEST(ExtractOperation, ResumedShardedAndDeviceRunsEqualTheUninterruptedRun) {
               2);
     EXPECT_NE(err.find("3"), std::string::npos) << err;
     EXPECT_FALSE(fs::exists(dir / "bad"));
+}
+
+namespace {
+
+// manifest.json without what differs between invocations of the same run: the timings (which
+// carry the thread count) and the command line.
+nlohmann::json manifest_without_invocation(const fs::path& dir) {
+    nlohmann::json manifest = nlohmann::json::parse(slurp(dir / "manifest.json"));
+    manifest.erase("timings");
+    manifest.erase("command");
+    return manifest;
+}
+
+}  // namespace
+
+TEST(ExtractOperation, OneAndTwoThreadsWriteTheSameFolder) {
+    const fs::path model = shared_folder() / "models" / "stories260K" / "stories260K.bin";
+    REQUIRE_SHARED_FILE(model);
+    const fs::path corpus = fs::path(ATTNGEO_SOURCE_DIR) / "examples" / "stories260K_corpus.txt";
+    const fs::path dir = scratch() / "threads";
+    const std::string common = "extract --model " + model.string() + " --corpus " +
+                               corpus.string() + " --docs 6 --quiet --context 96 --N all";
+    for (const char* engine : {"runc", "torch"}) {
+        const fs::path one = dir / (std::string(engine) + "1"),
+                       two = dir / (std::string(engine) + "2");
+        ASSERT_EQ(run_cli(common + " --engine " + engine + " --threads 1 --out " + one.string()),
+                  0);
+        ASSERT_EQ(run_cli(common + " --engine " + engine + " --threads 2 --out " + two.string()),
+                  0);
+        std::size_t compared = 0;
+        for (const auto& entry : fs::directory_iterator(one)) {
+            const std::string file = entry.path().filename().string();
+            if (file == "manifest.json") continue;
+            EXPECT_TRUE(slurp(entry.path()) == slurp(two / file)) << engine << ": " << file;
+            ++compared;
+        }
+        EXPECT_GE(compared, 7u);
+        EXPECT_EQ(manifest_without_invocation(one), manifest_without_invocation(two));
+        const auto threads_of = [](const fs::path& folder) {
+            return nlohmann::json::parse(
+                slurp(folder / "manifest.json"))["timings"]["statistics_threads"];
+        };
+        EXPECT_EQ(threads_of(one), 1);
+        EXPECT_EQ(threads_of(two), 2);
+    }
+}
+
+TEST(ExtractOperation, BadThreadCountsAreOneLineNamingTheFlag) {
+    const fs::path model = shared_folder() / "models" / "stories260K" / "stories260K.bin";
+    REQUIRE_SHARED_FILE(model);
+    const fs::path corpus = fs::path(ATTNGEO_SOURCE_DIR) / "examples" / "stories260K_corpus.txt";
+    const fs::path out = scratch() / "bad_threads";
+    for (const char* bad : {"0", "x", "-1", "2x", "1.5", "99999999"}) {
+        std::string err;
+        EXPECT_EQ(run_cli("extract --model " + model.string() + " --corpus " + corpus.string() +
+                              " --docs 1 --quiet --context 32 --threads " + bad + " --out " +
+                              out.string(),
+                          &err),
+                  2)
+            << bad;
+        EXPECT_NE(err.find("--threads"), std::string::npos) << bad << ": " << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << bad << ": " << err;
+        EXPECT_FALSE(fs::exists(out)) << bad;
+    }
 }

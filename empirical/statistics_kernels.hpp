@@ -1,0 +1,49 @@
+// The O(n·d) passes of the per-head statistics (statistics_fast.cpp) over one document's values
+// held transposed in double: token norms, dot products with the sink and with the tokens at lags
+// 1..K (cos by lag), each an AVX2 + FMA loop beside the plain loop it matches bit for bit, and
+// ExactSum::add without its long double rounding.
+#pragma once
+
+#include <vector>
+
+#include "common/cpu_features.hpp"
+#include "simulate/sums.hpp"
+
+namespace attngeo::empirical::statistics_kernels {
+
+// The values are float32 captures widened to double, so every product of two of them is exact
+// in double: a fused multiply-add rounds exactly as the product then the sum does, and the
+// AVX2 loops use FMA without changing a bit. Every dot product below is summed in ascending t
+// from 0, as the plain per-pair loop of statistics.cpp sums it.
+
+// transposed[t·n + i] = values[i·d + t] widened to double.                          [d, n]
+void transpose_to_double(const float* values, int n, int d, double* transposed);
+
+// norm[i] = √(Σ_t x_it²), in ascending t.                                             [n]
+void token_norms(const double* transposed, int n, int d, double* norm);
+
+// to_first[j] = Σ_t x_0t·x_jt for j in [0, n).                                        [n]
+void dots_with_first(const double* transposed, int n, int d, double* to_first);
+
+// dots[(i − first)·max_lag + k − 1] = Σ_t x_it·x_(i+k)t for i in [first, last) and lags
+// 1 ≤ k ≤ min(max_lag, n − 1 − i); entries past that bound are left as they are.
+void lag_dots(const double* transposed, int n, int d, int max_lag, int first, int last,
+              double* dots);
+void lag_dots_plain(const double* transposed, int n, int d, int max_lag, int first, int last,
+                    double* dots);
+#if ATTNGEO_X86
+// Only where cpu_has_avx2_fma(); the dispatcher takes it when use_avx2_fma().
+void lag_dots_avx2(const double* transposed, int n, int d, int max_lag, int first, int last,
+                   double* dots);
+#endif
+
+// The median of x (the mean of the two middle values for an even count; 0 when empty).
+double median_of(std::vector<double> x);
+
+// sum.add(x) bit for bit — round(x·2⁶⁴) to nearest, ties to even, as nearbyintl does in the
+// default rounding mode — with integer and double operations instead of long double ones
+// (a quarter of a head's statistics went to nearbyintl). Non-finite or |x| ≥ 2⁶² goes to
+// sum.add(x), which throws; a running sum beyond 2⁶² throws the same std::overflow_error.
+void add_exact(simulate::ExactSum& sum, double x);
+
+}  // namespace attngeo::empirical::statistics_kernels
