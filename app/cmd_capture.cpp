@@ -124,6 +124,11 @@ Runner register_extract(CLI::App& app) {
     app.add_option("--checkpoint-every", r->checkpoint_seconds,
                    "Seconds between checkpoints of the exact state (0 = after every window)")
         ->capture_default_str();
+    app.add_option("--snapshot", r->snapshot,
+                   "One window's head for Figures 1 and 10: L:H:N:DOC (layer, head, N, window "
+                   "in run order), auto:N:DOC, auto (the head with the largest sink mass of "
+                   "window 0, N = 8) or off")
+        ->capture_default_str();
     app.add_option("--stop-after", r->stop_after,
                    "Stop (resumably, exit 130) after this many windows in this invocation; for "
                    "time-limited jobs")
@@ -142,7 +147,9 @@ Runner register_extract(CLI::App& app) {
                        " here); the outputs do not depend on it");
     app.footer(
         "Writes heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv, per_doc.safetensors, "
-        "sums.safetensors (exact state, for merge) and manifest.json. Ctrl-C checkpoints and "
+        "sums.safetensors (exact state, for merge), manifest.json and, for --snapshot, "
+        "snapshot.csv, snapshot.json, contributions.csv (docs/extract-outputs.md). Ctrl-C "
+        "checkpoints and "
         "stops; --resume continues.");
     return [r, metrics, threads] {
         r->command_line = command_line();

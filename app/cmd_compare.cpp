@@ -42,7 +42,8 @@ Runner register_compare(CLI::App& app) {
                    "OpenMP threads over heads (0 = all cores); results do not depend on it")
         ->capture_default_str();
     app.footer(
-        "Writes fits.csv, profile.csv, bounds.csv, envelope.csv, agreement.csv, violations.csv,\n"
+        "Writes fits.csv, profile.csv, profile_global.csv, bounds.csv, envelope.csv, "
+        "agreement.csv, violations.csv,\n"
         "kappa.json, corr_rho0.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv,\n"
         "contrib_by_regime.csv, fitted_params.json and manifest.json (docs/compare-outputs.md).");
     return [r, kappa] {

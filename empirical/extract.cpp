@@ -1,6 +1,7 @@
 // The extract pipeline: plan → forward engine → documents and windows → resumable state →
 // per window, the engine's per-layer view into HeadStatistics → the folder; see extract.hpp.
 #include "empirical/extract.hpp"
+#include "empirical/head_snapshot.hpp"
 
 #include <signal.h>
 
@@ -151,7 +152,8 @@ ExtractRunInfo describe_run(const ExtractPlan& plan, const ForwardEngine& engine
 
 // One layer of the window the engine last ran into the grid and the window's record.
 void add_layer(ForwardEngine& engine, int layer, const ExtractPlan& plan, StatisticsGrid& grid,
-               WindowRecord& record, TimingSplit& timing, Clock::time_point& mark) {
+               WindowRecord& record, TimingSplit& timing, Clock::time_point& mark,
+               SnapshotCollector& snapshot) {
     const ModelConfig& config = engine.config();
     const int H = config.num_heads, group = H / config.num_kv_heads, d = config.head_dim,
               T = plan.settings.context;
@@ -176,13 +178,17 @@ void add_layer(ForwardEngine& engine, int layer, const ExtractPlan& plan, Statis
     });
     for (int h = 0; h < H; ++h)
         record.set(layer, h, records[h]);
+    if (snapshot.active())
+        for (int h = 0; h < H; ++h)
+            snapshot.observe(layer, h, alpha(h), values(h), d);
     timing.statistics += TimingSplit::since(mark);
 }
 
 // Runs the shard's remaining windows into `state`, checkpointing every checkpoint_seconds and
 // once at the end; returns false when stopped early (Ctrl-C, SIGTERM, --stop-after).
 bool run_windows(const ExtractPlan& plan, ForwardEngine& engine, const RunWindows& windows,
-                 ExtractState& state, TimingSplit& timing, Progress& progress) {
+                 ExtractState& state, TimingSplit& timing, Progress& progress,
+                 SnapshotCollector& snapshot) {
     InterruptGuard guard;
     auto last_checkpoint = Clock::now();
     const std::int64_t started_at = state.done(), D = state.windows();
@@ -194,10 +200,12 @@ bool run_windows(const ExtractPlan& plan, ForwardEngine& engine, const RunWindow
             break;
         }
         auto mark = Clock::now();
+        snapshot.start_window(windows.first + w);
         engine.run(windows.all[windows.first + w]);
         timing.forward += TimingSplit::since(mark);
         for (int l = 0; l < engine.config().num_layers; ++l)
-            add_layer(engine, l, plan, state.grid(), record, timing, mark);
+            add_layer(engine, l, plan, state.grid(), record, timing, mark, snapshot);
+        if (snapshot.active()) stage_snapshot(snapshot, plan.out);
         state.append(record);
         const auto now = Clock::now();
         if (std::chrono::duration<double>(now - last_checkpoint).count() >=
@@ -229,11 +237,15 @@ nlohmann::json timings_json(const TimingSplit& timing, Clock::time_point start, 
 void run_extract(const ExtractRequest& request) {
     const auto start = Clock::now();
     const ExtractPlan plan = plan_extract(request);
+    const SnapshotRequest snapshot_request = parse_snapshot_request(request.snapshot);
     const std::unique_ptr<ForwardEngine> engine = make_forward_engine(
         open_checkpoint(plan.model, plan.format), plan.engine, plan.device, plan.dtype);
     const ModelConfig& config = engine->config();
     const Documents documents = load_documents(plan, config.vocab_size);
     const RunWindows windows = cut_windows(plan, documents.ids, config.bos_token_id);
+    validate_snapshot_request(snapshot_request, config.num_layers, config.num_heads,
+                              plan.settings.context, static_cast<std::int64_t>(windows.all.size()));
+    SnapshotCollector snapshot(snapshot_request, plan.settings.context, plan.settings.ranking);
     ExtractRunInfo run = describe_run(plan, *engine, documents, windows);
     const StatisticsSettings& settings = plan.settings;
     const PerDocLayout layout{config.num_layers, config.num_heads,
@@ -251,7 +263,7 @@ void run_extract(const ExtractRequest& request) {
                      static_cast<long long>(state.done()), static_cast<long long>(windows.count));
     TimingSplit timing;
     Progress progress("extract", windows.count - state.done(), "windows", plan.quiet);
-    if (!run_windows(plan, *engine, windows, state, timing, progress)) {
+    if (!run_windows(plan, *engine, windows, state, timing, progress, snapshot)) {
         state.release();
         throw Interrupted("stopped after " + std::to_string(state.done()) + " of " +
                           std::to_string(windows.count) +
@@ -263,6 +275,7 @@ void run_extract(const ExtractRequest& request) {
         plan.out, settings, state.grid(), config.num_heads / config.num_kv_heads, windows.count,
         [&](int tensor, std::ostream& stream) { state.copy_per_doc(tensor, stream); },
         state.metadata(), extract_manifest(settings, run));
+    publish_snapshot(plan.out);
     state.remove_partial();
     progress.finish("wrote '" + plan.out + "'");
 }

@@ -36,6 +36,7 @@ struct ExtractRequest {
     double checkpoint_seconds = 30;  // write the checkpoint at most this often (0 = every window)
     std::int64_t stop_after = 0;     // > 0: stop (resumably) after this many windows
     bool metrics_on_device = false;  // all-N Gram matrices batched in libtorch; else theory/
+    std::string snapshot = "auto";   // --snapshot: Figures 1 and 10 (head_snapshot.hpp)
     int threads = 0;                 // the heads of a layer in parallel; 0: every core
     std::string command_line;
 };
