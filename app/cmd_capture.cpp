@@ -75,8 +75,10 @@ Runner register_generate(CLI::App& app) {
 
 namespace attngeo::cli {
 
-Runner register_extract(CLI::App& app) {
-    auto r = std::make_shared<empirical::ExtractRequest>();
+namespace {
+
+// What is read and how the statistics are taken: model, documents, windows, N, ranking, dtype.
+void add_extract_input_options(CLI::App& app, empirical::ExtractRequest* r) {
     app.add_option("--model", r->model, "Hugging Face folder, llama2.c .bin or .gguf")->required();
     app.add_option("--tokens", r->tokens_file,
                    "Pre-tokenised documents: one per line, space-separated ids");
@@ -115,6 +117,10 @@ Runner register_extract(CLI::App& app) {
                    "applies)")
         ->check(CLI::IsMember({"auto", "torch", "runc"}))
         ->capture_default_str();
+}
+
+// How the run proceeds: progress, resuming, sharding, checkpoints, the snapshot, stopping early.
+void add_extract_run_options(CLI::App& app, empirical::ExtractRequest* r) {
     app.add_flag("--quiet", r->quiet, "No progress on stderr");
     app.add_flag("--resume", r->resume,
                  "Continue an interrupted run in --out from its last checkpoint");
@@ -133,6 +139,14 @@ Runner register_extract(CLI::App& app) {
                    "Stop (resumably, exit 130) after this many windows in this invocation; for "
                    "time-limited jobs")
         ->capture_default_str();
+}
+
+}  // namespace
+
+Runner register_extract(CLI::App& app) {
+    auto r = std::make_shared<empirical::ExtractRequest>();
+    add_extract_input_options(app, r.get());
+    add_extract_run_options(app, r.get());
     auto metrics = std::make_shared<std::string>("auto");
     app.add_option("--metrics", *metrics,
                    "Where the all-N Gram matrices are formed: device (batched over heads in "

@@ -369,12 +369,39 @@ nlohmann::json variant_blocks(const EnvelopeResult& r) {
     return blocks;
 }
 
+// An undefined value (Δ at N = 1 with the sink on top) is an empty field, never "nan".
+std::string csv_field(double x) {
+    return std::isnan(x) ? std::string() : format_double(x);
+}
+
+// envelope.csv: per variant and N, the means over heads of the estimates and the bounds.
+std::string envelope_means_csv(const EnvelopeResult& r) {
+    const std::size_t H = r.layer.size(), S = r.sizes.size();
+    std::ostringstream envelope;
+    envelope << "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper\n";
+    for (const VariantResult& v : r.variants)
+        for (std::size_t s = 0; s < S; ++s) {
+            double sums[6] = {0, 0, 0, 0, 0, 0};
+            for (std::size_t h = 0; h < H; ++h) {
+                const theory::BoundRow& b = v.rows[h][s];
+                const double values[6] = {r.P_mean[h][s],    r.R_mean[h][s], b.precision_lower,
+                                          b.precision_upper, b.recall_lower, b.recall_upper};
+                for (int i = 0; i < 6; ++i)
+                    sums[i] += values[i];
+            }
+            envelope << theory::to_string(v.variant) << ',' << r.sizes[s] << ',' << H;
+            for (double sum : sums)
+                envelope << ',' << csv_field(sum / static_cast<double>(H));
+            envelope << '\n';
+        }
+    return envelope.str();
+}
+
 }  // namespace
 
 void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
     const std::filesystem::path dir(out_dir);
-    // An undefined value (Δ at N = 1 with the sink on top) is an empty field, never "nan".
-    const auto f = [](double x) { return std::isnan(x) ? std::string() : format_double(x); };
+    const auto f = csv_field;
     const std::size_t H = r.layer.size(), S = r.sizes.size();
 
     std::ostringstream bounds;
@@ -402,24 +429,6 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
             }
     }
 
-    std::ostringstream envelope;
-    envelope << "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper\n";
-    for (const VariantResult& v : r.variants)
-        for (std::size_t s = 0; s < S; ++s) {
-            double sums[6] = {0, 0, 0, 0, 0, 0};
-            for (std::size_t h = 0; h < H; ++h) {
-                const theory::BoundRow& b = v.rows[h][s];
-                const double values[6] = {r.P_mean[h][s],    r.R_mean[h][s], b.precision_lower,
-                                          b.precision_upper, b.recall_lower, b.recall_upper};
-                for (int i = 0; i < 6; ++i)
-                    sums[i] += values[i];
-            }
-            envelope << theory::to_string(v.variant) << ',' << r.sizes[s] << ',' << H;
-            for (double sum : sums)
-                envelope << ',' << f(sum / static_cast<double>(H));
-            envelope << '\n';
-        }
-
     std::ostringstream agreement;
     agreement << "variant,scope,layer,points,inside,fraction,worst_excess\n";
     for (const VariantResult& v : r.variants) {
@@ -445,7 +454,7 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
                                   {"variants", variant_blocks(r)}};
 
     write_file_atomic((dir / "bounds.csv").string(), bounds.str());
-    write_file_atomic((dir / "envelope.csv").string(), envelope.str());
+    write_file_atomic((dir / "envelope.csv").string(), envelope_means_csv(r));
     write_file_atomic((dir / "agreement.csv").string(), agreement.str());
     write_file_atomic((dir / "violations.csv").string(), violations.str());
     write_file_atomic((dir / "kappa_scan.csv").string(), scan.str());
