@@ -217,6 +217,7 @@ def main():
                      windows=documents, command=" ".join(sys.argv))
     subprocess.run([arguments.attngeo, "extract", "--model", model_dir, "--tokens",
                     os.path.join(work, "ids.txt"), "--context", str(arguments.context),
+                    "--snapshot", "off",  # Figures 1/10's snapshot: not a HeadStatistics output
                     "--quiet", "--out", os.path.join(work, "extract")], check=True)
 
     differing = []

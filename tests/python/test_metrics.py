@@ -220,7 +220,7 @@ def test_degenerate_heads():
     (np.ones(2) / 2, np.zeros((2, 0)), {}, "values have d = 0"),
     (np.array([0.5, math.nan]), np.ones((2, 2)), {}, "alpha[1] = nan, expected a finite alpha"),
     (np.array([1.5, -0.5]), np.ones((2, 2)), {}, "alpha[1] = -0.5"),
-    (np.array([0.5, 0.4]), np.ones((2, 2)), {}, "alpha sums to 0.90000000000000002"),
+    (np.array([0.5, 0.4]), np.ones((2, 2)), {}, "alpha sums to 0.9, expected"),
     (np.ones(2) / 2, np.array([[1, 2], [math.inf, 0]]), {}, "values holds inf at token 1"),
     (np.ones(2) / 2, np.ones((2, 2)), {"N": 3}, "attngeo.metrics: N"),
     (np.ones(2) / 2, np.ones((2, 2)), {"N": [0, 1]}, "attngeo.metrics: N"),
