@@ -27,7 +27,7 @@ class Page:
     html: str  # the page to open, relative to the scratch folder
 
 
-def pages():
+def pages(attngeo):
     """The report pages to screenshot; other reports add theirs here."""
     sweep = ["sweep", "--set", "beta=0.01,0.05,0.1", "--set", "d=64,128,256", "--trials",
              "40", "--N", "pow2", "--out", "sweep"]
@@ -36,7 +36,7 @@ def pages():
              "demo/index.html"),
         Page("sweep", [sweep, ["report", "--in", "sweep", "--out", "sweep"]], "sweep/index.html"),
         Page("models_sim", models_sim(), "models_sim/index.html"),
-    ] + models_stories()
+    ] + models_stories(attngeo)
 
 
 def models_sim():
@@ -47,15 +47,27 @@ def models_sim():
             ["report", "--in", "sim_a", "sim_b", "--out", "models_sim"]]
 
 
-def models_stories():
-    """The cross-model figures of three stories260K compares (ATTNGEO_DATA, default /work/data),
-    where those folders exist."""
-    data = Path(os.environ.get("ATTNGEO_DATA", "/work/data"))
-    folders = [str(data / f"s260k_c{c}-compare") for c in (64, 128, 256)]
-    if not all(Path(f, "manifest.json").exists() for f in folders):
+def models_stories(attngeo):
+    """Three models in one report: stories260K extracted at three contexts and compared stand in
+    for three models (models_fig5_P/R, models_fig6, models_fig8). Needs ../shared's checkpoint
+    (ATTNGEO_SHARED) and an attngeo built with extract (libtorch)."""
+    repository = Path(__file__).resolve().parents[2]
+    shared = Path(os.environ.get("ATTNGEO_SHARED", repository.parent / "shared"))
+    model = shared / "models" / "stories260K" / "stories260K.bin"
+    has_extract = subprocess.run([attngeo, "extract", "--help"], capture_output=True).returncode == 0
+    if not model.exists() or not has_extract:
+        print(f"models_stories: not drawn ({model} or attngeo extract missing)")
         return []
-    return [Page("models_stories", [["report", "--in", *folders, "--out", "models_stories"]],
-                 "models_stories/index.html")]
+    corpus = repository / "examples" / "stories260K_corpus.txt"
+    commands = []
+    for context in (32, 64, 96):
+        commands += [["extract", "--model", str(model), "--corpus", str(corpus), "--context",
+                      str(context), "--docs", "12", "--quiet", "--out", f"s260k_c{context}"],
+                     ["compare", "--emp", f"s260k_c{context}", "--replicates", "200", "--quiet",
+                      "--out", f"s260k_c{context}-compare"]]
+    commands.append(["report", "--in", "s260k_c32-compare", "s260k_c64-compare",
+                     "s260k_c96-compare", "--out", "models_stories"])
+    return [Page("models_stories", commands, "models_stories/index.html")]
 
 
 def find_chromium():
@@ -168,7 +180,7 @@ def main():
         return SKIP
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
-    failures = [f for f in (check_page(attngeo, chromium, scratch, p) for p in pages()) if f]
+    failures = [f for f in (check_page(attngeo, chromium, scratch, p) for p in pages(attngeo)) if f]
     for failure in failures:
         print("FAILED:", failure)
     return 1 if failures else 0
