@@ -48,6 +48,7 @@ class InterruptGuard {
 
 // Wall time of the pipeline's parts, for the manifest and the benchmark.
 struct TimingSplit {
+    double load = 0;  // opening the checkpoint and building the engine (weights mapped or read)
     double forward = 0, capture = 0, metrics_device = 0, statistics = 0;
     static double since(Clock::time_point& mark) {
         const auto now = Clock::now();
@@ -226,6 +227,7 @@ nlohmann::json timings_json(const TimingSplit& timing, Clock::time_point start, 
     return {{"total_s", seconds_since(start)},
             {"statistics_threads", threads},
             {"note", "this invocation only (a resumed run counts from its resume)"},
+            {"load_s", timing.load},
             {"forward_s", timing.forward},
             {"capture_copy_s", timing.capture},
             {"metrics_device_s", timing.metrics_device},
@@ -240,6 +242,8 @@ void run_extract(const ExtractRequest& request) {
     const SnapshotRequest snapshot_request = parse_snapshot_request(request.snapshot);
     const std::unique_ptr<ForwardEngine> engine = make_forward_engine(
         open_checkpoint(plan.model, plan.format), plan.engine, plan.device, plan.dtype);
+    TimingSplit timing;
+    timing.load = seconds_since(start);
     const ModelConfig& config = engine->config();
     const Documents documents = load_documents(plan, config.vocab_size);
     const RunWindows windows = cut_windows(plan, documents.ids, config.bos_token_id);
@@ -261,7 +265,6 @@ void run_extract(const ExtractRequest& request) {
     if (!plan.quiet && state.done() > 0)
         std::fprintf(stderr, "extract: resuming after %lld of %lld windows\n",
                      static_cast<long long>(state.done()), static_cast<long long>(windows.count));
-    TimingSplit timing;
     Progress progress("extract", windows.count - state.done(), "windows", plan.quiet);
     if (!run_windows(plan, *engine, windows, state, timing, progress, snapshot)) {
         state.release();
