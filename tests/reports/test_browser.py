@@ -54,7 +54,9 @@ def models_stories(attngeo):
     repository = Path(__file__).resolve().parents[2]
     shared = Path(os.environ.get("ATTNGEO_SHARED", repository.parent / "shared"))
     model = shared / "models" / "stories260K" / "stories260K.bin"
-    has_extract = subprocess.run([attngeo, "extract", "--help"], capture_output=True).returncode == 0
+    # A build without libtorch has no extract: its "extract --help" prints the main help.
+    extract_help = subprocess.run([attngeo, "extract", "--help"], capture_output=True, text=True)
+    has_extract = extract_help.returncode == 0 and "--model" in extract_help.stdout
     if not model.exists() or not has_extract:
         print(f"models_stories: not drawn ({model} or attngeo extract missing)")
         return []

@@ -53,42 +53,66 @@ struct DrawnSeries {
     bool transparent = false;  // an opacity of 0 somewhere in the group
 };
 
+// Plain find-based scanning: std::regex recurses once per character of a long d='…' path and
+// overflows the stack under AddressSanitizer.
+std::size_t count_of(const std::string& text, const std::string& needle) {
+    std::size_t count = 0;
+    for (std::size_t at = text.find(needle); at != std::string::npos;
+         at = text.find(needle, at + needle.size()))
+        ++count;
+    return count;
+}
+
+// The text between `open` (found at or after `from`) and the next `close`; "" when absent.
+std::string between(const std::string& text, const std::string& open, char close,
+                    std::size_t from = 0, std::size_t before = std::string::npos) {
+    const std::size_t at = text.find(open, from);
+    if (at == std::string::npos || at >= before) return "";
+    const std::size_t begin = at + open.size(), stop = text.find(close, begin);
+    return stop == std::string::npos ? "" : text.substr(begin, stop - begin);
+}
+
+// The group's line: its subpaths concatenated, the dash of the last path that has one, and
+// the last stroke-width set before a path.
+void scan_paths(const std::string& body, DrawnSeries& s, std::string& subpaths) {
+    for (std::size_t at = body.find("<path"); at != std::string::npos;
+         at = body.find("<path", at + 5)) {
+        const std::size_t data_at = body.find("d='", at);
+        if (data_at == std::string::npos) break;
+        subpaths += between(body, "d='", '\'', data_at);
+        const std::string dash = between(body, "stroke-dasharray='", '\'', at, data_at);
+        if (!dash.empty()) s.dash = dash;
+        const std::size_t width_at = body.rfind("stroke-width=\"", at);
+        if (width_at != std::string::npos)
+            s.width = std::stod(between(body, "stroke-width=\"", '"', width_at));
+    }
+}
+
 std::vector<DrawnSeries> drawn_series(const std::string& svg) {
     std::vector<DrawnSeries> out;
-    const std::regex group(R"re(<g id="gnuplot_plot_\d+" ><title>([^<]*)</title>)re");
-    const std::regex path(R"re(<path([^>]*)d='([^']*)')re"),
-        dash(R"re(stroke-dasharray='([^']*)')re");
-    const std::regex width(R"re(stroke-width="([0-9.]+)")re"), use(R"re(<use )re");
     const std::regex zero_opacity(R"re((?:stroke|fill)-opacity\s*=\s*['"]0(?:\.0*)?['"])re");
-    const std::regex polygon(R"re(<polygon )re");
+    const std::string group = "<g id=\"gnuplot_plot_";
     std::vector<std::pair<std::size_t, std::string>> starts;
-    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), group);
-         it != std::sregex_iterator(); ++it)
-        starts.push_back({static_cast<std::size_t>(it->position()), (*it)[1]});
+    for (std::size_t at = svg.find(group); at != std::string::npos;
+         at = svg.find(group, at + group.size())) {
+        // Only titled plots (<g id="gnuplot_plot_K" ><title>…): an untitled group belongs to
+        // the titled one before it.
+        const std::size_t tag_end = svg.find("\" >", at);
+        if (tag_end != std::string::npos && svg.compare(tag_end + 3, 7, "<title>") == 0)
+            starts.push_back({at, between(svg, "<title>", '<', tag_end)});
+    }
     for (std::size_t g = 0; g < starts.size(); ++g) {
         const std::size_t end = g + 1 < starts.size() ? starts[g + 1].first : svg.size();
         const std::string body = svg.substr(starts[g].first, end - starts[g].first);
         DrawnSeries s;
         s.title = starts[g].second;
         std::string subpaths;
-        for (auto p = std::sregex_iterator(body.begin(), body.end(), path);
-             p != std::sregex_iterator(); ++p) {
-            subpaths += (*p)[2];
-            std::smatch m;
-            const std::string attributes = (*p)[1];
-            if (std::regex_search(attributes, m, dash)) s.dash = m[1];
-            const std::string before = body.substr(0, p->position());
-            for (auto w = std::sregex_iterator(before.begin(), before.end(), width);
-                 w != std::sregex_iterator(); ++w)
-                s.width = std::stod((*w)[1]);
-        }
+        scan_paths(body, s, subpaths);
         const std::size_t second = subpaths.find('M', 1);  // the key sample is the first
         s.data_path = second == std::string::npos ? "" : subpaths.substr(second);
-        const auto uses = std::distance(std::sregex_iterator(body.begin(), body.end(), use),
-                                        std::sregex_iterator());
+        const std::size_t uses = count_of(body, "<use ");
         s.extra_points = uses > 0 ? static_cast<int>(uses) - 1 : 0;
-        const auto polygons = std::distance(std::sregex_iterator(body.begin(), body.end(), polygon),
-                                            std::sregex_iterator());
+        const std::size_t polygons = count_of(body, "<polygon ");
         s.extra_fills = polygons > 0 ? static_cast<int>(polygons) - 1 : 0;
         s.transparent = std::regex_search(body, zero_opacity);
         out.push_back(s);
