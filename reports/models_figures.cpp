@@ -497,20 +497,34 @@ std::string envelope_words(const std::vector<ModelCurves>& models) {
     return words;
 }
 
-Figure fig5_across_models(const std::vector<ModelCurves>& models, int metric) {
-    const bool p = metric == 0;
-    CurvePanel panel{p ? "models_fig5_P" : "models_fig5_R",
-                     p ? "Figure 5 across models: Precision against N with the envelopes"
-                       : "Figure 5 across models: Recall against N with the envelopes",
-                     p ? "P_mean" : "R_mean",
-                     p ? "mean P(r_{max}, N) over heads" : "mean R(r_{min}, N) over heads",
-                     "[-0.03:1.08]",
-                     "95% interval",
-                     "lower envelope (" + kEnvelopeVariant + ")",
-                     "upper envelope (" + kEnvelopeVariant + ")"};
+// The P (metric 0) or R (metric 1) panel both overlays draw: only the names differ; the range,
+// the key entries and the curves (each model's pr[metric]) are the same.
+CurvePanel pr_panel(int metric, std::string id, std::string title, std::string ylabel) {
+    return {std::move(id),
+            std::move(title),
+            metric == 0 ? "P_mean" : "R_mean",
+            std::move(ylabel),
+            "[-0.03:1.08]",
+            "95% interval",
+            "lower envelope (" + kEnvelopeVariant + ")",
+            "upper envelope (" + kEnvelopeVariant + ")"};
+}
+
+std::vector<const CurveRows*> pr_rows(const std::vector<ModelCurves>& models, int metric) {
     std::vector<const CurveRows*> rows;
     for (const auto& m : models)
         rows.push_back(&m.pr[metric]);
+    return rows;
+}
+
+Figure fig5_across_models(const std::vector<ModelCurves>& models, int metric) {
+    const bool p = metric == 0;
+    const CurvePanel panel =
+        pr_panel(metric, p ? "models_fig5_P" : "models_fig5_R",
+                 p ? "Figure 5 across models: Precision against N with the envelopes"
+                   : "Figure 5 across models: Recall against N with the envelopes",
+                 p ? "mean P(r_{max}, N) over heads" : "mean R(r_{min}, N) over heads");
+    const std::vector<const CurveRows*> rows = pr_rows(models, metric);
     const std::string caption =
         std::string(p ? "Precision P(r<sub>max</sub>, N)" : "Recall R(r<sub>min</sub>, N)") +
         " of each model (thick line, one colour per model): the mean over heads of the document "
@@ -619,18 +633,11 @@ Figure fig8_across_models(const std::vector<ModelCurves>& models) {
 
 Figure simulation_across_runs(const std::vector<ModelCurves>& models, int metric) {
     const bool p = metric == 0;
-    CurvePanel panel{p ? "models_sim_P" : "models_sim_R",
-                     p ? "Simulations compared: E[P] against N with the envelopes"
-                       : "Simulations compared: E[R] against N with the envelopes",
-                     p ? "P_mean" : "R_mean",
-                     p ? "E[P(r_{max}, N)]" : "E[R(r_{min}, N)]",
-                     "[-0.03:1.08]",
-                     "95% interval",
-                     "lower envelope (" + kEnvelopeVariant + ")",
-                     "upper envelope (" + kEnvelopeVariant + ")"};
-    std::vector<const CurveRows*> rows;
-    for (const auto& m : models)
-        rows.push_back(&m.pr[metric]);
+    const CurvePanel panel = pr_panel(metric, p ? "models_sim_P" : "models_sim_R",
+                                      p ? "Simulations compared: E[P] against N with the envelopes"
+                                        : "Simulations compared: E[R] against N with the envelopes",
+                                      p ? "E[P(r_{max}, N)]" : "E[R(r_{min}, N)]");
+    const std::vector<const CurveRows*> rows = pr_rows(models, metric);
     const std::string caption =
         std::string("The Monte Carlo mean of ") +
         (p ? "Precision P(r<sub>max</sub>, N)" : "Recall R(r<sub>min</sub>, N)") +
