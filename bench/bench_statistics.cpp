@@ -1,4 +1,4 @@
-// Google Benchmark figures for extract's per-head statistics (issue 17): one (head, document)
+// Google Benchmark figures for extract's per-head statistics: one (head, document)
 // on the fast path and on the plain reference, against the simulator's all-N trial at the same
 // n and d (one thread), and the statistics of one layer's heads on 1 and 2 threads.
 #include <benchmark/benchmark.h>

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The issue-3 speed comparison on a shared machine: alternates attngeo's one-thread trial
+# The README's C++-versus-NumPy speed comparison on a shared machine: alternates attngeo's one-thread trial
 # benchmark with the NumPy trial ROUNDS times (so both see the same background load) and prints
 # the median of each and the ratio of the medians, the median of the per-round ratios (each
 # pairs two adjacent runs) and the ratio of the fastest runs (the least disturbed).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The same all-N trial as attngeo's simulator, vectorised in NumPy, for the speed comparison
-in the README (issue: a C++ trial must cost at least 15x less). One trial = draw Gaussian
+in the README (a C++ trial must cost at least 15x less). One trial = draw Gaussian
 directions with the AR(1)+sink covariance, normalise, scale by alpha and the norms, Gram
 matrix, cumulative sums, and K_in/K_out for every N. Single-threaded BLAS:
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/numpy_trial.py [n] [d] [trials]

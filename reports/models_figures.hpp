@@ -1,4 +1,4 @@
-// Cross-model figures (issue 18): several extract or compare folders, or several simulate
+// Cross-model figures: several extract or compare folders, or several simulate
 // folders, overlaid on shared axes with one colour per model and one legend, so the paper's
 // Figures 5, 6 and 8 compare models the way the paper draws LLaMA, Mistral and Gemma together.
 #pragma once

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds attngeo and its Python module (Release, -O3), runs every test with CTest and the kernel
-# and simulate tests again with ATTNGEO_PLAIN=1 (every plain twin: SSYRK, no AVX2 or libmvec); then every
-# torch-free suite under AddressSanitizer + UBSan, and fuzzes every parser (scripts/fuzz.sh).
+# Builds attngeo and its Python module (Release, -O3), runs every test with CTest and the kernel,
+# simulate and extract-statistics tests again with ATTNGEO_PLAIN=1 (every plain twin: SSYRK, no
+# AVX2 or libmvec); then every torch-free suite under AddressSanitizer + UBSan, and fuzzes every
+# parser (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${JOBS:-$(nproc)}"
@@ -14,8 +15,9 @@ cmake --build build -j"$JOBS"
 ctest --test-dir build --output-on-failure -j"$JOBS"
 
 # The branches a CPU with AVX2 never takes: the plain kernels, SSYRK's Gram matrix, std::exp in
-# the bounds, one OpenMP thread where the count is left open (common/cpu_features.hpp).
-ATTNGEO_PLAIN=1 ctest --test-dir build --output-on-failure -j"$JOBS" -L "theory|simulate"
+# the bounds, one OpenMP thread where the count is left open (common/cpu_features.hpp), extract's
+# per-head statistics included.
+ATTNGEO_PLAIN=1 ctest --test-dir build --output-on-failure -j"$JOBS" -L "theory|simulate|empirical_core"
 
 # Every torch-free suite (theory, common, cli, simulate, compare, reports, and what else builds
 # without libtorch) under ASan + UBSan: libtorch is not instrumented, so it stays out. -O1 keeps

@@ -1,4 +1,4 @@
-// Sizes from headers and flags checked before allocating (issue 15, D10): the budget and file
+// Sizes from headers and flags checked before allocating: the budget and file
 // checks of common/size_checks against plain arithmetic, and the CLI under `ulimit -v` giving a
 // one-line exit 2 (or success), never std::bad_alloc.
 #include <gtest/gtest.h>

@@ -381,7 +381,7 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-// Item 6 of issue 14: one document leaves every standard error and the bootstrap undefined;
+// One document leaves every standard error and the bootstrap undefined;
 // extract writes them empty, compare carries them as missing, the report says n/a.
 TEST(Extract, OneDocumentGoesThroughCompareAndReport) {
     REQUIRE_SHARED_FILE(shared_folder() / "models" / "stories260K" / "stories260K.bin");
@@ -461,7 +461,7 @@ TEST(Extract, OneDocumentGoesThroughCompareAndReport) {
         std::string::npos);
 }
 
-// Item 6 of issue 14: in a GQA model the value-state statistics enter once per key/value head
+// In a GQA model the value-state statistics enter once per key/value head
 // by default; --count-per query counts every query head as before.
 TEST(Extract, GqaValueStatisticsAreCountedOncePerKeyValueHead) {
     REQUIRE_SHARED_FILE(shared_folder() / "models" / "stories260K" / "stories260K.bin");

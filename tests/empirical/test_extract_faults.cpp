@@ -1,4 +1,4 @@
-// Issue 15's empirical faults, each reproduced first: corrupt checkpoints (one NaN weight,
+// Extract's failure modes, each reproduced: corrupt checkpoints (one NaN weight,
 // weights ×1e12) through both engines, failing extracts leaving nothing behind, bad --out
 // paths, corrupted resume state, incomplete or foreign merges, kill -9 at random moments, a
 // full disk (RLIMIT_FSIZE) and an input vanishing mid-run.
@@ -252,7 +252,7 @@ TEST(ExtractFaults, MergeRefusesMissingDuplicatedAndForeignShards) {
     expect_same_outputs(dir / "whole", dir / "merged");
 }
 
-// Issue 15 (5a): kill -9 at 20 seeded random moments, each followed by --resume; the final
+// kill -9 at 20 seeded random moments, each followed by --resume; the final
 // outputs equal an uninterrupted run's byte for byte.
 TEST(ExtractFaults, KillNineAtRandomMomentsThenResumeGivesIdenticalOutputs) {
     REQUIRE_SHARED_FILE(model_path());
@@ -292,7 +292,7 @@ TEST(ExtractFaults, KillNineAtRandomMomentsThenResumeGivesIdenticalOutputs) {
     EXPECT_GE(kills_landed, 5);  // how many land depends on the machine's load
 }
 
-// Issue 15 (5b): a full disk (RLIMIT_FSIZE, SIGXFSZ ignored) is exit 2 naming the file, with
+// A full disk (RLIMIT_FSIZE, SIGXFSZ ignored) is exit 2 naming the file, with
 // no output folder or staging folder left; a later run with space succeeds.
 TEST(ExtractFaults, FullDiskLeavesNothingBehindAndALaterRunSucceeds) {
     REQUIRE_SHARED_FILE(model_path());
@@ -329,7 +329,7 @@ TEST(ExtractFaults, FullDiskLeavesNothingBehindAndALaterRunSucceeds) {
         0);
 }
 
-// Issue 15 (5c): the spill deleted under a running extract, or between a stop and --resume, is
+// The spill deleted under a running extract, or between a stop and --resume, is
 // a named error rather than a crash or silently short outputs.
 TEST(ExtractFaults, AVanishedSpillIsANamedError) {
     REQUIRE_SHARED_FILE(model_path());
@@ -342,10 +342,9 @@ TEST(ExtractFaults, AVanishedSpillIsANamedError) {
                           {"per_doc.bin"});
     // Mid-run: the spill unlinked while windows are still being written to it.
     const fs::path live = dir / "live" / ".partial" / "per_doc.bin";
-    const pid_t pid =
-        spawn_shell(std::string("exec ") + ATTNGEO_EXE + " " +
-                    small_extract(model_path(), dir / "live", "--docs 60") + " 2>" +
-                    (dir / "live_err.txt").string());
+    const pid_t pid = spawn_shell(std::string("exec ") + ATTNGEO_EXE + " " +
+                                  small_extract(model_path(), dir / "live", "--docs 60") + " 2>" +
+                                  (dir / "live_err.txt").string());
     for (int i = 0; i < 30000 && !fs::exists(live); ++i)  // up to 30 s on a loaded machine
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     fs::remove(live);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Screenshots of the HTML reports in a real headless browser (issue 18): each page in PAGES is
+# Screenshots of the HTML reports in a real headless browser: each page in PAGES is
 # built by attngeo, opened by Chromium, and its PNG must show a rendered page (many colours),
 # not a blank or an error page. Extend by adding a Page to pages(); exits 77 (skip) without
 # Chromium.

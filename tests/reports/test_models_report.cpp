@@ -426,7 +426,7 @@ TEST(ModelsReport, SimulateFoldersOverlayTheirMeansAndEnvelopes) {
     std::cout << "largest difference of models_sim_R data from the CSVs: " << largest << "\n";
 }
 
-// The three-model example on folders made outside the suite: ATTNGEO_DATA holding
+// A three-model example on folders made outside the suite: ATTNGEO_DATA holding
 // s260k_c{64,128,256}-compare (stories260K extracted at three contexts and compared). Skipped
 // without it; the browser test (test_browser.py) builds the same kind of report in the suite.
 TEST(ModelsReport, ThreeStoriesComparesAtThreeContexts) {

@@ -1,4 +1,4 @@
-// Tests for the simulation report's figures (issue 18): in the demo report (`attngeo simulate`
+// Tests for the simulation report's figures: in the demo report (`attngeo simulate`
 // defaults, then `attngeo report`) every legend entry has a visible mark in the SVG, labels stay
 // inside the frame, captions count in words; a sweep's sweep.csv is long and its panels cover
 // every grid point of the two swept parameters at one joint κ.
