@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -121,14 +120,11 @@ PositionStats position_stats(const std::vector<std::vector<double>>& by_position
     return s;
 }
 
+// A folder without manifest.json still loads; only the model table then lacks the run's details.
 void read_manifest_if_any(ExtractData& e) {
-    std::ifstream in(path_in(e.dir, "manifest.json"));
-    if (!in) return;
-    try {
-        in >> e.manifest;
-    } catch (const std::exception&) {
-        throw InputError("'" + path_in(e.dir, "manifest.json") + "': not valid JSON");
-    }
+    const std::string path = path_in(e.dir, "manifest.json");
+    if (!fs::exists(path)) return;
+    e.manifest = read_json_file(path, "an extract manifest");
 }
 
 void read_heads(ExtractData& e) {

@@ -564,6 +564,24 @@ TEST(EmpiricalReport, MissingFilesAreInputErrorsNamingThem) {
     write(bad_regime / "heads.csv", heads);
     EXPECT_THROW(reports::write_report({bad_regime.string()}, (scratch() / "r3").string()),
                  InputError);
+    // A compare report reads its extract folder's manifest through the common JSON reader:
+    // bad text or nesting beyond its depth limit is an error naming that manifest.
+    for (const std::string& text : {std::string("{\"kind\": "), std::string(300, '[')}) {
+        const fs::path emp_bad_manifest = make_extract("extract_bad_manifest");
+        write(emp_bad_manifest / "manifest.json", text);
+        const fs::path cmp_of_bad =
+            make_compare("compare_bad_manifest", fs::absolute(emp_bad_manifest).string(), "");
+        try {
+            reports::write_report({cmp_of_bad.string()}, (scratch() / "r4").string());
+            FAIL() << "expected InputError";
+        } catch (const InputError& e) {
+            const std::string message = e.what();
+            EXPECT_NE(message.find((emp_bad_manifest / "manifest.json").string()),
+                      std::string::npos)
+                << message;
+            EXPECT_NE(message.find("expected an extract manifest"), std::string::npos) << message;
+        }
+    }
 }
 
 namespace {
@@ -729,7 +747,7 @@ TEST(EmpiricalReport, Table1IsReadFromTheCompareFolder) {
     EXPECT_EQ(old_html.find("<th>dP_lower</th>"), std::string::npos);
 }
 
-// Issue 18: a compare folder in the tidy layout (profile.csv per head with clamp flags, the
+// A compare folder in the tidy layout (profile.csv per head with clamp flags, the
 // global fit in profile_global.csv, empty Δ where undefined) and Table 2's trend figure, whose
 // medians are checked against a plain median of bounds.csv's paper rows.
 TEST(EmpiricalReport, SplitProfileFilesAndTable2Trend) {
