@@ -103,11 +103,11 @@ void safetensors_seeds(const fs::path& shared) {
              small_safetensors({}, {"c"}));
 }
 
-// GGUF v3, as ggml's docs/gguf.md lays it out: a tiny LLaMA (dim 32, 1 layer, 2 heads) with
-// F32, F16, BF16 and Q8_0 tensors and an 8-token vocabulary.
-std::string small_gguf() {
+// The GGUF seed's key-value section: the LLaMA sizes and an 8-token vocabulary with scores.
+// Returns the bytes; `kv_count` receives how many keys they hold (the header states it first).
+std::string small_gguf_metadata(std::uint64_t& kv_count) {
     std::string kv;
-    std::uint64_t kv_count = 0;
+    kv_count = 0;
     auto key = [&](const std::string& name, std::uint32_t type) {
         put<std::uint64_t>(kv, name.size());
         kv += name;
@@ -145,24 +145,50 @@ std::string small_gguf() {
     key("tokenizer.ggml.scores", 9), put<std::uint32_t>(kv, 6), put<std::uint64_t>(kv, 8);
     for (int i = 0; i < 8; ++i)
         put(kv, -static_cast<float>(i));
+    return kv;
+}
 
-    struct Tensor {
-        std::string name;
-        std::vector<std::uint64_t> ne;  // ggml order: ne[0] is the row length
-        std::uint32_t type;
-    };
-    const std::vector<Tensor> tensors = {
-        {"token_embd.weight", {32, 8}, 0},         {"output_norm.weight", {32}, 0},
-        {"blk.0.attn_norm.weight", {32}, 0},       {"blk.0.attn_q.weight", {32, 32}, 8},
-        {"blk.0.attn_k.weight", {32, 32}, 1},      {"blk.0.attn_v.weight", {32, 32}, 30},
-        {"blk.0.attn_output.weight", {32, 32}, 0}, {"blk.0.ffn_norm.weight", {32}, 0},
-        {"blk.0.ffn_gate.weight", {32, 32}, 0},    {"blk.0.ffn_down.weight", {32, 32}, 1},
-        {"blk.0.ffn_up.weight", {32, 32}, 0}};
-    std::string infos, data;
+struct GgufSeedTensor {
+    std::string name;
+    std::vector<std::uint64_t> ne;  // ggml order: ne[0] is the row length
+    std::uint32_t type;             // ggml type: 0 F32, 1 F16, 8 Q8_0, 30 BF16
+};
+
+// The seed model's tensors: every LLaMA weight of one layer, spread over the four types.
+std::vector<GgufSeedTensor> small_gguf_tensors() {
+    return {{"token_embd.weight", {32, 8}, 0},         {"output_norm.weight", {32}, 0},
+            {"blk.0.attn_norm.weight", {32}, 0},       {"blk.0.attn_q.weight", {32, 32}, 8},
+            {"blk.0.attn_k.weight", {32, 32}, 1},      {"blk.0.attn_v.weight", {32, 32}, 30},
+            {"blk.0.attn_output.weight", {32, 32}, 0}, {"blk.0.ffn_norm.weight", {32}, 0},
+            {"blk.0.ffn_gate.weight", {32, 32}, 0},    {"blk.0.ffn_down.weight", {32, 32}, 1},
+            {"blk.0.ffn_up.weight", {32, 32}, 0}};
+}
+
+// One tensor's bytes in its ggml type: small varied F32, constant halves near 0.1, or Q8_0
+// blocks (a half scale, then 32 int8 values).
+std::string gguf_tensor_bytes(const GgufSeedTensor& t) {
+    std::uint64_t count = 1;
+    for (auto n : t.ne)
+        count *= n;
+    std::string bytes;
+    if (t.type == 0) bytes += floats(count, 0.2f);
+    if (t.type == 1 || t.type == 30)
+        for (std::uint64_t i = 0; i < count; ++i)
+            put<std::uint16_t>(bytes, t.type == 1 ? 0x2e66 : 0x3dcc);  // ≈ 0.1
+    if (t.type == 8)
+        for (std::uint64_t block = 0; block < count / 32; ++block) {
+            put<std::uint16_t>(bytes, 0x2000);  // scale ≈ 0.0078
+            for (int i = 0; i < 32; ++i)
+                bytes += static_cast<char>((block + i) % 9 - 4);
+        }
+    return bytes;
+}
+
+// The tensor-info section (name, dimensions, type, offset) into `infos` and the data section,
+// each tensor starting at a multiple of the 32-byte alignment, into `data`.
+void small_gguf_tensor_sections(const std::vector<GgufSeedTensor>& tensors, std::string& infos,
+                                std::string& data) {
     for (const auto& t : tensors) {
-        std::uint64_t count = 1;
-        for (auto n : t.ne)
-            count *= n;
         while (data.size() % 32)
             data += '\0';
         put<std::uint64_t>(infos, t.name.size());
@@ -172,17 +198,19 @@ std::string small_gguf() {
             put(infos, n);
         put(infos, t.type);
         put<std::uint64_t>(infos, data.size());
-        if (t.type == 0) data += floats(count, 0.2f);
-        if (t.type == 1 || t.type == 30)
-            for (std::uint64_t i = 0; i < count; ++i)
-                put<std::uint16_t>(data, t.type == 1 ? 0x2e66 : 0x3dcc);  // ≈ 0.1
-        if (t.type == 8)
-            for (std::uint64_t block = 0; block < count / 32; ++block) {
-                put<std::uint16_t>(data, 0x2000);  // scale ≈ 0.0078
-                for (int i = 0; i < 32; ++i)
-                    data += static_cast<char>((block + i) % 9 - 4);
-            }
+        data += gguf_tensor_bytes(t);
     }
+}
+
+// GGUF v3, as ggml's docs/gguf.md lays it out: a tiny LLaMA (dim 32, 1 layer, 2 heads) with
+// F32, F16, BF16 and Q8_0 tensors and an 8-token vocabulary. Header, key-values, tensor infos,
+// padding to the alignment, then the data.
+std::string small_gguf() {
+    std::uint64_t kv_count = 0;
+    const std::string kv = small_gguf_metadata(kv_count);
+    const std::vector<GgufSeedTensor> tensors = small_gguf_tensors();
+    std::string infos, data;
+    small_gguf_tensor_sections(tensors, infos, data);
     std::string file = "GGUF";
     put<std::uint32_t>(file, 3);
     put<std::uint64_t>(file, tensors.size());
