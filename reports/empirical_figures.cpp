@@ -260,15 +260,15 @@ std::string diagnostics_script(const std::string& id, const ExtractData& e,
           << " with lines lw 2 lc rgb '" << palette::kMeasured << "' title 's(N)', \\\n"
           << "       '' using 1:" << C::kNormNoSink << " with lines lw 1.5 dt 4 lc rgb '"
           << palette::kSink << "' title 'without sink', \\\n"
-          << "       '' using 1:" << C::kNormNoLast
-          << " with lines lw 1.5 dt 2 lc rgb '#31a354' title 'without last'\n";
+          << "       '' using 1:" << C::kNormNoLast << " with lines lw 1.5 dt 2 lc rgb '"
+          << palette::kWithoutLast << "' title 'without last'\n";
     }
     for (int r : regimes) {
         s << "  unset title\n  set ylabel 'cosine'\n  set yrange [-1.05:1.05]\n"
           << "  plot '" << id << "_" << regime_name(r) << ".dat' using 1:" << C::kCosSink
           << " with lines lw 2 lc rgb '" << palette::kMeasured << "' title 'cos(s, v_0)', \\\n"
-          << "       '' using 1:" << C::kCosLast
-          << " with lines lw 1.5 dt 2 lc rgb '#e6550d' title 'cos(s, v_L)'\n";
+          << "       '' using 1:" << C::kCosLast << " with lines lw 1.5 dt 2 lc rgb '"
+          << palette::kLastToken << "' title 'cos(s, v_L)'\n";
     }
     s << "  unset multiplot\n";
     return s.str();
@@ -376,14 +376,17 @@ Figure cv_figure(const std::string& prefix, const std::vector<double>& cv_positi
     f.data.push_back({f.id + "_positional.dat", histogram_data(positional, "cv_positional")});
     f.data.push_back({f.id + "_pooled.dat", histogram_data(pooled, "cv_pooled")});
     std::ostringstream s;
-    s << "  set multiplot layout 1,2\n  set style fill solid 0.75 border lc rgb '#ffffff'\n"
+    s << "  set multiplot layout 1,2\n  set style fill solid 0.75 border lc rgb '"
+      << palette::kBarBorder << "'\n"
       << kGrid << "  unset key\n  set ylabel 'heads'\n"
       << "  set title 'cv\\_positional' font ',12'\n  set yrange " << histogram_yrange(positional)
       << "\n  set xlabel 'CV over positions of the mean norm profile'\n"
-      << "  plot '" << f.id << "_positional.dat' using 1:4:($3-$2) with boxes lc rgb '#3182bd'\n"
+      << "  plot '" << f.id << "_positional.dat' using 1:4:($3-$2) with boxes lc rgb '"
+      << palette::kHistogram << "'\n"
       << "  set title 'cv\\_pooled' font ',12'\n  set yrange " << histogram_yrange(pooled)
       << "\n  set xlabel 'CV pooled over tokens'\n"
-      << "  plot '" << f.id << "_pooled.dat' using 1:4:($3-$2) with boxes lc rgb '#e6550d'\n"
+      << "  plot '" << f.id << "_pooled.dat' using 1:4:($3-$2) with boxes lc rgb '"
+      << palette::kHistogramOther << "'\n"
       << "  unset title\n  unset multiplot\n";
     f.script = s.str();
     std::ostringstream caption;
@@ -529,9 +532,10 @@ Figure regime_counts_figure(const std::string& prefix, const std::map<int, PerRe
     const int every = std::max<int>(1, static_cast<int>(counts.size()) / 16);
     std::ostringstream s;
     s << "  set style data histograms\n  set style histogram rowstacked\n"
-      << "  set style fill solid 0.85 border lc rgb '#ffffff'\n  set boxwidth 0.8\n"
+      << "  set style fill solid 0.85 border lc rgb '" << palette::kBarBorder
+      << "'\n  set boxwidth 0.8\n"
       << "  set xlabel 'layer'\n  set ylabel 'heads'\n  set yrange [0:*]\n"
-      << "  set grid ytics lc rgb '#e5e5e5'\n  set key outside right top\n"
+      << "  set grid ytics lc rgb '" << palette::kGridLine << "'\n  set key outside right top\n"
       << "  plot '" << f.id << ".dat' using 2:xtic(int($0) % " << every
       << " == 0 ? stringcolumn(1) : '')";
     for (int r = 0; r < kRegimeCount; ++r)  // column 2 + r: regime r's count
@@ -681,10 +685,10 @@ Figure mae_figure(const std::string& prefix, const std::vector<double>& mae,
     const Histogram h = histogram(mae, bins);
     f.data.push_back({f.id + ".dat", histogram_data(h, "mae")});
     std::ostringstream s;
-    s << "  set style fill solid 0.75 border lc rgb '#ffffff'\n"
+    s << "  set style fill solid 0.75 border lc rgb '" << palette::kBarBorder << "'\n"
       << kGrid << "  set xlabel 'MAE of e^{-βk} to the mean cos by lag'\n  set ylabel 'heads'\n"
       << "  set yrange " << histogram_yrange(h) << "\n  unset key\n  plot '" << f.id
-      << ".dat' using 1:4:($3-$2) with boxes lc rgb '#3182bd'\n";
+      << ".dat' using 1:4:($3-$2) with boxes lc rgb '" << palette::kHistogram << "'\n";
     f.script = s.str();
     std::ostringstream caption;
     caption << "MAE = mean<sub>k</sub> |c(k) − e<sup>−βk</sup>| over the fitted lags, for "

@@ -15,6 +15,7 @@
 #include "reports/empirical_figures.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
+#include "theory/bounds.hpp"
 
 namespace fs = std::filesystem;
 
@@ -73,7 +74,7 @@ std::string snapshot_script(const std::string& id, const SnapshotCircles& c, dou
       << "  plot '" << id << "_others.dat' using 1:2 with points pt 7 ps 0.6 lc rgb '"
       << palette::kNeutral << "' title 'not selected', \\\n"
       << "       '" << id << "_selected.dat' using 1:2 with points pt 3 ps 1.6 lw 1.5 lc rgb '"
-      << "#c51b7d' title 'selected (I_N)', \\\n"
+      << palette::kSelected << "' title 'selected (I_N)', \\\n"
       << "       '" << id << "_rmax.dat' using 1:2 with lines lw 2 dt 2 lc rgb '" << palette::kFit
       << "' title 'r_{max} = " << short_number(c.r_max) << "', \\\n";
     if (c.has_r_min)
@@ -161,8 +162,8 @@ std::optional<Figure> contribution_scatter_figure(const std::string& prefix, con
     std::ostringstream s, heads;
     s << "  set multiplot layout 1," << drawn.size() << "\n  set logscale y\n"
       << "  set format y '10^{%L}'\n  set xlabel 'token position i'\n"
-      << kGrid
-      << "  set cbrange [-1:1]\n  set palette defined (-1 '#2166ac', 0 '#f7f7f7', 1 '#b2182b')\n"
+      << kGrid << "  set cbrange [-1:1]\n  set palette defined (-1 '" << palette::kCosineScale[0]
+      << "', 0 '" << palette::kCosineScale[1] << "', 1 '" << palette::kCosineScale[2] << "')\n"
       << "  set cblabel 'cos(v_i, s(N))'\n  unset key\n";
     for (int r : drawn) {
         const HeadRow& h = e.heads[chosen[r]];
@@ -201,7 +202,7 @@ std::vector<MarginPoint> read_margins(const std::string& path) {
     std::vector<MarginPoint> points;
     while (in.next()) {
         const CsvRow& row = in.row();
-        if (row.text(variant) != "paper") continue;
+        if (row.text(variant) != theory::to_string(theory::BoundVariant::paper)) continue;
         // Undefined margins (trivial rows) are empty, or "nan" in folders written before that.
         const auto value = [&](std::size_t column) {
             return row.text(column).empty() ? std::nan("") : row.number(column);

@@ -18,7 +18,9 @@
 #include "common/json_file.hpp"
 #include "reports/empirical_data.hpp"
 #include "reports/empirical_tables.hpp"
+#include "reports/palette.hpp"
 #include "reports/verdict.hpp"
+#include "theory/bounds.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,13 +29,8 @@ namespace {
 
 using namespace empirical;
 
-// One colour per model, in command-line order; chosen apart from each other and readable on
-// white (Tableau 10). Beyond ten models the colours repeat with another dash pattern.
-constexpr std::array<const char*, 10> kModelColour = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                                      "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
-                                                      "#7f7f7f", "#bcbd22"};
 // The envelope the paper draws in its Figure 5 (its own Theorems 1–2).
-const std::string kEnvelopeVariant = "paper";
+const std::string kEnvelopeVariant = theory::to_string(theory::BoundVariant::paper);
 
 std::string kind_of(const RunFolder& run) {
     const auto kind = run.manifest.find("kind");
@@ -326,9 +323,10 @@ std::vector<ModelCurves> read_models(const std::vector<RunFolder>& runs,
         ModelCurves m;
         const std::size_t k = models.size();
         m.label = labels.at(run.index);
-        m.colour = kModelColour[k % kModelColour.size()];
-        m.dash =
-            k < kModelColour.size() ? "" : " dt " + std::to_string(2 + k / kModelColour.size());
+        m.colour = palette::kModel[k % palette::kModel.size()];
+        m.dash = k < palette::kModel.size()
+                     ? ""
+                     : " dt " + std::to_string(2 + k / palette::kModel.size());
         with_json_context(run.dir, [&] {
             if (simulations)
                 read_simulate_model(run, m);

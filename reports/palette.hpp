@@ -1,6 +1,7 @@
 // The figures' colours in one place: one per bound variant, per head regime, per followed
-// series and per κ-scan side, and the fixed roles (the measurement, its band, the sink, the
-// simulation, the fit, neutral marks, grid lines). gnuplot takes them as 'rgb' strings.
+// series, per κ-scan side and per model, and the fixed roles (the measurement, its band, the
+// sink, the simulation, the fit, neutral marks, grid lines...). gnuplot takes them as 'rgb'
+// strings.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -30,6 +31,13 @@ inline constexpr std::array<const char*, 4> kScanSide = {"#1b9e77", "#d95f02", "
 // [4] background bands of the Table-2 regimes II, III, IV, V on the simulation figures.
 inline constexpr std::array<const char*, 4> kTable2Band = {"#fbfbfb", "#eef4fb", "#fdf3e7",
                                                            "#f3eefa"};
+// [10] one per model of a cross-model figure, in command-line order: apart from each other and
+// readable on white (Tableau 10); beyond ten models they repeat with another dash pattern.
+inline constexpr std::array<const char*, 10> kModel = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                                       "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+                                                       "#7f7f7f", "#bcbd22"};
+// [3] the diverging scale of a cosine colour bar at -1, 0 and 1.
+inline constexpr std::array<const char*, 3> kCosineScale = {"#2166ac", "#f7f7f7", "#b2182b"};
 
 inline constexpr const char* kMeasured = "#08519c";      // the measured or Monte Carlo mean
 inline constexpr const char* kMeasuredBand = "#9ecae1";  // its interval or interquartile band
@@ -39,6 +47,15 @@ inline constexpr const char* kFit = "#d95f02";           // a fitted curve over 
 inline constexpr const char* kNeutral = "#444444";       // key entries, measured points
 inline constexpr const char* kGuide = "#888888";         // reference lines and arrows
 inline constexpr const char* kGridLine = "#e5e5e5";
+inline constexpr const char* kSelected = "#c51b7d";        // the selected tokens I_N
+inline constexpr const char* kLastToken = "#e6550d";       // a curve of the last token v_L
+inline constexpr const char* kWithoutLast = "#31a354";     // s(N) with the last token left out
+inline constexpr const char* kHistogram = "#3182bd";       // histogram bars
+inline constexpr const char* kHistogramOther = "#e6550d";  // the second histogram of a pair
+inline constexpr const char* kBarBorder = "#ffffff";       // the gap between adjacent bars
+inline constexpr const char* kOptimum = "#222222";         // a chosen optimum (κ*)
+inline constexpr const char* kBandLabel = "#777777";       // the name of a background band
+inline constexpr const char* kMarkLabel = "#555555";       // the label beside a guide mark
 
 inline const char* variant(std::size_t index) {
     return kVariant.at(index % kVariant.size());

@@ -20,6 +20,7 @@
 #include "reports/verdict.hpp"
 #include "simulate/run.hpp"
 #include "simulate/table1.hpp"
+#include "theory/bounds.hpp"
 #include "theory/parametric.hpp"
 
 namespace fs = std::filesystem;
@@ -63,22 +64,22 @@ std::string regime_shading(const nlohmann::json& regimes, int n) {
             << ", graph 1 fc rgb '" << palette::kTable2Band[r % palette::kTable2Band.size()]
             << "' fs solid 1.0 noborder behind\n";
         out << "  set label " << r + 1 << " '" << starts[r].first << "' at "
-            << std::sqrt(from * std::max(to, from + 1.0))
-            << ", graph 0.04 center tc rgb '#777777'\n";
+            << std::sqrt(from * std::max(to, from + 1.0)) << ", graph 0.04 center tc rgb '"
+            << palette::kBandLabel << "'\n";
     }
     const char* names[3] = {"m_1", "m_2", "m_3"};
     const int marks[3] = {m1, m2, m3};
     for (int k = 0; k < 3; ++k) {
         if (marks[k] <= 0) continue;
         out << "  set arrow " << k + 1 << " from " << marks[k] << ", graph 0 to " << marks[k]
-            << ", graph 1 nohead dt 3 lc rgb '#888888'\n";
+            << ", graph 1 nohead dt 3 lc rgb '" << palette::kGuide << "'\n";
         // Inside the frame, staggered downwards (the m's can be close), beside the mark on the
         // side with room: left of it in the right-most sixth of the log axis.
         const bool near_right = std::log(marks[k]) > 0.83 * std::log(std::max(n, 2));
         out << "  set label " << 10 + k << " '" << names[k] << "=" << marks[k] << "' at "
             << marks[k] << ", graph " << 0.96 - 0.05 * k
             << (near_right ? " right offset char -0.3, 0" : " left offset char 0.3, 0")
-            << " tc rgb '#555555' font ',11' front\n";
+            << " tc rgb '" << palette::kMarkLabel << "' font ',11' front\n";
     }
     return out.str();
 }
@@ -145,7 +146,7 @@ std::string metric_figure_data(const MetricSpec& metric, const CsvTable& sim,
             dat << ' ' << format_double(e.lower) << ' ' << format_double(e.upper) << ' '
                 << (flipped ? 1 : 0);
         }
-        const Envelope& paper = envelope["paper"][N];
+        const Envelope& paper = envelope[theory::to_string(theory::BoundVariant::paper)][N];
         const bool outside = hi < paper.lower || lo > paper.upper;
         counts.violations += outside;
         counts.sizes += 1;
@@ -537,7 +538,7 @@ std::vector<int> followed_sizes(const CsvTable& sweep) {
 std::map<std::pair<int, int>, std::size_t> paper_rows(const CsvTable& sweep) {
     std::map<std::pair<int, int>, std::size_t> rows;
     for (std::size_t r = 0; r < sweep.rows.size(); ++r)
-        if (sweep.text(r, "variant") == "paper")
+        if (sweep.text(r, "variant") == theory::to_string(theory::BoundVariant::paper))
             rows[{std::stoi(sweep.text(r, "grid")), std::stoi(sweep.text(r, "N"))}] = r;
     return rows;
 }
