@@ -100,8 +100,9 @@ std::vector<std::vector<std::int64_t>> make_windows(
             bos == BosPolicy::always || (bos == BosPolicy::automatic && !starts_with_bos);
         if (add_bos && bos_id < 0)
             throw InputError(std::string("--bos ") + to_string(bos) +
-                             ": the model has no BOS token id (config.json has no "
-                             "bos_token_id); pass --bos no to use the documents as they are");
+                             ": the model has no BOS token id (no bos_token_id in its "
+                             "config.json, no tokenizer.ggml.bos_token_id in its GGUF); "
+                             "pass --bos no to use the documents as they are");
         const std::int64_t take = add_bos ? context - 1 : context;
         if (static_cast<std::int64_t>(doc.size()) < take) {
             ++skipped;

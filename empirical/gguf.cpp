@@ -616,8 +616,10 @@ void GgufCheckpoint::build_config(const std::vector<TensorInfo>& infos) {
     c.tie_word_embeddings = true;
     for (const auto& t : infos)
         if (t.name == llama_hf_name(TensorId::lm_head, 0)) c.tie_word_embeddings = false;
-    c.bos_token_id = static_cast<int>(metadata_integer("tokenizer.ggml.bos_token_id", 1));
-    c.eos_token_id = static_cast<int>(metadata_integer("tokenizer.ggml.eos_token_id", 2));
+    // Without the keys the model has no BOS or EOS (-1), as for a config.json without the ids:
+    // guessing llama2.c's 1 and 2 would silently prepend a token the model may not know.
+    c.bos_token_id = static_cast<int>(metadata_integer("tokenizer.ggml.bos_token_id", -1));
+    c.eos_token_id = static_cast<int>(metadata_integer("tokenizer.ggml.eos_token_id", -1));
 }
 
 void GgufCheckpoint::read_rope_settings() {

@@ -204,6 +204,20 @@ fs::path model_without_bos(const fs::path& golden) {
     return folder;
 }
 
+// stories260K.gguf with its BOS and EOS keys renamed in place (same length, so every offset
+// stays valid): a GGUF that states no special ids.
+fs::path gguf_without_bos(const fs::path& gguf) {
+    std::string bytes = attngeo::test_support::slurp(gguf);
+    for (const std::string key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"}) {
+        const std::size_t at = bytes.find(key);
+        EXPECT_NE(at, std::string::npos) << key;
+        if (at != std::string::npos) bytes.replace(at + key.size() - 2, 2, "XX");
+    }
+    const fs::path path = scratch() / "no_bos.gguf";
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+}
+
 }  // namespace
 
 // A model without a BOS id never gets token 1 as its BOS: extract refuses a window that needs
@@ -245,4 +259,47 @@ TEST(CaptureCli, ModelWithoutBosIdIsRefusedUnlessBosNo) {
     ASSERT_EQ(generated.exit_code, 0) << generated.err;
     // Without a tokenizer each id prints as " <id>", one per step: none stops the run early.
     EXPECT_EQ(std::count(generated.out.begin(), generated.out.end(), ' '), 12) << generated.out;
+}
+
+// The same for a GGUF without tokenizer.ggml.bos_token_id: extract refuses --bos auto|yes
+// naming --bos, generate refuses a tokenizer prompt (which starts with BOS), and --bos no equals
+// the run on the file that has the key.
+TEST(CaptureCli, GgufWithoutBosIdIsRefusedUnlessBosNo) {
+    const fs::path folder = shared_folder() / "models" / "stories260K";
+    REQUIRE_SHARED_FILE(folder / "stories260K.gguf");
+    const fs::path model = gguf_without_bos(folder / "stories260K.gguf");
+    std::ofstream(scratch() / "gguf_docs.txt")
+        << "1 5 6 7 8 9 10 11 12\n7 8 9 10 11 12 13 14 15 16\n";
+    const std::string common =
+        " --tokens " + (scratch() / "gguf_docs.txt").string() + " --context 8 --max-lag 4 --quiet";
+    for (const char* bos : {"auto", "yes"}) {
+        const fs::path out = scratch() / (std::string("gguf_no_bos_") + bos);
+        const CliRun r = run("extract --model " + model.string() + common + " --bos " + bos +
+                             " --out " + out.string());
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_NE(r.err.find("--bos " + std::string(bos)), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("no BOS token id"), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << bos;
+    }
+    const fs::path without = scratch() / "gguf_no_bos_no", with = scratch() / "gguf_with_bos_no";
+    ASSERT_EQ(
+        run("extract --model " + model.string() + common + " --bos no --out " + without.string())
+            .exit_code,
+        0);
+    ASSERT_EQ(run("extract --model " + (folder / "stories260K.gguf").string() + common +
+                  " --bos no --out " + with.string())
+                  .exit_code,
+              0);
+    for (const char* file : {"heads.csv", "pr.csv", "by_position.csv", "per_doc.safetensors"})
+        EXPECT_EQ(attngeo::test_support::slurp(without / file),
+                  attngeo::test_support::slurp(with / file))
+            << file;
+    if (fs::exists(folder / "tok512.bin")) {
+        const CliRun prompted = run("generate --model " + model.string() + " --tokenizer " +
+                                    (folder / "tok512.bin").string() + " --prompt Once -n 4");
+        EXPECT_EQ(prompted.exit_code, 2) << prompted.err;
+        EXPECT_NE(prompted.err.find("--prompt"), std::string::npos) << prompted.err;
+        EXPECT_NE(prompted.err.find("no BOS token id"), std::string::npos) << prompted.err;
+    }
 }

@@ -264,13 +264,14 @@ Payload make_payload(std::uint32_t type, std::size_t numel, std::mt19937& rng) {
 }
 
 // A one-layer LLaMA (d 32, 2 heads of 16, 1 kv head, ffn 64, vocab 8) using every supported
-// ggml type, every metadata value type, alignment 64 and no output.weight (tied).
+// ggml type, every metadata value type, alignment 64 and no output.weight (tied); BOS 1 and EOS 2
+// unless `with_bos_eos` is false, which leaves their keys out.
 struct TinyGguf {
     GgufBuilder builder;
     std::map<std::string, std::vector<float>> values;  // GGUF name -> decoded, GGUF row order
 };
 
-TinyGguf tiny_llama_gguf() {
+TinyGguf tiny_llama_gguf(bool with_bos_eos = true) {
     TinyGguf tiny;
     GgufBuilder& b = tiny.builder;
     b.alignment = 64;
@@ -306,8 +307,10 @@ TinyGguf tiny_llama_gguf() {
     b.kv("tokenizer.ggml.tokens", 9, tokens);
     b.kv("tokenizer.ggml.scores", 9, scores);
     b.kv("tokenizer.ggml.token_type", 9, types);
-    b.kv("tokenizer.ggml.bos_token_id", 4, pod<std::uint32_t>(1));
-    b.kv("tokenizer.ggml.eos_token_id", 4, pod<std::uint32_t>(2));
+    if (with_bos_eos) {
+        b.kv("tokenizer.ggml.bos_token_id", 4, pod<std::uint32_t>(1));
+        b.kv("tokenizer.ggml.eos_token_id", 4, pod<std::uint32_t>(2));
+    }
 
     std::mt19937 rng(20240611);
     const std::pair<const char*, std::pair<std::vector<std::uint64_t>, std::uint32_t>> specs[] = {
@@ -781,6 +784,21 @@ TEST(Gguf, SyntheticTypesConvertAndPermute) {
     expect_input_error([&] { g.metadata_integer("test.f64"); }, {path, "test.f64", "integer"});
     expect_input_error([&] { g.metadata_integer("absent.key"); }, {path, "absent.key", "missing"});
     expect_input_error([&] { g.metadata_string("test.i8", ""); }, {path, "test.i8", "string"});
+}
+
+// The BOS and EOS ids come from the tokenizer keys; without them the model has none (-1), as
+// for a config.json without bos_token_id, never llama2.c's 1 and 2 (extract then refuses
+// --bos auto|yes: CaptureCli.GgufWithoutBosIdIsRefusedUnlessBosNo).
+TEST(Gguf, BosAndEosIdsOnlyFromTheirKeys) {
+    const std::string with_path = write_scratch("with_ids.gguf", tiny_llama_gguf().builder.build());
+    const ModelConfig with_ids = GgufCheckpoint(with_path).config();
+    EXPECT_EQ(with_ids.bos_token_id, 1);
+    EXPECT_EQ(with_ids.eos_token_id, 2);
+    const std::string without_path =
+        write_scratch("without_ids.gguf", tiny_llama_gguf(false).builder.build());
+    const ModelConfig without_ids = GgufCheckpoint(without_path).config();
+    EXPECT_EQ(without_ids.bos_token_id, -1);
+    EXPECT_EQ(without_ids.eos_token_id, -1);
 }
 
 TEST(Gguf, SyntheticMalformedFilesAreInputErrors) {
