@@ -190,6 +190,9 @@ struct HeadFits {
     DecayFit decay;
     OffsetDecayFit offset;
     ProfileFit profile;
+    // Why the profile could not be fitted (e.g. α_0 read as 0: the extract stores the mean α
+    // in 2^-64 fixed point); empty when it was. One such head must not stop the comparison.
+    std::string profile_failure;
 };
 
 struct FitResults {
@@ -197,7 +200,14 @@ struct FitResults {
     ProfileFit global_profile;    // of the mean α over heads
 };
 
-FitResults fit_heads(const CompareInputs& in, const std::string& emp, int threads) {
+std::size_t failed_profile_fits(const FitResults& fits) {
+    std::size_t failed = 0;
+    for (const HeadFits& h : fits.heads)
+        failed += !h.profile_failure.empty();
+    return failed;
+}
+
+FitResults fit_heads(const CompareInputs& in, int threads) {
     const EmpiricalRun& run = in.run;
     const int heads = static_cast<int>(run.rows.size());
     FitResults fits;
@@ -210,9 +220,7 @@ FitResults fit_heads(const CompareInputs& in, const std::string& emp, int thread
         try {
             fits.heads[i].profile = fit_assumption3_profile(renormalised(h.alpha_by_position));
         } catch (const std::domain_error& e) {
-            throw InputError((fs::path(emp) / "by_position.csv").string() + ": layer " +
-                             std::to_string(h.layer) + " head " + std::to_string(h.head) +
-                             ": alpha_mean cannot be fitted: " + e.what());
+            fits.heads[i].profile_failure = e.what();
         }
     });
     std::vector<double> mean_alpha(run.context, 0.0);
@@ -247,8 +255,10 @@ std::vector<HeadInput> envelope_inputs(const EmpiricalRun& run, const FitResults
         for (const auto& se : h.R_se)
             in.R_se.push_back(se.value_or(std::numeric_limits<double>::quiet_NaN()));
         in.documents = h.docs;
-        in.profile_p_base = fits.heads[i].profile.p_base;
-        in.profile_eta = fits.heads[i].profile.profile.eta;
+        if (fits.heads[i].profile_failure.empty()) {  // else NaN: no Table-2 regime
+            in.profile_p_base = fits.heads[i].profile.p_base;
+            in.profile_eta = fits.heads[i].profile.profile.eta;
+        }
     }
     return inputs;
 }
@@ -312,12 +322,20 @@ std::string profile_fields(const ProfileFit& p) {
     return row.str();
 }
 
+// One row per head; a head whose profile could not be fitted has empty fitted fields, zero
+// clamp flags and fit_failed = 1 (the manifest's profile_fits_failed says why).
 std::string profile_csv(const EmpiricalRun& run, const FitResults& fits) {
+    std::string columns = kProfileColumns;
+    columns.insert(columns.size() - 1, ",fit_failed");
     std::ostringstream csv;
-    csv << "layer,head," << kProfileColumns;
-    for (std::size_t i = 0; i < run.rows.size(); ++i)
-        csv << run.rows[i].layer << ',' << run.rows[i].head << ','
-            << profile_fields(fits.heads[i].profile);
+    csv << "layer,head," << columns;
+    for (std::size_t i = 0; i < run.rows.size(); ++i) {
+        std::string fields = profile_fields(fits.heads[i].profile);
+        const bool failed = !fits.heads[i].profile_failure.empty();
+        if (failed) fields = ",,,,,,,,0,0,0,0\n";
+        fields.insert(fields.size() - 1, failed ? ",1" : ",0");
+        csv << run.rows[i].layer << ',' << run.rows[i].head << ',' << fields;
+    }
     return csv.str();
 }
 
@@ -539,7 +557,10 @@ nlohmann::json compare_decisions() {
         "to 1; T1, T2, eta, omega minimise the squared log residuals over positions 1..n-1 "
         "(zeros left out): linearised grid search, then the exact objective by Brent and "
         "+-1 moves of T1, T2. With T1 = T2 omega is reported as 0. at_bound flags: beta at 1e-6 "
-        "or 50, eta at its limit, omega at 0 or pi with T1 < T2, p_sink below 1e-9.",
+        "or 50, eta at its limit, omega at 0 or pi with T1 < T2, p_sink below 1e-9. A head "
+        "whose alpha_mean cannot be fitted (e.g. alpha_0 = 0: by_position.csv's mean is 2^-64 "
+        "fixed point) gets fit_failed = 1 and empty fields in profile.csv, no Table-2 regime "
+        "in bounds.csv, and is listed in manifest.json's profile_fits_failed; the run goes on.",
         "lambda, C = norm_median, cv_*, rho0 and the regime are copied from the extract's "
         "heads.csv.",
         "pr_by_regime.csv and contrib_by_regime.csv: plain means over the heads of each "
@@ -564,9 +585,21 @@ nlohmann::json compare_decisions() {
 }
 
 // Everything of the manifest but the timings.
+// The heads whose profile could not be fitted, and why (profile.csv's fit_failed rows).
+nlohmann::json failed_profiles_json(const CompareInputs& in, const FitResults& fits) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (std::size_t i = 0; i < fits.heads.size(); ++i)
+        if (!fits.heads[i].profile_failure.empty())
+            heads.push_back({{"layer", in.run.rows[i].layer},
+                             {"head", in.run.rows[i].head},
+                             {"why", fits.heads[i].profile_failure}});
+    return {{"count", heads.size()}, {"heads", heads}};
+}
+
 nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& settings,
-                                const CompareInputs& in, const FittedSummary& s,
-                                const EnvelopeResult& envelopes, const Table1& table1) {
+                                const CompareInputs& in, const FitResults& fits,
+                                const FittedSummary& s, const EnvelopeResult& envelopes,
+                                const Table1& table1) {
     auto absolute = [](const std::string& p) {
         return fs::absolute(p).lexically_normal().string();
     };
@@ -603,6 +636,7 @@ nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& 
           {"bootstrap", in.per_doc.docs >= kBootstrapMinimumDocuments
                             ? nlohmann::json("percentile bootstrap over documents")
                             : nlohmann::json(bootstrap_note(in.per_doc.docs))}}},
+        {"profile_fits_failed", failed_profiles_json(in, fits)},
         {"table1", table1_manifest(table1)},
         {"decisions", compare_decisions()},
     });
@@ -663,9 +697,15 @@ void run_compare(const CompareRequest& r) {
     progress.update(1, "read " + std::to_string(in.run.rows.size()) + " heads; fitting");
 
     stage = Clock::now();
-    const FitResults fits = fit_heads(in, r.emp, settings.threads);
+    const FitResults fits = fit_heads(in, settings.threads);
     timings["fits_s"] = seconds_since(stage);
-    progress.update(2, "fits done; envelopes and the kappa scan over variants");
+    const std::size_t failed = failed_profile_fits(fits);
+    progress.update(2, "fits done" +
+                           (failed > 0 ? " (" + std::to_string(failed) +
+                                             " head profiles not fitted: manifest.json "
+                                             "profile_fits_failed)"
+                                       : std::string()) +
+                           "; envelopes and the kappa scan over variants");
 
     stage = Clock::now();
     const EnvelopeResult envelopes = evaluate_head_envelopes(r, settings, in, fits);
@@ -686,7 +726,7 @@ void run_compare(const CompareRequest& r) {
     outputs.correlation = &correlation;
     outputs.fitted_params = fitted_params_json(r, in, fits, summary);
     outputs.table1_csv = table1_csv(table1);
-    outputs.manifest = compare_manifest(r, settings, in, summary, envelopes, table1);
+    outputs.manifest = compare_manifest(r, settings, in, fits, summary, envelopes, table1);
     write_outputs(r, outputs, timings, start);
     progress.finish("wrote '" + r.out + "'");
 }

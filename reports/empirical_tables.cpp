@@ -177,7 +177,13 @@ std::string profile_table(const CsvTable& profile, const CsvTable& profile_globa
     std::vector<double> r2;
     int clamped = 0;  // heads with a fitted value at a clamp (older folders have no flag)
     const bool flagged = profile.has_column("at_bound");
+    std::vector<std::string> failed;  // "layer L head H" of heads whose fit failed (n/a)
     for (std::size_t r = 0; r < profile.rows.size(); ++r) {
+        if (profile.has_column("fit_failed") && profile.text(r, "fit_failed") == "1") {
+            failed.push_back("layer " + profile.text(r, "layer") + " head " +
+                             profile.text(r, "head"));
+            continue;
+        }
         r2.push_back(profile.number(r, "r2_log"));
         if (flagged && profile.text(r, "at_bound") == "1") ++clamped;
     }
@@ -193,6 +199,14 @@ std::string profile_table(const CsvTable& profile, const CsvTable& profile_globa
         out << " " << clamped << " of " << r2.size()
             << " per-head fits have a value at a clamp of the search (η at its limit, ω at 0 or "
                "π, p<sub>sink</sub> below 10<sup>−9</sup>; column <code>at_bound</code>).";
+    if (!failed.empty())
+        out << " <span class=\"warn\">" << failed.size() << " of " << failed.size() + r2.size()
+            << " per-head fits failed and are n/a (column <code>fit_failed</code>; why in "
+               "manifest.json's <code>profile_fits_failed</code>), so their N have no Table-2 "
+               "regime: ";
+    for (std::size_t i = 0; i < failed.size(); ++i)
+        out << (i > 0 ? ", " : "") << html_escape(failed[i]);
+    if (!failed.empty()) out << ".</span>";
     out << "</p>\n"
         << html_table(
                {"fit", "p_sink", "p_base", "η", "ω", "T1", "T2", "R² (log α)", "RMSE (log α)"},

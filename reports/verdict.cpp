@@ -81,6 +81,7 @@ double fraction_of(const nlohmann::json& degenerate, const char* key) {
 std::string flags_text(const VerdictSide& row) {
     std::vector<std::string> flags;
     if (row.kappa_free) flags.push_back("κ-free");
+    if (row.nearly_kappa_free) flags.push_back("nearly κ-free");
     if (row.at_grid_edge) flags.push_back("at grid edge");
     if (!row.coverage_met) flags.push_back("coverage below 95 %");
     std::string out;
@@ -108,10 +109,15 @@ std::string kappa_free_sentence(const std::string& variant, const std::vector<Ve
         if (delta > 0) {
             s << ": Δ ≤ 0 at " << percent(delta) << " of " << points << " (tail factor 1)";
             if (delta0 > 0) s << " and Δ<sub>0</sub> ≤ 0 at " << percent(delta0);
-            // With both tails at 1 the lower bounds collapse to the union-bound counts alone.
+            // With both tails at 1 the lower bounds collapse to the union-bound counts alone;
+            // said only of the metrics whose lower bound the scan found κ-free.
+            std::vector<std::string> collapsed;
+            for (const auto& m : metrics)
+                collapsed.push_back((m == "P" ? "1/(1 + (n − N)(1 + 1/N))-like" : "0") +
+                                    (plural ? " for " + m : std::string()));
             if (delta >= 0.99 && delta0 >= 0.99)
-                s << ", so there the lower bounds are 1/(1 + (n − N)(1 + 1/N))-like for P and 0 "
-                     "for R whatever κ is";
+                s << ", so there the " << join_words(metrics) << " lower bound"
+                  << (plural ? "s are " : " is ") << join_words(collapsed) << " whatever κ is";
         }
     } else {
         const double xi = fraction_of(facts.degenerate, "xi_le0");
@@ -120,6 +126,31 @@ std::string kappa_free_sentence(const std::string& variant, const std::vector<Ve
               << percent(xi) << " of " << points << " (p⁻ = 1/2 for every κ)";
     }
     s << "; " << (plural ? "they say" : "it says") << " nothing about κ. ";
+    return s.str();
+}
+
+// "1 of 11", "N = 2 and 3": where a side's bound moves with κ, from verdict.csv's columns.
+std::string moving_where(const VerdictSide& r, const std::string& points) {
+    std::vector<std::string> sizes;
+    std::stringstream list(r.moving_sizes);
+    for (std::string n; std::getline(list, n, ';');)
+        if (!n.empty()) sizes.push_back(n);
+    if (!sizes.empty() && sizes.size() <= 8) return "N = " + join_words(sizes);
+    return std::to_string(r.points_moving) + " of " + points;
+}
+
+// The sides that move with κ, but by at most 1e-3 anywhere: where and by how much.
+std::string nearly_kappa_free_sentence(const std::string& variant,
+                                       const std::vector<VerdictSide>& rows,
+                                       const std::string& points) {
+    std::ostringstream s;
+    for (const auto& r : rows) {
+        if (!r.nearly_kappa_free) continue;
+        s << "The " << side_label(r) << " bound of <code>" << html_escape(variant)
+          << "</code> is nearly κ-free, not κ-free: over κ ∈ [10<sup>−8</sup>, 10<sup>8</sup>] "
+             "it moves only at "
+          << moving_where(r, points) << ", by at most " << sentence_number(r.largest_move) << ". ";
+    }
     return s.str();
 }
 
@@ -178,7 +209,8 @@ std::string variant_paragraph(const std::string& variant, const std::vector<Verd
              "arbitrary and κ-free says nothing about the margins. ";
     } else {
         s << kappa_free_sentence(variant, rows, "lower", facts, points)
-          << kappa_free_sentence(variant, rows, "upper", facts, points);
+          << kappa_free_sentence(variant, rows, "upper", facts, points)
+          << nearly_kappa_free_sentence(variant, rows, points);
     }
     for (const auto& r : rows) {
         if (!r.coverage_met && !r.kappa_free)
@@ -286,6 +318,12 @@ VerdictTable read_verdict(const std::string& path) {
         v.informative = flag_field(table, r, "informative");
         v.at_grid_edge = flag_field(table, r, "at_grid_edge");
         v.kappa_free = flag_field(table, r, "kappa_free");
+        if (table.has_column("points_moving")) {  // folders written before have no such columns
+            v.points_moving = static_cast<int>(table.number(r, "points_moving"));
+            v.largest_move = table.number(r, "largest_move");
+            v.nearly_kappa_free = flag_field(table, r, "nearly_kappa_free");
+            v.moving_sizes = table.text(r, "moving_N");
+        }
         out.rows.push_back(v);
         std::map<std::string, std::string> values;
         for (const auto& name : out.swept)
@@ -524,9 +562,11 @@ Figure kappa_scan_figure(const std::string& id, const std::string& variant, cons
           << palette::kScanSide[k] << "' title 'coverage', \\\n       '' index " << k
           << " using 1:3 with lines lw 1.4 dt 2 lc rgb '" << palette::kScanSide[k]
           << "' title 'mean width', \\\n       '" << id << "_star.dat' every ::" << k << "::" << k
-          << " using 2:3 with points pt 7 ps 1.8 lc rgb '#222222' title 'κ*', \\\n"
+          << " using 2:3 with points pt 7 ps 1.8 lc rgb '" << palette::kOptimum
+          << "' title 'κ*', \\\n"
           << "       '' every ::" << k << "::" << k
-          << " using 2:(-0.03):(0):(1.11) with vectors nohead dt 4 lc rgb '#222222' notitle\n";
+          << " using 2:(-0.03):(0):(1.11) with vectors nohead dt 4 lc rgb '" << palette::kOptimum
+          << "' notitle\n";
     }
     s << "  unset multiplot\n";
     f.script = s.str();

@@ -3,6 +3,7 @@
 // κ-scan figure per variant. Shared by simulate, sweep and compare reports.
 #pragma once
 #include <array>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -34,6 +35,11 @@ struct VerdictSide {
     std::array<int, 5> points_by_regime{};    // [5]
     double fraction_degenerate = 0;           // trivial side or inverted envelope at κ*
     bool informative = false, at_grid_edge = false, kappa_free = false;
+    // How far the side depends on κ (absent in folders written before: -1, NaN, false, "").
+    int points_moving = -1;  // points whose bound moves by more than 1e-12 over the grid
+    double largest_move = std::nan("");  // the largest move of any point's bound
+    bool nearly_kappa_free = false;      // not κ-free, largest_move ≤ 1e-3
+    std::string moving_sizes;            // the moving points' N, "2;3" (simulate/sweep only)
 };
 
 struct VerdictTable {

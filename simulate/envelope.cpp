@@ -110,6 +110,7 @@ ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates,
         in.P.push_back(scan_point(estimates[s].precision));
         in.R.push_back(scan_point(estimates[s].recall));
         in.regime.push_back(regimes.empty() ? 0 : regimes[s]);
+        in.sizes.push_back(estimates[s].N);
     }
     return in;
 }

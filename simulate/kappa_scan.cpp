@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "common/errors.hpp"
@@ -139,10 +140,22 @@ class ScanState {
         scores_[index] = interval_score_at(in_, b, kappa);
     }
 
-    bool kappa_free(int s) const {
+    bool kappa_free(int s) const { return moving_points(s).empty(); }
+
+    std::vector<std::size_t> moving_points(int s) const {
+        std::vector<std::size_t> out;
         for (std::size_t i = 0; i < lowest_[s].size(); ++i)
-            if (!(highest_[s][i] - lowest_[s][i] <= kKappaFreeTolerance)) return false;
-        return true;
+            if (!(highest_[s][i] - lowest_[s][i] <= kKappaFreeTolerance)) out.push_back(i);
+        return out;
+    }
+
+    double largest_move(int s) const {
+        double largest = 0;
+        for (std::size_t i = 0; i < lowest_[s].size(); ++i) {
+            const double move = highest_[s][i] - lowest_[s][i];
+            if (!(move <= largest)) largest = move;
+        }
+        return largest;
     }
 
     // κ* of side s: smallest mean gap among κ with coverage ≥ target (ties: smaller κ); when
@@ -205,6 +218,8 @@ void validate(const ScanInputs& in) {
     if (in.P.empty()) throw_domain_error(fn, "no points to scan");
     if (in.R.size() != in.P.size() || in.regime.size() != in.P.size())
         throw_domain_error(fn, "P, R and regime differ in length");
+    if (!in.sizes.empty() && in.sizes.size() != in.P.size())
+        throw_domain_error(fn, "sizes is neither empty nor one N per point");
     for (int r : in.regime)
         if (r < 0 || r > kRegimeCount) throw_domain_error(fn, "regime outside 0..5");
 }
@@ -295,6 +310,15 @@ KappaScan scan_kappa(const ScanInputs& inputs, const ScanEvaluator& evaluate,
         v.side = kSides[s].side;
         v.scan = state.scan(s);
         v.kappa_free = state.kappa_free(s);
+        v.moving_points = state.moving_points(s);
+        v.largest_move = state.largest_move(s);
+        if (!inputs.sizes.empty()) {
+            std::set<int> sizes;
+            for (std::size_t i : v.moving_points)
+                sizes.insert(inputs.sizes[i]);
+            v.moving_sizes.assign(sizes.begin(), sizes.end());
+        }
+        v.nearly_kappa_free = !v.kappa_free && v.largest_move <= kNearlyKappaFreeMove;
         const int star = state.star(s, v.coverage_met);
         if (given_kappa) {
             v.kappa_given = true;

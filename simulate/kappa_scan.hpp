@@ -22,6 +22,10 @@ constexpr double kScanCoarseStep = 0.25, kScanFineStep = 0.025;
 constexpr double kCoverageTarget = 0.95;
 // A side is κ-free when none of its bounds moves by more than this over the grid.
 constexpr double kKappaFreeTolerance = 1e-12;
+// A side that is not κ-free is nearly κ-free when no bound moves by more than this over the
+// grid: a thousandth of the metric's [0, 1] range, below the Monte Carlo and bootstrap errors
+// of the estimates, so choosing κ barely changes what the side says.
+constexpr double kNearlyKappaFreeMove = 1e-3;
 // A bound is not contradicted while it stays within this of the estimate's interval.
 constexpr double kCoverageSlack = 1e-12;
 
@@ -47,6 +51,7 @@ constexpr int kRegimeCount = 5;
 struct ScanInputs {
     std::vector<ScanPoint> P, R;  // [points] the estimates
     std::vector<int> regime;      // [points] 0..5
+    std::vector<int> sizes;       // [points] each point's N, or empty when not named by N
 };
 
 // One κ of one side's scan.
@@ -67,7 +72,13 @@ struct SideVerdict {
     bool coverage_met = false;  // some κ reaches kCoverageTarget (else κ* = largest coverage)
     bool at_grid_edge = false;  // κ* is the grid's first or last κ and the side is not κ-free
     bool kappa_free = false;    // the bound is the same at every κ of the grid
-    bool kappa_given = false;   // κ* is the user's --kappa, not a scan result
+    // Points whose bound moves by more than kKappaFreeTolerance over the grid (their indices,
+    // ascending) and the largest move (highest − lowest bound over the grid) of any point.
+    std::vector<std::size_t> moving_points;
+    double largest_move = 0;
+    std::vector<int> moving_sizes;   // the distinct N of moving_points, ascending (needs sizes)
+    bool nearly_kappa_free = false;  // not κ-free, and largest_move ≤ kNearlyKappaFreeMove
+    bool kappa_given = false;        // κ* is the user's --kappa, not a scan result
     std::array<double, kRegimeCount> gap_by_regime{};  // mean gap at κ* in I..V; NaN if none
     std::array<int, kRegimeCount> points_by_regime{};  // points in I..V
     double fraction_degenerate = 0;  // trivial side or inverted envelope, at each side's κ*

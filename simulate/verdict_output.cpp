@@ -23,6 +23,25 @@ std::string side_prefix(const std::string& prefix, theory::BoundVariant variant,
            to_string(v.side) + ',';
 }
 
+// The distinct N of the moving points, ascending and ';'-separated, runs of three or more
+// consecutive N as "first-last" ("2;3", "2-5;53-225"); empty when the points are not named by
+// N (compare's (head, N) pairs).
+std::string moving_sizes(const SideVerdict& v) {
+    std::string out;
+    const std::vector<int>& n = v.moving_sizes;
+    for (std::size_t i = 0; i < n.size();) {
+        std::size_t last = i;
+        while (last + 1 < n.size() && n[last + 1] == n[last] + 1)
+            ++last;
+        const std::string item = last >= i + 2
+                                     ? std::to_string(n[i]) + "-" + std::to_string(n[last])
+                                     : std::to_string(n[i]);
+        out += (out.empty() ? "" : ";") + item;
+        i = last >= i + 2 ? last + 1 : i + 1;
+    }
+    return out;
+}
+
 nlohmann::json side_json(const SideVerdict& v) {
     nlohmann::json gaps = nlohmann::json::object(), points = nlohmann::json::object();
     for (int r = 0; r < kRegimeCount; ++r) {
@@ -42,7 +61,11 @@ nlohmann::json side_json(const SideVerdict& v) {
             {"fraction_degenerate", json_number(v.fraction_degenerate)},
             {"informative", v.informative},
             {"at_grid_edge", v.at_grid_edge},
-            {"kappa_free", v.kappa_free}};
+            {"kappa_free", v.kappa_free},
+            {"points_moving", v.moving_points.size()},
+            {"largest_move", json_number(v.largest_move)},
+            {"nearly_kappa_free", v.nearly_kappa_free},
+            {"moving_N", moving_sizes(v)}};
 }
 
 }  // namespace
@@ -54,7 +77,9 @@ const char* const kScanDecision =
     "(slack 1e-12); gap = estimate - lower or upper - estimate; kappa* = smallest mean gap among "
     "kappa with coverage >= 0.95 (ties to the smaller kappa), else the largest coverage "
     "(coverage_met = 0); kappa_free = the side's bound moves by <= 1e-12 at every point over the "
-    "grid; at_grid_edge = kappa* is 1e-8 or 1e8 and the side is not kappa-free. Degenerate point "
+    "grid; points_moving = points where it moves by more, largest_move = the largest move, "
+    "moving_N = their distinct N; nearly_kappa_free = not kappa-free and largest_move <= 1e-3; "
+    "at_grid_edge = kappa* is 1e-8 or 1e8 and the side is not kappa-free. Degenerate point "
     "of a side: trivial (lower <= 0.01, upper >= 0.99) or inverted envelope (lower > upper + "
     "1e-12), at each side's kappa*; informative = some point is not degenerate.";
 const char* const kIntervalScoreDecision =
@@ -67,7 +92,8 @@ const char* const kScanColumns =
 const char* const kVerdictColumns =
     "variant,metric,side,kappa_star,coverage,coverage_met,mean_gap,mean_width,median_width,gap_I,"
     "gap_II,gap_III,gap_IV,gap_V,points_I,points_II,points_III,points_IV,points_V,"
-    "fraction_degenerate,informative,at_grid_edge,kappa_free";
+    "fraction_degenerate,informative,at_grid_edge,kappa_free,points_moving,largest_move,"
+    "nearly_kappa_free,moving_N";
 const char* const kStarFlagColumns =
     "kappa_P_lower,kappa_P_upper,kappa_R_lower,kappa_R_upper,P_lower_star,P_upper_star,R_lower_"
     "star,R_upper_star,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,R_trivial_"
@@ -96,7 +122,9 @@ void append_verdict_rows(std::ostream& out, const std::string& prefix, theory::B
         for (int count : v.points_by_regime)
             out << ',' << count;
         out << ',' << format_double(v.fraction_degenerate) << ',' << int(v.informative) << ','
-            << int(v.at_grid_edge) << ',' << int(v.kappa_free) << '\n';
+            << int(v.at_grid_edge) << ',' << int(v.kappa_free) << ',' << v.moving_points.size()
+            << ',' << format_double(v.largest_move) << ',' << int(v.nearly_kappa_free) << ','
+            << moving_sizes(v) << '\n';
     }
 }
 

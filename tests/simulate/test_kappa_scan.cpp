@@ -8,10 +8,14 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
 
 #include "simulate/envelope.hpp"
 #include "simulate/kappa_scan.hpp"
 #include "simulate/montecarlo.hpp"
+#include "simulate/verdict_output.hpp"
 #include "theory/bounds.hpp"
 #include "theory/models.hpp"
 
@@ -228,6 +232,79 @@ TEST(KappaScan, KappaFreeSidesGivenKappaAndUncoveredSides) {
     const SideVerdict& high = high_scan.side(ScanMetric::P, ScanSide::lower);
     EXPECT_FALSE(high.coverage_met);
     EXPECT_LT(high.at_star.coverage, 0.95);
+}
+
+// points_moving, largest_move, moving_N and nearly_kappa_free against a plain pass over the
+// scanned κ: P lower moves only at points 0 and 1 (N = 2, 3) by < 3e-4, R lower at every point
+// by up to 0.5, both uppers never.
+TEST(KappaScan, MovingPointsAndNearlyKappaFreeFollowTheirDefinitions) {
+    ScanInputs in = toy_inputs(6, 9);
+    in.sizes = {2, 3, 4, 8, 16, 32};
+    const auto evaluate = [](double kappa) {
+        ScanBounds b;
+        for (std::size_t i = 0; i < 6; ++i) {
+            const double rise = -std::expm1(-kappa);  // 0 at κ → 0, 1 at κ → ∞
+            b.P.lower.push_back(0.2 + (i < 2 ? 3e-4 * rise / (1 + i) : 0.0));
+            b.P.upper.push_back(0.97);
+            b.R.lower.push_back(0.5 * rise * (1 + i) / 6.0);
+            b.R.upper.push_back(0.98);
+        }
+        return b;
+    };
+    const KappaScan scan = scan_kappa(in, evaluate, std::nullopt);
+    // Plain: over the scanned κ, highest − lowest of each point's bound.
+    double plain_P = 0, plain_R = 0;
+    std::vector<double> lo_P(6, 1), hi_P(6, 0), lo_R(6, 1), hi_R(6, 0);
+    for (const ScanRow& r : scan.side(ScanMetric::P, ScanSide::lower).scan) {
+        const ScanBounds b = evaluate(r.kappa);
+        for (std::size_t i = 0; i < 6; ++i) {
+            lo_P[i] = std::min(lo_P[i], b.P.lower[i]), hi_P[i] = std::max(hi_P[i], b.P.lower[i]);
+            lo_R[i] = std::min(lo_R[i], b.R.lower[i]), hi_R[i] = std::max(hi_R[i], b.R.lower[i]);
+        }
+    }
+    for (std::size_t i = 0; i < 6; ++i)
+        plain_P = std::max(plain_P, hi_P[i] - lo_P[i]),
+        plain_R = std::max(plain_R, hi_R[i] - lo_R[i]);
+    const SideVerdict& P = scan.side(ScanMetric::P, ScanSide::lower);
+    const SideVerdict& R = scan.side(ScanMetric::R, ScanSide::lower);
+    std::printf("largest move P lower %.17g (plain %.17g), R lower %.17g (plain %.17g)\n",
+                P.largest_move, plain_P, R.largest_move, plain_R);
+    EXPECT_EQ(P.largest_move, plain_P);
+    EXPECT_EQ(R.largest_move, plain_R);
+    EXPECT_GT(P.largest_move, 2.9e-4);
+    EXPECT_LT(P.largest_move, 3e-4);
+    EXPECT_FALSE(P.kappa_free);
+    EXPECT_TRUE(P.nearly_kappa_free);
+    EXPECT_EQ(P.moving_points, (std::vector<std::size_t>{0, 1}));
+    EXPECT_EQ(P.moving_sizes, (std::vector<int>{2, 3}));
+    EXPECT_FALSE(R.kappa_free);
+    EXPECT_FALSE(R.nearly_kappa_free);  // moves by ~0.5
+    EXPECT_EQ(R.moving_points.size(), 6u);
+    for (ScanMetric metric : {ScanMetric::P, ScanMetric::R}) {
+        const SideVerdict& v = scan.side(metric, ScanSide::upper);
+        EXPECT_TRUE(v.kappa_free);
+        EXPECT_FALSE(v.nearly_kappa_free);  // κ-free is not "nearly"
+        EXPECT_TRUE(v.moving_points.empty() && v.moving_sizes.empty());
+        EXPECT_EQ(v.largest_move, 0.0);
+    }
+    // verdict.csv's moving_N: runs of three or more N as first-last.
+    std::ostringstream rows;
+    append_verdict_rows(rows, "", th::BoundVariant::paper, scan);
+    std::vector<std::string> lines;
+    std::istringstream text(rows.str());
+    for (std::string line; std::getline(text, line);)
+        lines.push_back(line);
+    ASSERT_EQ(lines.size(), 4u);  // P lower, P upper, R lower, R upper
+    EXPECT_EQ(lines[0].substr(lines[0].rfind(',')), ",2;3");
+    EXPECT_EQ(lines[1].back(), ',');  // nothing moves
+    EXPECT_EQ(lines[2].substr(lines[2].rfind(',')), ",2-4;8;16;32");
+    // Points not named by N: no moving_N; a sizes list of the wrong length is refused.
+    in.sizes.clear();
+    EXPECT_TRUE(scan_kappa(in, evaluate, std::nullopt)
+                    .side(ScanMetric::P, ScanSide::lower)
+                    .moving_sizes.empty());
+    in.sizes = {2, 3};
+    EXPECT_THROW(scan_kappa(in, evaluate, std::nullopt), std::domain_error);
 }
 
 TEST(KappaScan, GapsByRegimeAndDegeneraciesFollowTheirDefinitions) {
