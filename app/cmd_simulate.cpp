@@ -153,7 +153,7 @@ void print_summary(const nlohmann::json& manifest, const std::string& out) {
               << env.at("mean_width").get<double>() << '\n';
         }
     }
-    s << "wrote " << out << '\n';
+    s << "wrote '" << out << "'\n";
     std::cout << s.str();
 }
 
@@ -226,7 +226,7 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
         const auto manifest =
             simulate::write_run(o.out, o.config, sums, o.threads, provenance(app), timings);
         fs::remove_all(checkpointing.state_dir);
-        progress.finish("wrote " + o.out);
+        progress.finish("wrote '" + o.out + "'");
         print_summary(manifest, o.out);
     } catch (const InputError&) {
         discard_state(o.out, checkpointing);  // not resumable: leave nothing behind

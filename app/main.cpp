@@ -69,7 +69,12 @@ int main(int argc, char** argv) {
         std::cerr << "attngeo " << chosen->get_name() << ": " << e.what() << "\n";
         return 130;
     } catch (const attngeo::InputError& e) {
-        std::cerr << "attngeo " << chosen->get_name() << ": " << e.what() << "\n";
+        // Library messages say which operation failed ("merge: ..."), for the Python bindings;
+        // here the command already says it.
+        std::string what = e.what();
+        const std::string operation = chosen->get_name() + ": ";
+        if (what.rfind(operation, 0) == 0) what.erase(0, operation.size());
+        std::cerr << "attngeo " << chosen->get_name() << ": " << what << "\n";
         return 2;
     } catch (const std::domain_error& e) {
         // theory/ rejects invalid parameters; at the CLI those came from the user's flags.

@@ -161,14 +161,23 @@ std::optional<double> CsvRow::optional_finite_number(std::size_t column) const {
     return finite_number(column);
 }
 
-std::int64_t CsvRow::integer(std::size_t column) const {
-    const std::string text = trim(fields_[column]);
+namespace {
+
+// The whole of `field` as a decimal integer; InputError starting with `where` otherwise.
+std::int64_t parse_integer(const std::string& field, const std::string& where) {
+    const std::string text = trim(field);
     errno = 0;
     char* end = nullptr;
     const long long value = std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || end != text.c_str() + text.size() || errno != 0)
-        throw InputError(where(column) + ": '" + fields_[column] + "' is not an integer");
+        throw InputError(where + ": '" + field + "' is not an integer");
     return value;
+}
+
+}  // namespace
+
+std::int64_t CsvRow::integer(std::size_t column) const {
+    return parse_integer(fields_[column], where(column));
 }
 
 std::string CsvRow::where() const {
@@ -240,6 +249,11 @@ double CsvTable::parse(std::size_t row, const std::string& name, bool finite_onl
     const NumberProblem problem = parse_number(field, finite_only, value);
     if (problem != NumberProblem::none) throw_number_problem(problem, field, where(row, name));
     return value;
+}
+
+std::int64_t CsvTable::integer(std::size_t row, const std::string& name) const {
+    const std::string& field = text(row, name);
+    return parse_integer(field, where(row, name));
 }
 
 std::string CsvTable::where(std::size_t row, const std::string& name) const {

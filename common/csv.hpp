@@ -106,6 +106,7 @@ struct CsvTable {
     double finite_number(std::size_t row, const std::string& name) const {
         return parse(row, name, true);
     }
+    std::int64_t integer(std::size_t row, const std::string& name) const;
     std::string where(std::size_t row,
                       const std::string& name) const;  // 'path' line L column 'name'
 

@@ -54,6 +54,8 @@ ExtractPlan plan_extract(const ExtractRequest& r) {
         throw InputError("--checkpoint-every: " + std::to_string(r.checkpoint_seconds) +
                          ", expected >= 0 seconds");
     if (r.stride < 0) throw InputError("--stride: " + std::to_string(r.stride) + ", expected >= 0");
+    if (r.docs < 0)
+        throw InputError("--docs: " + std::to_string(r.docs) + ", expected >= 0 (0 = all)");
     if (r.threads < 0)
         throw InputError("--threads: " + std::to_string(r.threads) + ", expected >= 1");
     ExtractPlan plan;

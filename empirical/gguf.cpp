@@ -54,21 +54,22 @@ bool host_is_little_endian() {
 // The whole file, mapped read-only; unmapped when the last tensor pointing into it goes.
 std::shared_ptr<const void> map_file(const std::string& path, std::size_t& size) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw InputError(path + ": cannot open GGUF file (" + std::strerror(errno) + ")");
+    if (fd < 0)
+        throw InputError("'" + path + "': cannot open GGUF file (" + std::strerror(errno) + ")");
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);
-        throw InputError(path + ": cannot open GGUF file (not a regular file)");
+        throw InputError("'" + path + "': cannot open GGUF file (not a regular file)");
     }
     size = static_cast<std::size_t>(st.st_size);
     if (size == 0) {
         ::close(fd);
-        throw InputError(path + ": GGUF file is empty; expected the magic \"GGUF\"");
+        throw InputError("'" + path + "': GGUF file is empty; expected the magic \"GGUF\"");
     }
     void* address = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     ::close(fd);
     if (address == MAP_FAILED)
-        throw InputError(path + ": cannot map GGUF file (" + std::strerror(errno) + ")");
+        throw InputError("'" + path + "': cannot map GGUF file (" + std::strerror(errno) + ")");
     return std::shared_ptr<const void>(
         address, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
 }
@@ -88,9 +89,10 @@ class GgufCursor {
 
     void need(std::uint64_t bytes, const std::string& what) const {
         if (bytes > remaining())
-            throw InputError(path_ + ": GGUF file truncated at byte " + std::to_string(pos_) +
-                             " while reading " + what + " (needs " + std::to_string(bytes) +
-                             " bytes, " + std::to_string(remaining()) + " left)");
+            throw InputError("'" + path_ + "': GGUF file truncated at byte " +
+                             std::to_string(pos_) + " while reading " + what + " (needs " +
+                             std::to_string(bytes) + " bytes, " + std::to_string(remaining()) +
+                             " left)");
     }
     template <typename T>
     T read(const std::string& what) {
@@ -169,7 +171,7 @@ GgufValue read_value(GgufCursor& in, GgufType type, const std::string& key, cons
         case GgufType::BOOL: {
             const auto b = in.read<std::uint8_t>(what);
             if (b > 1)
-                throw InputError(path + ": GGUF key '" + key + "' is a bool holding " +
+                throw InputError("'" + path + "': GGUF key '" + key + "' is a bool holding " +
                                  std::to_string(b) + "; expected 0 or 1");
             v.integer = b;
             break;
@@ -179,20 +181,22 @@ GgufValue read_value(GgufCursor& in, GgufType type, const std::string& key, cons
             break;
         case GgufType::ARRAY: {
             if (depth >= kMaxArrayDepth)
-                throw InputError(path + ": GGUF key '" + key + "' nests arrays deeper than " +
-                                 std::to_string(kMaxArrayDepth));
+                throw InputError("'" + path + "': GGUF key '" + key +
+                                 "' nests arrays deeper than " + std::to_string(kMaxArrayDepth));
             const auto element = in.read<std::uint32_t>(what + " element type");
             if (!known_value_type(element))
-                throw InputError(path + ": GGUF key '" + key + "' is an array of unknown type " +
-                                 std::to_string(element) + "; expected a GGUF value type 0..12");
+                throw InputError("'" + path + "': GGUF key '" + key +
+                                 "' is an array of unknown type " + std::to_string(element) +
+                                 "; expected a GGUF value type 0..12");
             v.element_type = static_cast<GgufType>(element);
             const auto count = in.read<std::uint64_t>(what + " element count");
             // Reject impossible counts before allocating anything for them.
             if (count > in.remaining() / scalar_size(v.element_type))
-                throw InputError(
-                    path + ": GGUF file truncated at byte " + std::to_string(in.position()) + ": " +
-                    what + " claims " + std::to_string(count) + " " + to_string(v.element_type) +
-                    " elements but only " + std::to_string(in.remaining()) + " bytes are left");
+                throw InputError("'" + path + "': GGUF file truncated at byte " +
+                                 std::to_string(in.position()) + ": " + what + " claims " +
+                                 std::to_string(count) + " " + to_string(v.element_type) +
+                                 " elements but only " + std::to_string(in.remaining()) +
+                                 " bytes are left");
             v.elements.reserve(static_cast<std::size_t>(count));
             for (std::uint64_t i = 0; i < count; ++i)
                 v.elements.push_back(read_value(in, v.element_type, key, path, depth + 1));
@@ -349,19 +353,20 @@ void GgufCheckpoint::read_header(GgufCursor& in, std::uint64_t& n_tensors, std::
     const std::string& path = describe();
     in.need(4, "the magic");
     if (std::memcmp(in.here(), "GGUF", 4) != 0)
-        throw InputError(path + ": not a GGUF file (expected the magic \"GGUF\" at byte 0)");
+        throw InputError("'" + path + "': not a GGUF file (expected the magic \"GGUF\" at byte 0)");
     in.read<std::uint32_t>("the magic");
     version_ = in.read<std::uint32_t>("the version");
     if ((version_ & 0xffffu) == 0 && version_ != 0)
-        throw InputError(path + ": big-endian GGUF file; expected a little-endian GGUF v2/v3");
+        throw InputError("'" + path +
+                         "': big-endian GGUF file; expected a little-endian GGUF v2/v3");
     if (version_ != 2 && version_ != 3)
-        throw InputError(path + ": GGUF version " + std::to_string(version_) +
+        throw InputError("'" + path + "': GGUF version " + std::to_string(version_) +
                          "; expected version 2 or 3");
     n_tensors = in.read<std::uint64_t>("the tensor count");
     n_kv = in.read<std::uint64_t>("the metadata count");
     // Each key/value takes ≥ 13 bytes and each tensor info ≥ 28: reject absurd counts early.
     if (n_kv > in.remaining() / 13 || n_tensors > in.remaining() / 28)
-        throw InputError(path + ": GGUF header claims " + std::to_string(n_kv) +
+        throw InputError("'" + path + "': GGUF header claims " + std::to_string(n_kv) +
                          " metadata entries and " + std::to_string(n_tensors) +
                          " tensors, more than the file's " + std::to_string(in.size()) +
                          " bytes can hold (truncated?)");
@@ -373,20 +378,21 @@ void GgufCheckpoint::read_metadata(GgufCursor& in, std::uint64_t n_kv) {
         std::string key = in.string("metadata key " + std::to_string(i));
         const auto type = in.read<std::uint32_t>("the type of '" + key + "'");
         if (!known_value_type(type))
-            throw InputError(path + ": GGUF key '" + key + "' has unknown value type " +
+            throw InputError("'" + path + "': GGUF key '" + key + "' has unknown value type " +
                              std::to_string(type) + "; expected 0..12");
         GgufValue value = read_value(in, static_cast<GgufType>(type), key, path, 0);
         if (!metadata_.emplace(key, std::move(value)).second)
-            throw InputError(path + ": GGUF key '" + key + "' appears twice");
+            throw InputError("'" + path + "': GGUF key '" + key + "' appears twice");
     }
     if (const GgufValue* a = find("general.alignment")) {
         if (!a->is_integer() || a->integer <= 0 || (a->integer & (a->integer - 1)) != 0)
-            throw InputError(path + ": GGUF general.alignment must be a positive power of two");
+            throw InputError("'" + path +
+                             "': GGUF general.alignment must be a positive power of two");
         alignment_ = static_cast<std::uint64_t>(a->integer);
     }
     const std::string architecture = metadata_string("general.architecture", "");
     if (architecture != "llama")
-        throw InputError(path + ": GGUF general.architecture is '" + architecture +
+        throw InputError("'" + path + "': GGUF general.architecture is '" + architecture +
                          "'; expected 'llama'");
 }
 
@@ -402,12 +408,12 @@ std::uint64_t GgufCheckpoint::data_bytes(const TensorInfo& t, std::uint64_t row_
             return 2 * t.numel;
         case kQ8_0:
             if (row_length % kQ8Block != 0)
-                throw InputError(path + ": GGUF " + label + " is Q8_0 with rows of " +
+                throw InputError("'" + path + "': GGUF " + label + " is Q8_0 with rows of " +
                                  std::to_string(row_length) + " values; expected a multiple of 32");
             return t.numel / kQ8Block * kQ8BlockBytes;
         default: {
             const char* name = ggml_type_name(t.type);
-            throw InputError(path + ": GGUF " + label + " has " +
+            throw InputError("'" + path + "': GGUF " + label + " has " +
                              (name ? std::string("ggml type ") + name + " (" +
                                          std::to_string(t.type) + "), which is not supported"
                                    : "unknown ggml type " + std::to_string(t.type)) +
@@ -423,10 +429,10 @@ GgufCheckpoint::TensorInfo GgufCheckpoint::read_tensor_info(GgufCursor& in, std:
     t.gguf_name = in.string("the name of tensor " + std::to_string(index));
     const std::string label = "tensor '" + t.gguf_name + "'";
     if (!seen.insert(t.gguf_name).second)
-        throw InputError(path + ": GGUF " + label + " appears twice");
+        throw InputError("'" + path + "': GGUF " + label + " appears twice");
     const auto n_dims = in.read<std::uint32_t>("the rank of " + label);
     if (n_dims == 0 || n_dims > kMaxDims)
-        throw InputError(path + ": GGUF " + label + " has " + std::to_string(n_dims) +
+        throw InputError("'" + path + "': GGUF " + label + " has " + std::to_string(n_dims) +
                          " dimensions; expected 1.." + std::to_string(kMaxDims));
     std::vector<std::uint64_t> ne(n_dims);
     t.numel = 1;
@@ -439,14 +445,16 @@ GgufCheckpoint::TensorInfo GgufCheckpoint::read_tensor_info(GgufCursor& in, std:
         else
             t.numel *= n;
     }
-    if (overflow) throw InputError(path + ": GGUF " + label + " has an impossibly large shape");
+    if (overflow)
+        throw InputError("'" + path + "': GGUF " + label + " has an impossibly large shape");
     t.shape.assign(ne.rbegin(), ne.rend());  // ne[0] varies fastest: PyTorch's last dim
     t.type = in.read<std::uint32_t>("the type of " + label);
     t.offset = in.read<std::uint64_t>("the offset of " + label);
     t.bytes = data_bytes(t, ne[0], label);
     if (t.offset % alignment_ != 0)
-        throw InputError(path + ": GGUF " + label + " has offset " + std::to_string(t.offset) +
-                         ", not a multiple of the alignment " + std::to_string(alignment_));
+        throw InputError("'" + path + "': GGUF " + label + " has offset " +
+                         std::to_string(t.offset) + ", not a multiple of the alignment " +
+                         std::to_string(alignment_));
     t.llama = llama_tensor_of_gguf(t.gguf_name, t.layer);
     t.name = t.llama ? llama_hf_name(t.llama->id, t.layer) : t.gguf_name;
     return t;
@@ -460,7 +468,7 @@ void GgufCheckpoint::check_layout(const std::vector<TensorInfo>& infos, std::uin
     for (const auto& t : infos) {
         if (t.offset > file_size || data_start > file_size - t.offset ||
             t.bytes > file_size - t.offset - data_start)
-            throw InputError(path + ": GGUF tensor '" + t.gguf_name + "' (" +
+            throw InputError("'" + path + "': GGUF tensor '" + t.gguf_name + "' (" +
                              std::to_string(t.bytes) + " bytes at data offset " +
                              std::to_string(t.offset) + ") lies beyond the end of the file (" +
                              std::to_string(file_size) + " bytes; data section at " +
@@ -473,28 +481,29 @@ void GgufCheckpoint::check_layout(const std::vector<TensorInfo>& infos, std::uin
               [](const TensorInfo* a, const TensorInfo* b) { return a->offset < b->offset; });
     for (std::size_t i = 1; i < by_offset.size(); ++i)
         if (by_offset[i - 1]->offset + by_offset[i - 1]->bytes > by_offset[i]->offset)
-            throw InputError(path + ": GGUF tensors '" + by_offset[i - 1]->gguf_name + "' and '" +
-                             by_offset[i]->gguf_name + "' overlap");
+            throw InputError("'" + path + "': GGUF tensors '" + by_offset[i - 1]->gguf_name +
+                             "' and '" + by_offset[i]->gguf_name + "' overlap");
     std::set<std::string> names;
     for (const auto& t : infos)
         if (!names.insert(t.name).second)
-            throw InputError(path + ": GGUF tensor '" + t.gguf_name + "' maps to the name '" +
-                             t.name + "' of another tensor");
+            throw InputError("'" + path + "': GGUF tensor '" + t.gguf_name +
+                             "' maps to the name '" + t.name + "' of another tensor");
 }
 
 void GgufCheckpoint::read_vocabulary() {
     const std::string& path = describe();
     if (const GgufValue* tokens = find("tokenizer.ggml.tokens")) {
         if (tokens->type != GgufType::ARRAY || tokens->element_type != GgufType::STRING)
-            throw InputError(path + ": GGUF tokenizer.ggml.tokens must be an array of strings");
+            throw InputError("'" + path +
+                             "': GGUF tokenizer.ggml.tokens must be an array of strings");
         for (const auto& e : tokens->elements)
             vocabulary_.push_back(e.string);
     }
     if (const GgufValue* scores = find("tokenizer.ggml.scores")) {
         if (scores->type != GgufType::ARRAY || scores->element_type != GgufType::F32 ||
             scores->elements.size() != vocabulary_.size())
-            throw InputError(path +
-                             ": GGUF tokenizer.ggml.scores must be a FLOAT32 array with "
+            throw InputError("'" + path +
+                             "': GGUF tokenizer.ggml.scores must be a FLOAT32 array with "
                              "one score per token (" +
                              std::to_string(vocabulary_.size()) + ")");
         for (const auto& e : scores->elements)
@@ -503,8 +512,8 @@ void GgufCheckpoint::read_vocabulary() {
     if (const GgufValue* types = find("tokenizer.ggml.token_type")) {
         if (types->type != GgufType::ARRAY || types->element_type != GgufType::I32 ||
             types->elements.size() != vocabulary_.size())
-            throw InputError(path +
-                             ": GGUF tokenizer.ggml.token_type must be an INT32 array "
+            throw InputError("'" + path +
+                             "': GGUF tokenizer.ggml.token_type must be an INT32 array "
                              "with one type per token (" +
                              std::to_string(vocabulary_.size()) + ")");
         for (const auto& e : types->elements)
@@ -553,9 +562,9 @@ const GgufValue* GgufCheckpoint::find(const std::string& key) const {
 
 std::int64_t GgufCheckpoint::metadata_integer(const std::string& key) const {
     const GgufValue* v = find(key);
-    if (v == nullptr) throw InputError(describe() + ": GGUF key '" + key + "' is missing");
+    if (v == nullptr) throw InputError("'" + describe() + "': GGUF key '" + key + "' is missing");
     if (!v->is_integer())
-        throw InputError(describe() + ": GGUF key '" + key + "' is " + to_string(v->type) +
+        throw InputError("'" + describe() + "': GGUF key '" + key + "' is " + to_string(v->type) +
                          "; expected an integer");
     return v->integer;
 }
@@ -569,7 +578,7 @@ double GgufCheckpoint::metadata_real(const std::string& key, double fallback) co
     if (v == nullptr) return fallback;
     if (v->is_real()) return v->real;
     if (v->is_integer()) return static_cast<double>(v->integer);
-    throw InputError(describe() + ": GGUF key '" + key + "' is " + to_string(v->type) +
+    throw InputError("'" + describe() + "': GGUF key '" + key + "' is " + to_string(v->type) +
                      "; expected a number");
 }
 std::string GgufCheckpoint::metadata_string(const std::string& key,
@@ -577,15 +586,15 @@ std::string GgufCheckpoint::metadata_string(const std::string& key,
     const GgufValue* v = find(key);
     if (v == nullptr) return fallback;
     if (v->type != GgufType::STRING)
-        throw InputError(describe() + ": GGUF key '" + key + "' is " + to_string(v->type) +
+        throw InputError("'" + describe() + "': GGUF key '" + key + "' is " + to_string(v->type) +
                          "; expected a string");
     return v->string;
 }
 
 int GgufCheckpoint::positive_int(const std::string& key, std::int64_t value) const {
     if (value <= 0 || value > std::numeric_limits<int>::max())
-        throw InputError(describe() + ": GGUF key '" + key + "' is " + std::to_string(value) +
-                         "; expected a positive int");
+        throw InputError("'" + describe() + "': GGUF key '" + key + "' is " +
+                         std::to_string(value) + "; expected a positive int");
     return static_cast<int>(value);
 }
 
@@ -606,8 +615,8 @@ void GgufCheckpoint::build_config(const std::vector<TensorInfo>& infos) {
     ModelConfig& c = config_;
     const GgufValue* eps = find("llama.attention.layer_norm_rms_epsilon");
     if (eps == nullptr || !eps->is_real() || !(eps->real > 0))
-        throw InputError(describe() +
-                         ": GGUF key 'llama.attention.layer_norm_rms_epsilon' must be "
+        throw InputError("'" + describe() +
+                         "': GGUF key 'llama.attention.layer_norm_rms_epsilon' must be "
                          "a positive float");
     c.norm_eps = eps->real;
     read_rope_settings();
@@ -627,18 +636,18 @@ void GgufCheckpoint::read_rope_settings() {
     ModelConfig& c = config_;
     c.rope_theta = metadata_real("llama.rope.freq_base", 10000.0);
     if (!(c.rope_theta > 0))
-        throw InputError(path + ": GGUF key 'llama.rope.freq_base' must be positive");
+        throw InputError("'" + path + "': GGUF key 'llama.rope.freq_base' must be positive");
     const std::string scaling = metadata_string("llama.rope.scaling.type", "none");
     if (scaling == "linear") {
         c.rope_scaling_factor = metadata_real("llama.rope.scaling.factor", 1.0);
     } else if (scaling != "none") {
-        throw InputError(path + ": GGUF llama.rope.scaling.type '" + scaling +
+        throw InputError("'" + path + "': GGUF llama.rope.scaling.type '" + scaling +
                          "' is not supported; expected none or linear");
     } else {
         c.rope_scaling_factor = metadata_real("llama.rope.scale_linear", 1.0);  // older key
     }
     if (!(c.rope_scaling_factor > 0))
-        throw InputError(path + ": GGUF rope scaling factor must be positive");
+        throw InputError("'" + path + "': GGUF rope scaling factor must be positive");
 }
 
 // key_length when stated (it may differ from embedding_length / head_count), else the quotient;
@@ -647,26 +656,28 @@ void GgufCheckpoint::read_head_size() {
     const std::string& path = describe();
     ModelConfig& c = config_;
     if (c.num_heads % c.num_kv_heads != 0)
-        throw InputError(path + ": GGUF attention.head_count " + std::to_string(c.num_heads) +
-                         " is not a multiple of head_count_kv " + std::to_string(c.num_kv_heads));
+        throw InputError("'" + path + "': GGUF attention.head_count " +
+                         std::to_string(c.num_heads) + " is not a multiple of head_count_kv " +
+                         std::to_string(c.num_kv_heads));
     if (find("llama.attention.key_length")) {
         c.head_dim = positive_int("llama.attention.key_length",
                                   metadata_integer("llama.attention.key_length"));
     } else {
         if (c.hidden_size % c.num_heads != 0)
-            throw InputError(path + ": GGUF embedding_length " + std::to_string(c.hidden_size) +
-                             " is not a multiple of head_count " + std::to_string(c.num_heads));
+            throw InputError("'" + path + "': GGUF embedding_length " +
+                             std::to_string(c.hidden_size) + " is not a multiple of head_count " +
+                             std::to_string(c.num_heads));
         c.head_dim = c.hidden_size / c.num_heads;
     }
     if (metadata_integer("llama.attention.value_length", c.head_dim) != c.head_dim)
-        throw InputError(path +
-                         ": GGUF attention.value_length differs from key_length; "
+        throw InputError("'" + path +
+                         "': GGUF attention.value_length differs from key_length; "
                          "expected equal head sizes");
     if (c.head_dim % 2 != 0)
-        throw InputError(path + ": GGUF head size " + std::to_string(c.head_dim) +
+        throw InputError("'" + path + "': GGUF head size " + std::to_string(c.head_dim) +
                          " is odd; expected an even size for RoPE");
     if (metadata_integer("llama.rope.dimension_count", c.head_dim) != c.head_dim)
-        throw InputError(path + ": GGUF rope.dimension_count differs from the head size " +
+        throw InputError("'" + path + "': GGUF rope.dimension_count differs from the head size " +
                          std::to_string(c.head_dim) + "; partial rotary is not supported");
 }
 
@@ -679,16 +690,17 @@ int GgufCheckpoint::vocabulary_size(const std::vector<TensorInfo>& infos) const 
             embedding_rows = t.shape[0];
     if (vocabulary_.empty()) {
         if (embedding_rows < 0)
-            throw InputError(path +
-                             ": GGUF has neither tokenizer.ggml.tokens nor a 2-d "
+            throw InputError("'" + path +
+                             "': GGUF has neither tokenizer.ggml.tokens nor a 2-d "
                              "token_embd.weight to size the vocabulary");
         return positive_int("token_embd.weight rows", embedding_rows);
     }
     const int tokens =
         positive_int("tokenizer.ggml.tokens", static_cast<std::int64_t>(vocabulary_.size()));
     if (embedding_rows >= 0 && embedding_rows != tokens)
-        throw InputError(path + ": GGUF token_embd.weight has " + std::to_string(embedding_rows) +
-                         " rows but the vocabulary has " + std::to_string(tokens) + " tokens");
+        throw InputError("'" + path + "': GGUF token_embd.weight has " +
+                         std::to_string(embedding_rows) + " rows but the vocabulary has " +
+                         std::to_string(tokens) + " tokens");
     return tokens;
 }
 
@@ -699,19 +711,19 @@ void GgufCheckpoint::check_shapes(const std::vector<TensorInfo>& infos) const {
     // otherwise size the expected-name set below).
     const std::size_t per_layer = llama_tensors_per_layer();
     if (c.num_layers < 0 || static_cast<std::uint64_t>(c.num_layers) > infos.size() / per_layer + 1)
-        throw InputError(path + ": llama.block_count is " + std::to_string(c.num_layers) +
+        throw InputError("'" + path + "': llama.block_count is " + std::to_string(c.num_layers) +
                          " but the file has " + std::to_string(infos.size()) +
                          " tensors, fewer than " + std::to_string(per_layer) + " per layer");
     std::set<std::string> present;  // GGUF names
     for (const auto& t : infos) {
         if (t.layer >= c.num_layers)
-            throw InputError(path + ": GGUF tensor '" + t.gguf_name + "' is for layer " +
+            throw InputError("'" + path + "': GGUF tensor '" + t.gguf_name + "' is for layer " +
                              std::to_string(t.layer) + " but llama.block_count is " +
                              std::to_string(c.num_layers));
         if (t.llama == nullptr) continue;  // unmapped extra tensor: kept under its GGUF name
         const std::vector<std::int64_t> want = llama_tensor_shape(t.llama->id, c);
         if (t.shape != want)
-            throw InputError(path + ": GGUF tensor '" + t.gguf_name + "' has shape " +
+            throw InputError("'" + path + "': GGUF tensor '" + t.gguf_name + "' has shape " +
                              dims_text(t.shape) + " (PyTorch order); expected " + dims_text(want));
         present.insert(t.gguf_name);
     }
@@ -722,8 +734,8 @@ void GgufCheckpoint::check_shapes(const std::vector<TensorInfo>& infos) const {
                 required.emplace(llama_hf_name(t.id, layer), llama_gguf_name(t.id, layer));
     for (const auto& [hf, gguf] : required)
         if (!present.count(gguf))
-            throw InputError(path + ": GGUF file lacks the LLaMA tensor '" + gguf + "' (" + hf +
-                             ")");
+            throw InputError("'" + path + "': GGUF file lacks the LLaMA tensor '" + gguf + "' (" +
+                             hf + ")");
 }
 
 std::string GgufCheckpoint::absence_note(const std::string& name) const {
@@ -735,7 +747,7 @@ std::string GgufCheckpoint::absence_note(const std::string& name) const {
 std::string GgufCheckpoint::gguf_name(const std::string& name) const {
     const auto it = gguf_names_.find(name);
     if (it == gguf_names_.end())
-        throw InputError(describe() + ": GGUF file has no tensor '" + name + "'");
+        throw InputError("'" + describe() + "': GGUF file has no tensor '" + name + "'");
     return it->second;
 }
 

@@ -735,6 +735,13 @@ int llama2c_vocab_size(const fs::path& folder, const fs::path& model_path, const
 
 }  // namespace
 
+fs::path model_folder(const std::string& model_path) {
+    std::error_code ec;
+    const fs::path path(model_path);
+    if (fs::is_directory(path, ec)) return path;
+    return path.has_parent_path() ? path.parent_path() : fs::path(".");
+}
+
 std::unique_ptr<Tokenizer> tokenizer_for_model(const std::string& model_path, int vocab_size) {
     std::error_code ec;
     const fs::path path(model_path);
@@ -742,7 +749,7 @@ std::unique_ptr<Tokenizer> tokenizer_for_model(const std::string& model_path, in
         throw InputError(file_label(model_path) +
                          ": not found (expected a checkpoint folder or file)");
     }
-    const fs::path folder = fs::is_directory(path, ec) ? path : path.parent_path();
+    const fs::path folder = model_folder(model_path);
     const auto has = [&](const char* name) { return fs::is_regular_file(folder / name, ec); };
 
     if (has("tokenizer.model")) {

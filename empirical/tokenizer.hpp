@@ -2,6 +2,7 @@
 // byte-level BPE (vocab.json + merges.txt or a Hugging Face tokenizer.json) and llama2.c's
 // tokenizer.bin, plus tokenizer_for_model() which picks one from a checkpoint's folder.
 #pragma once
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -120,5 +121,9 @@ class Llama2cBinTokenizer : public Tokenizer {
 // llama2.c .bin, else the number of records in the file. InputError naming the folder when
 // none is there. A GGUF file's embedded vocabulary is not read here.
 std::unique_ptr<Tokenizer> tokenizer_for_model(const std::string& model_path, int vocab_size = 0);
+
+// The folder a model's sibling files (tokenizer, config) are looked up in: the model itself
+// when it is a folder, else its parent, which is "." for a bare file name (`--model m.bin`).
+std::filesystem::path model_folder(const std::string& model_path);
 
 }  // namespace attngeo::empirical

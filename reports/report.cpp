@@ -20,6 +20,7 @@
 #include "common/manifest_values.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/models_figures.hpp"
+#include "reports/simulation_tables.hpp"
 
 namespace fs = std::filesystem;
 
@@ -163,32 +164,53 @@ Section decisions_section(const nlohmann::json& manifest) {
     return decisions;
 }
 
+RunFolder read_run_folder(const std::string& dir, int index) {
+    const fs::path manifest_path = fs::path(dir) / "manifest.json";
+    if (!fs::is_regular_file(manifest_path))
+        throw InputError("--in '" + dir + "': no manifest.json (not an attngeo run folder)");
+    RunFolder run;
+    run.dir = dir;
+    run.index = index;
+    run.manifest = read_json_file(manifest_path.string(), "an attngeo run manifest");
+    const auto kind_field = run.manifest.find("kind");
+    const std::string kind =
+        run.manifest.is_object() && kind_field != run.manifest.end() && kind_field->is_string()
+            ? kind_field->get<std::string>()
+            : "";
+    if (!builders().count(kind)) {
+        throw InputError("--in '" + dir + "': run kind '" + kind +
+                         "' has no report (known: simulate, sweep, extract, compare)");
+    }
+    return run;
+}
+
+std::vector<Section> run_sections(const RunFolder& run) {
+    // A key missing from, or of the wrong type in, any file of the folder is bad input. A
+    // simulate or sweep folder's only JSON is its manifest, so that file is named; the tables
+    // are checked first, each error naming its file.
+    const std::string kind = run.manifest.at("kind").get<std::string>();
+    const bool simulation = kind == "simulate" || kind == "sweep";
+    const std::string json_source = simulation ? run_manifest_path(run.dir) : run.dir;
+    try {
+        if (simulation) check_simulation_tables(run);
+        return with_json_context(json_source, [&] { return builders().at(kind)(run); });
+    } catch (const std::invalid_argument& e) {  // a reader that missed a damaged value
+        throw InputError("--in '" + run.dir + "': a file of the run folder is damaged (" +
+                         e.what() + ")");
+    } catch (const std::out_of_range& e) {
+        throw InputError("--in '" + run.dir + "': the files of the run folder disagree (" +
+                         e.what() + ")");
+    }
+}
+
 namespace {
 
 // Every folder's manifest, checked for a kind with a report, before anything is built.
 std::vector<RunFolder> read_run_folders(const std::vector<std::string>& run_dirs) {
     if (run_dirs.empty()) throw InputError("--in: no run folders given");
     std::vector<RunFolder> runs;
-    for (std::size_t i = 0; i < run_dirs.size(); ++i) {
-        const fs::path manifest_path = fs::path(run_dirs[i]) / "manifest.json";
-        if (!fs::is_regular_file(manifest_path))
-            throw InputError("--in '" + run_dirs[i] +
-                             "': no manifest.json (not an attngeo run folder)");
-        RunFolder run;
-        run.dir = run_dirs[i];
-        run.index = static_cast<int>(i);
-        run.manifest = read_json_file(manifest_path.string(), "an attngeo run manifest");
-        const auto kind_field = run.manifest.find("kind");
-        const std::string kind =
-            run.manifest.is_object() && kind_field != run.manifest.end() && kind_field->is_string()
-                ? kind_field->get<std::string>()
-                : "";
-        if (!builders().count(kind)) {
-            throw InputError("--in '" + run_dirs[i] + "': run kind '" + kind +
-                             "' has no report (known: simulate, sweep, extract, compare)");
-        }
-        runs.push_back(std::move(run));
-    }
+    for (std::size_t i = 0; i < run_dirs.size(); ++i)
+        runs.push_back(read_run_folder(run_dirs[i], static_cast<int>(i)));
     return runs;
 }
 
@@ -196,20 +218,8 @@ using RunSections = std::vector<std::pair<const RunFolder*, std::vector<Section>
 
 RunSections build_sections(const std::vector<RunFolder>& runs) {
     RunSections parts;
-    for (const auto& run : runs) {
-        // A key missing from, or of the wrong type in, any file of the folder is bad input.
-        try {
-            parts.emplace_back(&run, with_json_context(run.dir, [&] {
-                return builders().at(run.manifest.at("kind"))(run);
-            }));
-        } catch (const std::invalid_argument& e) {  // std::stoi and friends on a damaged table
-            throw InputError("--in '" + run.dir + "': a file of the run folder is damaged (" +
-                             e.what() + ")");
-        } catch (const std::out_of_range& e) {
-            throw InputError("--in '" + run.dir + "': the files of the run folder disagree (" +
-                             e.what() + ")");
-        }
-    }
+    for (const auto& run : runs)
+        parts.emplace_back(&run, run_sections(run));
     return parts;
 }
 

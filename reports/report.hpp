@@ -24,6 +24,13 @@ struct RunFolder {
     int index = 0;  // position on the command line: prefixes figure ids
 };
 
+// DIR/manifest.json read and checked for a kind with a report (InputError naming the folder
+// otherwise); `index` is the folder's position among --in.
+RunFolder read_run_folder(const std::string& dir, int index);
+// The sections of `run` by its kind, as `attngeo report` builds them (no figure drawn yet): a
+// damaged or inconsistent file of the folder is an InputError naming that file where known.
+std::vector<Section> run_sections(const RunFolder& run);
+
 // The sections of a run, by the manifest's "kind". To support a new kind of run or figure,
 // write one function like these and register it in report.cpp.
 std::vector<Section> simulation_sections(const RunFolder& run);

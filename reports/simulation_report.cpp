@@ -122,7 +122,7 @@ std::string metric_figure_data(const MetricSpec& metric, const CsvTable& sim,
     };
     std::map<std::string, std::map<int, Envelope>> envelope;  // variant → N → bounds
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
-        envelope[bounds.text(r, "variant")][std::stoi(bounds.text(r, "N"))] = {
+        envelope[bounds.text(r, "variant")][static_cast<int>(bounds.integer(r, "N"))] = {
             bounds.number(r, lower), bounds.number(r, upper)};
     }
     std::ostringstream dat;
@@ -133,7 +133,7 @@ std::string metric_figure_data(const MetricSpec& metric, const CsvTable& sim,
            "paper envelope)\n";
     const std::string mean_col = metric.key + "_mean";
     for (std::size_t r = 0; r < sim.rows.size(); ++r) {
-        const int N = std::stoi(sim.text(r, "N"));
+        const int N = static_cast<int>(sim.integer(r, "N"));
         const double mean = sim.number(r, mean_col);
         const double lo = metric.has_interval ? sim.number(r, metric.key + "_ci_lo") : mean;
         const double hi = metric.has_interval ? sim.number(r, metric.key + "_ci_hi") : mean;
@@ -374,12 +374,12 @@ std::string violation_table(const CsvTable& sim, const CsvTable& bounds) {
     std::vector<Row> found;
     std::map<int, std::size_t> sim_row;
     for (std::size_t r = 0; r < sim.rows.size(); ++r)
-        sim_row[std::stoi(sim.text(r, "N"))] = r;
+        sim_row[static_cast<int>(sim.integer(r, "N"))] = r;
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
         for (const char* m : {"P", "R"}) {
             const double violation = bounds.number(r, std::string(m) + "_violation");
             if (violation <= 0) continue;
-            const int N = std::stoi(bounds.text(r, "N"));
+            const int N = static_cast<int>(bounds.integer(r, "N"));
             const auto in_sim = sim_row.find(N);
             if (in_sim == sim_row.end())
                 throw InputError("'" + bounds.path + "' has N = " + std::to_string(N) + " but '" +
@@ -475,7 +475,7 @@ std::map<std::string, VariantFacts> variant_facts(const nlohmann::json& point,
         for (std::size_t r = 0; r < bounds->rows.size(); ++r)
             if (bounds->text(r, column) == "1")
                 facts[bounds->text(r, "variant")].inverted_at[metric].push_back(
-                    std::stoi(bounds->text(r, "N")));
+                    static_cast<int>(bounds->integer(r, "N")));
     }
     return facts;
 }
@@ -529,7 +529,7 @@ Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
 std::vector<int> followed_sizes(const CsvTable& sweep) {
     std::vector<int> sizes;
     for (std::size_t r = 0; r < sweep.rows.size(); ++r)
-        sizes.push_back(std::stoi(sweep.text(r, "N")));
+        sizes.push_back(static_cast<int>(sweep.integer(r, "N")));
     return simulate::followed_sizes(sizes);
 }
 
@@ -539,7 +539,8 @@ std::map<std::pair<int, int>, std::size_t> paper_rows(const CsvTable& sweep) {
     std::map<std::pair<int, int>, std::size_t> rows;
     for (std::size_t r = 0; r < sweep.rows.size(); ++r)
         if (sweep.text(r, "variant") == theory::to_string(theory::BoundVariant::paper))
-            rows[{std::stoi(sweep.text(r, "grid")), std::stoi(sweep.text(r, "N"))}] = r;
+            rows[{static_cast<int>(sweep.integer(r, "grid")),
+                  static_cast<int>(sweep.integer(r, "N"))}] = r;
     return rows;
 }
 
@@ -832,7 +833,7 @@ Section sweep_agreement_section(const RunFolder& run, const CsvTable& sweep) {
     std::map<std::pair<int, std::string>, std::array<double, 3>> widths;
     const bool long_format = sweep.has_column("variant");  // older folders: no widths
     for (std::size_t r = 0; r < sweep.rows.size() && long_format; ++r) {
-        auto& w = widths[{std::stoi(sweep.text(r, "grid")), sweep.text(r, "variant")}];
+        auto& w = widths[{static_cast<int>(sweep.integer(r, "grid")), sweep.text(r, "variant")}];
         w[0] += sweep.number(r, "P_upper") - sweep.number(r, "P_lower");
         w[1] += sweep.number(r, "R_upper") - sweep.number(r, "R_lower");
         w[2] += 1;

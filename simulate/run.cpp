@@ -46,16 +46,22 @@ double number_from_json(const nlohmann::json& j) {
         302, "expected a number or \"inf\", found \"" + text + "\"", &j);
 }
 
-void apply_value(RunConfig& base_config, PointSetup& setup, theory::ModelParameters& params,
-                 const std::string& name, double value) {
+// The start of a message about an invalid value: the flag, or the manifest key it was read from.
+std::string value_label(ConfigSource source, const std::string& flag, const std::string& key,
+                        const std::string& value) {
+    return source == ConfigSource::flags ? flag + ": " + value : key + " = " + value;
+}
+
+void apply_value(PointSetup& setup, theory::ModelParameters& params, const std::string& name,
+                 double value, ConfigSource source) {
     auto integer = [&](const char* what) {
         if (value != std::floor(value) || std::abs(value) > 1e9) {
-            throw InputError("--set " + name + ": " + format_double(value) +
-                             " is not an integer (" + what + ")");
+            throw InputError(
+                value_label(source, "--set " + name, "sweep " + name, format_double(value)) +
+                " is not an integer (" + what + ")");
         }
         return static_cast<int>(value);
     };
-    (void)base_config;
     if (name == "d")
         setup.d = value;
     else if (name == "kappa")
@@ -85,7 +91,7 @@ void apply_value(RunConfig& base_config, PointSetup& setup, theory::ModelParamet
     else if (name == "zipf_s")
         params.profile_kind.zipf_exponent = value;
     else
-        throw InputError("--set: unknown parameter '" + name + "'");
+        throw InputError(value_label(source, "--set", "sweep", "unknown parameter '" + name + "'"));
 }
 
 std::vector<SizeEstimates> estimates_from_sums(const std::vector<int>& sizes,
@@ -452,31 +458,35 @@ std::vector<GridPoint> grid_points(const RunConfig& config) {
     return points;
 }
 
-PointSetup setup_point(const RunConfig& config, const GridPoint& point) {
+PointSetup setup_point(const RunConfig& config, const GridPoint& point, ConfigSource source) {
     PointSetup setup;
     setup.d = config.d;
     setup.kappa = config.kappa;
     theory::ModelParameters params = theory::load_model(config.model);
     setup.spec.norm_cv = config.norm_cv;
-    for (const auto& [name, value] : point.values) {
-        RunConfig unused;
-        apply_value(unused, setup, params, name, value);
-    }
+    for (const auto& [name, value] : point.values)
+        apply_value(setup, params, name, value, source);
+    auto label = [&](const char* flag, const char* key, const std::string& value) {
+        return value_label(source, flag, key, value);
+    };
     if (!(setup.d >= 1))
-        throw InputError("--d: " + format_double(setup.d) + ", expected an integer >= 1 or inf");
+        throw InputError(label("--d", "d", format_double(setup.d)) +
+                         ", expected an integer >= 1 or inf");
     if (!std::isinf(setup.d) && (setup.d != std::floor(setup.d) || setup.d > 1e6)) {
-        throw InputError("--d: " + format_double(setup.d) +
+        throw InputError(label("--d", "d", format_double(setup.d)) +
                          ", expected an integer >= 1 (at most 1e6) or inf");
     }
     if (setup.kappa && !(*setup.kappa > 0 && std::isfinite(*setup.kappa))) {
-        throw InputError("--kappa: " + format_double(*setup.kappa) + ", expected kappa > 0");
+        throw InputError(label("--kappa", "kappa", format_double(*setup.kappa)) +
+                         ", expected kappa > 0");
     }
     if (config.trials < 2 || config.trials > kMaxTrials) {
-        throw InputError("--trials: " + std::to_string(config.trials) +
+        throw InputError(label("--trials", "trials", std::to_string(config.trials)) +
                          ", expected 2 <= trials <= " + std::to_string(kMaxTrials));
     }
     if (!(setup.spec.norm_cv >= 0 && std::isfinite(setup.spec.norm_cv))) {
-        throw InputError("--norm-cv: " + format_double(setup.spec.norm_cv) + ", expected >= 0");
+        throw InputError(label("--norm-cv", "norm_cv", format_double(setup.spec.norm_cv)) +
+                         ", expected >= 0");
     }
     setup.spec.model = params;
     setup.spec.d_infinite = std::isinf(setup.d);
@@ -489,7 +499,8 @@ PointSetup setup_point(const RunConfig& config, const GridPoint& point) {
     setup.spec.sink_mode = parse_sink_mode(config.sink_mode);
     setup.head = theory::build_head_model(params);
     const int n = static_cast<int>(setup.head.alpha.size());
-    setup.spec.sizes = point_sizes(config, n);
+    setup.spec.sizes =
+        parse_selection_sizes(config.sizes, n, source == ConfigSource::flags ? "--N" : "N");
     setup.spec.all_sizes = static_cast<int>(setup.spec.sizes.size()) == n;
     if (!setup.spec.d_infinite)
         ValueGenerator check(generator_settings(setup.spec, setup.head));  // feasibility
@@ -1018,7 +1029,7 @@ RunConfig shard_config(const std::string& dir) {
         try {
             config = run_config_from_json(manifest.at("config"));
             for (const GridPoint& p : grid_points(config))
-                (void)setup_point(config, p);
+                (void)setup_point(config, p, ConfigSource::manifest);
         } catch (const InputError& e) {
             throw InputError("merge: '" + path + "': " + e.what());
         } catch (const std::domain_error& e) {

@@ -56,9 +56,15 @@ struct PointSetup {
     double d = 128;
     theory::HeadModel head;
 };
+// Where a configuration came from, so an invalid value is named as the user gave it: a flag
+// (`--d: 0, expected ...`) or a key of a run folder's manifest (`d = 0, expected ...`), since
+// merge and report never saw a flag.
+enum class ConfigSource { flags, manifest };
+
 // Loads files, applies the point's values and validates (InputError / std::domain_error,
 // including an infeasible ρ0 with the largest feasible value).
-PointSetup setup_point(const RunConfig& config, const GridPoint& point);
+PointSetup setup_point(const RunConfig& config, const GridPoint& point,
+                       ConfigSource source = ConfigSource::flags);
 
 struct RunTimings {
     double monte_carlo_s = 0, bounds_s = 0;
