@@ -15,6 +15,7 @@
 #include "empirical/architecture.hpp"
 #include "empirical/llama2c.hpp"
 #include "empirical/model_config.hpp"
+#include "empirical/tokenizer.hpp"
 #include "empirical/transformer.hpp"
 
 namespace fs = std::filesystem;
@@ -55,8 +56,7 @@ void check_output_file(const std::string& path, const std::string& flag) {
 
 std::string find_tokenizer(const std::string& model, const std::string& given) {
     if (!given.empty()) return given;
-    const fs::path folder =
-        fs::is_directory(model) ? fs::path(model) : fs::path(model).parent_path();
+    const fs::path folder = model_folder(model);
     if (fs::exists(folder / "tokenizer.bin")) return (folder / "tokenizer.bin").string();
     if (fs::exists(folder)) {
         for (const auto& entry : fs::directory_iterator(folder)) {
@@ -120,9 +120,9 @@ std::string run_generate(const GenerateRequest& r) {
         // run.c's encode prepends BOS; a model without one cannot take such a prompt.
         if (config.bos_token_id < 0)
             throw InputError(
-                "--prompt: the model has no BOS token id (config.json has no "
-                "bos_token_id), and a llama2.c prompt starts with BOS; pass the "
-                "prompt's ids with --tokens");
+                "--prompt: the model has no BOS token id (no bos_token_id in its "
+                "config.json, no tokenizer.ggml.bos_token_id in its GGUF), and a "
+                "llama2.c prompt starts with BOS; pass the prompt's ids with --tokens");
         for (int id : tokenizer->encode(r.prompt, /*bos=*/true, /*eos=*/false))
             prompt.push_back(id);
     }

@@ -234,7 +234,7 @@ TEST(CliBounds, PaperPresetMatchesTheReferenceFormulas) {
     EXPECT_EQ(rows[2][1], "II");
     // The flags from their definitions on the reference row. At the preset every margin Δ is
     // ≤ 0 for 2 ≤ N < n and the sink pair has ξ ≤ 0, so the printed P upper bound is
-    // 1 − 1/(2(N + 1)) whatever κ is (issue 14's finding, now in the output).
+    // 1 − 1/(2(N + 1)) whatever κ is, and the output says so.
     int delta_le0 = 0, xi_le0 = 0;
     for (int N = 2; N < 1025; ++N) {
         const auto& row = rows[N];
@@ -497,7 +497,7 @@ TEST(CliSimulate, SweepHasAColumnPerParameterAndARowPerPointAndN) {
     // Progress for logs (stderr is a file here): a start line and a closing summary.
     EXPECT_EQ(r.err.rfind("[sweep] started: 60 trials", 0), 0u) << r.err;
     EXPECT_NE(r.err.find("[sweep] done: 60 trials in "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("wrote " + out.string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("wrote '" + out.string() + "'"), std::string::npos) << r.err;
 }
 
 // Progress lines every ATTNGEO_PROGRESS_SECONDS (10 s by default) when stderr is not a terminal,
