@@ -140,16 +140,32 @@ simulate::ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
     return in;
 }
 
-// Every head's bounds at one κ, flattened in the scan's point order.
-simulate::ScanBounds flattened_bounds(const std::vector<std::unique_ptr<theory::BoundTerms>>& terms,
-                                      double d, double kappa, int threads) {
+// Every head's bounds at each κ, flattened in the scan's point order: [kappas.size()] (R's
+// NaN without with_recall).
+std::vector<simulate::ScanBounds> flattened_bounds(
+    const std::vector<std::unique_ptr<theory::BoundTerms>>& terms, double d,
+    const std::vector<double>& kappas, bool with_recall, int threads) {
     const int H = static_cast<int>(terms.size());
-    std::vector<std::vector<theory::BoundRow>> rows(H);
-    parallel_for(H, threads, [&](int h) { rows[h] = terms[h]->evaluate(d, kappa); });
-    simulate::ScanBounds b;
-    for (const auto& head : rows)
-        simulate::append_scan_bounds(b, head);
-    return b;
+    const std::size_t S = terms.front()->sizes().size();
+    std::vector<simulate::ScanBounds> out(kappas.size());
+    for (simulate::ScanBounds& b : out)
+        for (simulate::MetricBounds* m : {&b.P, &b.R}) {
+            m->lower.resize(H * S);
+            m->upper.resize(H * S);
+        }
+    parallel_for(H, threads, [&](int h) {
+        const auto bounds = terms[h]->envelopes_many(d, kappas, with_recall);  // [κ][S]
+        for (std::size_t k = 0; k < kappas.size(); ++k)
+            for (std::size_t s = 0; s < S; ++s) {
+                const theory::EnvelopeBounds& e = bounds[k][s];
+                const std::size_t point = h * S + s;
+                out[k].P.lower[point] = e.precision_lower;
+                out[k].P.upper[point] = e.precision_upper;
+                out[k].R.lower[point] = e.recall_lower;
+                out[k].R.upper[point] = e.recall_upper;
+            }
+    });
+    return out;
 }
 
 AgreementRow& scope_row(std::map<int, AgreementRow>& rows, int layer) {
@@ -277,44 +293,77 @@ class EvaluationCounter {
     std::int64_t total_ = 0, done_ = 0, variant_end_ = 0;
 };
 
-// One variant over every head: the κ scan (or the given κ), the rows at κ, the agreement.
+// κ-independent terms of every head for one variant.
+std::vector<std::unique_ptr<theory::BoundTerms>> build_terms(const std::vector<HeadInput>& heads,
+                                                             const EnvelopeSettings& settings,
+                                                             theory::BoundVariant variant,
+                                                             int threads) {
+    const int H = static_cast<int>(heads.size());
+    std::vector<std::unique_ptr<theory::BoundTerms>> terms(H);
+    parallel_for(H, threads, [&](int h) {
+        terms[h] = std::make_unique<theory::BoundTerms>(head_model(heads[h], settings.cosines),
+                                                        heads[h].sizes, variant);
+    });
+    return terms;
+}
+
+// One variant over every head (the terms' variant): the κ scan (or the given κ), the rows at
+// κ, the agreement.
 VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
-                               const EnvelopeSettings& settings, theory::BoundVariant variant,
+                               const EnvelopeSettings& settings,
+                               const std::vector<std::unique_ptr<theory::BoundTerms>>& terms,
                                const simulate::ScanInputs& inputs, int threads,
                                EvaluationCounter& counter) {
     counter.start_variant();
     const int H = static_cast<int>(heads.size());
-    const std::vector<int>& sizes = heads.front().sizes;
     const double d = settings.d;
-    // κ-independent terms of every head (one variant at a time bounds the memory).
-    std::vector<std::unique_ptr<theory::BoundTerms>> terms(H);
-    parallel_for(H, threads, [&](int h) {
-        terms[h] = std::make_unique<theory::BoundTerms>(head_model(heads[h], settings.cosines),
-                                                        sizes, variant);
-    });
-
     VariantResult v;
-    v.variant = variant;
+    v.variant = terms.front()->variant();
     // At d = ∞, κ·d = ∞ for every κ: the rows keep κ = 1 unless one was given.
     const std::optional<double> fixed =
         std::isinf(d) ? std::optional<double>(settings.kappa.value_or(1)) : settings.kappa;
     v.scan = simulate::scan_kappa(
         inputs,
-        [&](double kappa) {
-            simulate::ScanBounds bounds = flattened_bounds(terms, d, kappa, threads);
-            counter.tick();
+        simulate::ScanBatchEvaluator([&](const std::vector<double>& kappas, bool with_recall) {
+            std::vector<simulate::ScanBounds> bounds =
+                flattened_bounds(terms, d, kappas, with_recall, threads);
+            for (std::size_t k = 0; k < kappas.size(); ++k)
+                counter.tick();
             return bounds;
-        },
-        fixed);
+        }),
+        fixed, simulate::RefineWindows::precision_alone);
     v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
     v.kappa_fitted = !fixed;
 
     v.rows.assign(H, {});
     parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
-    terms.clear();
     tally_agreement(heads, v);
     counter.end_variant();
     return v;
+}
+
+// Every variant in bound_variants() order. Variants with the same μ share their terms (only B
+// differs), so the costly sorted terms are built twice, not four times; one family's terms at
+// a time bounds the memory.
+std::vector<VariantResult> evaluate_variants(const std::vector<HeadInput>& heads,
+                                             const EnvelopeSettings& settings,
+                                             const simulate::ScanInputs& inputs, int threads,
+                                             EvaluationCounter& counter) {
+    const auto& variants = theory::bound_variants();
+    std::vector<VariantResult> results(variants.size());
+    std::vector<bool> done(variants.size(), false);
+    for (std::size_t first = 0; first < variants.size(); ++first) {
+        if (done[first]) continue;
+        auto terms = build_terms(heads, settings, variants[first], threads);
+        for (std::size_t v = first; v < variants.size(); ++v) {
+            if (!theory::shares_mean(variants[v], variants[first])) continue;
+            for (auto& t : terms)
+                t->switch_variant(variants[v]);
+            results[v] = evaluate_variant(heads, settings, terms, inputs, threads, counter);
+            done[v] = true;
+        }
+    }
+    return results;
 }
 
 }  // namespace
@@ -337,9 +386,7 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
         result.regime.push_back(head_regimes(h));
     const simulate::ScanInputs inputs = scan_inputs(heads, result.regime);
     EvaluationCounter counter(settings);
-    for (theory::BoundVariant variant : theory::bound_variants())
-        result.variants.push_back(
-            evaluate_variant(heads, settings, variant, inputs, threads, counter));
+    result.variants = evaluate_variants(heads, settings, inputs, threads, counter);
     return result;
 }
 

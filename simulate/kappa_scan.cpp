@@ -1,5 +1,5 @@
 // The κ scan of SPEC §7; see kappa_scan.hpp. Bounds are reduced to per-κ statistics as soon as
-// they are evaluated, so memory is O(points), whatever the grid.
+// a batch of κ is evaluated, so memory is O(points) times a bounded batch, whatever the grid.
 #include "simulate/kappa_scan.hpp"
 
 #include <algorithm>
@@ -34,6 +34,12 @@ constexpr SideKey kSides[4] = {{ScanMetric::P, ScanSide::lower},
 
 double kappa_at(int index) {
     return std::pow(10.0, kScanLogMin + index * kScanFineStep);
+}
+
+// κ per evaluator call: its bounds (four per point) stay within about 64 MiB.
+std::size_t batch_size(const ScanInputs& in) {
+    constexpr std::size_t kBatchBytes = std::size_t{64} << 20;
+    return std::max<std::size_t>(1, kBatchBytes / (4 * sizeof(double) * in.P.size()));
 }
 
 const MetricBounds& bounds_of(const ScanBounds& b, ScanMetric metric) {
@@ -114,7 +120,8 @@ IntervalScoreChoice interval_score_at(const ScanInputs& in, const ScanBounds& b,
 // Everything the scan keeps of the bounds it evaluated.
 class ScanState {
   public:
-    ScanState(const ScanInputs& in, const ScanEvaluator& evaluate) : in_(in), evaluate_(evaluate) {
+    ScanState(const ScanInputs& in, const ScanBatchEvaluator& evaluate)
+        : in_(in), evaluate_(evaluate) {
         for (int s = 0; s < 4; ++s) {
             const std::size_t count = points_of(in, kSides[s].metric).size();
             lowest_[s].assign(count, std::numeric_limits<double>::infinity());
@@ -122,22 +129,29 @@ class ScanState {
         }
     }
 
-    void evaluate(int index) {
-        if (rows_.count(index)) return;
-        const double kappa = kappa_at(index);
-        const ScanBounds b = evaluate_(kappa);
-        check_sizes(b);
-        std::array<ScanRow, 4> rows;
-        for (int s = 0; s < 4; ++s) {
-            rows[s] = side_row(in_, b, kSides[s], kappa);
-            const std::vector<double>& bound = side_bounds(b, kSides[s]);
-            for (std::size_t i = 0; i < bound.size(); ++i) {
-                lowest_[s][i] = std::min(lowest_[s][i], bound[i]);
-                highest_[s][i] = std::max(highest_[s][i], bound[i]);
-            }
+    // The grid indices not evaluated yet (for R too when with_recall), in batches whose
+    // bounds stay within kBatchBytes.
+    void evaluate(const std::vector<int>& indices, bool with_recall) {
+        const std::map<int, ScanRow>& done = rows_[with_recall ? 2 : 0];
+        std::vector<int> fresh;
+        for (int index : indices)
+            if (!done.count(index) && std::find(fresh.begin(), fresh.end(), index) == fresh.end())
+                fresh.push_back(index);
+        // Ascending κ: an evaluator can carry what it found at one κ over to the next.
+        std::sort(fresh.begin(), fresh.end());
+        const std::size_t batch = batch_size(in_);
+        for (std::size_t first = 0; first < fresh.size(); first += batch) {
+            const std::size_t last = std::min(fresh.size(), first + batch);
+            std::vector<double> kappas;
+            for (std::size_t k = first; k < last; ++k)
+                kappas.push_back(kappa_at(fresh[k]));
+            const std::vector<ScanBounds> bounds = evaluate_(kappas, with_recall);
+            if (bounds.size() != kappas.size())
+                throw_domain_error("attngeo::simulate::scan_kappa",
+                                   "the evaluator returned bounds for a different number of kappa");
+            for (std::size_t k = first; k < last; ++k)
+                record(fresh[k], bounds[k - first], with_recall);
         }
-        rows_[index] = rows;
-        scores_[index] = interval_score_at(in_, b, kappa);
     }
 
     bool kappa_free(int s) const { return moving_points(s).empty(); }
@@ -163,14 +177,13 @@ class ScanState {
     int star(int s, bool& coverage_met) const {
         int best = -1;
         coverage_met = false;
-        for (const auto& [index, rows] : rows_) {
-            const ScanRow& r = rows[s];
+        for (const auto& [index, r] : rows_[s]) {
             const bool met = r.coverage >= kCoverageTarget;
             if (best < 0) {
                 best = index, coverage_met = met;
                 continue;
             }
-            const ScanRow& b = rows_.at(best)[s];
+            const ScanRow& b = rows_[s].at(best);
             const bool better =
                 met ? (!coverage_met || r.mean_gap < b.mean_gap)
                     : (!coverage_met && (r.coverage > b.coverage ||
@@ -189,16 +202,31 @@ class ScanState {
 
     std::vector<ScanRow> scan(int s) const {
         std::vector<ScanRow> out;
-        for (const auto& [index, rows] : rows_)
-            out.push_back(rows[s]);
+        for (const auto& [index, r] : rows_[s])
+            out.push_back(r);
         return out;
     }
-    const ScanRow& row(int index, int s) const { return rows_.at(index)[s]; }
+    const ScanRow& row(int index, int s) const { return rows_[s].at(index); }
     const IntervalScoreChoice& score(int index) const { return scores_.at(index); }
 
   private:
-    void check_sizes(const ScanBounds& b) const {
-        for (int s = 0; s < 4; ++s)
+    void record(int index, const ScanBounds& b, bool with_recall) {
+        const double kappa = kappa_at(index);
+        const int sides = with_recall ? 4 : 2;  // kSides: P's two sides first
+        check_sizes(b, sides);
+        for (int s = 0; s < sides; ++s) {
+            rows_[s][index] = side_row(in_, b, kSides[s], kappa);
+            const std::vector<double>& bound = side_bounds(b, kSides[s]);
+            for (std::size_t i = 0; i < bound.size(); ++i) {
+                lowest_[s][i] = std::min(lowest_[s][i], bound[i]);
+                highest_[s][i] = std::max(highest_[s][i], bound[i]);
+            }
+        }
+        if (with_recall) scores_[index] = interval_score_at(in_, b, kappa);
+    }
+
+    void check_sizes(const ScanBounds& b, int sides) const {
+        for (int s = 0; s < sides; ++s)
             if (side_bounds(b, kSides[s]).size() != lowest_[s].size() ||
                 bounds_of(b, kSides[s].metric).lower.size() != lowest_[s].size())
                 throw_domain_error(
@@ -207,9 +235,9 @@ class ScanState {
     }
 
     const ScanInputs& in_;
-    const ScanEvaluator& evaluate_;
-    std::map<int, std::array<ScanRow, 4>> rows_;           // by grid index, ascending κ
-    std::map<int, IntervalScoreChoice> scores_;            // by grid index
+    const ScanBatchEvaluator& evaluate_;
+    std::array<std::map<int, ScanRow>, 4> rows_;           // [side] by grid index, ascending κ
+    std::map<int, IntervalScoreChoice> scores_;            // by grid index (P and R evaluated)
     std::array<std::vector<double>, 4> lowest_, highest_;  // [points] per side over the grid
 };
 
@@ -251,19 +279,44 @@ void describe_at_star(const ScanInputs& in, const ScanBounds& star, SideVerdict&
     v.informative = degenerate < static_cast<int>(points.size());
 }
 
-// Each side's bounds at its own κ (an evaluation per distinct κ).
-ScanBounds star_bounds(const ScanEvaluator& evaluate, const std::array<double, 4>& kappas) {
+// Each side's bounds at its own κ (one batch of the distinct κ).
+ScanBounds star_bounds(const ScanBatchEvaluator& evaluate, const std::array<double, 4>& kappas) {
+    std::vector<double> distinct;
+    for (double kappa : kappas)
+        if (std::find(distinct.begin(), distinct.end(), kappa) == distinct.end())
+            distinct.push_back(kappa);
+    const std::vector<ScanBounds> bounds = evaluate(distinct, true);
     ScanBounds star;
-    std::map<double, ScanBounds> cache;
     for (int s = 0; s < 4; ++s) {
-        auto it = cache.find(kappas[s]);
-        if (it == cache.end()) it = cache.emplace(kappas[s], evaluate(kappas[s])).first;
+        const std::size_t k =
+            std::find(distinct.begin(), distinct.end(), kappas[s]) - distinct.begin();
         MetricBounds& target = kSides[s].metric == ScanMetric::P ? star.P : star.R;
-        const MetricBounds& source = bounds_of(it->second, kSides[s].metric);
+        const MetricBounds& source = bounds_of(bounds.at(k), kSides[s].metric);
         (kSides[s].side == ScanSide::lower ? target.lower : target.upper) =
             kSides[s].side == ScanSide::lower ? source.lower : source.upper;
     }
     return star;
+}
+
+// Refines around every answer that depends on κ: ±1 coarse step in fine steps. With
+// RefineWindows::precision_alone the P sides' windows evaluate the P bounds only.
+void refine(ScanState& state, RefineWindows windows) {
+    std::vector<int> with_recall, precision_only;
+    auto add_window = [](std::vector<int>& out, int centre) {
+        for (int index = std::max(0, centre - kFinePerCoarse);
+             index <= std::min(kLastIndex, centre + kFinePerCoarse); ++index)
+            out.push_back(index);
+    };
+    for (int s = 0; s < 4; ++s) {
+        bool met = false;
+        if (state.kappa_free(s)) continue;
+        const bool alone =
+            kSides[s].metric == ScanMetric::P && windows == RefineWindows::precision_alone;
+        add_window(alone ? precision_only : with_recall, state.star(s, met));
+    }
+    add_window(with_recall, state.interval_score_star());
+    state.evaluate(with_recall, true);
+    state.evaluate(precision_only, false);
 }
 
 }  // namespace
@@ -281,26 +334,28 @@ const SideVerdict& KappaScan::side(ScanMetric metric, ScanSide which) const {
 
 KappaScan scan_kappa(const ScanInputs& inputs, const ScanEvaluator& evaluate,
                      std::optional<double> given_kappa) {
+    // One κ at a time: the R bounds come with the P bounds, so every κ of the scan has all four
+    // sides and the interval score.
+    return scan_kappa(inputs, ScanBatchEvaluator([&](const std::vector<double>& kappas, bool) {
+                          std::vector<ScanBounds> bounds;
+                          for (double kappa : kappas)
+                              bounds.push_back(evaluate(kappa));
+                          return bounds;
+                      }),
+                      given_kappa, RefineWindows::all_sides);
+}
+
+KappaScan scan_kappa(const ScanInputs& inputs, const ScanBatchEvaluator& evaluate,
+                     std::optional<double> given_kappa, RefineWindows windows) {
     validate(inputs);
     if (given_kappa && !(*given_kappa > 0 && std::isfinite(*given_kappa)))
         throw_domain_error("attngeo::simulate::scan_kappa", "kappa must be finite and > 0");
     ScanState state(inputs, evaluate);
+    std::vector<int> coarse;
     for (int index = 0; index <= kLastIndex; index += kFinePerCoarse)
-        state.evaluate(index);
-
-    // Refine around every answer that depends on κ.
-    if (!given_kappa) {
-        std::vector<int> centres;
-        for (int s = 0; s < 4; ++s) {
-            bool met = false;
-            if (!state.kappa_free(s)) centres.push_back(state.star(s, met));
-        }
-        centres.push_back(state.interval_score_star());
-        for (int centre : centres)
-            for (int index = std::max(0, centre - kFinePerCoarse);
-                 index <= std::min(kLastIndex, centre + kFinePerCoarse); ++index)
-                state.evaluate(index);
-    }
+        coarse.push_back(index);
+    state.evaluate(coarse, true);
+    if (!given_kappa) refine(state, windows);
 
     KappaScan out;
     std::array<double, 4> star_kappa{};
@@ -330,7 +385,7 @@ KappaScan scan_kappa(const ScanInputs& inputs, const ScanEvaluator& evaluate,
         }
     }
     if (given_kappa) {
-        const ScanBounds b = evaluate(*given_kappa);
+        const ScanBounds b = evaluate({*given_kappa}, true).at(0);
         for (int s = 0; s < 4; ++s) {
             out.sides[s].at_star = side_row(inputs, b, kSides[s], *given_kappa);
             out.sides[s].coverage_met = out.sides[s].at_star.coverage >= kCoverageTarget;

@@ -44,6 +44,14 @@ struct ScanBounds {
 };
 // Bounds of all points at one κ (an evaluator may parallelise inside; it is called serially).
 using ScanEvaluator = std::function<ScanBounds(double kappa)>;
+// Bounds of all points at several κ, in their order: an evaluator whose per-point terms are
+// large reads them once per batch instead of once per κ. Without with_recall only the P bounds
+// are read (R may be left empty), so an evaluator may skip the R bounds' cost.
+using ScanBatchEvaluator =
+    std::function<std::vector<ScanBounds>(const std::vector<double>& kappas, bool with_recall)>;
+// Which bounds the refinement around each answer evaluates: all four at every κ, or only the P
+// bounds in the windows of the P sides (where R's sum over the selected tokens is the cost).
+enum class RefineWindows { all_sides, precision_alone };
 
 // Table-2 regimes I–V as 1..5; 0 where the profile has no regimes.
 constexpr int kRegimeCount = 5;
@@ -104,6 +112,8 @@ struct KappaScan {
 // scanning for the table). Throws std::domain_error on inconsistent point counts.
 KappaScan scan_kappa(const ScanInputs& inputs, const ScanEvaluator& evaluate,
                      std::optional<double> given_kappa);
+KappaScan scan_kappa(const ScanInputs& inputs, const ScanBatchEvaluator& evaluate,
+                     std::optional<double> given_kappa, RefineWindows windows);
 
 // The fraction of points where the upper ≥ lower check fails or a side is trivial, per side of
 // each metric, from the star envelope: the flags of theory::envelope_flags.

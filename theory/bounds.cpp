@@ -22,6 +22,9 @@ constexpr double kUnitRoundoff = 0x1p-53;
 // argmax of φ(ξ)/(ξ + 1/ξ) on ξ > 0: ξ⁴ + 2ξ² − 1 = 0, ξ* = √(√2 − 1). The function is
 // increasing before ξ* and decreasing after, which lets the pair maximum use a binary search.
 const double kPeakXi = std::sqrt(std::sqrt(2.0) - 1.0);
+// p⁻(ξ) < φ(ξ)/ξ < 2⁻⁶⁰ for ξ ≥ 9, so 1 − p⁻ rounds to 1 and p⁻/(N + 1) cannot move 1 − it
+// either (eq. 13): such pairs need no exp.
+constexpr double kNegligibleXi = 9;
 
 void validate_settings(const BoundSettings& s, const char* function) {
     if (!(s.d >= 1))
@@ -87,6 +90,10 @@ void finish_lower_only(BoundRow& row, double union_sum) {
 }
 
 }  // namespace
+
+bool shares_mean(BoundVariant a, BoundVariant b) {
+    return uses_exact_mean(a) == uses_exact_mean(b);
+}
 
 BoundVariant parse_bound_variant(const std::string& text) {
     if (text == "paper") return BoundVariant::paper;
@@ -424,11 +431,12 @@ bool min_gap_nonpositive(const Eigen::VectorXd& a, const std::vector<double>& M,
     return min_mu <= 0;
 }
 
-// h_ℓ = a_ℓ² − 2a_ℓM_ℓ (so μ_ij = h_j − h_i) of the selected positions, ascending with their
-// half flags, and of the rest, ascending: what BoundTerms::evaluate merges per κ.
+// h_ℓ = a_ℓ² − 2a_ℓM_ℓ (so μ_ij = h_j − h_i) of the unselected positions, ascending, and of the
+// selected ones, ascending, apart from those whose max_j p⁻_ij is 1/2 (only counted): what
+// BoundTerms::pair_sums needs per κ.
 void sorted_pair_terms(const Eigen::VectorXd& a, const std::vector<double>& M,
                        const std::vector<int>& order, int N, std::vector<double>& h_in,
-                       std::vector<char>& half_in, std::vector<double>& h_out) {
+                       int& half_count, std::vector<double>& h_out) {
     const int n = static_cast<int>(a.size());
     std::vector<double> h(n), h_scale(n);
     for (int l = 0; l < n; ++l) {
@@ -443,27 +451,93 @@ void sorted_pair_terms(const Eigen::VectorXd& a, const std::vector<double>& M,
     }
     std::sort(h_out.begin(), h_out.end());
     // Only the maximum and the sum over i matter, so h_in can be sorted: then the targets
-    // h_i + ξ*σ ascend and one merge pass over h_out finds every i's best j.
-    std::vector<std::pair<double, char>> in(N);
+    // h_i + ξ*σ ascend and the regions of BoundTerms::pair_sums are runs of it.
+    half_count = 0;
+    h_in.reserve(N);
     for (int pos = 0; pos < N; ++pos) {
         const int i = order[pos];
         const double tolerance = 16 * kUnitRoundoff * (h_scale[i] + out_scale);
-        in[pos] = {h[i], min_gap_nonpositive(a, M, order, N, i, h_out.front() - h[i], tolerance)};
+        if (min_gap_nonpositive(a, M, order, N, i, h_out.front() - h[i], tolerance))
+            ++half_count;
+        else
+            h_in.push_back(h[i]);
     }
-    std::sort(in.begin(), in.end());
-    h_in.resize(N);
-    half_in.resize(N);
-    for (int pos = 0; pos < N; ++pos) {
-        h_in[pos] = in[pos].first;
-        half_in[pos] = in[pos].second;
+    std::sort(h_in.begin(), h_in.end());
+}
+
+// The end of the run [from, end) of h where in_run holds (it holds on a prefix of [from, count)),
+// searched outwards from `hint` (the end at a nearby κ) and then by bisection, so a scan over
+// neighbouring κ pays O(log distance) per size instead of O(log count).
+template <class InRun>
+int run_end_near(const double* h, int from, int count, int hint, InRun in_run) {
+    hint = std::clamp(hint, from, count);
+    int lo = from, hi = count;
+    if (hint < count && in_run(h[hint])) {
+        lo = hint + 1;
+        for (int step = 1;; step *= 2) {
+            const int probe = lo + step - 1;
+            if (probe >= count) break;
+            if (!in_run(h[probe])) {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1;
+        }
+    } else {
+        hi = hint;
+        for (int step = 1;; step *= 2) {
+            const int probe = hi - step;
+            if (probe < from) break;
+            if (in_run(h[probe])) {
+                lo = probe + 1;
+                break;
+            }
+            hi = probe;
+        }
     }
+    return static_cast<int>(std::partition_point(h + lo, h + hi, in_run) - h);
+}
+
+// Σ and max of max_j p⁻_ij for positions h_in[0, count) whose peak h_i + ξ*σ lies inside h_out:
+// the two candidate gaps of each (a sequential merge, the targets ascending: p⁻ is unimodal in
+// the gap, so the best j neighbours h_i + ξ*σ in the sorted h_out), then p⁻ of all of them.
+bound_kernels::PMinusSums merged_pair_sums(const std::vector<double>& h_out, const double* h_in,
+                                           int count, double sigma, std::vector<double>& gap_near,
+                                           std::vector<double>& gap_far) {
+    gap_near.resize(count);
+    gap_far.resize(count);
+    const double inverse_sigma = 1.0 / sigma, peak_gap = kPeakXi * sigma;
+    const int n_out = static_cast<int>(h_out.size());
+    int j = 0;
+    for (int pos = 0; pos < count; ++pos) {
+        const double h_i = h_in[pos], target = h_i + peak_gap;
+        // j = the first h_out ≥ target; the targets ascend, so from the previous j onwards
+        // (galloping: a wide stretch of h_out between two targets costs O(log) steps).
+        j = run_end_near(h_out.data(), j, n_out, j, [&](double h_j) { return h_j < target; });
+        gap_near[pos] = j < n_out ? (h_out[j] - h_i) * inverse_sigma : 0.0;
+        gap_far[pos] = j > 0 ? (h_out[j - 1] - h_i) * inverse_sigma : 0.0;
+    }
+    return bound_kernels::p_minus_sums(gap_near.data(), gap_far.data(), count);
+}
+
+// Whether the far run's gaps all lie before the peak, where p⁻ rises and is a polynomial: its
+// first position has the largest gap, normally ≤ ξ*σ; rounding in h_i + ξ*σ can only push it
+// past the polynomial's range when σ is below h's resolution, and then the exp form takes it.
+bool far_run_rises(const double* h_in, int count, double highest_out, double inverse_sigma) {
+    return count == 0 || (highest_out - h_in[0]) * inverse_sigma <= bound_kernels::kRisingXiLimit;
+}
+
+bound_kernels::PMinusSums far_pair_sums(const double* h_in, int count, double highest_out,
+                                        double inverse_sigma, bool rising) {
+    return rising ? bound_kernels::rising_p_minus_sums(h_in, count, highest_out, inverse_sigma)
+                  : bound_kernels::anchored_p_minus_sums(h_in, count, highest_out, inverse_sigma);
 }
 
 }  // namespace
 
 BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, BoundVariant variant,
                        Ranking ranking)
-    : sizes_(sizes) {
+    : sizes_(sizes), variant_(variant) {
     validate_head_model(model, "BoundTerms");
     const int n = static_cast<int>(model.alpha.size());
     for (int N : sizes) {
@@ -499,15 +573,20 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
         t.delta = state.has_nonsink() ? margin_delta(state.a_min_in, a_max_out, state.s_in, rho_out)
                                       : kNaN;
         t.delta0 = sink_margin_delta0(a[0], state.s_in, rho_out);
-        t.scale = uses_scale_invariant_B(variant)
-                      ? scale_invariant_B(state.a_max_in, a_max_out, state.selected_mass)
-                      : scale_B(state.a_max_in, a_max_out, state.s_in);
+        t.a_max_in = state.a_max_in;
+        t.a_max_out = a_max_out;
+        t.s_in = state.s_in;
+        t.selected_mass = state.selected_mass;
+        t.scale = scale_of(t, variant);
         t.trivial = t.n_out == 0 || !state.has_nonsink();
         if (!t.trivial) {
-            sorted_pair_terms(a, state.M, order, N, t.h_in, t.half_in, t.h_out);
-            t.any_half = std::any_of(t.half_in.begin(), t.half_in.end(), [](char x) { return x; });
+            sorted_pair_terms(a, state.M, order, N, t.h_in, t.half_count, t.h_out);
         }
         by_size.push_back(std::move(t));
+    }
+    if (sizes == wanted) {
+        terms_ = std::move(by_size);
+        return;
     }
     for (int N : sizes) {
         const auto it = std::lower_bound(wanted.begin(), wanted.end(), N);
@@ -515,70 +594,175 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
     }
 }
 
+double BoundTerms::scale_of(const PerSize& t, BoundVariant variant) {
+    return uses_scale_invariant_B(variant)
+               ? scale_invariant_B(t.a_max_in, t.a_max_out, t.selected_mass)
+               : scale_B(t.a_max_in, t.a_max_out, t.s_in);
+}
+
+void BoundTerms::switch_variant(BoundVariant variant) {
+    if (!shares_mean(variant, variant_))
+        throw_domain_error("BoundTerms::switch_variant",
+                           std::string("terms built for ") + to_string(variant_) +
+                               " have another mu than " + to_string(variant));
+    variant_ = variant;
+    for (PerSize& t : terms_)
+        t.scale = scale_of(t, variant);
+}
+
+// The selected positions i fall, by h_i, into runs where max_j p⁻_ij needs different work (h_in
+// and h_out ascending, so each run is found by a binary search on one monotone predicate):
+//   negligible: every gap ≥ kNegligibleXi·σ, so p_i < 2⁻⁶⁰ and 1 − p_i is exactly 1;
+//   near:       h_i + ξ*σ ≤ min h_out, p_i = p⁻((min h_out − h_i)/σ) (p⁻ falls after ξ*);
+//   merge:      the peak h_i + ξ*σ inside h_out, p_i from its two neighbours in h_out;
+//   far:        h_i + ξ*σ > max h_out, p_i = p⁻((max h_out − h_i)/σ) (p⁻ rises before ξ*,
+//               where it is a polynomial: bound_kernels::rising_p_minus_sums).
+// Each run gives the same p_i as the merge over all positions would, so only the order of the
+// complement sum differs; the positions with p_i = 1/2 are counted, not visited.
+bound_kernels::PMinusSums BoundTerms::pair_sums(const PerSize& t, double sigma,
+                                                PairWorkspace& workspace, bool with_sum) {
+    const double* h = t.h_in.data();
+    const int count = static_cast<int>(t.h_in.size());
+    const double inverse_sigma = 1.0 / sigma, peak_gap = kPeakXi * sigma;
+    const double lowest_out = t.h_out.front(), highest_out = t.h_out.back();
+    int* hint = workspace.run_ends;
+    const int negligible_end = hint[0] = run_end_near(h, 0, count, hint[0], [&](double h_i) {
+        return (lowest_out - h_i) * inverse_sigma >= kNegligibleXi;
+    });
+    const int near_end = hint[1] = run_end_near(h, negligible_end, count, hint[1], [&](double h_i) {
+        return lowest_out >= h_i + peak_gap;
+    });
+    const int merge_end = hint[2] = run_end_near(
+        h, near_end, count, hint[2], [&](double h_i) { return highest_out >= h_i + peak_gap; });
+    const bool far_rising =
+        far_run_rises(h + merge_end, count - merge_end, highest_out, inverse_sigma);
+
+    const bound_kernels::PMinusSums merged = merged_pair_sums(
+        t.h_out, h + near_end, merge_end - near_end, sigma, workspace.gap_near, workspace.gap_far);
+    bound_kernels::PMinusSums out;
+    // The largest p_i: 1/2 beats every p⁻ (at most φ(ξ*)/(ξ* + 1/ξ*) < 0.15); past the peak
+    // (near run) p⁻ falls with the gap, so the last position's is the largest, before it (far
+    // run) p⁻ rises, so the first's. The negligible run's p_i < 2⁻⁶⁰ cannot move eq. (13).
+    out.largest = t.half_count > 0 ? 0.5 : merged.largest;
+    if (near_end > negligible_end)
+        out.largest = std::max(
+            out.largest, bound_kernels::p_minus_at((lowest_out - h[near_end - 1]) * inverse_sigma));
+    const bound_kernels::PMinusSums far =
+        with_sum || !far_rising ? far_pair_sums(h + merge_end, count - merge_end, highest_out,
+                                                inverse_sigma, far_rising)
+                                : bound_kernels::PMinusSums{};
+    if (merge_end < count)
+        out.largest =
+            std::max(out.largest, far_rising ? bound_kernels::rising_p_minus_at(
+                                                   (highest_out - h[merge_end]) * inverse_sigma)
+                                             : far.largest);
+    if (!with_sum) return out;
+    const bound_kernels::PMinusSums near = bound_kernels::anchored_p_minus_sums(
+        h + negligible_end, near_end - negligible_end, lowest_out, inverse_sigma);
+    out.complement_sum = static_cast<double>(negligible_end) + 0.5 * t.half_count +
+                         near.complement_sum + merged.complement_sum + far.complement_sum;
+    return out;
+}
+
+double BoundTerms::union_sum_at(const PerSize& t, double d, double kappa) {
+    const double tail_delta = tail_factor(t.delta, t.scale, kappa, d);
+    const double tail_delta0 = tail_factor(t.delta0, t.scale, kappa, d);
+    return union_tail(t.n_out, t.N, t.sink_selected, tail_delta, tail_delta0);
+}
+
+bound_kernels::PMinusSums BoundTerms::upper_sums_at(const PerSize& t, double d, double kappa,
+                                                    PairWorkspace& workspace, bool with_sum) {
+    const double sigma = pair_sigma(t.scale, kappa, d);
+    if (sigma > 0) return pair_sums(t, sigma, workspace, with_sum);
+    // d = ∞ (σ = 0 with B > 0): every positive gap gives p⁻ → 0; B = 0: all 1/2.
+    const int halves = t.scale > 0 ? t.half_count : t.N;
+    bound_kernels::PMinusSums sums;
+    sums.largest = halves > 0 ? 0.5 : 0.0;
+    sums.complement_sum = static_cast<double>(t.N - halves) + 0.5 * halves;
+    return sums;
+}
+
+BoundRow BoundTerms::row_at(const PerSize& t, double d, double kappa, bool lower_only,
+                            PairWorkspace& workspace) {
+    BoundRow row;
+    row.N = t.N;
+    row.sink_selected = t.sink_selected;
+    row.delta = t.delta;
+    row.delta0 = t.delta0;
+    row.scale = t.scale;
+    row.deciding_xi_le0 = t.half_count > 0;
+    if (t.trivial) {
+        set_trivial(row);
+        return row;
+    }
+    const double union_sum = union_sum_at(t, d, kappa);
+    if (lower_only) {
+        finish_lower_only(row, union_sum);
+        return row;
+    }
+    const bound_kernels::PMinusSums sums = upper_sums_at(t, d, kappa, workspace, true);
+    finish_row(row, union_sum, sums.largest, sums.complement_sum);
+    return row;
+}
+
+EnvelopeBounds BoundTerms::envelope_at(const PerSize& t, double d, double kappa,
+                                       PairWorkspace& workspace, bool with_recall) {
+    EnvelopeBounds e;
+    if (t.trivial) return e;
+    const double union_sum = union_sum_at(t, d, kappa);
+    e.precision_lower = precision_lower_bound(union_sum);
+    const bound_kernels::PMinusSums sums = upper_sums_at(t, d, kappa, workspace, with_recall);
+    e.precision_upper = precision_upper_bound(sums.largest, t.N);
+    if (!with_recall) {
+        e.recall_lower = e.recall_upper = kNaN;
+        return e;
+    }
+    e.recall_lower = recall_lower_bound(union_sum);
+    e.recall_upper = recall_upper_bound(sums.complement_sum, t.N);
+    return e;
+}
+
 std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_only) const {
-    BoundSettings settings;
-    settings.d = d;
-    settings.kappa = kappa;
-    validate_settings(settings, "BoundTerms::evaluate");
-    std::vector<BoundRow> rows;
-    rows.reserve(terms_.size());
-    std::vector<double> gap_near, gap_far;  // [N] the vector path's candidate ξ per position
-    for (const PerSize& t : terms_) {
-        BoundRow row;
-        row.N = t.N;
-        row.sink_selected = t.sink_selected;
-        row.delta = t.delta;
-        row.delta0 = t.delta0;
-        row.scale = t.scale;
-        row.deciding_xi_le0 = t.any_half;
-        if (t.trivial) {
-            set_trivial(row);
-            rows.push_back(row);
-            continue;
-        }
-        const double tail_delta = tail_factor(t.delta, t.scale, kappa, d);
-        const double tail_delta0 = tail_factor(t.delta0, t.scale, kappa, d);
-        const double union_sum = union_tail(t.n_out, t.N, t.sink_selected, tail_delta, tail_delta0);
-        if (lower_only) {
-            finish_lower_only(row, union_sum);
-            rows.push_back(row);
-            continue;
-        }
-        const double sigma = pair_sigma(t.scale, kappa, d);
-        const double peak_gap = kPeakXi * sigma;
-        const std::size_t n_out = t.h_out.size();
-        double max_p = 0, recall_sum = 0;
-        if (sigma > 0) {
-            // The two candidate gaps of every position (a sequential merge: max_j p⁻ over the
-            // gaps h_j − h_i > 0, p⁻ unimodal in the gap, is at a neighbour of h_i + ξ*σ in the
-            // sorted h_out), then p⁻ of all of them (bound_kernels::p_minus_sums).
-            gap_near.resize(t.N);
-            gap_far.resize(t.N);
-            const double inverse_sigma = 1.0 / sigma;
-            std::size_t j = 0;
-            for (int pos = 0; pos < t.N; ++pos) {
-                const double h_i = t.h_in[pos];
-                while (j < n_out && t.h_out[j] < h_i + peak_gap)
-                    ++j;
-                gap_near[pos] = j < n_out ? (t.h_out[j] - h_i) * inverse_sigma : 0.0;
-                gap_far[pos] = j > 0 ? (t.h_out[j - 1] - h_i) * inverse_sigma : 0.0;
-            }
-            const bound_kernels::PMinusSums sums =
-                bound_kernels::p_minus_sums(gap_near.data(), gap_far.data(), t.half_in.data(), t.N);
-            max_p = sums.largest;
-            recall_sum = sums.complement_sum;
-        } else {
-            for (int pos = 0; pos < t.N; ++pos) {
-                // d = ∞ (σ = 0 with B > 0): every gap is positive, so p⁻ → 0; B = 0: 1/2.
-                const double p_i = !t.half_in[pos] && t.scale > 0 ? 0.0 : 0.5;
-                max_p = std::max(max_p, p_i);
-                recall_sum += 1 - p_i;
-            }
-        }
-        finish_row(row, union_sum, max_p, recall_sum);
-        rows.push_back(row);
+    return evaluate_many(d, {kappa}, lower_only).front();
+}
+
+std::vector<std::vector<BoundRow>> BoundTerms::evaluate_many(double d,
+                                                             const std::vector<double>& kappas,
+                                                             bool lower_only) const {
+    for (double kappa : kappas) {
+        BoundSettings settings;
+        settings.d = d;
+        settings.kappa = kappa;
+        validate_settings(settings, "BoundTerms::evaluate");
+    }
+    std::vector<std::vector<BoundRow>> rows(kappas.size(), std::vector<BoundRow>(terms_.size()));
+    PairWorkspace workspace;
+    // Sizes outside, κ inside: a size's h arrays are read from memory once for every κ.
+    for (std::size_t s = 0; s < terms_.size(); ++s) {
+        std::fill(std::begin(workspace.run_ends), std::end(workspace.run_ends), 0);
+        for (std::size_t k = 0; k < kappas.size(); ++k)
+            rows[k][s] = row_at(terms_[s], d, kappas[k], lower_only, workspace);
     }
     return rows;
+}
+
+std::vector<std::vector<EnvelopeBounds>> BoundTerms::envelopes_many(
+    double d, const std::vector<double>& kappas, bool with_recall) const {
+    for (double kappa : kappas) {
+        BoundSettings settings;
+        settings.d = d;
+        settings.kappa = kappa;
+        validate_settings(settings, "BoundTerms::envelopes_many");
+    }
+    std::vector<std::vector<EnvelopeBounds>> out(kappas.size(),
+                                                 std::vector<EnvelopeBounds>(terms_.size()));
+    PairWorkspace workspace;
+    for (std::size_t s = 0; s < terms_.size(); ++s) {
+        std::fill(std::begin(workspace.run_ends), std::end(workspace.run_ends), 0);
+        for (std::size_t k = 0; k < kappas.size(); ++k)
+            out[k][s] = envelope_at(terms_[s], d, kappas[k], workspace, with_recall);
+    }
+    return out;
 }
 
 std::vector<BoundRow> bounds_all(const HeadModel& model, const std::vector<int>& sizes,

@@ -20,6 +20,8 @@ BoundVariant parse_bound_variant(const std::string& text);
 const char* to_string(BoundVariant variant);
 // Every variant, in the order tables and figures list them.
 const std::array<BoundVariant, 4>& bound_variants();
+// Whether two variants use the same μ (SPEC §3), so BoundTerms::switch_variant moves between them.
+bool shares_mean(BoundVariant a, BoundVariant b);
 
 // Everything the bounds need from one (layer, head, query).
 struct HeadModel {
@@ -125,6 +127,11 @@ double recall_upper_bound(double complement_sum, int N);
 // O(N·(n−N)·n); the reference for bounds_all.
 BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& settings);
 
+// The four bounds of one size at one κ, eqs. (12)–(15) (all 1 for a trivial size).
+struct EnvelopeBounds {
+    double precision_lower = 1, precision_upper = 1, recall_lower = 1, recall_upper = 1;
+};
+
 // The κ-independent part of the bounds for many N: margins, scales and, per N, the
 // quantities h_ℓ = a_ℓ² − 2a_ℓM_ℓ (so μ_ij = h_j − h_i) sorted for O(log n) pair maxima.
 // Built in one incremental pass, O(n² log n) for all N; memory O(n·|sizes|).
@@ -135,7 +142,22 @@ class BoundTerms {
     // The bounds at the given d (may be +inf) and κ for every N of `sizes`, in that order.
     // With lower_only the upper bounds (the costly part) are left NaN.
     std::vector<BoundRow> evaluate(double d, double kappa, bool lower_only = false) const;
+    // The same at several κ: [kappas.size()][sizes().size()]. Each size's terms are read once
+    // for all of them, so a κ scan costs memory traffic once per batch, not once per κ.
+    std::vector<std::vector<BoundRow>> evaluate_many(double d, const std::vector<double>& kappas,
+                                                     bool lower_only = false) const;
+    // Only the four P/R bounds at several κ, [kappas.size()][sizes().size()], equal to
+    // evaluate_many's: what a κ scan reads, without the rest of each row. Without with_recall
+    // the R bounds are NaN and the cost is that of the P bounds alone (no Σ over I_N).
+    std::vector<std::vector<EnvelopeBounds>> envelopes_many(double d,
+                                                            const std::vector<double>& kappas,
+                                                            bool with_recall = true) const;
     const std::vector<int>& sizes() const { return sizes_; }
+    BoundVariant variant() const { return variant_; }
+    // Turns these terms into another variant's with the same μ (paper ↔ scale-invariant,
+    // exact-mean ↔ corrected): only B changes, so the sorted h arrays are kept. Throws
+    // std::domain_error for a variant with the other μ.
+    void switch_variant(BoundVariant variant);
 
   private:
     struct PerSize {
@@ -144,12 +166,33 @@ class BoundTerms {
         bool trivial = false;  // N = n, or I_N∖{0} empty: every bound is 1
         bool sink_selected = false;
         double delta = 0, delta0 = 0, scale = 0;
-        std::vector<double> h_in;   // [N] h_i for i ∈ I_N, ascending
-        std::vector<char> half_in;  // [N] 1 when min_j μ_ij ≤ 0, so max_j p⁻_ij = 1/2
-        bool any_half = false;      // some half_in is 1 (BoundRow::deciding_xi_le0)
+        double a_max_in = 0, a_max_out = 0, s_in = 0, selected_mass = 0;  // B's ingredients
+        int half_count = 0;         // selected i with min_j μ_ij ≤ 0, so max_j p⁻_ij = 1/2
+        std::vector<double> h_in;   // [N − half_count] h_i of the other selected i, ascending
         std::vector<double> h_out;  // [n − N] h_j for j ∉ I_N, ascending
     };
+    // What one size's evaluation at a κ leaves for the next κ: the candidate gaps of the
+    // positions that need the merge ([N] each at most) and the ends of pair_sums' runs.
+    struct PairWorkspace {
+        std::vector<double> gap_near, gap_far;
+        int run_ends[3] = {0, 0, 0};
+    };
+    // max_{i∈I_N} max_j p⁻_ij and Σ_{i∈I_N} (1 − max_j p⁻_ij) at pair scale σ > 0.
+    // (with_sum false: the largest only; complement_sum is left 0)
+    static bound_kernels::PMinusSums pair_sums(const PerSize& t, double sigma,
+                                               PairWorkspace& workspace, bool with_sum);
+    // One size's bounds at (d, κ): the union tail of the lower bounds, the pair sums of the
+    // upper ones, then the whole row or only the envelope.
+    static double union_sum_at(const PerSize& t, double d, double kappa);
+    static bound_kernels::PMinusSums upper_sums_at(const PerSize& t, double d, double kappa,
+                                                   PairWorkspace& workspace, bool with_sum);
+    static BoundRow row_at(const PerSize& t, double d, double kappa, bool lower_only,
+                           PairWorkspace& workspace);
+    static EnvelopeBounds envelope_at(const PerSize& t, double d, double kappa,
+                                      PairWorkspace& workspace, bool with_recall);
+    static double scale_of(const PerSize& t, BoundVariant variant);
     std::vector<int> sizes_;
+    BoundVariant variant_;
     std::vector<PerSize> terms_;
 };
 

@@ -434,6 +434,81 @@ TEST(BoundsFastPath, SizesSubsetAndOrder) {
     }
 }
 
+// Over the κ scan's whole range (SPEC §7: 1e-8..1e8) every run of BoundTerms::evaluate's
+// selected positions (negligible, near, merged, far) is taken somewhere; each κ is checked
+// against the O(N·(n−N)·n) reference.
+TEST(BoundsFastPath, MatchesReferenceAcrossTheKappaScan) {
+    std::mt19937_64 rng(104);
+    double worst = 0;
+    int rows = 0;
+    for (int trial = 0; trial < repeats(4); ++trial) {
+        const int n = 30 + static_cast<int>(rng() % 91);
+        const HeadModel model = random_model(rng, n);
+        for (BoundVariant variant : kVariants) {
+            const attngeo::theory::BoundTerms terms(model, all_sizes(n), variant);
+            for (double kappa : {1e-8, 1e-4, 1e-2, 0.3, 3.0, 1e2, 1e4, 1e6, 1e8}) {
+                BoundSettings s;
+                s.variant = variant;
+                s.d = 64;
+                s.kappa = kappa;
+                const auto all = terms.evaluate(s.d, kappa);
+                for (int N = 1; N <= n; N += 3) {
+                    const auto got = columns(all[N - 1]);
+                    const auto want = columns(attngeo::theory::bounds_reference(model, N, s));
+                    ++rows;
+                    for (int c = 0; c < 8; ++c) {
+                        EXPECT_TRUE(close(got[c], want[c], 1e-12, &worst))
+                            << attngeo::theory::to_string(variant) << " kappa=" << kappa
+                            << " N=" << N << " " << kColumnNames[c];
+                    }
+                }
+            }
+        }
+    }
+    std::cout << "[ info     ] BoundTerms vs bounds_reference over kappa 1e-8..1e8: largest "
+                 "difference "
+              << sci(worst) << " (" << rows << " rows)\n";
+    RecordProperty("max_diff", sci(worst));
+}
+
+// A batch of κ (in any order: each size's run ends are carried from κ to κ) gives the same
+// rows, bit for bit, as one κ at a time; terms switched to the variant with the same μ equal
+// terms built for it.
+TEST(BoundsFastPath, KappaBatchesAndSwitchedVariantsEqualSingleEvaluations) {
+    std::mt19937_64 rng(105);
+    const HeadModel model = random_model(rng, 150);
+    const std::vector<double> kappas = {1e3, 1e-8, 0.5, 2e-3, 1e8, 0.51, 40.0, 1e-2, 3e5};
+    std::size_t rows = 0;
+    for (BoundVariant variant : kVariants) {
+        const attngeo::theory::BoundTerms terms(model, all_sizes(150), variant);
+        const auto batch = terms.evaluate_many(64, kappas);
+        ASSERT_EQ(batch.size(), kappas.size());
+        for (std::size_t k = 0; k < kappas.size(); ++k) {
+            const auto single = terms.evaluate(64, kappas[k]);
+            for (std::size_t s = 0; s < single.size(); ++s, ++rows)
+                EXPECT_EQ(columns(batch[k][s]), columns(single[s]))
+                    << attngeo::theory::to_string(variant) << " kappa " << kappas[k];
+        }
+    }
+    for (auto [built, target] : {std::pair{BoundVariant::paper, BoundVariant::scale_invariant},
+                                 std::pair{BoundVariant::corrected, BoundVariant::exact_mean}}) {
+        attngeo::theory::BoundTerms switched(model, all_sizes(150), built);
+        switched.switch_variant(target);
+        EXPECT_EQ(switched.variant(), target);
+        const attngeo::theory::BoundTerms fresh(model, all_sizes(150), target);
+        const auto a = switched.evaluate_many(64, kappas);
+        const auto b = fresh.evaluate_many(64, kappas);
+        for (std::size_t k = 0; k < kappas.size(); ++k)
+            for (std::size_t s = 0; s < a[k].size(); ++s)
+                EXPECT_EQ(columns(a[k][s]), columns(b[k][s]));
+    }
+    attngeo::theory::BoundTerms paper(model, all_sizes(150), BoundVariant::paper);
+    EXPECT_THROW(paper.switch_variant(BoundVariant::exact_mean), std::domain_error);
+    EXPECT_THROW(paper.evaluate_many(64, {1.0, -1.0}), std::domain_error);
+    std::cout << "[ info     ] kappa batches vs single evaluations: " << rows
+              << " rows, all bit-identical\n";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Qualitative properties.
 
@@ -776,9 +851,41 @@ TEST(BoundsBadInput, ThrowsDomainError) {
 
 namespace {
 
-// The upper bounds' inner loop: the AVX2 path (libmvec's exp) against the plain loop
+// The upper bounds' inner loops: the AVX2 paths (libmvec's exp) against the plain loops
 // (std::exp, same lane order) and both against p_minus, on gaps that include ξ ≤ 0, tiny and
-// huge ξ and positions pinned at 1/2.
+// huge ξ.
+struct KernelSums {
+    double largest = 0, complement = 0;
+};
+
+// Independent: p_minus (Boost's pdf) of the best candidate, position by position, in order.
+KernelSums p_minus_reference(const std::vector<std::vector<double>>& candidates) {
+    KernelSums out;
+    for (const std::vector<double>& gaps : candidates) {
+        double p = 0;
+        for (double xi : gaps)
+            if (xi > 0) p = std::max(p, attngeo::theory::p_minus(xi));
+        out.largest = std::max(out.largest, p);
+        out.complement += 1 - p;
+    }
+    return out;
+}
+
+void expect_kernel_sums(const std::vector<attngeo::theory::bound_kernels::PMinusSums>& got,
+                        const KernelSums& want, int count, double* largest_relative) {
+    for (const auto& sums : got) {
+        for (const auto& [value, reference] : {std::pair{sums.largest, want.largest},
+                                               std::pair{sums.complement_sum, want.complement}}) {
+            const double relative =
+                std::abs(value - reference) / std::max(std::abs(reference), 1e-300);
+            *largest_relative =
+                std::max(*largest_relative, reference == 0 ? std::abs(value) : relative);
+            EXPECT_NEAR(value, reference, 1e-13 * std::max(1.0, std::abs(reference)))
+                << "count " << count;
+        }
+    }
+}
+
 TEST(BoundKernels, VectorPMinusSumsMatchThePlainLoop) {
     namespace bk = attngeo::theory::bound_kernels;
     std::mt19937_64 rng(21);
@@ -786,44 +893,53 @@ TEST(BoundKernels, VectorPMinusSumsMatchThePlainLoop) {
     double largest_relative = 0;
     for (int count : {0, 1, 3, 4, 5, 8, 13, 1000}) {
         std::vector<double> near(count), far(count);
-        std::vector<char> half(count);
+        std::vector<std::vector<double>> candidates(count);
         for (int i = 0; i < count; ++i) {
             near[i] = gap(rng);
             far[i] = i % 7 == 3 ? 1e-300 : (i % 11 == 5 ? 1e200 : gap(rng));
-            half[i] = i % 9 == 2;
+            candidates[i] = {near[i], far[i]};
         }
         // The AVX2 loop by its name where the CPU has it (ATTNGEO_PLAIN only changes the
         // dispatcher), else the dispatcher, then the plain loop.
-        bk::PMinusSums fast = bk::p_minus_sums(near.data(), far.data(), half.data(), count);
+        std::vector<bk::PMinusSums> got = {bk::p_minus_sums(near.data(), far.data(), count),
+                                           bk::p_minus_sums_plain(near.data(), far.data(), count)};
 #if ATTNGEO_X86
         if (attngeo::cpu_has_avx2_fma())
-            fast = bk::p_minus_sums_avx2(near.data(), far.data(), half.data(), count);
+            got.push_back(bk::p_minus_sums_avx2(near.data(), far.data(), count));
 #endif
-        const bk::PMinusSums plain =
-            bk::p_minus_sums_plain(near.data(), far.data(), half.data(), count);
-        // Independent: p_minus (Boost's pdf) position by position, summed in order.
-        double largest = 0, complement = 0;
-        for (int i = 0; i < count; ++i) {
-            double p = 0.5;
-            if (!half[i]) {
-                p = 0;
-                for (double xi : {near[i], far[i]})
-                    if (xi > 0) p = std::max(p, attngeo::theory::p_minus(xi));
-            }
-            largest = std::max(largest, p);
-            complement += 1 - p;
-        }
-        for (const auto& [got, want] :
-             {std::pair{fast.largest, plain.largest},
-              std::pair{fast.complement_sum, plain.complement_sum},
-              std::pair{plain.largest, largest}, std::pair{plain.complement_sum, complement}}) {
-            const double relative = std::abs(got - want) / std::max(std::abs(want), 1e-300);
-            largest_relative = std::max(largest_relative, want == 0 ? std::abs(got) : relative);
-            EXPECT_NEAR(got, want, 1e-13 * std::max(1.0, std::abs(want))) << "count " << count;
-        }
+        expect_kernel_sums(got, p_minus_reference(candidates), count, &largest_relative);
     }
     std::cout << "[ info     ] p_minus_sums: largest relative difference (vector vs plain vs "
                  "p_minus) "
+              << largest_relative << "\n";
+}
+
+// ξ_i = (anchor − h_i)/σ with h_i on both sides of the anchor (ξ ≤ 0 gives 0) and ξ from tiny
+// to beyond exp's underflow.
+TEST(BoundKernels, AnchoredPMinusSumsMatchThePlainLoop) {
+    namespace bk = attngeo::theory::bound_kernels;
+    std::mt19937_64 rng(22);
+    std::uniform_real_distribution<double> spread(-3.0, 60.0);
+    double largest_relative = 0;
+    for (int count : {0, 1, 3, 4, 5, 8, 13, 1000}) {
+        const double anchor = 2.5, inverse_sigma = 1.0 / 0.37;
+        std::vector<double> h(count);
+        std::vector<std::vector<double>> candidates(count);
+        for (int i = 0; i < count; ++i) {
+            h[i] = i % 9 == 4 ? anchor - 1e-290 : anchor - spread(rng) / inverse_sigma;
+            candidates[i] = {(anchor - h[i]) * inverse_sigma};
+        }
+        std::vector<bk::PMinusSums> got = {
+            bk::anchored_p_minus_sums(h.data(), count, anchor, inverse_sigma),
+            bk::anchored_p_minus_sums_plain(h.data(), count, anchor, inverse_sigma)};
+#if ATTNGEO_X86
+        if (attngeo::cpu_has_avx2_fma())
+            got.push_back(bk::anchored_p_minus_sums_avx2(h.data(), count, anchor, inverse_sigma));
+#endif
+        expect_kernel_sums(got, p_minus_reference(candidates), count, &largest_relative);
+    }
+    std::cout << "[ info     ] anchored_p_minus_sums: largest relative difference (vector vs "
+                 "plain vs p_minus) "
               << largest_relative << "\n";
 }
 
@@ -947,6 +1063,51 @@ TEST(TheoremStatements, BadIngredientsThrow) {
     EXPECT_THROW(th::precision_upper_bound(0.25, 0), std::domain_error);
     EXPECT_THROW(th::recall_upper_bound(-1.0, 3), std::domain_error);
     EXPECT_THROW(th::recall_upper_bound(1.0, 0), std::domain_error);
+}
+
+// Before the peak p⁻ is a polynomial by tiers of ξ (no exp): each value within a few units of
+// 2⁻⁵³ of Boost's p_minus, the AVX2 and plain loops equal bit for bit (both use fused
+// multiply-adds), on runs that cross every tier.
+TEST(BoundKernels, RisingPMinusSumsMatchBoostBeforeThePeak) {
+    namespace bk = attngeo::theory::bound_kernels;
+    const double peak = std::sqrt(std::sqrt(2.0) - 1.0);
+    double largest_relative = 0;
+    for (int k = 0; k <= 20000; ++k) {
+        const double xi = k == 0 ? 1e-300 : bk::kRisingXiLimit * k / 20000;
+        const double h = -xi;  // ξ = (0 − h)·1
+        const double got = bk::rising_p_minus_sums_plain(&h, 1, 0.0, 1.0).largest;
+        const double want = attngeo::theory::p_minus(xi);
+        largest_relative = std::max(largest_relative, std::abs(got - want) / want);
+    }
+    EXPECT_LT(largest_relative, 6e-16);
+    std::mt19937_64 rng(23);
+    std::uniform_real_distribution<double> spread(-0.1, peak);
+    double largest_sum_relative = 0;
+    for (int count : {0, 1, 3, 4, 5, 8, 13, 1000}) {
+        const double anchor = -4.0, inverse_sigma = 1.0 / 3e-3;
+        std::vector<double> h(count);
+        std::vector<std::vector<double>> candidates(count);
+        for (int i = 0; i < count; ++i)
+            h[i] = anchor - spread(rng) / inverse_sigma;
+        std::sort(h.begin(), h.end());  // the kernel's precondition: ξ descends, tier by tier
+        for (int i = 0; i < count; ++i)
+            candidates[i] = {(anchor - h[i]) * inverse_sigma};
+        const bk::PMinusSums plain =
+            bk::rising_p_minus_sums_plain(h.data(), count, anchor, inverse_sigma);
+        std::vector<bk::PMinusSums> got = {
+            bk::rising_p_minus_sums(h.data(), count, anchor, inverse_sigma), plain};
+#if ATTNGEO_X86
+        if (attngeo::cpu_has_avx2_fma()) {
+            const bk::PMinusSums vector =
+                bk::rising_p_minus_sums_avx2(h.data(), count, anchor, inverse_sigma);
+            EXPECT_EQ(vector.largest, plain.largest) << "count " << count;
+            EXPECT_EQ(vector.complement_sum, plain.complement_sum) << "count " << count;
+        }
+#endif
+        expect_kernel_sums(got, p_minus_reference(candidates), count, &largest_sum_relative);
+    }
+    std::cout << "[ info     ] rising p_minus (polynomial) vs Boost: largest relative difference "
+              << largest_relative << " per value, " << largest_sum_relative << " in the sums\n";
 }
 
 }  // namespace
