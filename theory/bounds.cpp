@@ -726,43 +726,42 @@ std::vector<BoundRow> BoundTerms::evaluate(double d, double kappa, bool lower_on
     return evaluate_many(d, {kappa}, lower_only).front();
 }
 
-std::vector<std::vector<BoundRow>> BoundTerms::evaluate_many(double d,
-                                                             const std::vector<double>& kappas,
-                                                             bool lower_only) const {
+template <class Value, class At>
+std::vector<std::vector<Value>> BoundTerms::over_batch(double d, const std::vector<double>& kappas,
+                                                       const char* function, At at) const {
     for (double kappa : kappas) {
         BoundSettings settings;
         settings.d = d;
         settings.kappa = kappa;
-        validate_settings(settings, "BoundTerms::evaluate");
+        validate_settings(settings, function);
     }
-    std::vector<std::vector<BoundRow>> rows(kappas.size(), std::vector<BoundRow>(terms_.size()));
+    std::vector<std::vector<Value>> out(kappas.size(), std::vector<Value>(terms_.size()));
     PairWorkspace workspace;
     // Sizes outside, κ inside: a size's h arrays are read from memory once for every κ.
     for (std::size_t s = 0; s < terms_.size(); ++s) {
         std::fill(std::begin(workspace.run_ends), std::end(workspace.run_ends), 0);
         for (std::size_t k = 0; k < kappas.size(); ++k)
-            rows[k][s] = row_at(terms_[s], d, kappas[k], lower_only, workspace);
+            out[k][s] = at(terms_[s], kappas[k], workspace);
     }
-    return rows;
+    return out;
+}
+
+std::vector<std::vector<BoundRow>> BoundTerms::evaluate_many(double d,
+                                                             const std::vector<double>& kappas,
+                                                             bool lower_only) const {
+    return over_batch<BoundRow>(d, kappas, "BoundTerms::evaluate",
+                                [&](const PerSize& t, double kappa, PairWorkspace& workspace) {
+                                    return row_at(t, d, kappa, lower_only, workspace);
+                                });
 }
 
 std::vector<std::vector<EnvelopeBounds>> BoundTerms::envelopes_many(
     double d, const std::vector<double>& kappas, bool with_recall) const {
-    for (double kappa : kappas) {
-        BoundSettings settings;
-        settings.d = d;
-        settings.kappa = kappa;
-        validate_settings(settings, "BoundTerms::envelopes_many");
-    }
-    std::vector<std::vector<EnvelopeBounds>> out(kappas.size(),
-                                                 std::vector<EnvelopeBounds>(terms_.size()));
-    PairWorkspace workspace;
-    for (std::size_t s = 0; s < terms_.size(); ++s) {
-        std::fill(std::begin(workspace.run_ends), std::end(workspace.run_ends), 0);
-        for (std::size_t k = 0; k < kappas.size(); ++k)
-            out[k][s] = envelope_at(terms_[s], d, kappas[k], workspace, with_recall);
-    }
-    return out;
+    return over_batch<EnvelopeBounds>(
+        d, kappas, "BoundTerms::envelopes_many",
+        [&](const PerSize& t, double kappa, PairWorkspace& workspace) {
+            return envelope_at(t, d, kappa, workspace, with_recall);
+        });
 }
 
 std::vector<BoundRow> bounds_all(const HeadModel& model, const std::vector<int>& sizes,

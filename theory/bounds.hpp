@@ -191,6 +191,10 @@ class BoundTerms {
     static EnvelopeBounds envelope_at(const PerSize& t, double d, double kappa,
                                       PairWorkspace& workspace, bool with_recall);
     static double scale_of(const PerSize& t, BoundVariant variant);
+    // at(size, κ, workspace) for every κ and size, [κ][size], after checking every κ.
+    template <class Value, class At>
+    std::vector<std::vector<Value>> over_batch(double d, const std::vector<double>& kappas,
+                                               const char* function, At at) const;
     std::vector<int> sizes_;
     BoundVariant variant_;
     std::vector<PerSize> terms_;
