@@ -1,7 +1,8 @@
 // Cross-model overlays: each model's folder is read into a few curves (P and R against N with
-// the paper envelopes, corr(R, ρ0) against N, regime shares by depth; for simulations E[P],
-// E[R] with their intervals and envelopes), then every figure draws all models on one set of
-// axes. One data file per model and figure keeps each script's `using` columns fixed.
+// the paper and corrected envelopes, corr(R, ρ0) against N, regime shares by depth; for
+// simulations E[P], E[R] with their intervals and envelopes), then every figure draws all models
+// on one set of axes. One data file per model and figure keeps each script's `using` columns
+// fixed.
 #include "reports/models_figures.hpp"
 
 #include <algorithm>
@@ -11,7 +12,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <tuple>
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
@@ -29,8 +29,12 @@ namespace {
 
 using namespace empirical;
 
-// The envelope the paper draws in its Figure 5 (its own Theorems 1–2).
-const std::string kEnvelopeVariant = theory::to_string(theory::BoundVariant::paper);
+// The envelopes the P and R overlays draw, in their data files' column order: the paper's own
+// (its Figure 5, Theorems 1–2 as printed) and the corrected variant. More would crowd a figure
+// that already has one colour per model; the single-run figures show all four.
+const std::array<std::string, 2> kEnvelopeVariants = {
+    theory::to_string(theory::BoundVariant::paper),
+    theory::to_string(theory::BoundVariant::corrected)};
 
 std::string kind_of(const RunFolder& run) {
     const auto kind = run.manifest.find("kind");
@@ -156,11 +160,16 @@ namespace {
 
 // ---- what each model contributes ----------------------------------------------------------
 
-// One model's curve on a panel against N: N → [value, band_lo, band_hi, lower, upper]; NaN
-// where the model has no band (no interval) or no envelope.
-using CurveRows = std::map<int, std::array<double, 5>>;
+// One model's curve on a panel against N: N → [value, band_lo, band_hi, then lower, upper per
+// kEnvelopeVariants entry]; NaN where the model has no band (no interval) or no envelope.
+constexpr std::size_t kRowValues = 3 + 2 * kEnvelopeVariants.size();
+using CurveRow = std::array<double, kRowValues>;
+using CurveRows = std::map<int, CurveRow>;
 struct CurveColumns {  // the per-model .dat files' columns (gnuplot counts from 1)
-    static constexpr int kN = 1, kValue = 2, kBandLow = 3, kBandHigh = 4, kLower = 5, kUpper = 6;
+    static constexpr int kN = 1, kValue = 2, kBandLow = 3, kBandHigh = 4;
+    // The lower and upper envelope of a panel's envelope `pair` (kEnvelopeVariants order).
+    static int lower(std::size_t pair) { return 5 + 2 * static_cast<int>(pair); }
+    static int upper(std::size_t pair) { return lower(pair) + 1; }
 };
 
 struct ModelCurves {
@@ -181,21 +190,54 @@ struct ModelCurves {
 
 const double kNan = std::nan("");
 
-// The measured means, and the paper envelope where the folder has one, as P and R curves.
+CurveRow nan_row() {
+    CurveRow row;
+    row.fill(kNan);
+    return row;
+}
+
+// A row holding `value` and its band; no envelope.
+CurveRow curve_row(double value, double band_low = kNan, double band_high = kNan) {
+    CurveRow row = nan_row();
+    row[0] = value;
+    row[1] = band_low;
+    row[2] = band_high;
+    return row;
+}
+
+// The row of `rows` at N, made all-NaN when new.
+CurveRow& row_at(CurveRows& rows, int N) {
+    return rows.try_emplace(N, nan_row()).first->second;
+}
+
+// Where a row holds the lower envelope of kEnvelopeVariants[pair] (the upper one follows).
+std::size_t lower_index(std::size_t pair) {
+    return static_cast<std::size_t>(CurveColumns::lower(pair) - CurveColumns::kValue);
+}
+
+// The measured means, and the drawn variants' envelopes where the folder has them (variant →
+// N → [P_lower, P_upper, R_lower, R_upper]), as P and R curves.
 void set_pr_curves(ModelCurves& m, const std::map<int, MeanPR>& measured,
-                   const std::map<int, std::array<double, 4>>* envelope) {
+                   const Envelopes* envelopes) {
     for (const auto& [N, mean] : measured)
         for (int metric = 0; metric < 2; ++metric)
-            m.pr[metric][N] = {metric ? mean.r : mean.p, kNan, kNan, kNan, kNan};
-    if (!envelope) return;
-    for (const auto& [N, b] : *envelope)
-        for (int metric = 0; metric < 2; ++metric) {
-            auto& row = m.pr[metric]
-                            .try_emplace(N, std::array<double, 5>{kNan, kNan, kNan, kNan, kNan})
-                            .first->second;
-            row[3] = b[2 * metric];
-            row[4] = b[2 * metric + 1];
-        }
+            m.pr[metric][N] = curve_row(metric ? mean.r : mean.p);
+    if (!envelopes) return;
+    for (std::size_t pair = 0; pair < kEnvelopeVariants.size(); ++pair) {
+        const auto envelope = envelopes->find(kEnvelopeVariants[pair]);
+        if (envelope == envelopes->end()) continue;
+        for (const auto& [N, b] : envelope->second)
+            for (int metric = 0; metric < 2; ++metric) {
+                CurveRow& row = row_at(m.pr[metric], N);
+                row[lower_index(pair)] = b[2 * metric];
+                row[lower_index(pair) + 1] = b[2 * metric + 1];
+            }
+    }
+}
+
+bool drawn_variant(const std::string& variant) {
+    return std::find(kEnvelopeVariants.begin(), kEnvelopeVariants.end(), variant) !=
+           kEnvelopeVariants.end();
 }
 
 std::map<int, PerRegime<int>> read_regime_counts(const std::string& path) {
@@ -211,15 +253,15 @@ std::map<int, PerRegime<int>> read_regime_counts(const std::string& path) {
 
 void read_compare_model(const RunFolder& run, ModelCurves& m) {
     const CompareFolder c = load_compare(run);
-    const auto envelope = c.envelopes.find(kEnvelopeVariant);
-    set_pr_curves(m, c.envelope_means, envelope == c.envelopes.end() ? nullptr : &envelope->second);
+    set_pr_curves(m, c.envelope_means, &c.envelopes);
     m.pr_source = c.envelope.path;
-    if (envelope != c.envelopes.end()) m.envelope_source = c.envelope_source;
+    for (const auto& [variant, unused] : c.envelopes)
+        if (drawn_variant(variant)) m.envelope_source = c.envelope_source;
     m.envelope_at_star = c.envelopes_at_star;
     for (std::size_t r = 0; r < c.corr.rows.size(); ++r)
-        m.corr[static_cast<int>(c.corr.number(r, "N"))] = {
-            optional_number(c.corr, r, "corr"), optional_number(c.corr, r, "ci_lo"),
-            optional_number(c.corr, r, "ci_hi"), kNan, kNan};
+        m.corr[static_cast<int>(c.corr.number(r, "N"))] =
+            curve_row(optional_number(c.corr, r, "corr"), optional_number(c.corr, r, "ci_lo"),
+                      optional_number(c.corr, r, "ci_hi"));
     m.corr_source = c.corr.path;
     m.regimes_source = path_in(run.dir, "regime_counts.csv");
     m.regimes = read_regime_counts(m.regimes_source);
@@ -268,7 +310,7 @@ CurveRows extract_correlation(const ExtractData& e) {
         for (std::size_t g = 0; g < sums.size(); ++g)
             if (sums[g].second > 0)
                 r.push_back(sums[g].first / sums[g].second), rho.push_back(rho0[g]);
-        corr[N] = {pearson(r, rho), kNan, kNan, kNan, kNan};
+        corr[N] = curve_row(pearson(r, rho));
     }
     return corr;
 }
@@ -284,8 +326,8 @@ void read_extract_model(const RunFolder& run, ModelCurves& m) {
     m.regimes_source = path_in(run.dir, "heads.csv");
 }
 
-// simulate.csv's means and 95% intervals with bounds.csv's paper envelope (at each side's κ*
-// where the run has them), as P and R curves.
+// simulate.csv's means and 95% intervals with bounds.csv's paper and corrected envelopes (at
+// each side's κ* where the run has them), as P and R curves.
 void read_simulate_model(const RunFolder& run, ModelCurves& m) {
     const CsvTable sim = read_csv_table(path_in(run.dir, "simulate.csv"));
     const CsvTable bounds = read_csv_table(path_in(run.dir, "bounds.csv"));
@@ -293,21 +335,23 @@ void read_simulate_model(const RunFolder& run, ModelCurves& m) {
     for (std::size_t r = 0; r < sim.rows.size(); ++r)
         for (int k = 0; k < 2; ++k) {
             const std::string metric = metrics[k];
-            m.pr[k][static_cast<int>(sim.number(r, "N"))] = {
-                sim.number(r, metric + "_mean"), sim.number(r, metric + "_ci_lo"),
-                sim.number(r, metric + "_ci_hi"), kNan, kNan};
+            m.pr[k][static_cast<int>(sim.number(r, "N"))] =
+                curve_row(sim.number(r, metric + "_mean"), sim.number(r, metric + "_ci_lo"),
+                          sim.number(r, metric + "_ci_hi"));
         }
     m.envelope_at_star = bounds.has_column("P_lower_star");
     const std::string suffix = m.envelope_at_star ? "_star" : "";
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
-        if (bounds.text(r, "variant") != kEnvelopeVariant) continue;
+        const auto variant = std::find(kEnvelopeVariants.begin(), kEnvelopeVariants.end(),
+                                       bounds.text(r, "variant"));
+        if (variant == kEnvelopeVariants.end()) continue;
+        const std::size_t at =
+            lower_index(static_cast<std::size_t>(variant - kEnvelopeVariants.begin()));
         const int N = static_cast<int>(bounds.number(r, "N"));
         for (int k = 0; k < 2; ++k) {
-            auto& row = m.pr[k]
-                            .try_emplace(N, std::array<double, 5>{kNan, kNan, kNan, kNan, kNan})
-                            .first->second;
-            row[3] = bounds.number(r, std::string(metrics[k]) + "_lower" + suffix);
-            row[4] = bounds.number(r, std::string(metrics[k]) + "_upper" + suffix);
+            CurveRow& row = row_at(m.pr[k], N);
+            row[at] = bounds.number(r, std::string(metrics[k]) + "_lower" + suffix);
+            row[at + 1] = bounds.number(r, std::string(metrics[k]) + "_upper" + suffix);
         }
     }
     m.pr_source = sim.path;
@@ -363,33 +407,65 @@ bool any_finite(const CurveRows& rows, int column) {
     return false;
 }
 
-std::string curve_data(const CurveRows& rows, const std::string& label, const std::string& what) {
+// What a panel of curves against N shows and says.
+struct CurvePanel {
+    std::string id, title, what, ylabel, yrange;
+    std::string band_title;  // the key entry of the band
+    // The variant of each envelope pair the rows carry (kEnvelopeVariants, a prefix of it); ""
+    // names a pair that is never drawn (Figure 6 keeps one in its files' layout).
+    std::vector<std::string> envelopes;
+};
+
+std::string curve_data(const CurveRows& rows, const std::string& label, const CurvePanel& p) {
     std::ostringstream dat;
-    dat << "# " << label << ": N " << what << " band_lo band_hi lower upper (nan: none)\n";
+    dat << "# " << label << ": N " << p.what << " band_lo band_hi";
+    for (const std::string& variant : p.envelopes)
+        dat << (variant.empty() ? " lower upper" : " " + variant + "_lower " + variant + "_upper");
+    dat << " (nan: none)\n";
+    const std::size_t values = 3 + 2 * p.envelopes.size();
     for (const auto& [N, row] : rows) {
         dat << N;
-        for (double x : row)
-            dat << ' ' << format_double(x);
+        for (std::size_t i = 0; i < values; ++i)
+            dat << ' ' << format_double(row[i]);
         dat << '\n';
     }
     return dat.str();
 }
 
-// What a panel of curves against N shows and says.
-struct CurvePanel {
-    std::string id, title, what, ylabel, yrange;
-    std::string band_title, lower_title, upper_title;  // key entries of the styles
-};
+// Upper envelopes are dash-dot in every variant: solid is the model's own curve, and each
+// variant's lower envelope has palette.hpp's dash.
+const char* const kUpperDash = "(10,4,2,4)";
+
+// The line style of a variant's lower or upper envelope: the variant's width and dash from
+// palette.hpp (as the single-run figures draw them), so coinciding variants stay apart.
+std::string envelope_style(const std::string& variant, bool upper) {
+    const auto& names = variant_names();
+    const std::size_t v =
+        static_cast<std::size_t>(std::find(names.begin(), names.end(), variant) - names.begin());
+    return " lw " + format_double(palette::variant_width(v)) + " dt " +
+           (upper ? kUpperDash : palette::variant_lower_dash(v));
+}
+
+// Whether any model draws the panel's envelope `pair` on its lower (or upper) side.
+bool envelope_drawn(const CurvePanel& p, const std::vector<const CurveRows*>& rows,
+                    std::size_t pair, bool upper) {
+    if (p.envelopes[pair].empty()) return false;
+    const int column = upper ? CurveColumns::upper(pair) : CurveColumns::lower(pair);
+    for (const CurveRows* r : rows)
+        if (any_finite(*r, CurveColumns::kValue) && any_finite(*r, column)) return true;
+    return false;
+}
 
 // The plot command of one panel: every model's band (under everything), then its line and
-// envelopes, then one key entry per line style. Models without a finite value are left out
-// (gnuplot refuses a curve of undefined points) and listed in `missing`.
+// envelopes (widest variant first), then one key entry per line style drawn. Models without a
+// finite value are left out (gnuplot refuses a curve of undefined points) and listed in
+// `missing`.
 std::string curve_plot(const CurvePanel& p, const std::vector<ModelCurves>& models,
                        const std::vector<const CurveRows*>& rows,
                        std::vector<std::string>& missing) {
     using C = CurveColumns;
     std::vector<std::string> parts;
-    bool band = false, lower = false, upper = false;
+    bool band = false;
     for (std::size_t k = 0; k < models.size(); ++k) {
         const std::string file = "'" + p.id + "_m" + std::to_string(k) + ".dat'";
         if (any_finite(*rows[k], C::kValue) && any_finite(*rows[k], C::kBandLow)) {
@@ -409,21 +485,22 @@ std::string curve_plot(const CurvePanel& p, const std::vector<ModelCurves>& mode
         parts.push_back(file + " using 1:" + std::to_string(C::kValue) + " with lines lw " +
                         format_double(models[k].width) + style + models[k].dash + " title '" +
                         gnuplot_text(models[k].label) + "' noenhanced");
-        for (const auto& [column, dash, seen] :
-             {std::tuple{C::kLower, " dt 2", &lower}, std::tuple{C::kUpper, " dt 3", &upper}}) {
-            if (!any_finite(*rows[k], column)) continue;
-            parts.push_back(file + " using 1:" + std::to_string(column) + " with lines lw 1.6" +
-                            dash + style + " notitle");
-            *seen = true;
-        }
+        for (std::size_t pair = 0; pair < p.envelopes.size(); ++pair)
+            for (const bool upper : {false, true}) {
+                const int column = upper ? C::upper(pair) : C::lower(pair);
+                if (p.envelopes[pair].empty() || !any_finite(*rows[k], column)) continue;
+                parts.push_back(file + " using 1:" + std::to_string(column) + " with lines" +
+                                envelope_style(p.envelopes[pair], upper) + style + " notitle");
+            }
     }
     const std::string neutral = palette::kNeutral;
-    if (upper)
-        parts.push_back("1/0 with lines lw 1.6 dt 3 lc rgb '" + neutral + "' title '" +
-                        p.upper_title + "'");
-    if (lower)
-        parts.push_back("1/0 with lines lw 1.6 dt 2 lc rgb '" + neutral + "' title '" +
-                        p.lower_title + "'");
+    for (std::size_t pair = 0; pair < p.envelopes.size(); ++pair)
+        for (const bool upper : {true, false})
+            if (envelope_drawn(p, rows, pair, upper))
+                parts.push_back("1/0 with lines" + envelope_style(p.envelopes[pair], upper) +
+                                " lc rgb '" + neutral + "' title '" +
+                                (upper ? "upper envelope (" : "lower envelope (") +
+                                p.envelopes[pair] + ")'");
     if (band)
         parts.push_back("1/0 with boxes fs transparent solid 0.3 noborder lc rgb '" + neutral +
                         "' title '" + p.band_title + "'");
@@ -444,8 +521,8 @@ Figure curve_figure(const CurvePanel& p, const std::vector<ModelCurves>& models,
     f.title = p.title;
     int max_n = 2;
     for (std::size_t k = 0; k < models.size(); ++k) {
-        f.data.push_back({p.id + "_m" + std::to_string(k) + ".dat",
-                          curve_data(*rows[k], models[k].label, p.what)});
+        f.data.push_back(
+            {p.id + "_m" + std::to_string(k) + ".dat", curve_data(*rows[k], models[k].label, p)});
         if (!rows[k]->empty()) max_n = std::max(max_n, rows[k]->rbegin()->first);
     }
     std::vector<std::string> missing;
@@ -476,20 +553,51 @@ std::string sources(const std::vector<ModelCurves>& models, std::string ModelCur
     return out;
 }
 
-std::string envelope_words(const std::vector<ModelCurves>& models) {
+// "<code>paper</code> and <code>corrected</code>": the variants named in a caption.
+std::string variant_list(const std::vector<std::string>& variants) {
+    std::string out;
+    for (std::size_t i = 0; i < variants.size(); ++i)
+        out += std::string(i == 0                     ? ""
+                           : i + 1 == variants.size() ? " and "
+                                                      : ", ") +
+               code(variants[i]);
+    return out;
+}
+
+// Which envelopes the panel draws, in whose style, at which κ and from where; the models that
+// lack a variant another model draws are named.
+std::string envelope_words(const std::vector<ModelCurves>& models, const CurvePanel& p,
+                           const std::vector<const CurveRows*>& rows) {
     int with = 0, at_star = 0;
     for (const auto& m : models) {
         with += !m.envelope_source.empty();
         at_star += !m.envelope_source.empty() && m.envelope_at_star;
     }
     if (with == 0) return " No model has envelopes (extract folders; compare computes them).";
-    std::string words = " Thin lines in the model's colour: the <code>" + kEnvelopeVariant +
-                        "</code> variant's lower (dashed) and upper (dotted) envelopes, " +
-                        (at_star == with ? std::string("at the κ* of each side")
-                         : at_star == 0  ? std::string("at the variant's single κ")
-                                         : std::string("at each side's κ* where the folder has "
-                                                        "it, else at the variant's single κ")) +
-                        ", from " + sources(models, &ModelCurves::envelope_source) + ".";
+    std::vector<std::string> shown, lacking;
+    for (std::size_t pair = 0; pair < p.envelopes.size(); ++pair) {
+        if (!envelope_drawn(p, rows, pair, false) && !envelope_drawn(p, rows, pair, true)) continue;
+        shown.push_back(p.envelopes[pair]);
+        for (std::size_t k = 0; k < models.size(); ++k)
+            if (!models[k].envelope_source.empty() &&
+                !any_finite(*rows[k], CurveColumns::lower(pair)) &&
+                !any_finite(*rows[k], CurveColumns::upper(pair)))
+                lacking.push_back(html_escape(models[k].label) + " has no " +
+                                  code(p.envelopes[pair]) + " envelope");
+    }
+    if (shown.empty()) return " No envelope has a defined value at any N.";
+    std::string words =
+        " Envelopes in the model's colour, lower dashed and upper dash-dot: the " +
+        variant_list(shown) + (shown.size() == 1 ? " variant" : " variants") +
+        (shown.size() == 1 ? "" : ", each in its own line width and lower dash, widest first") +
+        ", " +
+        (at_star == with ? std::string("at the κ* of each side")
+         : at_star == 0  ? std::string("at the variant's single κ")
+                         : std::string("at each side's κ* where the folder has "
+                                        "it, else at the variant's single κ")) +
+        ", from " + sources(models, &ModelCurves::envelope_source) + ".";
+    for (const std::string& lack : lacking)
+        words += " " + lack + ".";
     if (with < static_cast<int>(models.size()))
         words += " Models without envelopes are extract folders (compare computes them).";
     return words;
@@ -504,8 +612,7 @@ CurvePanel pr_panel(int metric, std::string id, std::string title, std::string y
             std::move(ylabel),
             "[-0.03:1.08]",
             "95% interval",
-            "lower envelope (" + kEnvelopeVariant + ")",
-            "upper envelope (" + kEnvelopeVariant + ")"};
+            {kEnvelopeVariants.begin(), kEnvelopeVariants.end()}};
 }
 
 std::vector<const CurveRows*> pr_rows(const std::vector<ModelCurves>& models, int metric) {
@@ -527,7 +634,8 @@ Figure fig5_across_models(const std::vector<ModelCurves>& models, int metric) {
         std::string(p ? "Precision P(r<sub>max</sub>, N)" : "Recall R(r<sub>min</sub>, N)") +
         " of each model (thick line, one colour per model): the mean over heads of the document "
         "means, from " +
-        sources(models, &ModelCurves::pr_source) + "." + envelope_words(models) + " Log N.";
+        sources(models, &ModelCurves::pr_source) + "." + envelope_words(models, panel, rows) +
+        " Log N.";
     return curve_figure(panel, models, rows, caption);
 }
 
@@ -538,8 +646,7 @@ Figure fig6_across_models(const std::vector<ModelCurves>& models) {
                      "corr(R(r_{min}, N), ρ_0)",
                      "[-1.05:1.05]",
                      "95% bootstrap interval",
-                     "",
-                     ""};
+                     {""}};
     std::vector<const CurveRows*> rows;
     bool computed_here = false;
     for (const auto& m : models) {
@@ -641,7 +748,8 @@ Figure simulation_across_runs(const std::vector<ModelCurves>& models, int metric
         (p ? "Precision P(r<sub>max</sub>, N)" : "Recall R(r<sub>min</sub>, N)") +
         " of each simulation (thick line, one colour per run) with its 95% interval (band), "
         "from " +
-        sources(models, &ModelCurves::pr_source) + "." + envelope_words(models) + " Log N.";
+        sources(models, &ModelCurves::pr_source) + "." + envelope_words(models, panel, rows) +
+        " Log N.";
     return curve_figure(panel, models, rows, caption);
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -19,6 +20,7 @@
 
 #include "common/errors.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/palette.hpp"
 #include "reports/report.hpp"
 #include "tests/reports/report_checks.hpp"
 #include "tests/support/test_files.hpp"
@@ -197,6 +199,48 @@ void expect_overlays(const fs::path& out, const std::vector<std::string>& labels
     }
 }
 
+// Dashed lines of at least `min_segments` segments that the SVG draws in `colour` at stroke
+// width `width` (gnuplot writes "%.2f" on the enclosing group).
+int dashed_lines(const std::string& svg, const std::string& colour, double width,
+                 int min_segments) {
+    char width_text[32];
+    std::snprintf(width_text, sizeof width_text, "stroke-width=\"%.2f\"", width);
+    const std::string path = "<path stroke='" + colour + "' stroke-dasharray='";
+    int lines = 0;
+    for (auto at = svg.find(path); at != std::string::npos; at = svg.find(path, at + 1)) {
+        const auto group = svg.rfind("stroke-width=\"", at);
+        if (group == std::string::npos || svg.compare(group, std::strlen(width_text), width_text))
+            continue;
+        const auto data = svg.find("d='", at), end = svg.find('\'', data + 3);
+        const std::string d = svg.substr(data, end - data);
+        lines += std::count(d.begin(), d.end(), 'L') >= min_segments;
+    }
+    return lines;
+}
+
+// Each model draws the corrected variant's lower and upper envelopes in its own colour at the
+// corrected width (narrower than every model's own line and the paper envelope, so nothing
+// else matches), both key entries exist, and the caption names both variants.
+void expect_corrected_envelopes(const fs::path& out, const std::vector<std::string>& labels,
+                                const std::vector<std::string>& figures) {
+    const double width = reports::palette::variant_width(3);  // bound_variants(): corrected
+    for (const std::string& id : figures) {
+        const std::string svg = slurp(out / "figures" / (id + ".svg"));
+        const std::string script = slurp(out / "figures" / (id + ".gp"));
+        for (const char* entry : {"lower envelope (corrected)", "upper envelope (corrected)",
+                                  "lower envelope (paper)", "upper envelope (paper)"})
+            EXPECT_NE(svg.find("<title>" + std::string(entry) + "</title>"), std::string::npos)
+                << id << ": " << entry;
+        for (const std::string& label : labels) {
+            const std::string colour = svg_colour(script_colour(script, label));
+            EXPECT_EQ(dashed_lines(svg, colour, width, 3), 2) << id << ": " << label;
+        }
+    }
+    const std::string html = slurp(out / "index.html");
+    EXPECT_NE(html.find("<code>paper</code> and <code>corrected</code> variants"),
+              std::string::npos);
+}
+
 fs::path report(const std::vector<std::string>& dirs, const std::string& name,
                 const std::vector<std::string>& labels = {}, bool fresh = true) {
     const fs::path out = scratch() / name;
@@ -250,11 +294,18 @@ TEST(ModelsReport, ThreeExtractFoldersOverlayInFourFiguresNamedFromTheirManifest
         ASSERT_EQ(rows.size(), static_cast<std::size_t>(kShapes[m].context));
         for (const auto& row : rows) {
             largest = std::max(largest, std::fabs(row[1] - 1.0 / row[0]));
-            EXPECT_TRUE(std::isnan(row[4]) && std::isnan(row[5])) << "extract: no envelope";
+            ASSERT_EQ(row.size(), 8u) << "N, P, band, paper and corrected envelopes";
+            for (int c = 4; c < 8; ++c)
+                EXPECT_TRUE(std::isnan(row[c])) << "extract: no envelope";
         }
     }
     EXPECT_LT(largest, 1e-12);
     std::cout << "largest |Figure 5 P - 1/N|: " << largest << "\n";
+    // The key lists only what is drawn: no envelope entries without envelopes.
+    for (const char* id : {"models_fig5_P", "models_fig5_R"})
+        EXPECT_EQ(slurp(out / "figures" / (std::string(id) + ".svg")).find("envelope ("),
+                  std::string::npos)
+            << id;
 
     // Figure 6: Pearson across key/value heads, against the plain reference.
     largest = 0;
@@ -395,9 +446,11 @@ TEST(ModelsReport, SimulateFoldersOverlayTheirMeansAndEnvelopes) {
     const fs::path out = report(dirs, "sims");
     const std::vector<std::string> labels = {"beta=0.05", "beta=0.2"};
     expect_overlays(out, labels, {"models_sim_P", "models_sim_R"}, 3);
+    expect_corrected_envelopes(out, labels, {"models_sim_P", "models_sim_R"});
     EXPECT_FALSE(fs::exists(out / "figures" / "models_fig5_P.svg")) << "no extract or compare";
 
-    // The curves are simulate.csv's means and intervals and bounds.csv's paper envelope.
+    // The curves are simulate.csv's means and intervals and bounds.csv's paper and corrected
+    // envelopes, in that order.
     double largest = 0;
     for (int k = 0; k < 2; ++k) {
         const reports::CsvTable sim = reports::read_csv_table(dirs[k] + "/simulate.csv");
@@ -406,19 +459,21 @@ TEST(ModelsReport, SimulateFoldersOverlayTheirMeansAndEnvelopes) {
         for (std::size_t r = 0; r < sim.rows.size(); ++r)
             expected[static_cast<int>(sim.number(r, "N"))] = {
                 sim.number(r, "R_mean"), sim.number(r, "R_ci_lo"), sim.number(r, "R_ci_hi")};
-        for (std::size_t r = 0; r < bounds.rows.size(); ++r)
-            if (bounds.text(r, "variant") == "paper") {
-                auto& e = expected[static_cast<int>(bounds.number(r, "N"))];
-                e.push_back(bounds.number(r, "R_lower_star"));
-                e.push_back(bounds.number(r, "R_upper_star"));
-            }
+        for (const char* variant : {"paper", "corrected"})
+            for (std::size_t r = 0; r < bounds.rows.size(); ++r)
+                if (bounds.text(r, "variant") == variant) {
+                    auto& e = expected[static_cast<int>(bounds.number(r, "N"))];
+                    e.push_back(bounds.number(r, "R_lower_star"));
+                    e.push_back(bounds.number(r, "R_upper_star"));
+                }
         const auto rows =
             dat_rows(out / "figures" / ("models_sim_R_m" + std::to_string(k) + ".dat"));
         ASSERT_EQ(rows.size(), expected.size());
         for (const auto& row : rows) {
             const auto& e = expected.at(static_cast<int>(row[0]));
-            ASSERT_EQ(e.size(), 5u);
-            for (int c = 0; c < 5; ++c)
+            ASSERT_EQ(e.size(), 7u);
+            ASSERT_EQ(row.size(), 8u);
+            for (int c = 0; c < 7; ++c)
                 largest = std::max(largest, std::fabs(row[1 + c] - e[c]));
         }
     }
@@ -442,6 +497,7 @@ TEST(ModelsReport, ThreeStoriesComparesAtThreeContexts) {
     const std::vector<std::string> labels = {
         "stories260K (context 64)", "stories260K (context 128)", "stories260K (context 256)"};
     expect_overlays(out, labels, {std::begin(kFigures), std::end(kFigures)}, 3);
+    expect_corrected_envelopes(out, labels, {"models_fig5_P", "models_fig5_R"});
 
     // Figure 5 and 6 data against compare's own tables.
     double largest = 0;
