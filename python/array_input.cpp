@@ -13,6 +13,19 @@ void throw_value_error(const std::string& function, const std::string& what) {
     throw py::value_error(function + ": " + what);
 }
 
+theory::Ranking ranking_argument(const std::string& rank, const std::string& function) {
+    // CLI11's IsMember words it this way for the CLI; the library's own message names itself.
+    if (rank != "attn" && rank != "contrib")
+        throw_value_error(function, "rank: " + rank + " not in {attn,contrib}");
+    return theory::parse_ranking(rank);
+}
+
+theory::Distance distance_argument(const std::string& distance, const std::string& function) {
+    if (distance != "euclidean" && distance != "cosine")
+        throw_value_error(function, "distance: " + distance + " not in {euclidean,cosine}");
+    return theory::parse_distance(distance);
+}
+
 std::string shape_text(const py::array& array) {
     std::string text = "(";
     for (py::ssize_t axis = 0; axis < array.ndim(); ++axis)

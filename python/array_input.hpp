@@ -36,6 +36,11 @@ std::string shape_text(const py::array& array);
 // Returns the library's spelling for parse_selection_sizes.
 std::string selection_size_text(const py::handle& sizes, const std::string& function);
 
+// The rank and distance arguments, refused as `attngeo metrics` refuses --rank and --distance
+// ("rank: top not in {attn,contrib}"), the flag named as the keyword.
+theory::Ranking ranking_argument(const std::string& rank, const std::string& function);
+theory::Distance distance_argument(const std::string& distance, const std::string& function);
+
 // The number of worker threads for `tasks` independent jobs: `requested` (0 = every core).
 int worker_count(int requested, int tasks, const std::string& function);
 

@@ -124,7 +124,7 @@ py::dict bounds(const py::dict& model, const py::handle& alpha, const py::handle
     theory::BoundSettings settings;
     settings.d = d;
     settings.kappa = kappa;
-    settings.ranking = theory::parse_ranking(rank);
+    settings.ranking = ranking_argument(rank, kFunction);
     const auto variants = chosen_variants(variant_names);
     return sensitivity ? sensitivity_table(params, sizes, settings, variants)
                        : bound_table(params, sizes, settings, variants);

@@ -41,6 +41,7 @@ class StreamingStatistics {
     void start(const HeadShape& shape);
     int next_layer(const py::object& layer) const;
     void check_finite(const py::array_t<float>& array, const std::string& name, int layer) const;
+    void check_nonnegative(const py::array_t<float>& alpha, int layer) const;
 
     empirical::StatisticsSettings settings_;
     std::string sizes_spec_;
@@ -69,8 +70,8 @@ StreamingStatistics::StreamingStatistics(int context, int layers, const py::hand
     settings_.context = context;
     settings_.max_lag = std::min(max_lag, context - 2);
     settings_.sizes = parse_selection_sizes(sizes_spec_, context, kFunction + ": N");
-    settings_.ranking = theory::parse_ranking(rank);
-    settings_.distance = theory::parse_distance(distance);
+    settings_.ranking = ranking_argument(rank, kFunction);
+    settings_.distance = distance_argument(distance, kFunction);
     layer_done_.assign(layers, 0);
 }
 
@@ -120,6 +121,20 @@ void StreamingStatistics::check_finite(const py::array_t<float>& array, const st
                                              std::to_string(k / row) + "), expected finite values");
 }
 
+// Checked here, before the library sees it, so the message names the argument, head and
+// position and prints the weight as `attngeo metrics` prints a negative alpha.
+void StreamingStatistics::check_nonnegative(const py::array_t<float>& alpha, int layer) const {
+    const float* data = alpha.data();
+    const py::ssize_t n = alpha.shape(1);
+    for (py::ssize_t k = 0; k < alpha.size(); ++k)
+        if (data[k] < 0)
+            throw_value_error(kFunction,
+                              "alpha of layer " + std::to_string(layer) + " in document " +
+                                  std::to_string(documents()) + ", head " + std::to_string(k / n) +
+                                  ", position " + std::to_string(k % n) + ": alpha = " +
+                                  format_double(data[k]) + " is negative, expected alpha >= 0");
+}
+
 void StreamingStatistics::add(const py::handle& alpha_in, const py::handle& values_in,
                               const py::object& layer_in) {
     const py::array_t<float> alpha = float_array(alpha_in, 2, kFunction, "alpha");
@@ -151,6 +166,7 @@ void StreamingStatistics::add(const py::handle& alpha_in, const py::handle& valu
     const int layer = next_layer(layer_in);
     check_finite(alpha, "alpha", layer);
     check_finite(values, "values", layer);
+    check_nonnegative(alpha, layer);
     const int group = shape_.heads / shape_.kv_heads, d = shape_.head_dim;
     std::vector<empirical::DocumentRecord> records(shape_.heads);
     {

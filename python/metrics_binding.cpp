@@ -62,11 +62,14 @@ void check_head(const HeadBatch& b, int head) {
     const double* values = b.values.data() + static_cast<std::size_t>(head) * b.n * b.d;
     double total = 0;
     for (int i = 0; i < b.n; ++i) {
-        if (!std::isfinite(alpha[i]) || alpha[i] < 0) {
-            throw_value_error(kFunction, head_name(b, head) + "[" + std::to_string(i) +
-                                             "] = " + format_double(alpha[i]) +
-                                             ", expected a finite alpha >= 0");
-        }
+        const std::string weight = head_name(b, head) + "[" + std::to_string(i) + "] = ";
+        if (!std::isfinite(alpha[i]))
+            throw_value_error(kFunction,
+                              weight + format_double(alpha[i]) + ", expected a finite alpha >= 0");
+        // Worded as `attngeo metrics` words a negative alpha in points.csv.
+        if (alpha[i] < 0)
+            throw_value_error(
+                kFunction, weight + format_double(alpha[i]) + " is negative, expected alpha >= 0");
         total += alpha[i];
     }
     if (std::abs(total - 1) > 1e-6) {
@@ -128,8 +131,8 @@ py::dict metrics(const py::handle& alpha, const py::handle& values, const py::ha
     const HeadBatch batch = read_heads(alpha, values);
     const std::string sizes_text = selection_size_text(sizes_in, kFunction);
     const std::vector<int> sizes = parse_selection_sizes(sizes_text, batch.n, kFunction + ": N");
-    const theory::Ranking ranking = theory::parse_ranking(rank);
-    const theory::Distance distance = theory::parse_distance(distance_name);
+    const theory::Ranking ranking = ranking_argument(rank, kFunction);
+    const theory::Distance distance = distance_argument(distance_name, kFunction);
     for (int head = 0; head < batch.heads; ++head)
         check_head(batch, head);
     const bool all_sizes = sizes_text == "all";

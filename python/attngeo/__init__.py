@@ -101,6 +101,17 @@ def read_run(path, frames=None):
     return {"manifest": manifest, "tables": tables}
 
 
+def _number(value, name, function):
+    """A float argument, refused as the model keywords are (C++ real_entry): a str or bool is
+    not taken for a number, so kappa="1" fails as beta="0.1" does."""
+    if not isinstance(value, (str, bytes, bool)):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise ValueError(f"attngeo.{function}: {name} = {value!r}, expected a number")
+
+
 def _model_dict(preset, profile, parameters):
     model = {"preset": preset, "profile": profile}
     for name, value in parameters.items():
@@ -136,8 +147,9 @@ def bounds(*, preset="paper", profile="assumption3", L=None, p_sink=None, T1=Non
             value = None
         arrays[name] = value
     variants = [variant] if isinstance(variant, str) else list(variant)
-    table = _core.bounds(model, arrays["alpha"], arrays["norms"], arrays["cos"], float(d),
-                         float(kappa), variants, rank, N, bool(sensitivity))
+    table = _core.bounds(model, arrays["alpha"], arrays["norms"], arrays["cos"],
+                         _number(d, "d", "bounds"), _number(kappa, "kappa", "bounds"), variants,
+                         rank, N, bool(sensitivity))
     for name in ("variant", "regime", "parameter"):
         if name in table:
             table[name] = np.array(table[name], dtype=str)
@@ -189,9 +201,11 @@ def simulate(out=None, *, preset="paper", profile="assumption3", L=None, p_sink=
                 created_inputs = os.path.join(folder, "inputs")
                 value = _write_input(created_inputs, name, value)
             model[name + "_file"] = os.fspath(value)
-        _core.simulate_run(folder, model, float(d), None if kappa is None else float(kappa),
-                           int(trials), int(seed), int(threads), N, rank, distance,
-                           sink_mode, float(norm_cv), sweep_items, json.dumps(provenance))
+        _core.simulate_run(folder, model, _number(d, "d", "simulate"),
+                           None if kappa is None else _number(kappa, "kappa", "simulate"),
+                           int(trials), int(seed), int(threads), N, rank, distance, sink_mode,
+                           _number(norm_cv, "norm_cv", "simulate"), sweep_items,
+                           json.dumps(provenance))
         return read_run(folder, frames)
     except BaseException:
         if created_inputs and scratch is None:

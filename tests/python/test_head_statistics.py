@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import attngeo
-from test_metrics import numpy_reference
+from test_metrics import cli_message, numpy_reference, python_message, write_points
 
 SHARED = os.environ.get("ATTNGEO_SHARED",
                         os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
@@ -142,6 +142,9 @@ def test_compare_reads_the_folder(cli, tmp_path):
     (lambda s: s.add(np.ones((2, 8), np.float32) / 8, np.ones((1, 8, 3)), layer="x"),
      "layer = 'x', expected None or an int"),
     (lambda s: s.write("unused"), "write: no complete document was added"),
+    (lambda s: s.add(np.array([[1.5, -0.5] + [0] * 6] * 2, np.float32), np.ones((1, 8, 3))),
+     "alpha of layer 0 in document 0, head 0, position 1: alpha = -0.5 is negative, expected "
+     "alpha >= 0"),
 ])
 def test_bad_input_is_a_value_error(call, message):
     statistics = attngeo.HeadStatistics(context=8, layers=2)
@@ -169,6 +172,32 @@ def test_misuse_across_calls_is_a_value_error(tmp_path):
     for kwargs, message in [(dict(context=1, layers=1), "context = 1, expected >= 2"),
                             (dict(context=8, layers=0), "layers = 0, expected >= 1"),
                             (dict(context=8, layers=1, N=9), "N"),
-                            (dict(context=8, layers=1, rank="x"), "parse_ranking")]:
+                            (dict(context=8, layers=1, rank="x"), "rank: x not in")]:
         with pytest.raises(ValueError, match=message):
             attngeo.HeadStatistics(**kwargs)
+
+
+def test_messages_are_the_clis(cli, tmp_path):
+    # As attngeo.metrics: the CLI's line (`extract` refuses --rank/--distance as `metrics`
+    # does) with "attngeo.HeadStatistics: " for its prefix and the flag named as the keyword.
+    points = tmp_path / "points.csv"
+    write_points(points, np.ones(2) / 2, np.ones((2, 2)))
+    for flags, kwargs in [(["--rank", "top"], dict(rank="top")),
+                          (["--distance", "l1"], dict(distance="l1"))]:
+        want = cli_message(cli.failing("metrics", "--input", points, *flags), "metrics")
+        got = python_message(lambda: attngeo.HeadStatistics(context=8, layers=1, **kwargs),
+                             "HeadStatistics")
+        assert got == want.replace(flags[0], flags[0][2:], 1), flags
+    # A negative weight, printed as the CLI prints the same double (float32 -0.1 widened):
+    # the shortest text that reads back, not 6 digits.
+    weight = np.float32(-0.1)
+    write_points(points, np.array([1 - float(weight), float(weight)]), np.ones((2, 2)))
+    want = cli_message(cli.failing("metrics", "--input", points), "metrics")
+    alpha = np.full((2, 8), 1 / 8, np.float32)
+    alpha[1, 3] = weight
+    statistics = attngeo.HeadStatistics(context=8, layers=1)
+    got = python_message(lambda: statistics.add(alpha, np.ones((1, 8, 3), np.float32)),
+                         "HeadStatistics")
+    assert got.startswith("alpha of layer 0 in document 0, head 1, position 3: "), got
+    assert want.endswith(": " + got.split(": ", 1)[1]), (want, got)
+    assert "-0.10000000149011612" in got

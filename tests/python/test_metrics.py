@@ -91,11 +91,17 @@ def test_equals_numpy_reference_on_random_heads(rank, distance):
     assert worst < 1e-12
 
 
-def test_exact_ties_equal_rational_arithmetic():
-    # Duplicated tokens and a symmetric pair: distances tie exactly; closed balls count them.
+def tied_head():
+    """Duplicated tokens and a symmetric pair: distances tie exactly; closed balls count them.
+    Every number is exact in %.17g text, so the CLI reads the same doubles."""
     alpha = np.array([0.25, 0.125, 0.125, 0.125, 0.125, 0.0625, 0.0625, 0.125])
     values = np.array([[1, 0], [0, 1], [0, 1], [0, -1], [0, -1], [2, 2], [-2, -2], [1, 0]],
                       dtype=float)
+    return alpha, values
+
+
+def test_exact_ties_equal_rational_arithmetic():
+    alpha, values = tied_head()
     got = attngeo.metrics(alpha, values)
     tied = False
     for k, N in enumerate(got["N"]):
@@ -124,22 +130,50 @@ def test_below_double_resolution_is_decided_exactly():
         assert (got["K_in"][k], got["K_out"][k]) == rational_counts(alpha, values, int(N)), N
 
 
+def write_points(path, alpha, values):
+    """points.csv for the CLI in %.17g, and the doubles it reads back (the same as the input's
+    when every number round-trips)."""
+    np.savetxt(path, np.column_stack([alpha, values]), fmt="%.17g", delimiter=",")
+    table = np.loadtxt(path, delimiter=",", ndmin=2)
+    return table[:, 0], table[:, 1:]
+
+
+def assert_equals_cli(cli, points, alpha, values, N, rank="attn", distance="euclidean"):
+    """attngeo.metrics and `attngeo metrics` on the same head: every column bit for bit."""
+    want = csv_text_columns(cli("metrics", "--input", points, "--N", N, "--rank", rank,
+                                "--distance", distance))
+    got = attngeo.metrics(alpha, values, N=N, rank=rank, distance=distance)
+    cli_names = dict(zip(["N", "r_min", "r_max", "K_in", "K_out", "P", "R", "F_max", "F_min",
+                          "exact_decisions"], want))
+    for name, cli_name in cli_names.items():
+        integer = name in ("N", "K_in", "K_out", "exact_decisions")
+        parsed = [int(x) if integer else float(x) for x in want[cli_name]]
+        assert got[name].dtype.kind == ("i" if integer else "f"), name
+        assert got[name].tolist() == parsed, (N, rank, distance, name)
+    return got
+
+
 def test_equals_the_cli_bit_for_bit(cli, tmp_path):
     rng = np.random.default_rng(3)
-    alpha, values = random_head(rng, n=40, d=6)
-    points = tmp_path / "points.csv"
-    np.savetxt(points, np.column_stack([alpha, values]), fmt="%.17g", delimiter=",")
-    # The CLI reads the %.17g text back: the same doubles as these.
-    alpha, values = np.loadtxt(points, delimiter=",")[:, 0], np.loadtxt(points, delimiter=",")[:, 1:]
+    alpha, values = write_points(tmp_path / "points.csv", *random_head(rng, n=40, d=6))
     for N, distance in [("all", "euclidean"), ("1,2,3,17,40", "cosine"), ("pow2", "euclidean")]:
-        want = csv_text_columns(cli("metrics", "--input", points, "--N", N, "--distance",
-                                    distance))
-        got = attngeo.metrics(alpha, values, N=N, distance=distance)
-        cli_names = dict(zip(["N", "r_min", "r_max", "K_in", "K_out", "P", "R", "F_max",
-                              "F_min", "exact_decisions"], want))
-        for name, cli_name in cli_names.items():
-            assert got[name].tolist() == [float(x) if "." in x or "inf" in x else int(x)
-                                          for x in want[cli_name]], (N, name)
+        assert_equals_cli(cli, tmp_path / "points.csv", alpha, values, N, distance=distance)
+
+
+def test_equals_the_cli_on_exact_ties(cli, tmp_path):
+    alpha, values = tied_head()
+    read_alpha, read_values = write_points(tmp_path / "points.csv", alpha, values)
+    np.testing.assert_array_equal(read_alpha, alpha)
+    np.testing.assert_array_equal(read_values, values)
+    decided = 0
+    for N in ["all", "1,2,3,4,5,6,7,8"]:
+        for rank in ["attn", "contrib"]:
+            for distance in ["euclidean", "cosine"]:
+                got = assert_equals_cli(cli, tmp_path / "points.csv", alpha, values, N, rank,
+                                        distance)
+                decided += int(got["exact_decisions"].sum())
+    # The ties are decided exactly on both sides, and the CLI counts the same decisions.
+    assert decided > 0
 
 
 def test_batch_equals_heads_one_by_one_on_any_thread_count():
@@ -219,15 +253,15 @@ def test_degenerate_heads():
     (np.zeros(0), np.zeros((0, 2)), {}, "alpha has no tokens"),
     (np.ones(2) / 2, np.zeros((2, 0)), {}, "values have d = 0"),
     (np.array([0.5, math.nan]), np.ones((2, 2)), {}, "alpha[1] = nan, expected a finite alpha"),
-    (np.array([1.5, -0.5]), np.ones((2, 2)), {}, "alpha[1] = -0.5"),
+    (np.array([1.5, -0.5]), np.ones((2, 2)), {}, "alpha[1] = -0.5 is negative, expected"),
     (np.array([0.5, 0.4]), np.ones((2, 2)), {}, "alpha sums to 0.9, expected"),
     (np.ones(2) / 2, np.array([[1, 2], [math.inf, 0]]), {}, "values holds inf at token 1"),
     (np.ones(2) / 2, np.ones((2, 2)), {"N": 3}, "attngeo.metrics: N"),
     (np.ones(2) / 2, np.ones((2, 2)), {"N": [0, 1]}, "attngeo.metrics: N"),
     (np.ones(2) / 2, np.ones((2, 2)), {"N": [1.5]}, "N must be"),
     (np.ones(2) / 2, np.ones((2, 2)), {"N": []}, "N is empty"),
-    (np.ones(2) / 2, np.ones((2, 2)), {"rank": "top"}, "parse_ranking: 'top'"),
-    (np.ones(2) / 2, np.ones((2, 2)), {"distance": "l1"}, "parse_distance: 'l1'"),
+    (np.ones(2) / 2, np.ones((2, 2)), {"rank": "top"}, "rank: top not in {attn,contrib}"),
+    (np.ones(2) / 2, np.ones((2, 2)), {"distance": "l1"}, "distance: l1 not in {euclidean,"),
     (np.ones((1, 2)) / 2, np.ones((1, 2, 2)), {"threads": -1}, "threads = -1"),
     (None, np.ones((2, 2)), {}, "alpha is None"),
 ])
@@ -236,7 +270,51 @@ def test_bad_input_is_a_value_error(alpha, values, kwargs, message):
         attngeo.metrics(alpha, values, **kwargs)
     text = str(error.value)
     assert message in text and "\n" not in text
-    assert text.startswith("attngeo.metrics") or text.startswith("parse_")
+    assert text.startswith("attngeo.metrics: ")
+
+
+def cli_message(done, command):
+    """The one line `attngeo <command>` wrote on stderr, without its prefix: "attngeo
+    <command>: " for errors found in the command, "attngeo: " and " (see --help)" for flag
+    values CLI11 refuses while parsing."""
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line, line
+    for prefix, suffix in [(f"attngeo {command}: ", ""), ("attngeo: ", " (see --help)")]:
+        if line.startswith(prefix) and line.endswith(suffix):
+            return line[len(prefix):len(line) - len(suffix)]
+    raise AssertionError(f"unexpected stderr line: {line}")
+
+
+def python_message(call, function):
+    """A ValueError's message without its "attngeo.<function>: " prefix."""
+    with pytest.raises(ValueError) as error:
+        call()
+    text = str(error.value)
+    assert text.startswith(f"attngeo.{function}: "), text
+    return text[len(f"attngeo.{function}: "):]
+
+
+def test_messages_are_the_clis(cli, tmp_path):
+    # The module's message is the CLI's line with "attngeo.metrics: " for the CLI's prefix and
+    # each flag named as its keyword (--rank -> rank), as N's messages have always been.
+    points = tmp_path / "points.csv"
+    alpha, values = write_points(points, np.ones(2) / 2, np.ones((2, 2)))
+    for flags, kwargs in [(["--rank", "top"], dict(rank="top")),
+                          (["--distance", "l1"], dict(distance="l1")),
+                          (["--N", "3"], dict(N=3)),
+                          (["--N", "0:1"], dict(N="0:1"))]:
+        want = cli_message(cli.failing("metrics", "--input", points, *flags), "metrics")
+        got = python_message(lambda: attngeo.metrics(alpha, values, **kwargs), "metrics")
+        assert got == want.replace(flags[0], flags[0][2:], 1), flags
+    # A bad weight: the CLI names the file and line, the module the index; the rest is the
+    # same text, numbers printed as the shortest round-trip.
+    for weights in [[1.1, -0.1], [0.5, 0.4000000000000001]]:
+        alpha, values = write_points(points, np.array(weights), np.ones((2, 2)))
+        want = cli_message(cli.failing("metrics", "--input", points), "metrics")
+        got = python_message(lambda: attngeo.metrics(alpha, values), "metrics")
+        got = got.replace("alpha[1] = ", "alpha = ")
+        assert want.endswith(": " + got), (want, got)
 
 
 def test_a_nan_in_one_head_of_a_batch_names_it():

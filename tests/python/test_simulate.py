@@ -94,6 +94,8 @@ def test_without_out_leaves_nothing_and_gives_frames(tmp_path, monkeypatch):
     (dict(sweep={"beta": []}), "sweep: parameter 'beta' has no values"),
     (dict(trials=0), "trials = 0, expected >= 1"),
     (dict(threads=-2), "threads = -2, expected >= 0"),
+    (dict(kappa="x"), "attngeo.simulate: kappa = 'x', expected a number"),
+    (dict(norm_cv="0.1"), "attngeo.simulate: norm_cv = '0.1', expected a number"),
     (dict(N=[0]), "--N: 0 is out of range, expected 1 <= N <= n = 64"),
     (dict(N=[1.5]), "N must be"),
     (dict(alpha=np.array([0.7, 0.7])), "--alpha file"),
