@@ -50,7 +50,7 @@ Runner register_compare(CLI::App& app) {
         if (!kappa->empty()) r->kappa = parse_finite_double(*kappa, "--kappa");
         r->command_line = command_line();
         compare::run_compare(*r);
-        std::cout << "wrote " << r->out << '\n';
+        std::cout << "wrote '" << r->out << "'\n";
     };
 }
 

@@ -67,9 +67,12 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
                                          const Overlays& o) {
     std::vector<Section> sections;
     Section facts = titled("Model and extraction");
-    facts.html_before = model_table(e);
+    facts.html_before =
+        with_json_context(path_in(e.dir, "manifest.json"), [&] { return model_table(e); });
     sections.push_back(facts);
-    if (auto snapshot = snapshot_figure(prefix, e.dir)) {
+    const auto snapshot = with_json_context(path_in(e.dir, "snapshot.json"),
+                                            [&] { return snapshot_figure(prefix, e.dir); });
+    if (snapshot) {
         Section geometry = titled("One head in value-state space (Figure 1)");
         geometry.figures.push_back(*snapshot);
         sections.push_back(geometry);
@@ -128,12 +131,16 @@ std::optional<std::map<int, MeanPR>> named_simulation(const RunFolder& run, std:
 // fitted_params.json; 0 when neither says.
 int context_length(const ExtractData* e, const std::string& dir) {
     if (e) return e->positions - 1;
+    const std::string path = path_in(dir, "fitted_params.json");
+    nlohmann::json p;
     try {
-        const nlohmann::json p = read_json(path_in(dir, "fitted_params.json"));
-        return p.contains("L") && p.at("L").is_number_integer() ? json_integer<int>(p.at("L")) : 0;
+        p = read_json(path);
     } catch (const InputError&) {
         return 0;
     }
+    return with_json_context(path, [&] {
+        return p.contains("L") && p.at("L").is_number_integer() ? json_integer<int>(p.at("L")) : 0;
+    });
 }
 
 // The sections a compare folder adds whether or not its extract folder is there.
@@ -144,19 +151,22 @@ struct CompareParts {
 
 CompareParts compare_parts(const RunFolder& run, const CompareFolder& c, const ExtractData* e) {
     const std::string prefix = prefix_of(run);
+    const std::string manifest_path = run_manifest_path(run.dir),
+                      kappa_path = path_in(run.dir, "kappa.json");
     CompareParts parts;
     parts.cosines = titled("Cosine decay fits (Figure 3)");
     parts.cosines.figures.push_back(mae_figure(prefix, c.mae, c.fits.path, c.unit));
     if (e) {
-        if (auto examples = fit_examples_figure(prefix, *e, c.fit_rows, fit_lag_count(run.manifest),
-                                                c.fits.path))
+        const int lags =
+            with_json_context(manifest_path, [&] { return fit_lag_count(run.manifest); });
+        if (auto examples = fit_examples_figure(prefix, *e, c.fit_rows, lags, c.fits.path))
             parts.cosines.figures.push_back(*examples);
     }
     parts.cosines.html_after = fits_table(c.fits, c.unit);
 
     parts.kappa = titled("κ and envelope agreement");
     parts.kappa.html_before =
-        kappa_table(c.kappa, path_in(run.dir, "kappa.json")) +
+        with_json_context(kappa_path, [&] { return kappa_table(c.kappa, kappa_path); }) +
         agreement_tables(c.agreement, mean_widths_by_layer(path_in(run.dir, "bounds.csv"))) +
         violations_table(c.violations);
 
@@ -169,7 +179,8 @@ CompareParts compare_parts(const RunFolder& run, const CompareFolder& c, const E
             "margin: Table 2's trend is not drawn.</p>\n";
 
     parts.corr = titled("Recall and the sink similarity ρ0 (Figure 6)");
-    parts.corr.figures.push_back(corr_figure(prefix, c.corr, run.manifest));
+    parts.corr.figures.push_back(with_json_context(
+        manifest_path, [&] { return corr_figure(prefix, c.corr, run.manifest); }));
 
     const int L = context_length(e, run.dir);
     parts.fit = L >= 1 ? global_profile(c.profile_global, L) : std::optional<FittedProfile>();
@@ -253,7 +264,8 @@ Section table1_section(const RunFolder& run) {
     Section table1 = titled(
         "Table 1: sensitivity of the bounds at the fitted parameters, d(bound)/d(log "
         "parameter)");
-    table1.html_before = table1_html(run.dir, run.manifest);
+    table1.html_before = with_json_context(run_manifest_path(run.dir),
+                                           [&] { return table1_html(run.dir, run.manifest); });
     return table1;
 }
 
@@ -262,7 +274,8 @@ Section table1_section(const RunFolder& run) {
 std::vector<Section> extract_sections(const RunFolder& run) {
     const ExtractData e = load_extract(run.dir);
     std::vector<Section> sections = extract_sections_of(prefix_of(run), e, Overlays{});
-    sections.push_back(decisions_section(run.manifest));
+    sections.push_back(with_json_context(run_manifest_path(run.dir),
+                                         [&] { return decisions_section(run.manifest); }));
     return sections;
 }
 
@@ -275,10 +288,15 @@ std::vector<Section> compare_sections(const RunFolder& run) {
     const std::optional<std::map<int, MeanPR>> simulation =
         named_simulation(run, sim_csv, warnings);
 
-    std::vector<Section> sections = {compare_verdict_section(run.dir, prefix_of(run), c.kappa)};
+    const std::string manifest_path = run_manifest_path(run.dir);
+    std::vector<Section> sections = {with_json_context(path_in(run.dir, "kappa.json"), [&] {
+        return compare_verdict_section(run.dir, prefix_of(run), c.kappa);
+    })};
     Section overview = titled("Comparison parameters");
-    overview.html_before = warnings + parameters_table(run.manifest) +
-                           fitted_params_html(path_in(run.dir, "fitted_params.json"));
+    overview.html_before =
+        warnings +
+        with_json_context(manifest_path, [&] { return parameters_table(run.manifest); }) +
+        fitted_params_html(path_in(run.dir, "fitted_params.json"));
     sections.push_back(overview);
 
     const CompareParts parts = compare_parts(run, c, e ? &*e : nullptr);
@@ -307,9 +325,12 @@ std::vector<Section> compare_sections(const RunFolder& run) {
     sections.insert(sections.end(), body.begin(), body.end());
     sections.push_back(table1_section(run));
 
-    Section decisions = decisions_section(run.manifest);
+    Section decisions =
+        with_json_context(manifest_path, [&] { return decisions_section(run.manifest); });
     if (e && !e->manifest.is_null())
-        decisions.html_before += "<p>By the extraction:</p>\n" + decisions_list(e->manifest);
+        decisions.html_before += "<p>By the extraction:</p>\n" +
+                                 with_json_context(path_in(e->dir, "manifest.json"),
+                                                   [&] { return decisions_list(e->manifest); });
     sections.push_back(decisions);
     return sections;
 }

@@ -312,9 +312,10 @@ std::string violations_table(const CsvTable& violations) {
                rows);
 }
 
-std::string fitted_params_html(const std::string& path) {
-    if (!fs::exists(path)) return "";
-    const nlohmann::json j = read_json(path);
+namespace {
+
+// fitted_params.json's values as a table, then the simulate command that reproduces them.
+std::string fitted_params_rows(const std::string& path, const nlohmann::json& j) {
     std::vector<std::vector<std::string>> rows;
     std::string command;
     for (const auto& [key, value] : j.items()) {
@@ -333,6 +334,14 @@ std::string fitted_params_html(const std::string& path) {
                       html_table({"parameter", "value"}, rows);
     if (!command.empty()) out += "<p>To simulate them: " + code(command) + "</p>\n";
     return out;
+}
+
+}  // namespace
+
+std::string fitted_params_html(const std::string& path) {
+    if (!fs::exists(path)) return "";
+    const nlohmann::json j = read_json(path);
+    return with_json_context(path, [&] { return fitted_params_rows(path, j); });
 }
 
 std::string parameters_table(const nlohmann::json& manifest) {

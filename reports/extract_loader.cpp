@@ -309,8 +309,11 @@ CompareFolder load_compare(const RunFolder& run) {
     c.corr = read_csv_table(path_in(dir, "corr_rho0.csv"));
     c.kappa = read_json(path_in(dir, "kappa.json"));
     // compare --count-per: a folder from before the option counted every query head.
-    const nlohmann::json parameters = run.manifest.value("parameters", nlohmann::json::object());
-    c.per_kv = parameters.value("count_per", std::string("query")) == "kv";
+    c.per_kv = with_json_context(run_manifest_path(dir), [&] {
+        // Read in place, not copied, so a bad value's pointer still starts at /parameters.
+        return run.manifest.contains("parameters") &&
+               run.manifest.at("parameters").value("count_per", std::string("query")) == "kv";
+    });
     c.unit = counting_unit(c.per_kv);
     read_fit_rows(c);
     read_envelopes(c, dir);

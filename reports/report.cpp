@@ -187,7 +187,9 @@ RunFolder read_run_folder(const std::string& dir, int index) {
 std::vector<Section> run_sections(const RunFolder& run) {
     // A key missing from, or of the wrong type in, any file of the folder is bad input. A
     // simulate or sweep folder's only JSON is its manifest, so that file is named; the tables
-    // are checked first, each error naming its file.
+    // are checked first, each error naming its file. Extract and compare sections read several
+    // JSON files (manifest.json, kappa.json, fitted_params.json, snapshot.json) and name each
+    // where it is read (empirical_sections.cpp); the folder is named only as a last resort.
     const std::string kind = run.manifest.at("kind").get<std::string>();
     const bool simulation = kind == "simulate" || kind == "sweep";
     const std::string json_source = simulation ? run_manifest_path(run.dir) : run.dir;

@@ -1,6 +1,7 @@
 // Error messages that name what the user gave: a run folder's manifest key (not a flag) through
 // merge, the file of a damaged run folder through report (not just the folder), a table that
-// misses a row of the manifest's N grid, and the folder a run wrote, quoted.
+// misses a row of the manifest's N grid, the JSON file of an extract or compare folder with a
+// value of the wrong type, and the folder a run wrote, quoted.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tests/support/test_files.hpp"
@@ -160,4 +162,54 @@ TEST(NamedErrors, ReportRefusesTablesMissingAnNOfTheGrid) {
     const CliResult ok =
         run("report --in " + good_run().string() + " --out " + (scratch() / "ok_out").string());
     EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+namespace {
+
+// A folder holding only `files` (header-only tables and a manifest.json): enough for report to
+// reach the manifest's values before drawing anything.
+fs::path folder_of(const std::string& name,
+                   const std::vector<std::pair<std::string, std::string>>& files) {
+    const fs::path dir = scratch() / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    for (const auto& [file, text] : files)
+        std::ofstream(dir / file) << text;
+    return dir;
+}
+
+}  // namespace
+
+// A value of the wrong type in an extract or compare folder's manifest.json is named as that
+// file and the value's pointer (it was `'D': (/git_commit) type must be string…`, the folder).
+TEST(NamedErrors, ReportNamesTheJsonFileOfExtractAndCompareFolders) {
+    const fs::path extract = folder_of(
+        "extract_bad_commit",
+        {{"heads.csv",
+          "layer,head,cv_positional,cv_pooled,lambda,rho0,norm_median,m_sink,m_last,m_rest,"
+          "regime\n"},
+         {"by_position.csv", "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n"},
+         {"pr.csv", "layer,head,N,P_mean,R_mean\n"},
+         {"manifest.json", R"({"kind": "extract", "version": "test", "git_commit": 7})"}});
+    const fs::path compare = folder_of(
+        "compare_bad_count_per",
+        {{"fits.csv", "layer,head,beta,mae,beta_offset,c_inf,mae_offset,cv_positional,cv_pooled\n"},
+         {"profile.csv", "layer,head\n"},
+         {"profile_global.csv", "layer,head\n"},
+         {"envelope.csv", "variant,N,P_lower,P_upper,R_lower,R_upper,P_mean,R_mean,heads\n"},
+         {"agreement.csv", "variant\n"},
+         {"violations.csv", "variant\n"},
+         {"corr_rho0.csv", "N,corr\n"},
+         {"kappa.json", "{}"},
+         {"manifest.json", R"({"kind": "compare", "parameters": {"count_per": 5}})"}});
+    for (const auto& [dir, pointer] :
+         {std::pair{extract, "(/git_commit)"}, std::pair{compare, "(/parameters/count_per)"}}) {
+        const fs::path out = scratch() / ("json_out_" + dir.filename().string());
+        const CliResult r = run("report --in " + dir.string() + " --out " + out.string());
+        expect_one_line(r);
+        EXPECT_NE(r.err.find("'" + (dir / "manifest.json").string() + "': " + pointer),
+                  std::string::npos)
+            << r.err;
+        EXPECT_FALSE(fs::exists(out / "index.html")) << r.err;
+    }
 }
