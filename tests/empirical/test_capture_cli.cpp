@@ -218,6 +218,41 @@ fs::path gguf_without_bos(const fs::path& gguf) {
     return path;
 }
 
+// extract on `model` (no BOS id) refuses --bos auto|yes with one line naming --bos and writes
+// nothing; with --bos no it equals the same run on `with_bos`, the model that has the id.
+// Folders and the token file are named with `tag`.
+void expect_bos_refused_unless_no(const fs::path& model, const fs::path& with_bos,
+                                  const std::string& tag) {
+    std::ofstream(scratch() / (tag + "docs.txt"))
+        << "1 5 6 7 8 9 10 11 12\n7 8 9 10 11 12 13 14 15 16\n";
+    const std::string common = " --tokens " + (scratch() / (tag + "docs.txt")).string() +
+                               " --context 8 --max-lag 4 --quiet";
+    for (const char* bos : {"auto", "yes"}) {
+        const fs::path out = scratch() / (tag + "no_bos_" + bos);
+        const CliRun r = run("extract --model " + model.string() + common + " --bos " + bos +
+                             " --out " + out.string());
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_NE(r.err.find("--bos " + std::string(bos)), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("no BOS token id"), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_FALSE(fs::exists(out)) << bos;
+    }
+    const fs::path without = scratch() / (tag + "no_bos_no"),
+                   with = scratch() / (tag + "with_bos_no");
+    ASSERT_EQ(
+        run("extract --model " + model.string() + common + " --bos no --out " + without.string())
+            .exit_code,
+        0);
+    ASSERT_EQ(
+        run("extract --model " + with_bos.string() + common + " --bos no --out " + with.string())
+            .exit_code,
+        0);
+    for (const char* file : {"heads.csv", "pr.csv", "by_position.csv", "per_doc.safetensors"})
+        EXPECT_EQ(attngeo::test_support::slurp(without / file),
+                  attngeo::test_support::slurp(with / file))
+            << file;
+}
+
 }  // namespace
 
 // A model without a BOS id never gets token 1 as its BOS: extract refuses a window that needs
@@ -227,32 +262,7 @@ TEST(CaptureCli, ModelWithoutBosIdIsRefusedUnlessBosNo) {
     const fs::path golden = shared_folder() / "golden" / "llama-gqa";
     if (!fs::exists(golden)) GTEST_SKIP() << "shared data not found";
     const fs::path model = model_without_bos(golden);
-    std::ofstream(scratch() / "docs.txt") << "1 5 6 7 8 9 10 11 12\n7 8 9 10 11 12 13 14 15 16\n";
-    const std::string tokens = " --tokens " + (scratch() / "docs.txt").string();
-    const std::string common = tokens + " --context 8 --max-lag 4 --quiet";
-    for (const char* bos : {"auto", "yes"}) {
-        const fs::path out = scratch() / (std::string("no_bos_") + bos);
-        const CliRun r = run("extract --model " + model.string() + common + " --bos " + bos +
-                             " --out " + out.string());
-        EXPECT_EQ(r.exit_code, 2) << r.err;
-        EXPECT_NE(r.err.find("--bos " + std::string(bos)), std::string::npos) << r.err;
-        EXPECT_NE(r.err.find("no BOS token id"), std::string::npos) << r.err;
-        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-        EXPECT_FALSE(fs::exists(out)) << bos;
-    }
-    const fs::path without = scratch() / "no_bos_no", with = scratch() / "with_bos_no";
-    ASSERT_EQ(
-        run("extract --model " + model.string() + common + " --bos no --out " + without.string())
-            .exit_code,
-        0);
-    ASSERT_EQ(
-        run("extract --model " + golden.string() + common + " --bos no --out " + with.string())
-            .exit_code,
-        0);
-    for (const char* file : {"heads.csv", "pr.csv", "by_position.csv", "per_doc.safetensors"})
-        EXPECT_EQ(attngeo::test_support::slurp(without / file),
-                  attngeo::test_support::slurp(with / file))
-            << file;
+    expect_bos_refused_unless_no(model, golden, "");
     std::ofstream(scratch() / "prompt.txt") << "5 6 7\n";
     const CliRun generated = run("generate --model " + model.string() + " --tokens " +
                                  (scratch() / "prompt.txt").string() + " -n 12");
@@ -268,33 +278,7 @@ TEST(CaptureCli, GgufWithoutBosIdIsRefusedUnlessBosNo) {
     const fs::path folder = shared_folder() / "models" / "stories260K";
     REQUIRE_SHARED_FILE(folder / "stories260K.gguf");
     const fs::path model = gguf_without_bos(folder / "stories260K.gguf");
-    std::ofstream(scratch() / "gguf_docs.txt")
-        << "1 5 6 7 8 9 10 11 12\n7 8 9 10 11 12 13 14 15 16\n";
-    const std::string common =
-        " --tokens " + (scratch() / "gguf_docs.txt").string() + " --context 8 --max-lag 4 --quiet";
-    for (const char* bos : {"auto", "yes"}) {
-        const fs::path out = scratch() / (std::string("gguf_no_bos_") + bos);
-        const CliRun r = run("extract --model " + model.string() + common + " --bos " + bos +
-                             " --out " + out.string());
-        EXPECT_EQ(r.exit_code, 2) << r.err;
-        EXPECT_NE(r.err.find("--bos " + std::string(bos)), std::string::npos) << r.err;
-        EXPECT_NE(r.err.find("no BOS token id"), std::string::npos) << r.err;
-        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-        EXPECT_FALSE(fs::exists(out)) << bos;
-    }
-    const fs::path without = scratch() / "gguf_no_bos_no", with = scratch() / "gguf_with_bos_no";
-    ASSERT_EQ(
-        run("extract --model " + model.string() + common + " --bos no --out " + without.string())
-            .exit_code,
-        0);
-    ASSERT_EQ(run("extract --model " + (folder / "stories260K.gguf").string() + common +
-                  " --bos no --out " + with.string())
-                  .exit_code,
-              0);
-    for (const char* file : {"heads.csv", "pr.csv", "by_position.csv", "per_doc.safetensors"})
-        EXPECT_EQ(attngeo::test_support::slurp(without / file),
-                  attngeo::test_support::slurp(with / file))
-            << file;
+    expect_bos_refused_unless_no(model, folder / "stories260K.gguf", "gguf_");
     if (fs::exists(folder / "tok512.bin")) {
         const CliRun prompted = run("generate --model " + model.string() + " --tokenizer " +
                                     (folder / "tok512.bin").string() + " --prompt Once -n 4");
