@@ -18,8 +18,9 @@ command -v perf > /dev/null || { echo "exact_step_cost.sh: perf not found (apt i
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# The exact step's own functions: collecting a bracket's undecided tokens, then tiers 2 and 3.
-exact_symbols='Exact(Shifted|Gram)Distances|ExactComparisons|collect_band|boost::multiprecision|cpp_int'
+# The exact step's own functions: collecting a bracket's undecided tokens, then tiers 2 and 3
+# (add_rows: the running sums of tier 2).
+exact_symbols='Exact(Shifted|Gram)Distances|ExactComparisons|collect_band|add_row|boost::multiprecision|cpp_int'
 
 share() {  # benchmark filter, label, budget in percent
     local data="$scratch/$2.data"

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "common/errors.hpp"
+#include "theory/gram_kernels.hpp"
 #include "theory/metrics.hpp"
 
 namespace attngeo::theory {
@@ -91,39 +92,37 @@ double ExactShiftedDistances::tie_scale(int l) const {
     return kTieThreshold * power(l) * (power(l) + 2 * power_sum_);
 }
 
+// s̃ and Σ|y| catch up with the selection in one pass over the new rows when both are behind
+// by the same rows; Σ_t Σ|y| is retotalled only when a row was added.
 void ExactShiftedDistances::catch_up_double(bool absolute) {
     if (summed_rows_ > size_) {
         std::fill(s_.begin(), s_.end(), 0.0);
         summed_rows_ = 0;
     }
-    if (absolute && absolute_rows_ == summed_rows_) {  // both behind by the same rows: one pass
-        for (; summed_rows_ < size_; ++summed_rows_) {
-            const double* y = ranked_.row(summed_rows_).data();
-            for (int t = 0; t < d_; ++t) {
-                s_[t] += y[t];
-                s_abs_[t] += std::abs(y[t]);
-            }
-        }
-        absolute_rows_ = summed_rows_;
+    if (absolute && absolute_rows_ > size_) {
+        std::fill(s_abs_.begin(), s_abs_.end(), 0.0);
+        absolute_rows_ = 0;
+        absolute_total_ = 0;
+    }
+    const bool absolute_behind = absolute && absolute_rows_ < size_;
+    if (absolute_behind && absolute_rows_ == summed_rows_) {
+        gram_kernels::add_rows(ranked_.row(summed_rows_).data(), size_ - summed_rows_, d_,
+                               s_.data(), s_abs_.data());
+        summed_rows_ = absolute_rows_ = size_;
         total_absolute();
         return;
     }
-    for (; summed_rows_ < size_; ++summed_rows_) {
-        const double* y = ranked_.row(summed_rows_).data();
-        for (int t = 0; t < d_; ++t)
-            s_[t] += y[t];
+    if (summed_rows_ < size_) {
+        gram_kernels::add_rows(ranked_.row(summed_rows_).data(), size_ - summed_rows_, d_,
+                               s_.data(), nullptr);
+        summed_rows_ = size_;
     }
-    if (!absolute) return;
-    if (absolute_rows_ > size_) {
-        std::fill(s_abs_.begin(), s_abs_.end(), 0.0);
-        absolute_rows_ = 0;
+    if (absolute_behind) {
+        gram_kernels::add_rows(ranked_.row(absolute_rows_).data(), size_ - absolute_rows_, d_,
+                               nullptr, s_abs_.data());
+        absolute_rows_ = size_;
+        total_absolute();
     }
-    for (; absolute_rows_ < size_; ++absolute_rows_) {
-        const double* y = ranked_.row(absolute_rows_).data();
-        for (int t = 0; t < d_; ++t)
-            s_abs_[t] += std::abs(y[t]);
-    }
-    total_absolute();
 }
 
 void ExactShiftedDistances::total_absolute() {
@@ -136,20 +135,14 @@ void ExactShiftedDistances::total_absolute() {
 // |v̂ − v| ≤ γ_d·Σ|y_t z_t| + u·Σ|y_t z_t|/(1 − u) + 2γ_{N−1}·Σ|y_t|a_t. The bound is doubled
 // (covering the rounding of the two sums that evaluate it and of v̂ ± e) and widened by two
 // more roundings of |v̂| ≤ Σ|y_t z_t|; products that underflow add at most 2⁻¹⁰⁷⁵ each
-// (kAbsoluteError).
+// (kAbsoluteError). γ_d bounds a sum of d terms in any order, so the lanes of
+// gram_kernels::shifted_value_sums (fused products: fewer roundings still) keep it rigorous.
 const ExactComparisons::Approximate& ExactShiftedDistances::approximate(int l) {
     allocate(false);
     if (approx_step_[l] == step_) return approx_[l];
     catch_up_double(true);
-    const double* y = ranked_.row(l).data();
-    double value = 0, magnitude = 0, across = 0, largest = 0;
-    for (int t = 0; t < d_; ++t) {
-        const double z = y[t] - 2 * s_[t];
-        value += y[t] * z;
-        magnitude += std::abs(y[t] * z);
-        across += std::abs(y[t]) * s_abs_[t];
-        largest = std::max(largest, std::abs(y[t]));
-    }
+    const auto [value, magnitude, across, largest] =
+        gram_kernels::shifted_value_sums(ranked_.row(l).data(), s_.data(), s_abs_.data(), d_);
     Approximate& a = approx_[l];
     a.value = value;
     // τ·w_ℓ without P_N (which needs every selected row's p): P_N ≤ 2Σ_k max_t|y_kt| ≤

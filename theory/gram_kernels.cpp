@@ -358,6 +358,151 @@ unsigned long long largest_magnitude_bits(const double* x, long count) {
     return largest_magnitude_bits_plain(x, count);
 }
 
+void add_rows_plain(const double* rows, int count, int d, double* sum, double* magnitude_sum) {
+    for (int k = 0; k < count; ++k) {
+        const double* y = rows + static_cast<std::size_t>(k) * d;
+        if (sum != nullptr)
+            for (int t = 0; t < d; ++t)
+                sum[t] += y[t];
+        if (magnitude_sum != nullptr)
+            for (int t = 0; t < d; ++t)
+                magnitude_sum[t] += std::abs(y[t]);
+    }
+}
+
+#if ATTNGEO_X86
+namespace {
+
+// Columns t .. t + 4·Vectors − 1 of both sums held in registers across every row.
+template <int Vectors>
+ATTNGEO_TARGET_AVX2 void add_row_columns_avx2(const double* rows, int count, int d, int t,
+                                              double* sum, double* magnitude_sum) {
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    __m256d plain[Vectors], magnitude[Vectors];
+    for (int v = 0; v < Vectors; ++v) {
+        plain[v] = sum != nullptr ? _mm256_loadu_pd(sum + t + 4 * v) : _mm256_setzero_pd();
+        magnitude[v] = magnitude_sum != nullptr ? _mm256_loadu_pd(magnitude_sum + t + 4 * v)
+                                                : _mm256_setzero_pd();
+    }
+    for (int k = 0; k < count; ++k) {
+        const double* y = rows + static_cast<std::size_t>(k) * d + t;
+        for (int v = 0; v < Vectors; ++v) {
+            const __m256d x = _mm256_loadu_pd(y + 4 * v);
+            plain[v] = _mm256_add_pd(plain[v], x);
+            magnitude[v] = _mm256_add_pd(magnitude[v], _mm256_andnot_pd(sign, x));
+        }
+    }
+    for (int v = 0; v < Vectors; ++v) {
+        if (sum != nullptr) _mm256_storeu_pd(sum + t + 4 * v, plain[v]);
+        if (magnitude_sum != nullptr) _mm256_storeu_pd(magnitude_sum + t + 4 * v, magnitude[v]);
+    }
+}
+
+}  // namespace
+
+ATTNGEO_TARGET_AVX2 void add_rows_avx2(const double* rows, int count, int d, double* sum,
+                                       double* magnitude_sum) {
+    int t = 0;
+    for (; t + 16 <= d; t += 16)
+        add_row_columns_avx2<4>(rows, count, d, t, sum, magnitude_sum);
+    for (; t + 4 <= d; t += 4)
+        add_row_columns_avx2<1>(rows, count, d, t, sum, magnitude_sum);
+    for (; t < d; ++t)
+        for (int k = 0; k < count; ++k) {
+            const double x = rows[static_cast<std::size_t>(k) * d + t];
+            if (sum != nullptr) sum[t] += x;
+            if (magnitude_sum != nullptr) magnitude_sum[t] += std::abs(x);
+        }
+}
+#endif
+
+void add_rows(const double* rows, int count, int d, double* sum, double* magnitude_sum) {
+#if ATTNGEO_X86
+    if (use_avx2()) {
+        add_rows_avx2(rows, count, d, sum, magnitude_sum);
+        return;
+    }
+#endif
+    add_rows_plain(rows, count, d, sum, magnitude_sum);
+}
+
+namespace {
+
+// Lanes j and j + 4, then ((0 + 1) + (2 + 3)): the order the vector loop's reduction takes.
+double add_lanes(const double* lane) {
+    double half[4];
+    for (int j = 0; j < 4; ++j)
+        half[j] = lane[j] + lane[j + 4];
+    return (half[0] + half[1]) + (half[2] + half[3]);
+}
+
+// One coordinate into its lane: the vector loop's operations, one lane at a time.
+inline void add_shifted_term(double y, double s, double a, double& value, double& magnitude,
+                             double& across, double& largest) {
+    const double z = y - 2 * s;
+    value = std::fma(y, z, value);
+    magnitude += std::abs(y * z);
+    across = std::fma(std::abs(y), a, across);
+    largest = std::max(largest, std::abs(y));
+}
+
+}  // namespace
+
+ShiftedValueSums shifted_value_sums_plain(const double* y, const double* s, const double* a,
+                                          int d) {
+    double value[kShiftedLanes] = {}, magnitude[kShiftedLanes] = {}, across[kShiftedLanes] = {};
+    double largest = 0;
+    for (int t = 0; t < d; ++t) {
+        const int j = t % kShiftedLanes;
+        add_shifted_term(y[t], s[t], a[t], value[j], magnitude[j], across[j], largest);
+    }
+    return {add_lanes(value), add_lanes(magnitude), add_lanes(across), largest};
+}
+
+#if ATTNGEO_X86
+ATTNGEO_TARGET_AVX2_FMA ShiftedValueSums shifted_value_sums_avx2(const double* y, const double* s,
+                                                                 const double* a, int d) {
+    const __m256d sign = _mm256_set1_pd(-0.0), two = _mm256_set1_pd(2.0);
+    __m256d value[2], magnitude[2], across[2], largest[2];
+    for (int h = 0; h < 2; ++h)
+        value[h] = magnitude[h] = across[h] = largest[h] = _mm256_setzero_pd();
+    int t = 0;
+    for (; t + kShiftedLanes <= d; t += kShiftedLanes)
+        for (int h = 0; h < 2; ++h) {
+            const __m256d yt = _mm256_loadu_pd(y + t + 4 * h);
+            const __m256d z = _mm256_sub_pd(yt, _mm256_mul_pd(two, _mm256_loadu_pd(s + t + 4 * h)));
+            const __m256d size = _mm256_andnot_pd(sign, yt);
+            value[h] = _mm256_fmadd_pd(yt, z, value[h]);
+            magnitude[h] =
+                _mm256_add_pd(magnitude[h], _mm256_andnot_pd(sign, _mm256_mul_pd(yt, z)));
+            across[h] = _mm256_fmadd_pd(size, _mm256_loadu_pd(a + t + 4 * h), across[h]);
+            largest[h] = _mm256_max_pd(largest[h], size);
+        }
+    alignas(32) double lanes[4][kShiftedLanes];
+    for (int h = 0; h < 2; ++h) {
+        _mm256_store_pd(lanes[0] + 4 * h, value[h]);
+        _mm256_store_pd(lanes[1] + 4 * h, magnitude[h]);
+        _mm256_store_pd(lanes[2] + 4 * h, across[h]);
+        _mm256_store_pd(lanes[3] + 4 * h, largest[h]);
+    }
+    double most = 0;
+    for (double lane : lanes[3])
+        most = std::max(most, lane);
+    for (; t < d; ++t) {
+        const int j = t % kShiftedLanes;
+        add_shifted_term(y[t], s[t], a[t], lanes[0][j], lanes[1][j], lanes[2][j], most);
+    }
+    return {add_lanes(lanes[0]), add_lanes(lanes[1]), add_lanes(lanes[2]), most};
+}
+#endif
+
+ShiftedValueSums shifted_value_sums(const double* y, const double* s, const double* a, int d) {
+#if ATTNGEO_X86
+    if (use_avx2_fma()) return shifted_value_sums_avx2(y, s, a, d);
+#endif
+    return shifted_value_sums_plain(y, s, a, d);
+}
+
 void scale_to_float_plain(const double* from, long count, double sigma, float* to) {
     for (long i = 0; i < count; ++i)
         to[i] = static_cast<float>(from[i] * sigma);

@@ -91,6 +91,26 @@ unsigned long long largest_magnitude_bits_plain(const double* x, long count);
 void scale_to_float(const double* from, long count, double sigma, float* to);
 void scale_to_float_plain(const double* from, long count, double sigma, float* to);
 
+// The running column sums of ExactShiftedDistances (theory/exact_distance.cpp) over `count`
+// rows of a row-major [count, d] block: sum[t] += rows[k·d + t] and magnitude_sum[t] +=
+// |rows[k·d + t]| in ascending k, either output may be null. Lanes run across t, so every
+// sum keeps its order and both loops give the same bits.
+void add_rows(const double* rows, int count, int d, double* sum, double* magnitude_sum);
+void add_rows_plain(const double* rows, int count, int d, double* sum, double* magnitude_sum);
+
+// Tier 2's sums of ExactShiftedDistances::approximate for one row y against s̃ and Σ|y_k|:
+// value = Σ_t y_t·z_t with z_t = y_t − 2s̃_t, magnitude = Σ_t |y_t·z_t|, across =
+// Σ_t |y_t|·a_t and largest = max_t |y_t|. The sums run in kShiftedLanes lanes (t mod
+// kShiftedLanes, each in ascending t, value and across with fused multiply-adds) that are then
+// added pairwise; the error bound of the caller holds for any order, and both loops below
+// share this one, so they give the same bits.
+struct ShiftedValueSums {
+    double value = 0, magnitude = 0, across = 0, largest = 0;
+};
+constexpr int kShiftedLanes = 8;
+ShiftedValueSums shifted_value_sums(const double* y, const double* s, const double* a, int d);
+ShiftedValueSums shifted_value_sums_plain(const double* y, const double* s, const double* a, int d);
+
 // Whether the dispatchers above take the AVX2 + FMA loops: the CPU has them and ATTNGEO_PLAIN
 // does not force the plain ones (common/cpu_features.hpp).
 bool uses_avx2();
@@ -108,6 +128,8 @@ int collect_band_avx2(const double* values, const double* block_norm, Band band,
 void upper_strip_avx2(const float* lower, int ld, int first, int count, float* strip, int stride);
 unsigned long long largest_magnitude_bits_avx2(const double* x, long count);
 void scale_to_float_avx2(const double* from, long count, double sigma, float* to);
+void add_rows_avx2(const double* rows, int count, int d, double* sum, double* magnitude_sum);
+ShiftedValueSums shifted_value_sums_avx2(const double* y, const double* s, const double* a, int d);
 #endif
 
 }  // namespace attngeo::theory::gram_kernels

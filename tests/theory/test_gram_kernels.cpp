@@ -86,6 +86,24 @@ void fast_scale_to_float(const double* from, long count, double sigma, float* to
     gk::scale_to_float(from, count, sigma, to);
 }
 
+void fast_add_rows(const double* rows, int count, int d, double* sum, double* magnitude_sum) {
+#if ATTNGEO_X86
+    if (vector_loops_available()) {
+        gk::add_rows_avx2(rows, count, d, sum, magnitude_sum);
+        return;
+    }
+#endif
+    gk::add_rows(rows, count, d, sum, magnitude_sum);
+}
+
+gk::ShiftedValueSums fast_shifted_value_sums(const double* y, const double* s, const double* a,
+                                             int d) {
+#if ATTNGEO_X86
+    if (vector_loops_available()) return gk::shifted_value_sums_avx2(y, s, a, d);
+#endif
+    return gk::shifted_value_sums(y, s, a, d);
+}
+
 bool same_bits(double a, double b) {
     return std::memcmp(&a, &b, sizeof a) == 0;
 }
@@ -360,6 +378,86 @@ TEST(GramKernels, LargestMagnitudeAndFloatScalingEqualPlainLoops) {
     }
 }
 
+// The running sums of ExactShiftedDistances: the vector loop against the plain one bit for bit
+// (lanes across t never reorder a sum), and both against a per-column float64 loop, from
+// non-zero starting sums, with either output left out.
+TEST(GramKernels, RowSumsEqualPlainLoops) {
+    std::mt19937_64 rng(17);
+    std::normal_distribution<double> normal;
+    int checked = 0;
+    for (int d : {1, 3, 4, 5, 15, 16, 17, 33, 64, 128, 131})
+        for (int count : {0, 1, 2, 7, 40}) {
+            std::vector<double> rows(static_cast<std::size_t>(count) * d), start(d);
+            for (double& v : rows)
+                v = normal(rng) * std::ldexp(1.0, static_cast<int>(rng() % 40) - 20);
+            for (double& v : start)
+                v = normal(rng);
+            auto fast_sum = start, fast_magnitude = start, plain_sum = start,
+                 plain_magnitude = start, only_magnitude = start, only_sum = start;
+            fast_add_rows(rows.data(), count, d, fast_sum.data(), fast_magnitude.data());
+            gk::add_rows_plain(rows.data(), count, d, plain_sum.data(), plain_magnitude.data());
+            fast_add_rows(rows.data(), count, d, only_sum.data(), nullptr);
+            fast_add_rows(rows.data(), count, d, nullptr, only_magnitude.data());
+            for (int t = 0; t < d; ++t) {
+                double sum = start[t], magnitude = start[t];
+                for (int k = 0; k < count; ++k) {
+                    sum += rows[static_cast<std::size_t>(k) * d + t];
+                    magnitude += std::abs(rows[static_cast<std::size_t>(k) * d + t]);
+                }
+                EXPECT_TRUE(same_bits(fast_sum[t], sum) && same_bits(plain_sum[t], sum) &&
+                            same_bits(only_sum[t], sum))
+                    << "d " << d << " count " << count << " t " << t;
+                EXPECT_TRUE(same_bits(fast_magnitude[t], magnitude) &&
+                            same_bits(plain_magnitude[t], magnitude) &&
+                            same_bits(only_magnitude[t], magnitude))
+                    << "d " << d << " count " << count << " t " << t;
+                ++checked;
+            }
+        }
+    std::cout << "[ info     ] row sums: " << checked << " columns, 0 differing bits allowed\n";
+}
+
+// Tier 2's per-row sums: the vector loop against its plain twin bit for bit, and both within
+// γ_d·Σ|terms| of a long double evaluation (the bound exact_distance.cpp relies on).
+TEST(GramKernels, ShiftedValueSumsEqualPlainLoopsAndStayWithinTheirBound) {
+    std::mt19937_64 rng(23);
+    std::normal_distribution<double> normal;
+    double largest_error_ratio = 0;
+    for (int d : {1, 3, 7, 8, 9, 16, 31, 64, 128, 133})
+        for (int trial = 0; trial < 20; ++trial) {
+            std::vector<double> y(d), s(d), a(d);
+            for (int t = 0; t < d; ++t) {
+                y[t] = normal(rng) * std::ldexp(1.0, static_cast<int>(rng() % 30) - 15);
+                s[t] = normal(rng) * 4;
+                a[t] = std::abs(s[t]) + std::abs(normal(rng));
+            }
+            const auto fast = fast_shifted_value_sums(y.data(), s.data(), a.data(), d);
+            const auto plain = gk::shifted_value_sums_plain(y.data(), s.data(), a.data(), d);
+            EXPECT_TRUE(
+                same_bits(fast.value, plain.value) && same_bits(fast.magnitude, plain.magnitude) &&
+                same_bits(fast.across, plain.across) && same_bits(fast.largest, plain.largest))
+                << "d " << d << " trial " << trial;
+            long double value = 0, magnitude = 0, across = 0;
+            double largest = 0;
+            for (int t = 0; t < d; ++t) {
+                const double z = y[t] - 2 * s[t];
+                value += static_cast<long double>(y[t]) * z;
+                magnitude += std::abs(static_cast<long double>(y[t]) * z);
+                across += std::abs(static_cast<long double>(y[t])) * a[t];
+                largest = std::max(largest, std::abs(y[t]));
+            }
+            const long double bound = d * 0x1p-53L / (1 - d * 0x1p-53L) * magnitude;
+            const long double error = std::abs(plain.value - value);
+            EXPECT_LE(error, bound) << "d " << d;
+            EXPECT_LE(std::abs(plain.across - across), 2 * bound / magnitude * across + 1e-300);
+            EXPECT_EQ(plain.largest, largest);
+            if (bound > 0)
+                largest_error_ratio =
+                    std::max(largest_error_ratio, static_cast<double>(error / bound));
+        }
+    std::cout << "[ info     ] tier-2 value: largest error " << largest_error_ratio
+              << " of its bound\n";
+}
 }  // namespace
 
 namespace {
