@@ -1,6 +1,7 @@
 // Run-time kernel choice for the AVX2 kernels (theory/gram_kernels, theory/bound_kernels,
-// common/sum_of_squares, simulate/rng, generator_kernels and single_gram): each kernel is
-// compiled for its target alone, has a plain twin, and asks here which one to take.
+// common/sum_of_squares, simulate/rng, generator_kernels, single_gram and
+// empirical/statistics_kernels, whose lag dots also have AVX-512): each kernel is compiled for
+// its target alone, has a plain twin, and asks here which one to take.
 #pragma once
 
 #include <cstdlib>
@@ -14,6 +15,8 @@
 // against the plain twin), or for AVX2 with explicit FMA.
 #define ATTNGEO_TARGET_AVX2 __attribute__((target("avx2")))
 #define ATTNGEO_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+// The few kernels with an AVX-512 variant (the lag dot products of the per-head statistics).
+#define ATTNGEO_TARGET_AVX512_FMA __attribute__((target("avx512f,avx2,fma")))
 #else
 #define ATTNGEO_X86 0
 #endif
@@ -52,6 +55,15 @@ inline bool cpu_has_avx2_fma() {
 #endif
 }
 
+inline bool cpu_has_avx512f() {
+#if ATTNGEO_X86
+    static const bool avx512 = __builtin_cpu_supports("avx512f") && cpu_has_avx2_fma();
+    return avx512;
+#else
+    return false;
+#endif
+}
+
 // What the dispatchers take: the CPU's AVX2 unless ATTNGEO_PLAIN forces the plain twins.
 inline bool use_avx2() {
     return cpu_has_avx2() && !plain_paths_forced();
@@ -59,6 +71,10 @@ inline bool use_avx2() {
 
 inline bool use_avx2_fma() {
     return cpu_has_avx2_fma() && !plain_paths_forced();
+}
+
+inline bool use_avx512f() {
+    return cpu_has_avx512f() && !plain_paths_forced();
 }
 
 }  // namespace attngeo

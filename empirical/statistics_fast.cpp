@@ -22,8 +22,9 @@ namespace kernels = statistics_kernels;
 // One thread's buffers: a layer's heads run in parallel, each thread reusing its own.
 struct DocumentScratch {
     int n = 0;
-    std::vector<double> alpha;       // [n] α_i widened to double
-    std::vector<double> transposed;  // [d, n] v_it, token index fastest
+    int ld = 0;                 // transposed's row stride, statistics_kernels::transposed_stride
+    std::vector<double> alpha;  // [n] α_i widened to double
+    std::vector<double> transposed;  // [d, ld] v_it, token index fastest
     std::vector<double> norm;        // [n] ‖v_i‖
     std::vector<double> to_first;    // [n] ⟨v_0, v_j⟩
     std::vector<double> lag_dots;    // [kLagBlock, max_lag] ⟨v_i, v_(i+k)⟩
@@ -145,10 +146,11 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
     DocumentScratch& s = scratch;
     s.n = n;
     s.alpha.assign(alpha, alpha + n);
-    s.transposed.resize(static_cast<std::size_t>(n) * d);
+    s.ld = kernels::transposed_stride(n);
+    s.transposed.resize(static_cast<std::size_t>(s.ld) * d);
     s.norm.resize(n);
-    kernels::transpose_to_double(values, n, d, s.transposed.data());
-    kernels::token_norms(s.transposed.data(), n, d, s.norm.data());
+    kernels::transpose_to_double(values, n, d, s.ld, s.transposed.data());
+    kernels::token_norms(s.transposed.data(), n, d, s.ld, s.norm.data());
     rank_contributions(s, values, d, settings_.ranking);
     if (ranked_gram != nullptr && *ranked_gram->order != s.order)
         throw std::invalid_argument(
@@ -190,7 +192,7 @@ void HeadStatistics::add_profiles_fast(const DocumentScratch& s) {
 double HeadStatistics::add_cosines_fast(DocumentScratch& s, int d) {
     const int n = s.n, max_lag = settings_.max_lag;
     s.to_first.resize(n);
-    kernels::dots_with_first(s.transposed.data(), n, d, s.to_first.data());
+    kernels::dots_with_first(s.transposed.data(), n, d, s.ld, s.to_first.data());
     double rho0 = 0;
     for (int j = 1; j < n; ++j)
         rho0 += cosine_of(s.to_first[j], s.norm[0], s.norm[j]);
@@ -200,15 +202,11 @@ double HeadStatistics::add_cosines_fast(DocumentScratch& s, int d) {
     s.lag_dots.resize(static_cast<std::size_t>(DocumentScratch::kLagBlock) * max_lag);
     for (int first = 1; first < n - 1; first += DocumentScratch::kLagBlock) {
         const int last = std::min(first + DocumentScratch::kLagBlock, n - 1);
-        kernels::lag_dots(s.transposed.data(), n, d, max_lag, first, last, s.lag_dots.data());
-        for (int i = first; i < last; ++i) {
-            const int lags = std::min(max_lag, n - 1 - i);
-            const double* dots = s.lag_dots.data() + static_cast<std::size_t>(i - first) * max_lag;
-            const double own = s.norm[i];
-            const double* other = s.norm.data() + i + 1;  // ‖v_(i+k)‖ at k − 1
-            for (int k = 0; k < lags; ++k)
-                s.lag_totals[k] += cosine_of(dots[k], own, other[k]);
-        }
+        kernels::lag_dots(s.transposed.data(), n, d, s.ld, max_lag, first, last, s.lag_dots.data());
+        for (int i = first; i < last; ++i)  // ‖v_(i+k)‖ at k − 1 from s.norm[i + 1]
+            kernels::add_lag_cosines(
+                s.lag_dots.data() + static_cast<std::size_t>(i - first) * max_lag, s.norm[i],
+                s.norm.data() + i + 1, std::min(max_lag, n - 1 - i), s.lag_totals.data());
     }
     for (int lag = 1; lag <= max_lag; ++lag) {
         lag_pairs_[lag] += std::max(0, n - 1 - lag);
@@ -244,8 +242,8 @@ void HeadStatistics::add_diagnostics_fast(DocumentScratch& s, int d) {
     s.last_term.assign(d, 0.0);
     std::vector<double> v0(d), vL(d);
     for (int t = 0; t < d; ++t) {
-        v0[t] = s.transposed[static_cast<std::size_t>(t) * n];
-        vL[t] = s.transposed[static_cast<std::size_t>(t) * n + last];
+        v0[t] = s.transposed[static_cast<std::size_t>(t) * s.ld];
+        vL[t] = s.transposed[static_cast<std::size_t>(t) * s.ld + last];
     }
     std::size_t next = 0;
     for (int k = 0; k < n && next < sizes.size(); ++k) {

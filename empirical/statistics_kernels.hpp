@@ -1,7 +1,8 @@
 // The O(n·d) passes of the per-head statistics (statistics_fast.cpp) over one document's values
 // held transposed in double: token norms, dot products with the sink and with the tokens at lags
-// 1..K (cos by lag), each an AVX2 + FMA loop beside the plain loop it matches bit for bit, and
-// ExactSum::add without its long double rounding.
+// 1..K (cos by lag) and the per-lag cosine sums, the last two with AVX2 + FMA (the lag dots also
+// AVX-512) loops beside the plain loops they match bit for bit, and ExactSum::add without its
+// long double rounding.
 #pragma once
 
 #include <vector>
@@ -16,25 +17,42 @@ namespace attngeo::empirical::statistics_kernels {
 // AVX2 loops use FMA without changing a bit. Every dot product below is summed in ascending t
 // from 0, as the plain per-pair loop of statistics.cpp sums it.
 
-// transposed[t·n + i] = values[i·d + t] widened to double.                          [d, n]
-void transpose_to_double(const float* values, int n, int d, double* transposed);
+// The transposed layout's row stride: n rounded up to 8 doubles (a cache line), one line more
+// where that would be a multiple of 4 KiB, so that the d rows of one column do not all fall in
+// the same L1 set.
+int transposed_stride(int n);
+
+// transposed[t·ld + i] = values[i·d + t] widened to double, ld = transposed_stride(n).  [d, ld]
+void transpose_to_double(const float* values, int n, int d, int ld, double* transposed);
 
 // norm[i] = √(Σ_t x_it²), in ascending t.                                             [n]
-void token_norms(const double* transposed, int n, int d, double* norm);
+void token_norms(const double* transposed, int n, int d, int ld, double* norm);
 
 // to_first[j] = Σ_t x_0t·x_jt for j in [0, n).                                        [n]
-void dots_with_first(const double* transposed, int n, int d, double* to_first);
+void dots_with_first(const double* transposed, int n, int d, int ld, double* to_first);
 
 // dots[(i − first)·max_lag + k − 1] = Σ_t x_it·x_(i+k)t for i in [first, last) and lags
 // 1 ≤ k ≤ min(max_lag, n − 1 − i); entries past that bound are left as they are.
-void lag_dots(const double* transposed, int n, int d, int max_lag, int first, int last,
+void lag_dots(const double* transposed, int n, int d, int ld, int max_lag, int first, int last,
               double* dots);
-void lag_dots_plain(const double* transposed, int n, int d, int max_lag, int first, int last,
-                    double* dots);
+void lag_dots_plain(const double* transposed, int n, int d, int ld, int max_lag, int first,
+                    int last, double* dots);
+
+// totals[k] += cos(v_i, v_(i+k+1)) for k < lags, from dots[k] = ⟨v_i, v_(i+k+1)⟩, own = ‖v_i‖ and
+// other[k] = ‖v_(i+k+1)‖: dot/(own·other), 0 where either norm is 0, as statistics.cpp's
+// cosine() evaluates it.                                                          [lags]
+void add_lag_cosines(const double* dots, double own, const double* other, int lags, double* totals);
+void add_lag_cosines_plain(const double* dots, double own, const double* other, int lags,
+                           double* totals);
 #if ATTNGEO_X86
-// Only where cpu_has_avx2_fma(); the dispatcher takes it when use_avx2_fma().
-void lag_dots_avx2(const double* transposed, int n, int d, int max_lag, int first, int last,
+// Only where cpu_has_avx2_fma(); the dispatchers take them when use_avx2_fma().
+void lag_dots_avx2(const double* transposed, int n, int d, int ld, int max_lag, int first, int last,
                    double* dots);
+void add_lag_cosines_avx2(const double* dots, double own, const double* other, int lags,
+                          double* totals);
+// Only where cpu_has_avx512f(); the dispatcher prefers it when use_avx512f().
+void lag_dots_avx512(const double* transposed, int n, int d, int ld, int max_lag, int first,
+                     int last, double* dots);
 #endif
 
 // The median of x (the mean of the two middle values for an even count; 0 when empty).

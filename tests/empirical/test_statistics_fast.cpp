@@ -116,7 +116,9 @@ TEST(StatisticsFast, EqualsThePlainReferenceBitForBit) {
         EXPECT_EQ(differing, 0u) << "n " << c.n << " d " << c.d << " lag " << c.max_lag;
         EXPECT_TRUE(fast == reference);
         EXPECT_EQ(fast.pairs_at_lag(1), reference.pairs_at_lag(1));
-        if (fast.pairs_at_lag(1) > 0) EXPECT_EQ(fast.cos_at_lag(1), reference.cos_at_lag(1));
+        if (fast.pairs_at_lag(1) > 0) {
+            EXPECT_EQ(fast.cos_at_lag(1), reference.cos_at_lag(1));
+        }
     }
     std::cout << "largest count of differing state words: " << largest_difference << "\n";
     RecordProperty("largest_differing_words", static_cast<int>(largest_difference));
@@ -150,17 +152,21 @@ TEST(StatisticsFast, LagKernelEqualsItsPlainTwinAndNaiveDots) {
     std::normal_distribution<float> normal;
     for (const auto [n, d, max_lag] :
          {std::array<int, 3>{9, 3, 7}, std::array<int, 3>{200, 64, 128},
-          std::array<int, 3>{77, 5, 19}}) {
+          std::array<int, 3>{77, 5, 19}, std::array<int, 3>{1024, 64, 128},
+          std::array<int, 3>{300, 17, 1}, std::array<int, 3>{301, 9, 2}}) {
         std::vector<float> values(static_cast<std::size_t>(n) * d);
         for (auto& v : values)
             v = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 40) - 20);
-        std::vector<double> transposed(values.size());
-        kernels::transpose_to_double(values.data(), n, d, transposed.data());
+        const int ld = kernels::transposed_stride(n);
+        EXPECT_GE(ld, n);
+        EXPECT_NE(ld % 512, 0);
+        std::vector<double> transposed(static_cast<std::size_t>(ld) * d);
+        kernels::transpose_to_double(values.data(), n, d, ld, transposed.data());
         const int first = 1, last = n - 1;
         const std::size_t size = static_cast<std::size_t>(last - first) * max_lag;
         std::vector<double> plain(size, -7.0), dispatched(size, -7.0);
-        kernels::lag_dots_plain(transposed.data(), n, d, max_lag, first, last, plain.data());
-        kernels::lag_dots(transposed.data(), n, d, max_lag, first, last, dispatched.data());
+        kernels::lag_dots_plain(transposed.data(), n, d, ld, max_lag, first, last, plain.data());
+        kernels::lag_dots(transposed.data(), n, d, ld, max_lag, first, last, dispatched.data());
         double largest = 0;
         for (int i = first; i < last; ++i) {
             for (int k = 1; k <= max_lag; ++k) {
@@ -182,12 +188,49 @@ TEST(StatisticsFast, LagKernelEqualsItsPlainTwinAndNaiveDots) {
 #if ATTNGEO_X86
         if (cpu_has_avx2_fma()) {
             std::vector<double> avx2(size, -7.0);
-            kernels::lag_dots_avx2(transposed.data(), n, d, max_lag, first, last, avx2.data());
+            kernels::lag_dots_avx2(transposed.data(), n, d, ld, max_lag, first, last, avx2.data());
             EXPECT_EQ(avx2, plain);
+        }
+        if (cpu_has_avx512f()) {
+            std::vector<double> avx512(size, -7.0);
+            kernels::lag_dots_avx512(transposed.data(), n, d, ld, max_lag, first, last,
+                                     avx512.data());
+            EXPECT_EQ(avx512, plain);
         }
 #endif
         std::cout << "n " << n << " d " << d << ": largest |kernel - naive| " << largest << "\n";
     }
+}
+
+// The per-lag cosine sums: dispatched and AVX2 loops against the per-pair definition, bit for
+// bit, with zero norms on either side (cosine 0) and lag counts off the vector width.
+TEST(StatisticsFast, LagCosinesEqualThePerPairDefinition) {
+    std::mt19937_64 rng(13);
+    std::normal_distribution<double> normal;
+    int checked = 0;
+    for (int lags : {0, 1, 3, 4, 5, 17, 128})
+        for (double own : {0.0, 0.75, 3e-9}) {
+            std::vector<double> dots(lags), other(lags), start(lags);
+            for (int k = 0; k < lags; ++k) {
+                dots[k] = normal(rng);
+                other[k] = rng() % 5 == 0 ? 0.0 : std::abs(normal(rng)) + 0.1;
+                start[k] = normal(rng);
+            }
+            std::vector<double> expected = start, dispatched = start;
+            for (int k = 0; k < lags; ++k)
+                expected[k] += own == 0 || other[k] == 0 ? 0.0 : dots[k] / (own * other[k]);
+            kernels::add_lag_cosines(dots.data(), own, other.data(), lags, dispatched.data());
+            EXPECT_EQ(dispatched, expected) << lags << " " << own;
+#if ATTNGEO_X86
+            if (cpu_has_avx2_fma()) {
+                std::vector<double> avx2 = start;
+                kernels::add_lag_cosines_avx2(dots.data(), own, other.data(), lags, avx2.data());
+                EXPECT_EQ(avx2, expected) << lags << " " << own;
+            }
+#endif
+            checked += lags;
+        }
+    std::cout << checked << " lag cosines, 0 differing values allowed\n";
 }
 
 TEST(StatisticsFast, AddExactEqualsExactSumAdd) {
