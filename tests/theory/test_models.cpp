@@ -588,3 +588,49 @@ TEST(ModelsSensitivity, IntegerParametersAtTheEdge) {
 }
 
 }  // namespace
+
+namespace {
+
+// validate_cosine_matrix reads valid matrices column by column and in tiles, and names the
+// first bad entry (row-major) through its element-wise loop: both must agree on every defect,
+// wherever it sits relative to the 32 × 32 tiles. Defects sit on or above the diagonal, where
+// the row-major loop meets them before their mirror's asymmetry.
+TEST(CosineMatrixValidation, TiledCheckAcceptsValidAndNamesEveryDefect) {
+    int defects = 0;
+    for (int L : {1, 2, 31, 32, 40, 70}) {
+        const Eigen::MatrixXd valid = attngeo::theory::exponential_cosine_matrix(L, 0.3, 0.1);
+        EXPECT_NO_THROW(attngeo::theory::validate_cosine_matrix(valid, "test"));
+        const int n = L + 1;
+        for (auto [j, k] : {std::pair{0, n - 1}, std::pair{n / 3, n / 2}, std::pair{0, 0},
+                            std::pair{n - 1, n - 1}}) {
+            const std::string at = "cosine[" + std::to_string(j) + "][" + std::to_string(k) + "]";
+            auto expect_named = [&](Eigen::MatrixXd bad, const std::string& phrase) {
+                try {
+                    attngeo::theory::validate_cosine_matrix(bad, "test");
+                    ADD_FAILURE() << "accepted: " << phrase << " at " << at << " (n " << n << ")";
+                } catch (const std::domain_error& e) {
+                    EXPECT_NE(std::string(e.what()).find(phrase), std::string::npos) << e.what();
+                    ++defects;
+                }
+            };
+            Eigen::MatrixXd bad = valid;
+            bad(j, k) = std::nan("");
+            expect_named(bad, at + " = nan, expected within [-1, 1]");
+            bad = valid;
+            bad(j, k) = 1.5;
+            expect_named(bad, at + " = 1.5, expected within [-1, 1]");
+            if (j != k) {
+                bad = valid;
+                bad(j, k) += 1e-6;
+                expect_named(bad, "differs from cosine[");
+            } else {
+                bad = valid;
+                bad(j, k) = 0.5;
+                expect_named(bad, at + " = 0.5, expected 1 on the diagonal");
+            }
+        }
+    }
+    std::cout << defects << " defects named\n";
+}
+
+}  // namespace
