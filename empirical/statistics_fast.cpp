@@ -42,11 +42,6 @@ struct DocumentScratch {
 
 namespace {
 
-// cos(v_a, v_b) from their dot product, as statistics.cpp's cosine() evaluates it.
-inline double cosine_of(double dot, double norm_a, double norm_b) {
-    return norm_a == 0 || norm_b == 0 ? 0.0 : dot / (norm_a * norm_b);
-}
-
 void check_document(const float* alpha, const float* values, int n, int d) {
     if (d < 1) throw std::domain_error("HeadStatistics::add_document: d = " + std::to_string(d));
     for (int i = 0; i < n; ++i)
@@ -195,7 +190,7 @@ double HeadStatistics::add_cosines_fast(DocumentScratch& s, int d) {
     kernels::dots_with_first(s.transposed.data(), n, d, s.ld, s.to_first.data());
     double rho0 = 0;
     for (int j = 1; j < n; ++j)
-        rho0 += cosine_of(s.to_first[j], s.norm[0], s.norm[j]);
+        rho0 += kernels::cosine_from_dot(s.to_first[j], s.norm[0], s.norm[j]);
     rho0 /= (n - 1);
     kernels::add_exact(rho0_sum_, rho0);
     s.lag_totals.assign(max_lag, 0.0);
@@ -269,8 +264,8 @@ void HeadStatistics::add_diagnostics_fast(DocumentScratch& s, int d) {
             kernels::add_exact(dg[0], s_norm);
             kernels::add_exact(dg[1], std::sqrt(without_sink));
             kernels::add_exact(dg[2], std::sqrt(without_last));
-            kernels::add_exact(dg[3], cosine_of(dot_sink, s_norm, s.norm[0]));
-            kernels::add_exact(dg[4], cosine_of(dot_last, s_norm, s.norm[last]));
+            kernels::add_exact(dg[3], kernels::cosine_from_dot(dot_sink, s_norm, s.norm[0]));
+            kernels::add_exact(dg[4], kernels::cosine_from_dot(dot_last, s_norm, s.norm[last]));
             ++next;
         }
     }

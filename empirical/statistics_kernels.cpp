@@ -76,7 +76,7 @@ void lag_dots_plain(const double* transposed, int n, int d, int ld, int max_lag,
 void add_lag_cosines_plain(const double* dots, double own, const double* other, int lags,
                            double* totals) {
     for (int k = 0; k < lags; ++k)
-        totals[k] += own == 0 || other[k] == 0 ? 0.0 : dots[k] / (own * other[k]);
+        totals[k] += cosine_from_dot(dots[k], own, other[k]);
 }
 
 #if ATTNGEO_X86

@@ -38,9 +38,14 @@ void lag_dots(const double* transposed, int n, int d, int ld, int max_lag, int f
 void lag_dots_plain(const double* transposed, int n, int d, int ld, int max_lag, int first,
                     int last, double* dots);
 
+// cos(v_a, v_b) from ⟨v_a, v_b⟩ and the two norms: dot/(norm_a·norm_b), 0 where either norm is 0,
+// as statistics.cpp's cosine() evaluates it (the fast path's one definition).
+inline double cosine_from_dot(double dot, double norm_a, double norm_b) {
+    return norm_a == 0 || norm_b == 0 ? 0.0 : dot / (norm_a * norm_b);
+}
+
 // totals[k] += cos(v_i, v_(i+k+1)) for k < lags, from dots[k] = ⟨v_i, v_(i+k+1)⟩, own = ‖v_i‖ and
-// other[k] = ‖v_(i+k+1)‖: dot/(own·other), 0 where either norm is 0, as statistics.cpp's
-// cosine() evaluates it.                                                          [lags]
+// other[k] = ‖v_(i+k+1)‖, each term cosine_from_dot(dots[k], own, other[k]).        [lags]
 void add_lag_cosines(const double* dots, double own, const double* other, int lags, double* totals);
 void add_lag_cosines_plain(const double* dots, double own, const double* other, int lags,
                            double* totals);
