@@ -125,12 +125,20 @@ std::vector<int> head_regimes(const HeadInput& h) {
     return out;
 }
 
-// The scan's points: every (head, N) in head order, then N.
+// The scan's points: every (head, N) in head order, then N. The convention points are those of
+// the α ranking the envelopes use (BoundTerms' default).
 simulate::ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
                                  const std::vector<std::vector<int>>& regimes) {
     simulate::ScanInputs in;
     for (std::size_t h = 0; h < heads.size(); ++h) {
         const HeadInput& head = heads[h];
+        theory::HeadModel alpha_only;
+        alpha_only.alpha = Eigen::Map<const Eigen::VectorXd>(
+            head.alpha.data(), static_cast<Eigen::Index>(head.alpha.size()));
+        alpha_only.norms = Eigen::VectorXd::Ones(alpha_only.alpha.size());
+        const auto facts =
+            simulate::point_facts(alpha_only, head.sizes, theory::Ranking::attention);
+        in.facts.insert(in.facts.end(), facts.begin(), facts.end());
         for (std::size_t s = 0; s < head.sizes.size(); ++s) {
             in.P.push_back(measured_point(head.P_mean[s], head.P_se, s, head.documents));
             in.R.push_back(measured_point(head.R_mean[s], head.R_se, s, head.documents));
@@ -219,7 +227,6 @@ namespace {
 void tally_agreement(const std::vector<HeadInput>& heads, VariantResult& v) {
     const std::vector<int>& sizes = heads.front().sizes;
     const int H = static_cast<int>(heads.size()), S = static_cast<int>(sizes.size());
-    const double points = 2.0 * H * S;
     v.P_inside.assign(H, std::vector<char>(S));
     v.R_inside.assign(H, std::vector<char>(S));
     std::map<int, AgreementRow> layers;
@@ -231,6 +238,11 @@ void tally_agreement(const std::vector<HeadInput>& heads, VariantResult& v) {
         AgreementRow& layer = scope_row(layers, in.layer);
         for (int s = 0; s < S; ++s) {
             const theory::BoundRow& b = v.rows[h][s];
+            // A convention point's bounds are 1 by definition: flagged inside, counted nowhere.
+            if (b.trivial) {
+                v.P_inside[h][s] = v.R_inside[h][s] = 1;
+                continue;
+            }
             const struct {
                 const char* metric;
                 double value, lower, upper;
@@ -252,17 +264,19 @@ void tally_agreement(const std::vector<HeadInput>& heads, VariantResult& v) {
             }
         }
     }
-    v.fraction_inside = inside_total / points;
-    v.mean_width = width_total / points;
+    const double points = 2.0 * static_cast<double>(v.scan.sides[0].points);
+    v.fraction_inside = points > 0 ? inside_total / points : kNaN;
+    v.mean_width = points > 0 ? width_total / points : kNaN;
     v.global.layer = -1;
     for (auto& [index, row] : layers) {
-        row.fraction = static_cast<double>(row.inside) / row.points;
+        row.fraction = row.points > 0 ? static_cast<double>(row.inside) / row.points : kNaN;
         v.global.points += row.points;
         v.global.inside += row.inside;
         v.global.worst_excess = std::max(v.global.worst_excess, row.worst_excess);
         v.by_layer.push_back(row);
     }
-    v.global.fraction = static_cast<double>(v.global.inside) / v.global.points;
+    v.global.fraction =
+        v.global.points > 0 ? static_cast<double>(v.global.inside) / v.global.points : kNaN;
     // Excess descending; equal excesses in input order (stable), so the list is unique.
     std::stable_sort(all.begin(), all.end(),
                      [](const Violation& a, const Violation& b) { return a.excess > b.excess; });
@@ -337,6 +351,12 @@ VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
 
     v.rows.assign(H, {});
     parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
+    std::vector<theory::MarginFlags> margins;
+    for (const auto& head_rows : v.rows) {
+        const auto part = simulate::margins_of(head_rows);
+        margins.insert(margins.end(), part.begin(), part.end());
+    }
+    simulate::judge_points(v.scan, inputs, margins);
     tally_agreement(heads, v);
     counter.end_variant();
     return v;

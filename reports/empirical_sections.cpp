@@ -17,6 +17,7 @@
 #include "reports/empirical_tables.hpp"
 #include "reports/report.hpp"
 #include "reports/verdict.hpp"
+#include "reports/verdict_text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -290,7 +291,8 @@ std::vector<Section> compare_sections(const RunFolder& run) {
 
     const std::string manifest_path = run_manifest_path(run.dir);
     std::vector<Section> sections = {with_json_context(path_in(run.dir, "kappa.json"), [&] {
-        return compare_verdict_section(run.dir, prefix_of(run), c.kappa);
+        return compare_verdict_section(run.dir, prefix_of(run), c.kappa,
+                                       assumptions_opening(run.manifest));
     })};
     Section overview = titled("Comparison parameters");
     overview.html_before =

@@ -465,6 +465,7 @@ std::map<std::string, VariantFacts> variant_facts(const nlohmann::json& point,
             const auto& e = point.at("envelopes").at(v);
             f.degenerate = e.value("degenerate", nlohmann::json(nullptr));
             f.interval_score = e.value("interval_score", nlohmann::json(nullptr));
+            f.hypotheses = e.value("hypotheses", nlohmann::json(nullptr));
             if (e.contains("kappa_rule")) f.kappa_rule = json_text(e.at("kappa_rule"));
         }
     }

@@ -18,6 +18,7 @@
 #include "common/format.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
+#include "reports/verdict_text.hpp"
 #include "theory/bounds.hpp"
 
 namespace attngeo::reports {
@@ -37,14 +38,9 @@ double optional_number(const CsvTable& table, std::size_t row, const std::string
     return table.text(row, name).empty() ? std::nan("") : table.number(row, name);
 }
 
-// The verdict's numbers to `digits` significant digits: fifteen columns must fit the page,
-// and a sentence reads better with three (verdict.csv keeps 17).
-std::string digits(double x, int significant) {
-    if (std::isnan(x)) return "nan";
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.*g", significant, x);
-    return buffer;
-}
+using verdict_words::digits;
+// The verdict's numbers to a few significant digits: fifteen columns must fit the page, and a
+// sentence reads better with three (verdict.csv keeps 17).
 std::string cell_number(double x) {
     return digits(x, 4);
 }
@@ -52,24 +48,10 @@ std::string sentence_number(double x) {
     return digits(x, 3);
 }
 
-std::string percent(double fraction) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.3g %%", 100 * fraction);
-    return buffer;
-}
-
-std::string side_label(const VerdictSide& row) {
-    return row.metric + " " + row.side;
-}
-
-// "a", "a and b", "a, b and c".
+using verdict_words::percent;
+using verdict_words::side_label;
 std::string join_words(const std::vector<std::string>& words) {
-    std::string out;
-    for (std::size_t i = 0; i < words.size(); ++i) {
-        if (i > 0) out += i + 1 == words.size() ? " and " : ", ";
-        out += words[i];
-    }
-    return out;
+    return verdict_words::join(words);
 }
 
 double fraction_of(const nlohmann::json& degenerate, const char* key) {
@@ -90,6 +72,16 @@ std::string flags_text(const VerdictSide& row) {
     return out.empty() ? "" : "<span class=\"bad\">" + out + "</span>";
 }
 
+// "1023 of 1023 N" where the rows count their points (M, the non-convention points), else
+// "100 % of N" as folders written before said it.
+std::string share_of(double fraction, const std::vector<VerdictSide>& rows,
+                     const std::string& points) {
+    if (!rows.empty() && rows.front().judged)
+        return std::to_string(std::lround(fraction * rows.front().points)) + " of " +
+               std::to_string(rows.front().points) + " " + points;
+    return percent(fraction) + " of " + points;
+}
+
 // The κ-free sides of one kind (lower or upper) and why, from the margin fractions.
 std::string kappa_free_sentence(const std::string& variant, const std::vector<VerdictSide>& rows,
                                 const std::string& side, const VariantFacts& facts,
@@ -107,8 +99,8 @@ std::string kappa_free_sentence(const std::string& variant, const std::vector<Ve
         const double delta = fraction_of(facts.degenerate, "delta_le0");
         const double delta0 = fraction_of(facts.degenerate, "delta0_le0");
         if (delta > 0) {
-            s << ": Δ ≤ 0 at " << percent(delta) << " of " << points << " (tail factor 1)";
-            if (delta0 > 0) s << " and Δ<sub>0</sub> ≤ 0 at " << percent(delta0);
+            s << ": Δ ≤ 0 at " << share_of(delta, rows, points) << " (tail factor 1)";
+            if (delta0 > 0) s << " and Δ<sub>0</sub> ≤ 0 at " << share_of(delta0, rows, points);
             // With both tails at 1 the lower bounds collapse to the union-bound counts alone;
             // said only of the metrics whose lower bound the scan found κ-free.
             std::vector<std::string> collapsed;
@@ -123,7 +115,7 @@ std::string kappa_free_sentence(const std::string& variant, const std::vector<Ve
         const double xi = fraction_of(facts.degenerate, "xi_le0");
         if (xi > 0)
             s << ": " << (plural ? "they are" : "it is") << " decided by a pair with ξ ≤ 0 at "
-              << percent(xi) << " of " << points << " (p⁻ = 1/2 for every κ)";
+              << share_of(xi, rows, points) << " (p⁻ = 1/2 for every κ)";
     }
     s << "; " << (plural ? "they say" : "it says") << " nothing about κ. ";
     return s.str();
@@ -136,7 +128,8 @@ std::string moving_where(const VerdictSide& r, const std::string& points) {
     for (std::string n; std::getline(list, n, ';');)
         if (!n.empty()) sizes.push_back(n);
     if (!sizes.empty() && sizes.size() <= 8) return "N = " + join_words(sizes);
-    return std::to_string(r.points_moving) + " of " + points;
+    return std::to_string(r.points_moving) + " of " +
+           (r.judged ? std::to_string(r.points) + " " : std::string()) + points;
 }
 
 // The sides that move with κ, but by at most 1e-3 anywhere: where and by how much.
@@ -154,7 +147,8 @@ std::string nearly_kappa_free_sentence(const std::string& variant,
     return s.str();
 }
 
-std::string trivial_sentence(const VariantFacts& facts, const std::string& points) {
+std::string trivial_sentence(const VariantFacts& facts, const std::vector<VerdictSide>& rows,
+                             const std::string& points) {
     std::vector<std::string> parts;
     const std::pair<const char*, const char*> keys[4] = {{"P_trivial_lower", "P lower (≤ 0.01)"},
                                                          {"P_trivial_upper", "P upper (≥ 0.99)"},
@@ -162,10 +156,11 @@ std::string trivial_sentence(const VariantFacts& facts, const std::string& point
                                                          {"R_trivial_upper", "R upper (≥ 0.99)"}};
     for (const auto& [key, label] : keys) {
         const double f = fraction_of(facts.degenerate, key);
-        if (f >= 0.5) parts.push_back(std::string("the ") + label + " at " + percent(f));
+        if (f >= 0.5)
+            parts.push_back(std::string("the ") + label + " at " + share_of(f, rows, points));
     }
     if (parts.empty()) return "";
-    return "At κ* the bound is trivial for " + join_words(parts) + " of " + points + ". ";
+    return "At κ* the bound is trivial for " + join_words(parts) + ". ";
 }
 
 std::string list_of_sizes(const std::vector<int>& sizes) {
@@ -177,7 +172,8 @@ std::string list_of_sizes(const std::vector<int>& sizes) {
     return out;
 }
 
-std::string inverted_sentence(const VariantFacts& facts, const std::string& points) {
+std::string inverted_sentence(const VariantFacts& facts, const std::vector<VerdictSide>& rows,
+                              const std::string& points) {
     std::vector<std::string> parts;
     for (const char* metric : {"P", "R"}) {
         const auto it = facts.inverted_at.find(metric);
@@ -186,7 +182,7 @@ std::string inverted_sentence(const VariantFacts& facts, const std::string& poin
             continue;
         }
         const double f = fraction_of(facts.degenerate, (std::string(metric) + "_inverted").c_str());
-        if (f > 0) parts.push_back(std::string(metric) + " at " + percent(f) + " of " + points);
+        if (f > 0) parts.push_back(std::string(metric) + " at " + share_of(f, rows, points));
     }
     if (parts.empty()) return "";
     return "<span class=\"bad\">The envelope at κ* is inverted (lower > upper)</span> for " +
@@ -227,7 +223,7 @@ std::string variant_paragraph(const std::string& variant, const std::vector<Verd
         if (!r.informative) useless.push_back(side_label(r));
     if (!useless.empty())
         s << "Degenerate at every point (trivial or inverted): " << join_words(useless) << ". ";
-    s << trivial_sentence(facts, points) << inverted_sentence(facts, points);
+    s << trivial_sentence(facts, rows, points) << inverted_sentence(facts, rows, points);
     std::vector<std::string> gaps;
     const VerdictSide* tightest = nullptr;
     for (const auto& r : rows) {
@@ -256,10 +252,61 @@ std::string variant_paragraph(const std::string& variant, const std::vector<Verd
     return s.str();
 }
 
+// The sentences of one judged variant, its name written as `variant` (a placeholder the caller
+// replaces), each entry one unit so the sentences every variant shares can be said once.
+std::vector<std::string> judged_sentences(const std::string& variant,
+                                          const std::vector<VerdictSide>& rows,
+                                          const VariantFacts& facts, const std::string& points) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& text) {
+        if (!text.empty()) out.push_back(text);
+    };
+    if (facts.kappa_irrelevant) {
+        add("At d = ∞ the bounds are taken at κd = ∞, so no side depends on κ: κ* is arbitrary "
+            "and κ-free says nothing about the margins. ");
+    } else {
+        add(kappa_free_sentence(variant, rows, "lower", facts, points));
+        add(kappa_free_sentence(variant, rows, "upper", facts, points));
+        add(nearly_kappa_free_sentence(variant, rows, points));
+        for (const VerdictSide& r : rows)
+            for (const std::string& sentence : kappa_star_sentences(r))
+                add(sentence);
+    }
+    add(trivial_sentence(facts, rows, points));
+    add(inverted_sentence(facts, rows, points));
+    add(interval_score_sentence(facts));
+    if (facts.kappa_rule == "given" && !facts.kappa_irrelevant)
+        add("κ was given (<code>--kappa</code>), so every side uses it: κ* is that κ, and the "
+            "scan shows what other κ would give. ");
+    return out;
+}
+
 std::string regime_cell(const VerdictSide& row, int regime) {
     if (row.points_by_regime[regime] == 0 || std::isnan(row.gap_by_regime[regime])) return "–";
     return cell_number(row.gap_by_regime[regime]) + " (" +
            std::to_string(row.points_by_regime[regime]) + ")";
+}
+
+// Mean gap at κ* per Table-2 regime (count in brackets), a row per variant × side; nothing
+// when no point has a regime.
+std::string regime_gap_table(const std::vector<VerdictSide>& rows) {
+    std::vector<std::vector<std::string>> cells;
+    bool any = false;
+    for (const VerdictSide& r : rows) {
+        std::vector<std::string> row = {html_escape(r.variant), r.metric, r.side};
+        for (int k = 0; k < 5; ++k) {
+            row.push_back(regime_cell(r, k));
+            any = any || r.points_by_regime[k] > 0;
+        }
+        cells.push_back(row);
+    }
+    if (!any) return "";
+    return "<p>Mean gap at κ* by Table-2 regime (points in brackets):</p>\n"
+           "<div style=\"overflow-x: auto; font-size: .85em\">" +
+           html_table(
+               {"variant", "metric", "side", "gap I", "gap II", "gap III", "gap IV", "gap V"},
+               cells) +
+           "</div>\n";
 }
 
 double median(std::vector<double> values) {
@@ -267,6 +314,31 @@ double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
     const std::size_t mid = values.size() / 2;
     return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+// The point counts of SPEC §7's revised verdict (verdict.csv since the violation allowance).
+void read_judgement(const CsvTable& table, std::size_t r, VerdictSide& v) {
+    auto count = [&](const char* name) { return static_cast<int>(table.number(r, name)); };
+    v.judged = true;
+    v.points = count("points");
+    v.convention_points = count("convention_points");
+    v.violations = count("violations");
+    v.violations_allowed = count("violations_allowed");
+    v.within_allowance = flag_field(table, r, "within_allowance");
+    v.largest_excess = table.number(r, "largest_excess");
+    v.kappa_zero = optional_number(table, r, "kappa_zero");
+    v.gap_at_kappa_zero = optional_number(table, r, "gap_at_kappa_zero");
+    v.saturates = table.text(r, "kappa_star_saturates");
+    if (v.saturates != "" && v.saturates != "above" && v.saturates != "below")
+        throw InputError("'" + table.path + "' row " + std::to_string(r + 2) +
+                         " column kappa_star_saturates: '" + v.saturates +
+                         "' is not empty, above or below");
+    v.informative_points = count("informative_points");
+    v.informative_fraction = table.number(r, "informative_fraction");
+    v.informative_sizes = table.text(r, "informative_N");
+    v.identity_contradicted = count("identity_contradicted");
+    v.at_limit_points = count("at_limit_points");
+    v.n_only_points = count("n_only_points");
 }
 
 }  // namespace
@@ -324,6 +396,7 @@ VerdictTable read_verdict(const std::string& path) {
             v.nearly_kappa_free = flag_field(table, r, "nearly_kappa_free");
             v.moving_sizes = table.text(r, "moving_N");
         }
+        if (table.has_column("violations_allowed")) read_judgement(table, r, v);
         out.rows.push_back(v);
         std::map<std::string, std::string> values;
         for (const auto& name : out.swept)
@@ -342,7 +415,11 @@ std::vector<VerdictSide> rows_of_grid(const VerdictTable& verdict, int grid) {
 
 std::string verdict_html(const std::vector<VerdictSide>& rows,
                          const std::map<std::string, VariantFacts>& facts,
-                         const std::string& points) {
+                         const std::string& points, const std::string& opening) {
+    if (!rows.empty() &&
+        std::all_of(rows.begin(), rows.end(), [](const VerdictSide& r) { return r.judged; }))
+        return judged_verdict_html(rows, facts, points, opening, judged_sentences) +
+               regime_gap_table(rows);
     std::vector<std::vector<std::string>> cells;
     for (const auto& r : rows) {
         std::vector<std::string> row = {html_escape(r.variant),
@@ -360,7 +437,11 @@ std::string verdict_html(const std::vector<VerdictSide>& rows,
         cells.push_back(row);
     }
     std::ostringstream out;
-    out << "<p>Each side of each envelope has its own κ*: the κ whose bound is closest to the "
+    out << opening
+        << "<p class=\"warn\">This folder was written before the verdict counted violations "
+           "against their chance allowance and set convention points apart: run it again for "
+           "that verdict.</p>\n"
+        << "<p>Each side of each envelope has its own κ*: the κ whose bound is closest to the "
            "estimate (smallest mean gap) among those whose bound the 95 % interval does not "
            "contradict at ≥ 95 % of "
         << points
@@ -392,6 +473,7 @@ struct SideAggregate {
     std::vector<double> kappa_star;  // [grid points]
     double gap_sum = 0, degenerate_sum = 0, min_coverage = 1;
     int grid_points = 0, kappa_free = 0, at_edge = 0, met = 0, informative = 0;
+    bool judged = false;  // the rows count violations against their allowance
 };
 // variant → ("P lower", aggregate) in the file's order of sides.
 using SweepAggregates = std::map<std::string, std::vector<std::pair<std::string, SideAggregate>>>;
@@ -412,8 +494,11 @@ SweepAggregates aggregate_sides(const VerdictTable& verdict) {
         ++a.grid_points;
         a.kappa_free += r.kappa_free;
         a.at_edge += r.at_grid_edge;
-        a.met += r.coverage_met;
+        // Folders with point counts judge a side by its violation allowance, older ones by
+        // the 95 % coverage they were scanned for.
+        a.met += r.judged ? r.within_allowance : r.coverage_met;
         a.informative += r.informative;
+        a.judged = a.judged || r.judged;
     }
     return groups;
 }
@@ -439,12 +524,19 @@ std::string sweep_paragraph(const std::string& variant,
     if (!free_sides.empty())
         s << "κ-free sides (at how many grid points): " << join_words(free_sides)
           << " — there the bound says nothing about κ. ";
-    if (!unmet.empty()) s << "Coverage below 95 % for every κ: " << join_words(unmet) << ". ";
+    const bool judged = !sides.empty() && sides.front().second.judged;
+    if (!unmet.empty())
+        s << (judged ? "More violations than chance allows at every κ: "
+                     : "Coverage below 95 % for every κ: ")
+          << join_words(unmet) << ". ";
     if (!edge.empty()) s << "κ* at the grid's edge: " << join_words(edge) << ". ";
-    if (!useless.empty()) s << "Degenerate at every point: " << join_words(useless) << ". ";
+    if (!useless.empty())
+        s << (judged ? "Not informative (fewer than 5 % of the N): "
+                     : "Degenerate at every point: ")
+          << join_words(useless) << ". ";
     if (free_sides.empty() && unmet.empty() && edge.empty() && useless.empty())
-        s << "every side depends on κ, reaches 95 % coverage and is informative at every grid "
-             "point. ";
+        s << "every side depends on κ, holds within its allowance and is informative at every "
+             "grid point. ";
     s << "</p>\n";
     return s.str();
 }
@@ -458,7 +550,7 @@ std::vector<std::vector<std::string>> kappa_star_per_point(const VerdictTable& v
         std::string cell = short_number(r.kappa_star);
         if (r.kappa_free) cell += " ‡";
         if (r.at_grid_edge) cell += " †";
-        if (!r.coverage_met) cell += " *";
+        if (r.judged ? !r.within_allowance : !r.coverage_met) cell += " *";
         per_point[{r.grid, r.variant}][side_label(r)] = cell;
         std::string values;
         for (const auto& [name, text] : verdict.swept_values[i])
@@ -505,11 +597,13 @@ std::string sweep_verdict_html(const VerdictTable& verdict) {
         << html_escape(verdict.path)
         << "): each grid point has its own κ* per side (SPEC §7).</p>\n"
         << html_table({"variant", "side", "median κ*", "min coverage", "mean gap",
-                       "fraction κ-free", "fraction at grid edge", "fraction coverage ≥ 95 %",
+                       "fraction κ-free", "fraction at grid edge",
+                       "fraction within allowance (older folders: coverage ≥ 95 %)",
                        "mean fraction degenerate", "fraction informative"},
                       cells)
         << paragraphs
-        << "<p>κ* per grid point (‡ κ-free, † at the grid's edge, * coverage below 95 %):</p>\n"
+        << "<p>κ* per grid point (‡ κ-free, † at the grid's edge, * more violations than "
+           "allowed — in older folders, coverage below 95 %):</p>\n"
         << html_table({"grid", "values", "variant", "P lower", "P upper", "R lower", "R upper"},
                       kappa_star_per_point(verdict));
     return out.str();
@@ -589,7 +683,7 @@ Figure kappa_scan_figure(const std::string& id, const std::string& variant, cons
 }
 
 Section compare_verdict_section(const std::string& dir, const std::string& prefix,
-                                const nlohmann::json& kappa) {
+                                const nlohmann::json& kappa, const std::string& opening) {
     Section verdict;
     verdict.title = "The verdict: does each bound hold on real heads, and does it say anything?";
     const std::filesystem::path verdict_path = std::filesystem::path(dir) / "verdict.csv";
@@ -611,9 +705,10 @@ Section compare_verdict_section(const std::string& dir, const std::string& prefi
         VariantFacts& f = facts[v];
         f.degenerate = block.value("degenerate", nlohmann::json(nullptr));
         f.interval_score = block.value("interval_score", nlohmann::json(nullptr));
+        f.hypotheses = block.value("hypotheses", nlohmann::json(nullptr));
         if (block.contains("kappa_rule")) f.kappa_rule = json_text(block.at("kappa_rule"));
     }
-    verdict.html_before = verdict_html(table.rows, facts, "(head, N) points");
+    verdict.html_before = verdict_html(table.rows, facts, "(head, N) points", opening);
     const std::filesystem::path scan_path = std::filesystem::path(dir) / "kappa_scan.csv";
     if (std::filesystem::exists(scan_path)) {
         const CsvTable scan = read_csv_table(scan_path.string());

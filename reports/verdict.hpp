@@ -40,6 +40,19 @@ struct VerdictSide {
     double largest_move = std::nan("");  // the largest move of any point's bound
     bool nearly_kappa_free = false;      // not κ-free, largest_move ≤ 1e-3
     std::string moving_sizes;            // the moving points' N, "2;3" (simulate/sweep only)
+    // Points judged apart from conventions, violations against the chance allowance and the
+    // informative points (SPEC §7); judged is false for folders written before.
+    bool judged = false;
+    int points = 0, convention_points = 0;  // M and the convention points set apart
+    int violations = 0, violations_allowed = 0;
+    bool within_allowance = false;
+    double largest_excess = std::nan("");
+    double kappa_zero = std::nan(""), gap_at_kappa_zero = std::nan("");  // NaN: none
+    std::string saturates;  // "" | "above" (κ* means any κ ≥ it) | "below"
+    int informative_points = 0, at_limit_points = 0, n_only_points = 0;
+    int identity_contradicted = 0;
+    double informative_fraction = std::nan("");
+    std::string informative_sizes;  // "2-48;927" (distinct N of the informative points)
 };
 
 struct VerdictTable {
@@ -59,14 +72,16 @@ struct VariantFacts {
     bool kappa_irrelevant = false;  // d = ∞: the bounds are taken at κd = ∞, κ does not enter
     // metric → the N at which the κ* envelope is inverted (simulate only; empty otherwise).
     std::map<std::string, std::vector<int>> inverted_at;
+    nlohmann::json hypotheses;  // manifest "hypotheses" (points, delta_positive, …; null: absent)
 };
 
 // The verdict of one run (a simulate grid point or a compare folder): the table of
 // variant × metric × side and a paragraph per variant. `points` names what a point is
 // ("N" or "(head, N) pairs"); `facts` is keyed by variant name.
+// `opening` (HTML, may be empty) comes first: the assumption checks of the run.
 std::string verdict_html(const std::vector<VerdictSide>& rows,
                          const std::map<std::string, VariantFacts>& facts,
-                         const std::string& points);
+                         const std::string& points, const std::string& opening = "");
 
 // A sweep's verdict: the table aggregated over grid points (median κ*, min coverage, mean gap,
 // fractions κ-free / at the grid edge / coverage met), a paragraph per variant, and a
@@ -82,8 +97,9 @@ Figure kappa_scan_figure(const std::string& id, const std::string& variant, cons
 // The verdict section of a compare folder DIR: verdict.csv, κ-scan figures from kappa_scan.csv
 // (ids prefixed by `prefix`), and the sentences' facts from kappa.json's "variants". A
 // warning section when the folder predates the verdict (no verdict.csv).
+// `opening` as for verdict_html (compare's assumption fractions).
 Section compare_verdict_section(const std::string& dir, const std::string& prefix,
-                                const nlohmann::json& kappa);
+                                const nlohmann::json& kappa, const std::string& opening = "");
 // variant → N → mean over heads of (P_lower, P_upper, R_lower, R_upper) at the κ* of each side,
 // streamed from compare's bounds.csv (it holds heads × sizes × variants rows); empty when the
 // file or its *_star columns are absent.

@@ -33,11 +33,13 @@ ScanPoint scan_point(const Estimate& e) {
 
 // Inside fractions, mean width and the largest violation at the rows' κ.
 void summarise_agreement(VariantEnvelope& v) {
-    int inside_p = 0, inside_r = 0;
+    int inside_p = 0, inside_r = 0, counted = 0;
     double width = 0;
     for (std::size_t s = 0; s < v.checks.size(); ++s) {
         const auto& c = v.checks[s];
         const auto& b = v.rows[s];
+        if (b.trivial) continue;  // a convention point: every bound is 1 by definition
+        counted += 1;
         inside_p += c.precision_inside();
         inside_r += c.recall_inside();
         width += (b.precision_upper - b.precision_lower) + (b.recall_upper - b.recall_lower);
@@ -50,7 +52,7 @@ void summarise_agreement(VariantEnvelope& v) {
             }
         }
     }
-    const double count = std::max<std::size_t>(1, v.checks.size());
+    const double count = std::max(1, counted);
     v.fraction_inside_precision = inside_p / count;
     v.fraction_inside_recall = inside_r / count;
     v.fraction_inside = (inside_p + inside_r) / (2 * count);
@@ -79,6 +81,7 @@ VariantEnvelope variant_envelope(const theory::HeadModel& head, const std::vecto
     v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
     v.kappa_fitted = !fixed;
     v.rows = terms.evaluate(d, v.kappa);
+    judge_points(v.scan, inputs, margins_of(v.rows));
     v.checks = check_all(v.rows, estimates);
     summarise_agreement(v);
     return v;
@@ -101,11 +104,37 @@ void append_scan_bounds(ScanBounds& out, const std::vector<theory::BoundRow>& ro
     }
 }
 
-ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates,
-                       const std::vector<int>& regimes) {
+std::vector<PointFacts> point_facts(const theory::HeadModel& head, const std::vector<int>& sizes,
+                                    theory::Ranking ranking) {
+    const Eigen::Index n = head.alpha.size();
+    if (n < 1 || head.norms.size() != n)
+        throw_domain_error("attngeo::simulate::point_facts", "alpha and norms differ in length");
+    const Eigen::VectorXd scores = ranking == theory::Ranking::attention
+                                       ? head.alpha
+                                       : Eigen::VectorXd(head.alpha.cwiseProduct(head.norms));
+    const bool sink_first = n == 1 || scores[0] >= scores.tail(n - 1).maxCoeff();
+    std::vector<PointFacts> facts;
+    for (int N : sizes)
+        facts.push_back({N, static_cast<int>(n), N == n || (N == 1 && sink_first)});
+    return facts;
+}
+
+std::vector<theory::MarginFlags> margins_of(const std::vector<theory::BoundRow>& rows) {
+    std::vector<theory::MarginFlags> out;
+    out.reserve(rows.size());
+    for (const theory::BoundRow& row : rows)
+        out.push_back(theory::margin_flags(row));
+    return out;
+}
+
+ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates, const std::vector<int>& regimes,
+                       const std::vector<PointFacts>& facts) {
     if (!regimes.empty() && regimes.size() != estimates.size())
         throw_domain_error("attngeo::simulate::scan_inputs", "one regime per N expected");
+    if (facts.size() != estimates.size())
+        throw_domain_error("attngeo::simulate::scan_inputs", "one point fact per N expected");
     ScanInputs in;
+    in.facts = facts;
     for (std::size_t s = 0; s < estimates.size(); ++s) {
         in.P.push_back(scan_point(estimates[s].precision));
         in.R.push_back(scan_point(estimates[s].recall));
@@ -123,7 +152,7 @@ std::vector<VariantEnvelope> envelopes(const theory::HeadModel& head, const std:
     const int thread_count = threads > 0 ? threads : omp_get_max_threads();
     const auto& variants = theory::bound_variants();
     const int count = static_cast<int>(variants.size());
-    const ScanInputs inputs = scan_inputs(estimates, regimes);
+    const ScanInputs inputs = scan_inputs(estimates, regimes, point_facts(head, sizes, ranking));
     std::vector<VariantEnvelope> out(count);
     // The variants are independent: one task each.
 #pragma omp parallel for num_threads(std::min(count, thread_count)) schedule(dynamic, 1)

@@ -46,10 +46,18 @@ struct VariantEnvelope {
     std::string largest_violation_metric;  // "P" | "R" | "" when none
 };
 
-// The scan's points for one head's estimates: P and R with their intervals, and the regime
-// of each N (0..5; `regimes` may be empty when the profile has none).
-ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates,
-                       const std::vector<int>& regimes);
+// What each N of `sizes` is for one head (scan points' facts): n = |α|, and a convention point
+// at N = n or at N = 1 when the sink ranks first (ties go to the lower index, so to the sink).
+std::vector<PointFacts> point_facts(const theory::HeadModel& head, const std::vector<int>& sizes,
+                                    theory::Ranking ranking);
+
+// The scan's points for one head's estimates: P and R with their intervals, the regime of each
+// N (0..5; `regimes` may be empty when the profile has none) and the facts of each N.
+ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates, const std::vector<int>& regimes,
+                       const std::vector<PointFacts>& facts);
+
+// The κ-independent margin flags of every row, in order (the judge_points input).
+std::vector<theory::MarginFlags> margins_of(const std::vector<theory::BoundRow>& rows);
 
 // Appends the P and R bounds of `rows` to the scan's per-point bounds, in row order.
 void append_scan_bounds(ScanBounds& out, const std::vector<theory::BoundRow>& rows);

@@ -9,6 +9,8 @@
 #include <set>
 #include <stdexcept>
 
+#include <boost/math/distributions/binomial.hpp>
+
 #include "common/errors.hpp"
 #include "theory/bounds.hpp"
 
@@ -72,24 +74,48 @@ double median_of(std::vector<double> values) {
     return 0.5 * (upper + *std::max_element(values.begin(), values.begin() + mid));
 }
 
+// Whether point i enters the counts: every point but the convention points.
+bool counted(const ScanInputs& in, std::size_t i) {
+    return in.facts.empty() || !in.facts[i].convention;
+}
+std::size_t counted_points(const ScanInputs& in) {
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < in.P.size(); ++i)
+        count += counted(in, i);
+    return count;
+}
+
+// How far the estimate's interval lies beyond the bound (≤ 0: not contradicted).
+double excess(const ScanPoint& p, double bound, ScanSide side) {
+    return side == ScanSide::lower ? bound - p.ci_hi : p.ci_lo - bound;
+}
+
 ScanRow side_row(const ScanInputs& in, const ScanBounds& b, SideKey key, double kappa) {
     const std::vector<ScanPoint>& points = points_of(in, key.metric);
     const MetricBounds& m = bounds_of(b, key.metric);
     const std::vector<double>& bound = side_bounds(b, key);
-    const std::size_t count = points.size();
     ScanRow row;
     row.kappa = kappa;
-    std::vector<double> widths(count);
+    std::vector<double> widths;
+    widths.reserve(points.size());
     double covered_points = 0, gaps = 0, width_sum = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-        covered_points += covered(points[i], bound[i], key.side);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        if (!counted(in, i)) continue;
+        const bool inside = covered(points[i], bound[i], key.side);
+        covered_points += inside;
+        if (!inside) {
+            row.violations += 1;
+            row.largest_excess =
+                std::max(row.largest_excess, excess(points[i], bound[i], key.side));
+        }
         gaps += gap(points[i], bound[i], key.side);
-        widths[i] = m.upper[i] - m.lower[i];
-        width_sum += widths[i];
+        widths.push_back(m.upper[i] - m.lower[i]);
+        width_sum += widths.back();
     }
-    row.coverage = covered_points / count;
-    row.mean_gap = gaps / count;
-    row.mean_width = width_sum / count;
+    const double count = static_cast<double>(widths.size());
+    row.coverage = count > 0 ? covered_points / count : kNaN;
+    row.mean_gap = count > 0 ? gaps / count : kNaN;
+    row.mean_width = count > 0 ? width_sum / count : kNaN;
     row.median_width = median_of(std::move(widths));
     return row;
 }
@@ -102,18 +128,21 @@ IntervalScoreChoice interval_score_at(const ScanInputs& in, const ScanBounds& b,
         const std::vector<ScanPoint>& points = points_of(in, metric);
         const MetricBounds& m = bounds_of(b, metric);
         for (std::size_t i = 0; i < points.size(); ++i) {
+            if (!counted(in, i)) continue;
             const double lo = m.lower[i], hi = m.upper[i], x = points[i].estimate;
             const double outside = std::max(lo - x, 0.0) + std::max(x - hi, 0.0);
-            covered_points +=
-                points[i].ci_hi >= lo - kCoverageSlack && points[i].ci_lo <= hi + kCoverageSlack;
+            const bool below = points[i].ci_hi < lo - kCoverageSlack;
+            const bool above = points[i].ci_lo > hi + kCoverageSlack;
+            covered_points += !below && !above;
+            c.violations += below + above;
             widths += hi - lo;
             scores += (hi - lo) + kOutsidePenalty * outside;
             count += 1;
         }
     }
-    c.coverage = covered_points / count;
-    c.mean_width = widths / count;
-    c.mean_score = scores / count;
+    c.coverage = count > 0 ? covered_points / count : kNaN;
+    c.mean_width = count > 0 ? widths / count : kNaN;
+    c.mean_score = count > 0 ? scores / count : kNaN;
     return c;
 }
 
@@ -121,7 +150,7 @@ IntervalScoreChoice interval_score_at(const ScanInputs& in, const ScanBounds& b,
 class ScanState {
   public:
     ScanState(const ScanInputs& in, const ScanBatchEvaluator& evaluate)
-        : in_(in), evaluate_(evaluate) {
+        : in_(in), evaluate_(evaluate), allowed_(violations_allowed(counted_points(in))) {
         for (int s = 0; s < 4; ++s) {
             const std::size_t count = points_of(in, kSides[s].metric).size();
             lowest_[s].assign(count, std::numeric_limits<double>::infinity());
@@ -172,26 +201,61 @@ class ScanState {
         return largest;
     }
 
-    // κ* of side s: smallest mean gap among κ with coverage ≥ target (ties: smaller κ); when
-    // none reaches the target, the largest coverage (ties: smaller gap, then smaller κ).
-    int star(int s, bool& coverage_met) const {
+    // κ* of side s: smallest mean gap among κ whose violations are within `allowed` (ties:
+    // smaller κ); when none is, the fewest violations (ties: smaller gap, then smaller κ).
+    int star(int s, int allowed, bool& within) const {
         int best = -1;
-        coverage_met = false;
+        within = false;
         for (const auto& [index, r] : rows_[s]) {
-            const bool met = r.coverage >= kCoverageTarget;
+            const bool ok = r.violations <= allowed;
             if (best < 0) {
-                best = index, coverage_met = met;
+                best = index, within = ok;
                 continue;
             }
             const ScanRow& b = rows_[s].at(best);
             const bool better =
-                met ? (!coverage_met || r.mean_gap < b.mean_gap)
-                    : (!coverage_met && (r.coverage > b.coverage ||
-                                         (r.coverage == b.coverage && r.mean_gap < b.mean_gap)));
-            if (better) best = index, coverage_met = coverage_met || met;
+                ok ? (!within || r.mean_gap < b.mean_gap)
+                   : (!within && (r.violations < b.violations ||
+                                  (r.violations == b.violations && r.mean_gap < b.mean_gap)));
+            if (better) best = index, within = within || ok;
         }
         return best;
     }
+
+    // κ₀ of side s: the smallest mean gap among κ without any violation; -1 when none.
+    int violation_free(int s) const {
+        int best = -1;
+        for (const auto& [index, r] : rows_[s])
+            if (r.violations == 0 && (best < 0 || r.mean_gap < rows_[s].at(best).mean_gap))
+                best = index;
+        return best;
+    }
+
+    // Whether the side's rows from `from` on (above) or up to it (below) all say the same.
+    bool same_rows(int s, int from, bool above) const {
+        const ScanRow& ref = rows_[s].at(from);
+        for (const auto& [index, r] : rows_[s]) {
+            if (above ? index < from : index > from) continue;
+            // The side's own numbers only: the width also moves with the other side.
+            if (r.violations != ref.violations ||
+                !(std::abs(r.mean_gap - ref.mean_gap) <= kKappaFreeTolerance) ||
+                !(std::abs(r.largest_excess - ref.largest_excess) <= kKappaFreeTolerance))
+                return false;
+        }
+        return true;
+    }
+    // The last grid index of the plateau that starts at the grid's first κ.
+    int plateau_end(int s) const {
+        int last = rows_[s].begin()->first;
+        for (const auto& [index, r] : rows_[s]) {
+            if (!same_rows(s, index, false)) break;
+            last = index;
+        }
+        return last;
+    }
+
+    int star(int s, bool& within) const { return star(s, allowed_, within); }
+    int allowed() const { return allowed_; }
 
     int interval_score_star() const {
         int best = -1;
@@ -208,6 +272,7 @@ class ScanState {
     }
     const ScanRow& row(int index, int s) const { return rows_[s].at(index); }
     const IntervalScoreChoice& score(int index) const { return scores_.at(index); }
+    int scan_begin(int s) const { return rows_[s].begin()->first; }
 
   private:
     void record(int index, const ScanBounds& b, bool with_recall) {
@@ -236,6 +301,7 @@ class ScanState {
 
     const ScanInputs& in_;
     const ScanBatchEvaluator& evaluate_;
+    int allowed_;  // violations allowed by chance over the non-convention points
     std::array<std::map<int, ScanRow>, 4> rows_;           // [side] by grid index, ascending κ
     std::map<int, IntervalScoreChoice> scores_;            // by grid index (P and R evaluated)
     std::array<std::vector<double>, 4> lowest_, highest_;  // [points] per side over the grid
@@ -250,6 +316,10 @@ void validate(const ScanInputs& in) {
         throw_domain_error(fn, "sizes is neither empty nor one N per point");
     for (int r : in.regime)
         if (r < 0 || r > kRegimeCount) throw_domain_error(fn, "regime outside 0..5");
+    if (!in.facts.empty() && in.facts.size() != in.P.size())
+        throw_domain_error(fn, "facts is neither empty nor one per point");
+    for (const PointFacts& f : in.facts)
+        if (!(f.N >= 1 && f.N <= f.n)) throw_domain_error(fn, "a point's N is outside 1..n");
 }
 
 // Mean gap per Table-2 regime and the degeneracies of one side, at the star envelope.
@@ -259,7 +329,10 @@ void describe_at_star(const ScanInputs& in, const ScanBounds& star, SideVerdict&
     const std::vector<double>& bound = side_bounds(star, key);
     std::array<double, kRegimeCount> gaps{};
     int degenerate = 0;
+    int counted_here = 0;
     for (std::size_t i = 0; i < points.size(); ++i) {
+        if (!counted(in, i)) continue;
+        counted_here += 1;
         if (in.regime[i] > 0) {
             gaps[in.regime[i] - 1] += gap(points[i], bound[i], key.side);
             v.points_by_regime[in.regime[i] - 1] += 1;
@@ -275,8 +348,22 @@ void describe_at_star(const ScanInputs& in, const ScanBounds& star, SideVerdict&
     }
     for (int r = 0; r < kRegimeCount; ++r)
         v.gap_by_regime[r] = v.points_by_regime[r] > 0 ? gaps[r] / v.points_by_regime[r] : kNaN;
-    v.fraction_degenerate = static_cast<double>(degenerate) / points.size();
-    v.informative = degenerate < static_cast<int>(points.size());
+    v.fraction_degenerate =
+        counted_here > 0 ? static_cast<double>(degenerate) / counted_here : kNaN;
+    v.points = counted_here;
+    v.convention_points = static_cast<int>(points.size()) - counted_here;
+}
+
+// κ₀, the allowance and where κ* stands for a whole range of κ, for side s.
+void describe_allowance(const ScanState& state, int s, int star, SideVerdict& v) {
+    v.violations_allowed = state.allowed();
+    v.within_allowance = v.at_star.violations <= v.violations_allowed;
+    v.coverage_met = v.at_star.coverage >= kCoverageTarget;
+    const int zero = state.violation_free(s);
+    v.kappa_zero = zero >= 0 ? state.row(zero, s).kappa : kNaN;
+    v.gap_at_kappa_zero = zero >= 0 ? state.row(zero, s).mean_gap : kNaN;
+    if (v.kappa_free || v.kappa_given) return;
+    if (star < kLastIndex && state.same_rows(s, star, true)) v.saturates = Saturation::above;
 }
 
 // Each side's bounds at its own κ (one batch of the distinct κ).
@@ -308,11 +395,11 @@ void refine(ScanState& state, RefineWindows windows) {
             out.push_back(index);
     };
     for (int s = 0; s < 4; ++s) {
-        bool met = false;
+        bool within = false;
         if (state.kappa_free(s)) continue;
         const bool alone =
             kSides[s].metric == ScanMetric::P && windows == RefineWindows::precision_alone;
-        add_window(alone ? precision_only : with_recall, state.star(s, met));
+        add_window(alone ? precision_only : with_recall, state.star(s, within));
     }
     add_window(with_recall, state.interval_score_star());
     state.evaluate(with_recall, true);
@@ -326,6 +413,27 @@ const char* to_string(ScanMetric metric) {
 }
 const char* to_string(ScanSide side) {
     return side == ScanSide::lower ? "lower" : "upper";
+}
+const char* to_string(Saturation saturation) {
+    switch (saturation) {
+        case Saturation::above:
+            return "above";
+        case Saturation::below:
+            return "below";
+        default:
+            return "";
+    }
+}
+
+int violations_allowed(std::size_t points) {
+    if (points == 0) return 0;
+    const boost::math::binomial_distribution<double> chance(static_cast<double>(points),
+                                                            kViolationProbability);
+    // The smallest k with P(X ≤ k) ≥ the quantile, counted up: plain, and k stays small.
+    int k = 0;
+    while (boost::math::cdf(chance, static_cast<double>(k)) < kAllowanceQuantile)
+        ++k;
+    return k;
 }
 
 const SideVerdict& KappaScan::side(ScanMetric metric, ScanSide which) const {
@@ -374,13 +482,21 @@ KappaScan scan_kappa(const ScanInputs& inputs, const ScanBatchEvaluator& evaluat
             v.moving_sizes.assign(sizes.begin(), sizes.end());
         }
         v.nearly_kappa_free = !v.kappa_free && v.largest_move <= kNearlyKappaFreeMove;
-        const int star = state.star(s, v.coverage_met);
+        bool within = false;
+        int star = state.star(s, within);
+        // A plateau from the grid's first κ: κ* stands for "any κ ≤ X", X its last κ.
+        const bool below =
+            !v.kappa_free && star == state.scan_begin(s) && state.plateau_end(s) > star;
+        if (below) star = state.plateau_end(s);
         if (given_kappa) {
             v.kappa_given = true;
             star_kappa[s] = *given_kappa;
         } else {
             v.at_star = state.row(star, s);
-            v.at_grid_edge = !v.kappa_free && (star == 0 || star == kLastIndex);
+            describe_allowance(state, s, star, v);
+            if (below) v.saturates = Saturation::below;
+            v.at_grid_edge = !v.kappa_free && v.saturates == Saturation::none &&
+                             (star == 0 || star == kLastIndex);
             star_kappa[s] = v.at_star.kappa;
         }
     }
@@ -388,7 +504,7 @@ KappaScan scan_kappa(const ScanInputs& inputs, const ScanBatchEvaluator& evaluat
         const ScanBounds b = evaluate({*given_kappa}, true).at(0);
         for (int s = 0; s < 4; ++s) {
             out.sides[s].at_star = side_row(inputs, b, kSides[s], *given_kappa);
-            out.sides[s].coverage_met = out.sides[s].at_star.coverage >= kCoverageTarget;
+            describe_allowance(state, s, -1, out.sides[s]);
         }
         out.interval_score = interval_score_at(inputs, b, *given_kappa);
         out.at_star = b;
@@ -401,10 +517,105 @@ KappaScan scan_kappa(const ScanInputs& inputs, const ScanBatchEvaluator& evaluat
     return out;
 }
 
-DegenerateCounts degenerate_fractions(const ScanBounds& star) {
+namespace {
+
+// What a point's bound says beyond what every geometry guarantees (SPEC §7 "Deterministic
+// limits"): N/n ≤ P ≤ 1 and 0 ≤ R ≤ 1, so a lower bound at or below its floor, or an upper bound
+// at or above 1, says nothing. Without facts the P floor is taken as 0.
+bool beyond_limit(const ScanInputs& in, std::size_t i, SideKey key, double bound) {
+    if (key.side == ScanSide::upper) return bound < 1 - kCoverageSlack;
+    double floor = 0;
+    if (key.metric == ScanMetric::P && !in.facts.empty())
+        floor = static_cast<double>(in.facts[i].N) / in.facts[i].n;
+    return bound > floor + kCoverageSlack;
+}
+
+// A bound decided by a degeneracy that leaves a function of N (and n) alone: for the lower
+// sides every tail factor is 1; for P upper the deciding pair has ξ ≤ 0, so the bound is
+// 1 − 1/(2(N+1)); for R upper every selected token's deciding pair does, so the bound is
+// exactly 1/2 (a sum of N halves over N).
+bool n_only(SideKey key, const theory::MarginFlags& m, double bound) {
+    if (key.side == ScanSide::lower) return m.lower_n_only();
+    if (key.metric == ScanMetric::P) return m.xi_le0;
+    return m.xi_le0 && bound == 0.5;
+}
+
+// The distinct N of the flagged points, ascending.
+std::vector<int> sizes_of(const ScanInputs& in, const std::vector<char>& flagged) {
+    std::set<int> sizes;
+    for (std::size_t i = 0; i < flagged.size(); ++i) {
+        if (!flagged[i]) continue;
+        if (!in.facts.empty())
+            sizes.insert(in.facts[i].N);
+        else if (!in.sizes.empty())
+            sizes.insert(in.sizes[i]);
+    }
+    return {sizes.begin(), sizes.end()};
+}
+
+void count_hypotheses(KappaScan& scan, const ScanInputs& in,
+                      const std::vector<theory::MarginFlags>& margins) {
+    HypothesisCounts h;
+    for (std::size_t i = 0; i < margins.size(); ++i) {
+        if (!counted(in, i)) continue;
+        h.points += 1;
+        h.delta_positive += !margins[i].delta_le0;
+        h.sink_points += margins[i].sink_selected;
+        h.delta0_positive += margins[i].sink_selected && !margins[i].delta0_le0;
+    }
+    scan.hypotheses = h;
+}
+
+}  // namespace
+
+void judge_points(KappaScan& scan, const ScanInputs& in,
+                  const std::vector<theory::MarginFlags>& margins) {
+    const std::size_t count = in.P.size();
+    if (margins.size() != count)
+        throw_domain_error("attngeo::simulate::judge_points",
+                           "one margin flag set per point expected");
+    PointJudgement& j = scan.points;
+    j.convention.assign(count, 0);
+    j.identity_contradicted.assign(count, 0);
+    for (std::size_t i = 0; i < count; ++i)
+        j.convention[i] = !counted(in, i);
+    for (int s = 0; s < 4; ++s) {
+        const SideKey key = kSides[s];
+        SideVerdict& v = scan.sides[s];
+        const std::vector<ScanPoint>& points = points_of(in, key.metric);
+        const std::vector<double>& bound = side_bounds(scan.at_star, key);
+        std::vector<char>& informative = j.informative[s];
+        informative.assign(count, 0);
+        v.informative_points = v.identity_contradicted = 0;
+        v.at_limit_points = v.n_only_points = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (j.convention[i]) continue;
+            const bool beyond = beyond_limit(in, i, key, bound[i]);
+            const bool formula_of_N = n_only(key, margins[i], bound[i]);
+            informative[i] = beyond && covered(points[i], bound[i], key.side) && !formula_of_N;
+            v.informative_points += informative[i];
+            v.at_limit_points += !beyond;
+            v.n_only_points += formula_of_N;
+            const bool at_one = !in.facts.empty() && in.facts[i].N == 1;
+            if (key.side == ScanSide::upper && at_one && bound[i] < 1 - kCoverageSlack) {
+                v.identity_contradicted += 1;
+                j.identity_contradicted[i] = 1;
+            }
+        }
+        v.informative_fraction =
+            v.points > 0 ? static_cast<double>(v.informative_points) / v.points : 0;
+        v.informative = v.points > 0 && v.informative_fraction >= kInformativeShare;
+        v.informative_sizes = sizes_of(in, informative);
+    }
+    count_hypotheses(scan, in, margins);
+}
+
+DegenerateCounts degenerate_fractions(const ScanBounds& star, const std::vector<char>& convention) {
     DegenerateCounts c;
-    const std::size_t count = star.P.lower.size();
-    for (std::size_t i = 0; i < count; ++i) {
+    double counted_points = 0;
+    for (std::size_t i = 0; i < star.P.lower.size(); ++i) {
+        if (i < convention.size() && convention[i]) continue;
+        counted_points += 1;
         const theory::EnvelopeFlags f = theory::envelope_flags(star.P.lower[i], star.P.upper[i],
                                                                star.R.lower[i], star.R.upper[i]);
         c.P_inverted += f.P_inverted;
@@ -414,10 +625,10 @@ DegenerateCounts degenerate_fractions(const ScanBounds& star) {
         c.P_trivial_upper += f.P_trivial_upper;
         c.R_trivial_upper += f.R_trivial_upper;
     }
-    if (count > 0) {
+    if (counted_points > 0) {
         for (double* x : {&c.P_inverted, &c.R_inverted, &c.P_trivial_lower, &c.R_trivial_lower,
                           &c.P_trivial_upper, &c.R_trivial_upper})
-            *x /= count;
+            *x /= counted_points;
     }
     return c;
 }

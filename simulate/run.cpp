@@ -705,7 +705,10 @@ std::vector<JointFit> joint_fits(const std::vector<SweepPoint>& points, int thre
     ScanInputs inputs;
     bool any_finite_d = false;
     for (const SweepPoint& p : points) {
-        const ScanInputs part = scan_inputs(p.estimates, p.regimes);
+        const ScanInputs part =
+            scan_inputs(p.estimates, p.regimes,
+                        point_facts(p.setup.head, p.setup.spec.sizes, p.setup.spec.ranking));
+        inputs.facts.insert(inputs.facts.end(), part.facts.begin(), part.facts.end());
         inputs.P.insert(inputs.P.end(), part.P.begin(), part.P.end());
         inputs.R.insert(inputs.R.end(), part.R.begin(), part.R.end());
         inputs.regime.insert(inputs.regime.end(), part.regime.begin(), part.regime.end());
@@ -734,6 +737,12 @@ std::vector<JointFit> joint_fits(const std::vector<SweepPoint>& points, int thre
                 return b;
             },
             fixed);
+        std::vector<theory::MarginFlags> margins;
+        for (const SweepPoint& p : points) {
+            const auto part = margins_of(p.envs[index].rows);
+            margins.insert(margins.end(), part.begin(), part.end());
+        }
+        judge_points(out[index].scan, inputs, margins);
     }
     return out;
 }
@@ -750,6 +759,11 @@ nlohmann::json joint_kappa_json(const std::vector<JointFit>& fits) {
                 {"coverage", json_number(side.at_star.coverage)},
                 {"mean_gap", json_number(side.at_star.mean_gap)},
                 {"coverage_met", side.coverage_met},
+                {"violations", side.at_star.violations},
+                {"violations_allowed", side.violations_allowed},
+                {"within_allowance", side.within_allowance},
+                {"kappa_star_saturates", to_string(side.saturates)},
+                {"informative_points", side.informative_points},
                 {"at_grid_edge", side.at_grid_edge},
                 {"kappa_free", side.kappa_free}};
         }

@@ -113,6 +113,7 @@ const std::array<BoundVariant, 4>& bound_variants() {
 
 MarginFlags margin_flags(const BoundRow& row) {
     MarginFlags flags;
+    flags.sink_selected = row.sink_selected;
     if (row.trivial) return flags;
     flags.delta_le0 = row.delta <= 0;
     flags.delta0_le0 = row.sink_selected && row.delta0 <= 0;

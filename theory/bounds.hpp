@@ -63,6 +63,9 @@ struct BoundRow {
 // t(Δ0) = 1), and ξ ≤ 0 on the deciding pair. All false for a trivial row.
 struct MarginFlags {
     bool delta_le0 = false, delta0_le0 = false, xi_le0 = false;
+    bool sink_selected = false;  // the sink is in I_N (so the Δ0 term exists when not trivial)
+    // Both lower bounds are then functions of N and n alone: every tail factor is 1.
+    bool lower_n_only() const { return delta_le0 && (!sink_selected || delta0_le0); }
 };
 MarginFlags margin_flags(const BoundRow& row);
 // From one envelope (each side possibly at its own κ): inverted (lower > upper + 1e-12) and

@@ -197,11 +197,22 @@ inline std::vector<std::vector<std::string>> first_table_rows(const std::string&
 }
 
 // The paragraph of the verdict about `variant` ("<p><b><code>variant</code></b>: …</p>").
+// What the verdict says of one variant: its own paragraph, then the sentences every variant
+// shares ("Every variant" paragraph) with "every variant" read as that variant's name.
 inline std::string variant_paragraph(const std::string& html, const std::string& variant) {
     const std::string opening = "<p><b><code>" + variant + "</code></b>";
     const std::size_t start = html.find(opening);
-    if (start == std::string::npos) return "";
-    return html.substr(start, html.find("</p>", start) - start);
+    std::string out = start == std::string::npos
+                          ? std::string()
+                          : html.substr(start, html.find("</p>", start) - start);
+    const std::string common_opening = "<p><b>Every variant</b>";
+    const std::size_t common = html.find(common_opening);
+    if (common == std::string::npos) return out;
+    std::string shared = html.substr(common, html.find("</p>", common) - common);
+    const std::string every = "every variant", named = "<code>" + variant + "</code>";
+    for (std::size_t at; (at = shared.find(every)) != std::string::npos;)
+        shared.replace(at, every.size(), named);
+    return out + (out.empty() ? opening + ": " : " ") + shared.substr(common_opening.size());
 }
 
 }  // namespace attngeo::test_support

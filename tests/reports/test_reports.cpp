@@ -292,15 +292,16 @@ TEST(ReportVerdict, IsTheFirstSectionAndShowsVerdictCsvsNumbers) {
     const auto csv = reports::read_csv_table((sim / "verdict.csv").string());
     ASSERT_EQ(rows.size(), csv.rows.size());
     ASSERT_EQ(rows.size(), 16u);  // 4 variants × P, R × lower, upper
+    // The regime gaps have their own table after the sentences.
+    const std::size_t regime_table = verdict.find("by Table-2 regime");
+    ASSERT_NE(regime_table, std::string::npos);
+    const auto regime_rows = first_table_rows(verdict.substr(regime_table));
+    ASSERT_EQ(regime_rows.size(), 16u);
     double largest = 0, largest_regime_gap = 0;
-    const std::pair<std::size_t, const char*> numbers[5] = {{3, "kappa_star"},
-                                                            {4, "coverage"},
-                                                            {5, "mean_gap"},
-                                                            {6, "mean_width"},
-                                                            {12, "fraction_degenerate"}};
+    const std::pair<std::size_t, const char*> numbers[2] = {{6, "mean_gap"}, {7, "mean_width"}};
     const char* regimes[5] = {"I", "II", "III", "IV", "V"};
     for (std::size_t r = 0; r < rows.size(); ++r) {
-        ASSERT_EQ(rows[r].size(), 15u);
+        ASSERT_EQ(rows[r].size(), 12u);
         EXPECT_EQ(rows[r][0], kVariantNames[r / 4]);
         EXPECT_EQ(rows[r][0], csv.text(r, "variant"));
         EXPECT_EQ(rows[r][1], csv.text(r, "metric"));
@@ -310,9 +311,29 @@ TEST(ReportVerdict, IsTheFirstSectionAndShowsVerdictCsvsNumbers) {
             EXPECT_LE(d, 5e-4) << name << " row " << r << ": " << rows[r][column];
             largest = std::max(largest, d);
         }
+        // κ*: none for a κ-free side, "≥ X" for one that saturates above.
+        std::string star = rows[r][3];
+        if (flag(csv, r, "kappa_free")) {
+            EXPECT_EQ(star, "—");
+        } else {
+            const std::string saturates = csv.text(r, "kappa_star_saturates");
+            const std::string sign = saturates == "above" ? "≥ " : saturates == "below" ? "≤ " : "";
+            ASSERT_EQ(star.rfind(sign, 0), 0u) << star;
+            const double d =
+                relative_difference(star.substr(sign.size()), csv.number(r, "kappa_star"));
+            EXPECT_LE(d, 5e-4) << "kappa_star row " << r << ": " << star;
+            largest = std::max(largest, d);
+        }
+        EXPECT_EQ(rows[r][4],
+                  csv.text(r, "violations") + " / " + csv.text(r, "violations_allowed"));
+        EXPECT_EQ(rows[r][5] == "none", csv.text(r, "kappa_zero").empty());
+        EXPECT_EQ(rows[r][8], csv.text(r, "informative_points") + " of " + csv.text(r, "points"));
+        EXPECT_EQ(rows[r][9], csv.text(r, "at_limit_points"));
+        EXPECT_EQ(rows[r][10], csv.text(r, "n_only_points"));
+        EXPECT_EQ(rows[r][11], csv.text(r, "identity_contradicted"));
         for (int k = 0; k < 5; ++k) {
             const std::string gap = csv.text(r, std::string("gap_") + regimes[k]);
-            const std::string& cell = rows[r][7 + k];
+            const std::string& cell = regime_rows[r][3 + k];
             if (gap.empty()) {
                 EXPECT_EQ(cell, "–");
             } else {
@@ -324,15 +345,11 @@ TEST(ReportVerdict, IsTheFirstSectionAndShowsVerdictCsvsNumbers) {
                           std::string::npos);
             }
         }
-        EXPECT_EQ(rows[r][13], flag(csv, r, "informative") ? "yes" : "no");
-        const std::string& flags = rows[r][14];
-        std::string plain = flags;  // without "nearly κ-free", which is not κ-free
-        const std::size_t nearly = plain.find("nearly κ-free");
-        EXPECT_EQ(nearly != std::string::npos, flag(csv, r, "nearly_kappa_free"));
-        if (nearly != std::string::npos) plain.erase(nearly, std::string("nearly κ-free").size());
-        EXPECT_EQ(plain.find("κ-free") != std::string::npos, flag(csv, r, "kappa_free"));
-        EXPECT_EQ(flags.find("grid edge") != std::string::npos, flag(csv, r, "at_grid_edge"));
-        EXPECT_EQ(flags.find("below 95") != std::string::npos, !flag(csv, r, "coverage_met"));
+        const std::string paragraph = variant_paragraph(verdict, csv.text(r, "variant"));
+        const std::string edge = "κ* of " + csv.text(r, "metric") + " " + csv.text(r, "side") +
+                                 " sits at the edge of the grid";
+        EXPECT_EQ(paragraph.find(edge) != std::string::npos, flag(csv, r, "at_grid_edge"))
+            << paragraph;
     }
     std::cout << "largest relative difference, table vs verdict.csv: " << largest
               << " (gaps by regime, 4 digits: " << largest_regime_gap << ")\n";

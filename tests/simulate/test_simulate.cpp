@@ -849,3 +849,103 @@ TEST(Run, MergedSweepShardsHaveTheUnshardedTable1) {
     EXPECT_EQ(merged.at("table1"), whole_manifest.at("table1"));
     std::filesystem::remove_all(dir);
 }
+
+namespace {
+
+// The plain recount of one side from a simulate folder's bounds.csv and simulate.csv.
+struct SideRecount {
+    int points = 0, conventions = 0, violations = 0, informative = 0, at_limit = 0, n_only = 0;
+    int contradicted = 0;
+};
+
+SideRecount recount_side(const CsvTable& bounds, const CsvTable& estimates,
+                         const std::string& variant, const std::string& metric, bool lower, int n) {
+    const std::string side = lower ? "lower" : "upper";
+    const std::string star = metric + "_" + side + "_star";
+    SideRecount c;
+    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
+        if (bounds.text(r, "variant") != variant) continue;
+        const int N = static_cast<int>(bounds.integer(r, "N"));
+        const bool sink = bounds.text(r, "sink_selected") == "1";
+        const bool convention = N == n || (N == 1 && sink);
+        EXPECT_EQ(bounds.text(r, "convention"), convention ? "1" : "0") << variant << " N " << N;
+        if (convention) {
+            c.conventions += 1;
+            continue;
+        }
+        c.points += 1;
+        std::size_t e = 0;
+        while (estimates.integer(e, "N") != N)
+            ++e;
+        const double bound = bounds.number(r, star);
+        const double lo = estimates.number(e, metric + "_ci_lo");
+        const double hi = estimates.number(e, metric + "_ci_hi");
+        const bool violated = lower ? bound > hi + 1e-12 : bound < lo - 1e-12;
+        const double floor = lower && metric == "P" ? static_cast<double>(N) / n : 0;
+        const bool beyond = lower ? bound > floor + 1e-12 : bound < 1 - 1e-12;
+        const bool delta = bounds.text(r, "delta_le0") == "1";
+        const bool delta0 = bounds.text(r, "delta0_le0") == "1";
+        const bool xi = bounds.text(r, "xi_le0") == "1";
+        const bool n_only =
+            lower ? delta && (!sink || delta0) : (metric == "P" ? xi : xi && bound == 0.5);
+        const bool informative = beyond && !violated && !n_only;
+        EXPECT_EQ(bounds.text(r, "informative_" + metric + "_" + side), informative ? "1" : "0")
+            << variant << " " << metric << " " << side << " N " << N;
+        c.violations += violated, c.informative += informative, c.at_limit += !beyond;
+        c.n_only += n_only, c.contradicted += !lower && N == 1 && bound < 1 - 1e-12;
+    }
+    return c;
+}
+
+}  // namespace
+
+// Every count of verdict.csv (SPEC §7: convention points, violations against the allowance,
+// informative points and why not, identity contradictions) equals a plain recount from the
+// folder's bounds.csv and simulate.csv, for every variant and side.
+TEST(Run, VerdictCountsEqualAPlainRecountFromTheFolder) {
+    RunConfig config;
+    config.model.assumption3.L = 63;
+    config.model.assumption3.T1 = 8;
+    config.model.assumption3.T2 = 48;
+    config.model.length_given = true;
+    config.d = 16;
+    config.trials = 60;
+    config.sizes = "all";
+    const auto dir = test_support::scratch_folder("verdict_counts");
+    RunTimings timings;
+    const auto sums = run_grid(config, 2, nullptr, timings);
+    write_run((dir / "run").string(), config, sums, 2, nlohmann::json::object(), timings);
+    const CsvTable bounds = read_csv_table((dir / "run" / "bounds.csv").string());
+    const CsvTable estimates = read_csv_table((dir / "run" / "simulate.csv").string());
+    const CsvTable verdict = read_csv_table((dir / "run" / "verdict.csv").string());
+    const int n = 64;
+    int checked = 0, informative_sides = 0;
+    for (std::size_t r = 0; r < verdict.rows.size(); ++r) {
+        const std::string variant = verdict.text(r, "variant"), metric = verdict.text(r, "metric");
+        const bool lower = verdict.text(r, "side") == "lower";
+        const SideRecount c = recount_side(bounds, estimates, variant, metric, lower, n);
+        const std::string where = variant + " " + metric + " " + verdict.text(r, "side");
+        EXPECT_EQ(verdict.integer(r, "points"), c.points) << where;
+        EXPECT_EQ(verdict.integer(r, "convention_points"), c.conventions) << where;
+        EXPECT_EQ(verdict.integer(r, "violations"), c.violations) << where;
+        EXPECT_EQ(verdict.integer(r, "informative_points"), c.informative) << where;
+        EXPECT_EQ(verdict.integer(r, "at_limit_points"), c.at_limit) << where;
+        EXPECT_EQ(verdict.integer(r, "n_only_points"), c.n_only) << where;
+        EXPECT_EQ(verdict.integer(r, "identity_contradicted"), c.contradicted) << where;
+        EXPECT_EQ(verdict.integer(r, "violations_allowed"), violations_allowed(c.points)) << where;
+        EXPECT_EQ(verdict.text(r, "within_allowance"),
+                  c.violations <= violations_allowed(c.points) ? "1" : "0")
+            << where;
+        EXPECT_EQ(verdict.text(r, "informative"), c.informative >= 0.05 * c.points ? "1" : "0")
+            << where;
+        informative_sides += c.informative >= 0.05 * c.points;
+        std::printf(
+            "%-16s: %d of %d informative, %d at limit, %d N alone, %d violations "
+            "(recounted)\n",
+            where.c_str(), c.informative, c.points, c.at_limit, c.n_only, c.violations);
+        ++checked;
+    }
+    EXPECT_EQ(checked, 16);
+    EXPECT_GT(informative_sides, 0);
+    std::filesystem::remove_all(dir);
+}
