@@ -378,12 +378,17 @@ std::string recovery_table(const CsvTable& coverage) {
     std::vector<std::vector<std::string>> rows;
     int with_interval = 0;
     for (std::size_t r = 0; r < coverage.rows.size(); ++r) {
-        with_interval += coverage.integer(r, "with_interval") > 0;
-        rows.push_back({code(coverage.text(r, "parameter")), coverage.text(r, "heads"),
-                        coverage.text(r, "fitted"),
-                        coverage.text(r, "covered") + " of " + coverage.text(r, "with_interval"),
-                        cell(r, "coverage"), coverage.text(r, "flagged"),
-                        cell(r, "median_abs_error"), cell(r, "max_abs_error")});
+        const bool intervals = coverage.integer(r, "with_interval") > 0;
+        with_interval += intervals;
+        // Below 0.9 a nominal 95 % interval is clearly miscalibrated (SPEC §7's recovery test).
+        const bool low = intervals && coverage.number(r, "coverage") < 0.9;
+        rows.push_back(
+            {code(coverage.text(r, "parameter")), coverage.text(r, "heads"),
+             coverage.text(r, "fitted"),
+             intervals ? coverage.text(r, "covered") + " of " + coverage.text(r, "with_interval")
+                       : std::string("—"),
+             low ? "<span class=\"bad\">" + cell(r, "coverage") + "</span>" : cell(r, "coverage"),
+             coverage.text(r, "flagged"), cell(r, "median_abs_error"), cell(r, "max_abs_error")});
     }
     std::ostringstream out;
     out << "<p>The extract folder's heads were planted with known parameters (attngeo simulate "

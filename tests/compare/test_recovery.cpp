@@ -264,6 +264,23 @@ TEST(Recovery, ReportShowsTheRecoveryTable) {
     const std::string html = slurp(report / "index.html");
     EXPECT_NE(html.find("Planted-parameter recovery"), std::string::npos);
     EXPECT_NE(html.find("<code>p_sink</code>"), std::string::npos);
+    EXPECT_NE(html.find("No fit in this folder has an interval"), std::string::npos);
+    // With intervals (as compare writes them once fits have them): coverage below 0.9 is bad.
+    const fs::path with_intervals = scratch() / "planted_compare_intervals";
+    fs::remove_all(with_intervals);
+    fs::copy(p.compare, with_intervals, fs::copy_options::recursive);
+    std::ofstream(with_intervals / "recovery_coverage.csv")
+        << "parameter,heads,fitted,with_interval,covered,coverage,flagged,median_abs_error,"
+           "max_abs_error\nbeta,24,24,24,20,0.8333333333333334,0,0.001,0.01\n"
+           "rho0,24,24,24,23,0.9583333333333334,0,0.01,0.03\n";
+    fs::remove_all(report);
+    ASSERT_EQ(run("report --in " + with_intervals.string() + " --out " + report.string()).exit_code,
+              0);
+    const std::string marked = slurp(report / "index.html");
+    EXPECT_NE(marked.find("20 of 24"), std::string::npos);
+    EXPECT_NE(marked.find("<span class=\"bad\">0.833333</span>"), std::string::npos);
+    EXPECT_EQ(marked.find("<span class=\"bad\">0.958333</span>"), std::string::npos);
+    EXPECT_EQ(marked.find("No fit in this folder has an interval"), std::string::npos);
 }
 
 TEST(Recovery, CsvDtypesOfPlantedAndRecoveryFolders) {
