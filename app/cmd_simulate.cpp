@@ -210,9 +210,10 @@ empirical::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& ap
     if (!o.out.empty())
         throw InputError("--out: not with --as-extract (the planted folder is --as-extract's)");
     if (app.count("--heads") == 0) throw InputError("--as-extract: needs --heads K");
-    if (o.resume || app.count("--shard") > 0)
-        throw InputError(std::string(o.resume ? "--resume" : "--shard") +
-                         ": not with --as-extract");
+    // Flags of the Monte Carlo run that a planted folder has no use for: refused, not ignored.
+    for (const char* flag : {"--resume", "--shard", "--trials", "--kappa", "--checkpoint-every"})
+        if (app.count(flag) > 0)
+            throw InputError(std::string(flag) + ": not with --as-extract (no Monte Carlo run)");
     finish_config(o, app);
     const theory::ModelSource& source = o.config.model;
     if (source.profile != "assumption3" || !source.alpha_file.empty() ||

@@ -244,6 +244,7 @@ TEST(Recovery, BadPlantedFlagsExit2AndWriteNothing) {
         {"--heads 2 --d inf --as-extract " + out.string(), "--d"},
         {"--heads 2 --out " + out.string() + " --as-extract " + out.string(), "--out"},
         {"--heads 2 --out " + out.string(), "--heads: only with --as-extract"},
+        {"--heads 2 --trials 5 --as-extract " + out.string(), "--trials: not with --as-extract"},
     };
     for (const auto& [flags, phrase] : cases) {
         fs::remove_all(out);
