@@ -31,13 +31,15 @@ attngeo::test_support::CliResult run(const std::string& args) {
     return attngeo::test_support::run_program(ATTNGEO_EXE, args, scratch());
 }
 
-// d = 64, 24 heads in layer 0, 16 documents of 128 tokens; β, λ, ρ0, p_sink drawn per head
-// (ρ0 ≤ 0.2 stays feasible at β ≤ 0.3, L = 127: the largest feasible ρ0 there is 0.225). 24
-// heads, so that "≥ 90 % covered" allows two misses: with 12, a calibrated 95 % interval would
-// fail it for one seed in eight.
+// d = 64, 48 heads in layer 0, 16 documents of 128 tokens; β, λ, ρ0, p_sink drawn per head.
+// 48 heads, so that "≥ 90 % covered" allows four misses: with 12, a calibrated 95 % interval
+// would fail it for one seed in eight. β ≤ 0.12: the generator's cosines of normalised
+// Gaussian vectors fall short of r^k by O(1/d), which biases β̂ up by about 0.3 of its spread
+// over 16 documents at β ≤ 0.1 but 0.5 at β = 0.3 (a document bootstrap emulated from
+// per-document runs covered β = 0.3 in 20–21 of 24 heads, β ≤ 0.1 in 22–23).
 const char* const kPlantedFlags =
-    "--d 64 --L 127 --T1 20 --T2 100 --eta 0.05 --omega 0.3 --heads 24 --docs 16 "
-    "--alpha-noise 0.1 --seed 7 --N pow2 --threads 2 --quiet --draw beta=0.05:0.3 "
+    "--d 64 --L 127 --T1 20 --T2 100 --eta 0.05 --omega 0.3 --heads 48 --docs 16 "
+    "--alpha-noise 0.1 --seed 7 --N pow2 --threads 2 --quiet --draw beta=0.02:0.12 "
     "--draw lambda=0.05:0.5 --draw rho0=0:0.2 --draw p_sink=0.1:0.6";
 
 // A planted folder and its compare run, made once per process.
@@ -76,16 +78,16 @@ TEST(Recovery, PlantedBetaLambdaRho0PSinkComeBack) {
     // Tolerances without intervals: λ and p_sink are exact up to float32 captures (no norm
     // noise, α_0 = p_sink in every document); β is biased by O(1/d) (E cos of normalised
     // Gaussians is below r^k) and varies with the documents; ρ0 averages 16 documents whose
-    // per-document sink cosine has a spread of about √(2/(βL)/d) ≈ 0.07 at β = 0.05, so the
-    // mean's is 0.018 and 0.07 is about four of those.
+    // per-document sink cosine ⟨u_0, mean_j u_j⟩ spreads by about ‖mean_j u_j‖/√d, up to 0.1 at
+    // β = 0.02 (‖mean_j u_j‖² ≈ 0.6), so the mean's by 0.025 and 0.1 is four of those.
     const std::map<std::string, std::pair<double, bool>> tolerance = {
         {"beta", {0.15, true}},     // relative
         {"lambda", {1e-5, true}},   // relative
-        {"rho0", {0.07, false}},    // absolute
+        {"rho0", {0.1, false}},     // absolute
         {"p_sink", {1e-6, true}}};  // relative
     for (const auto& [parameter, tol] : tolerance) {
         const auto rows = rows_of(t, parameter);
-        ASSERT_EQ(rows.size(), 24u) << parameter;
+        ASSERT_EQ(rows.size(), 48u) << parameter;
         int with_interval = 0, covered = 0;
         double largest = 0;
         for (std::size_t r : rows) {
@@ -215,7 +217,7 @@ void expect_bad_truth(const std::string& name, const std::string& content,
 
 TEST(Recovery, MalformedTruthExits2AndWritesNothing) {
     expect_bad_truth("no_head", "layer,beta\n0,0.1\n", "head");
-    expect_bad_truth("outside", "layer,head,beta\n0,24,0.1\n", "not in the extract");
+    expect_bad_truth("outside", "layer,head,beta\n0,48,0.1\n", "not in the extract");
     expect_bad_truth("twice", "layer,head,beta\n0,1,0.1\n0,1,0.2\n", "twice");
     expect_bad_truth("text", "layer,head,beta\n0,1,abc\n", "beta");
     expect_bad_truth("no_parameter", "layer,head,gamma\n0,1,0.1\n", "no planted parameter");
