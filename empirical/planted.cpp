@@ -14,6 +14,7 @@
 #include "common/format.hpp"
 #include "common/number_list.hpp"
 #include "common/output_folder.hpp"
+#include "common/size_checks.hpp"
 #include "empirical/extract_folder.hpp"
 #include "empirical/extract_state.hpp"
 
@@ -280,12 +281,19 @@ nlohmann::json write_planted_extract(const PlantedRequest& r) {
     check_request(r);
     check_output_folder(r.out, "--as-extract");
     const StatisticsSettings settings = planted_settings(r);
+    // Each head's exact sums hold a few 128-bit words per position (norm, α, contribution).
+    check_allocation(checked_bytes(r.heads, settings.context), 64,
+                     "--heads " + std::to_string(r.heads) + ": the statistics grid");
     const std::vector<PlantedParameters> heads = planted_head_parameters(r);
     std::vector<simulate::ValueGenerator> generators;
     for (const PlantedParameters& p : heads)
         generators.emplace_back(generator_settings(p, r.d, r.sink_mode));
     StatisticsGrid grid = make_grid(1, r.heads, settings);
     const PerDocLayout layout{1, r.heads, static_cast<std::int64_t>(settings.sizes.size())};
+    // The per-document arrays stay in memory (no spill): refuse sizes beyond the budget.
+    check_allocation(checked_bytes(r.docs, layout.record_floats()), sizeof(float),
+                     "--docs " + std::to_string(r.docs) + " x --heads " + std::to_string(r.heads) +
+                         ": the per-document arrays");
     PerDocArrays per_doc(layout);
     const int threads = statistics_threads(r.threads);
     for (std::int64_t doc = 0; doc < r.docs; ++doc) {

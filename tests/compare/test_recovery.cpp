@@ -243,6 +243,7 @@ TEST(Recovery, BadPlantedFlagsExit2AndWriteNothing) {
         {"--heads 2 --alpha-noise -1 --as-extract " + out.string(), "--alpha-noise"},
         {"--heads 0 --as-extract " + out.string(), "--heads"},
         {"--heads 2 --docs 0 --as-extract " + out.string(), "--docs"},
+        {"--heads 2000000000 --docs 2000000000 --as-extract " + out.string(), "memory budget"},
         {"--heads 2 --d inf --as-extract " + out.string(), "--d"},
         {"--heads 2 --out " + out.string() + " --as-extract " + out.string(), "--out"},
         {"--heads 2 --out " + out.string(), "--heads: only with --as-extract"},
