@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "app/commands.hpp"
@@ -221,8 +222,9 @@ empirical::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& ap
         throw InputError(
             "--as-extract: plants Assumption 1-3 heads; --profile other than assumption3, "
             "--alpha, --norms and --cos do not apply");
-    if (!std::isfinite(o.config.d) || o.config.d != std::floor(o.config.d))
-        throw InputError("--d: " + o.d + ", expected a whole dimension with --as-extract");
+    if (!std::isfinite(o.config.d) || o.config.d != std::floor(o.config.d) || o.config.d < 1 ||
+        o.config.d > std::numeric_limits<int>::max())
+        throw InputError("--d: " + o.d + ", expected a whole dimension >= 1 with --as-extract");
     const theory::ModelParameters params = theory::load_model(source);
     empirical::PlantedRequest r;
     r.base.profile = params.profile;

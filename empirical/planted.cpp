@@ -281,6 +281,9 @@ nlohmann::json write_planted_extract(const PlantedRequest& r) {
     check_request(r);
     check_output_folder(r.out, "--as-extract");
     const StatisticsSettings settings = planted_settings(r);
+    // One document's values per thread, in double and float32.
+    check_allocation(checked_bytes(settings.context, r.d), 3 * sizeof(double),
+                     "--d " + std::to_string(r.d) + " x --L: one document's values");
     // Each head's exact sums hold a few 128-bit words per position (norm, α, contribution).
     check_allocation(checked_bytes(r.heads, settings.context), 64,
                      "--heads " + std::to_string(r.heads) + ": the statistics grid");

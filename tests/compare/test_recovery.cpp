@@ -245,6 +245,8 @@ TEST(Recovery, BadPlantedFlagsExit2AndWriteNothing) {
         {"--heads 2 --docs 0 --as-extract " + out.string(), "--docs"},
         {"--heads 2000000000 --docs 2000000000 --as-extract " + out.string(), "memory budget"},
         {"--heads 2 --d inf --as-extract " + out.string(), "--d"},
+        {"--heads 2 --d 1e12 --as-extract " + out.string(), "--d"},
+        {"--heads 2 --d 2.5 --as-extract " + out.string(), "--d"},
         {"--heads 2 --out " + out.string() + " --as-extract " + out.string(), "--out"},
         {"--heads 2 --out " + out.string(), "--heads: only with --as-extract"},
         {"--heads 2 --trials 5 --as-extract " + out.string(), "--trials: not with --as-extract"},
