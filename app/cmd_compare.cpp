@@ -15,6 +15,9 @@ Runner register_compare(CLI::App& app) {
     auto kappa = std::make_shared<std::string>();
     app.add_option("--emp", r->emp, "Folder written by attngeo extract")->required();
     app.add_option("--sim", r->sim, "Folder written by attngeo simulate, recorded for the report");
+    app.add_option("--truth", r->truth,
+                   "planted.csv of a planted extract folder (attngeo simulate --as-extract): "
+                   "also writes recovery.csv and recovery_coverage.csv");
     app.add_option("--out", r->out, "Output folder")->required();
     app.add_option("--cosines", r->cosines,
                    "Envelope cosines: parametric (exp(-beta|j-k|) with the fitted beta) or "
@@ -45,7 +48,8 @@ Runner register_compare(CLI::App& app) {
         "Writes fits.csv, profile.csv, profile_global.csv, bounds.csv, envelope.csv, "
         "agreement.csv, violations.csv,\n"
         "kappa.json, corr_rho0.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv,\n"
-        "contrib_by_regime.csv, fitted_params.json and manifest.json (docs/compare-outputs.md).");
+        "contrib_by_regime.csv, fitted_params.json and manifest.json, and with --truth\n"
+        "recovery.csv and recovery_coverage.csv (docs/compare-outputs.md).");
     return [r, kappa] {
         if (!kappa->empty()) r->kappa = parse_finite_double(*kappa, "--kappa");
         r->command_line = command_line();

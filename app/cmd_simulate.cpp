@@ -1,8 +1,10 @@
 // `attngeo simulate`, `attngeo sweep`, `attngeo merge`: Monte Carlo runs under Assumptions
-// 1–3 with the bounds beside them (SPEC §5, §9). The work is in simulate/run.hpp.
+// 1–3 with the bounds beside them (SPEC §5, §9), and `simulate --as-extract`, planted heads
+// written as an extract folder (SPEC §7). The work is in simulate/run.hpp, empirical/planted.hpp.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "app/commands.hpp"
@@ -12,6 +14,7 @@
 #include "common/format.hpp"
 #include "common/output_folder.hpp"
 #include "common/progress.hpp"
+#include "empirical/planted.hpp"
 #include "simulate/run.hpp"
 #include "theory/bounds.hpp"
 #ifdef ATTNGEO_WITH_EMPIRICAL
@@ -46,6 +49,12 @@ struct SimulateOptions {
     bool quiet = false, resume = false;
     double checkpoint_every = 30;
     std::string out;
+    // simulate --as-extract (planted heads; empirical/planted.hpp)
+    std::string as_extract;
+    int heads = 0;
+    std::int64_t docs = 32;
+    double alpha_noise = 0;
+    std::vector<std::string> draws;
 };
 
 double parse_d(const std::string& text) {
@@ -90,7 +99,7 @@ void add_run_options(CLI::App& app, SimulateOptions& o) {
     app.add_option("--shard", o.shard,
                    "Run shard i of n (i/n): trials [i T/n, (i+1) T/n); combine with attngeo merge")
         ->capture_default_str();
-    app.add_option("--out", o.out, "Output folder")->required();
+    app.add_option("--out", o.out, "Output folder");
     app.add_flag("--quiet", o.quiet, "No progress on stderr");
     app.add_flag("--resume", o.resume,
                  "Continue an interrupted run of the same command from OUT/.partial (the result "
@@ -181,7 +190,81 @@ void discard_state(const std::string& out, const simulate::Checkpointing& c) {
     if (fs::is_empty(out, ec)) fs::remove(out, ec);
 }
 
+void add_planted_options(CLI::App& app, SimulateOptions& o) {
+    app.add_option("--as-extract", o.as_extract,
+                   "Instead of the Monte Carlo run: write an extract folder of --heads planted "
+                   "heads (Assumptions 1-3 with the parameters above, or drawn per head by "
+                   "--draw) and OUT/planted.csv, for attngeo compare --truth (not with --out)");
+    app.add_option("--heads", o.heads, "--as-extract: planted heads K (all in layer 0)");
+    app.add_option("--docs", o.docs, "--as-extract: documents per head")->capture_default_str();
+    app.add_option("--alpha-noise", o.alpha_noise,
+                   "--as-extract: sigma of the per-document log-normal noise on alpha_i, i >= 1 "
+                   "(alpha_0 = p_sink exactly; renormalised)")
+        ->capture_default_str();
+    app.add_option("--draw", o.draws,
+                   "--as-extract: name=lo:hi draws the parameter per head uniformly from "
+                   "[lo, hi] (repeatable; C lambda beta rho0 p_sink eta omega T1 T2 norm_cv)");
+}
+
+// The flags of `simulate --as-extract` into a planted request; InputError naming the flag.
+empirical::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& app) {
+    if (!o.out.empty())
+        throw InputError("--out: not with --as-extract (the planted folder is --as-extract's)");
+    if (app.count("--heads") == 0) throw InputError("--as-extract: needs --heads K");
+    // Flags of the Monte Carlo run that a planted folder has no use for: refused, not ignored.
+    for (const char* flag : {"--resume", "--shard", "--trials", "--kappa", "--checkpoint-every"})
+        if (app.count(flag) > 0)
+            throw InputError(std::string(flag) + ": not with --as-extract (no Monte Carlo run)");
+    finish_config(o, app);
+    const theory::ModelSource& source = o.config.model;
+    if (source.profile != "assumption3" || !source.alpha_file.empty() ||
+        !source.norms_file.empty() || !source.cos_file.empty())
+        throw InputError(
+            "--as-extract: plants Assumption 1-3 heads; --profile other than assumption3, "
+            "--alpha, --norms and --cos do not apply");
+    if (!std::isfinite(o.config.d) || o.config.d != std::floor(o.config.d) || o.config.d < 1 ||
+        o.config.d > std::numeric_limits<int>::max())
+        throw InputError("--d: " + o.d + ", expected a whole dimension >= 1 with --as-extract");
+    const theory::ModelParameters params = theory::load_model(source);
+    empirical::PlantedRequest r;
+    r.base.profile = params.profile;
+    r.base.C = params.C;
+    r.base.lambda = params.lambda;
+    r.base.beta = params.beta;
+    r.base.rho0 = params.rho0;
+    r.base.norm_cv = o.config.norm_cv;
+    for (const std::string& draw : o.draws)
+        r.draws.push_back(empirical::parse_planted_range(draw));
+    r.d = static_cast<int>(o.config.d);
+    r.heads = o.heads;
+    r.docs = o.docs;
+    r.alpha_noise = o.alpha_noise;
+    r.sink_mode = simulate::parse_sink_mode(o.config.sink_mode);
+    r.seed = o.config.seed;
+    r.sizes = o.config.sizes;
+    r.rank = o.config.rank;
+    r.distance = o.config.distance;
+    r.threads = o.threads;
+    r.out = o.as_extract;
+    r.command_line = command_line();
+    return r;
+}
+
+void run_planted(SimulateOptions& o, const CLI::App& app) {
+    const empirical::PlantedRequest request = planted_request(o, app);
+    Progress progress("simulate --as-extract", 1, "folders", o.quiet);
+    empirical::write_planted_extract(request);
+    progress.finish("wrote '" + o.as_extract + "'");
+    std::cout << "wrote '" << o.as_extract << "' (" << request.heads << " planted heads, "
+              << request.docs << " documents; truth in planted.csv)\n";
+}
+
 void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& kind) {
+    if (!o.as_extract.empty()) return run_planted(o, app);
+    for (const char* flag : {"--heads", "--docs", "--alpha-noise", "--draw"})
+        if (kind == "simulate" && app.count(flag) > 0)
+            throw InputError(std::string(flag) + ": only with --as-extract OUT");
+    if (o.out.empty()) throw InputError("--out: an output folder is required");
     check_output_folder(o.out, "--out");  // before any work (a sweep can take hours)
     finish_config(o, app);
     o.config.kind = kind;
@@ -239,7 +322,10 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
 Runner register_simulate(CLI::App& app) {
     auto o = std::make_shared<SimulateOptions>();
     add_run_options(app, *o);
+    add_planted_options(app, *o);
     app.footer(
+        "With --as-extract OUT: writes an extract folder of planted heads and OUT/planted.csv "
+        "instead (docs/simulate-outputs.md).\n"
         "Writes OUT/simulate.csv "
         "(N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean),\n"
         "OUT/bounds.csv (every variant, kappa, inside flags), OUT/sums.csv (exact sums for merge) "
@@ -251,6 +337,7 @@ Runner register_simulate(CLI::App& app) {
 Runner register_sweep(CLI::App& app) {
     auto o = std::make_shared<SimulateOptions>();
     add_run_options(app, *o);
+    app.get_option("--out")->required();
     app.add_option(
            "--set", o->sets,
            "A swept parameter: name=v1,v2,... (repeatable; the grid is the cartesian product)")

@@ -30,6 +30,7 @@
 #include "compare/envelopes.hpp"
 #include "compare/fits.hpp"
 #include "compare/parallel_for.hpp"
+#include "compare/recovery.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/table1.hpp"
 #include "theory/head_regime.hpp"
@@ -651,7 +652,22 @@ struct CompareOutputs {
     const std::vector<CorrelationRow>* correlation = nullptr;
     nlohmann::json fitted_params, manifest;
     std::string table1_csv;
+    const std::vector<PlantedTruth>* truth = nullptr;  // --truth: recovery files; else null
 };
+
+// recovery.csv and recovery_coverage.csv from the staged fits.csv and profile.csv, so that
+// every column those tables have (intervals included) reaches the recovery; returns the
+// manifest's "recovery" block.
+nlohmann::json write_recovery(const CompareRequest& r, const std::vector<PlantedTruth>& truth,
+                              const fs::path& staged) {
+    const CsvTable fits = read_csv_table((staged / "fits.csv").string());
+    const CsvTable profile = read_csv_table((staged / "profile.csv").string());
+    const std::vector<RecoveryRow> rows = recovery_rows(truth, fits, profile);
+    const std::vector<RecoveryCoverage> coverage = recovery_coverage(rows);
+    write_file_atomic((staged / "recovery.csv").string(), recovery_csv(rows));
+    write_file_atomic((staged / "recovery_coverage.csv").string(), recovery_coverage_csv(coverage));
+    return recovery_manifest(fs::absolute(r.truth).lexically_normal().string(), coverage);
+}
 
 void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::json timings,
                    Clock::time_point start) {
@@ -669,9 +685,10 @@ void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::j
     write_correlation_csv(*o.correlation, (out / "corr_rho0.csv").string());
     write_file_atomic((out / "fitted_params.json").string(), o.fitted_params.dump(2) + "\n");
     write_file_atomic((out / "table1.csv").string(), o.table1_csv);
+    nlohmann::json manifest = o.manifest;
+    if (o.truth) manifest["recovery"] = write_recovery(r, *o.truth, out);
     timings["write_s"] = seconds_since(stage);
     timings["total_s"] = seconds_since(start);
-    nlohmann::json manifest = o.manifest;
     manifest["timings"] = timings;
     write_file_atomic((out / "manifest.json").string(), manifest.dump(2) + "\n");
     folder.commit();
@@ -689,6 +706,8 @@ void run_compare(const CompareRequest& r) {
     if (!fs::is_regular_file(per_doc_path(r)))
         throw InputError(per_doc_path(r) +
                          ": missing (expected the per-document arrays of extract)");
+    std::vector<PlantedTruth> truth;
+    if (!r.truth.empty()) truth = read_planted_truth(r.truth, run.layers, run.heads);
     // Stages for people and logs: read, fits, envelopes (κ scan over variants), correlation,
     // write.
     Progress progress("compare", 5, "stages", r.quiet);
@@ -727,6 +746,7 @@ void run_compare(const CompareRequest& r) {
     outputs.fitted_params = fitted_params_json(r, in, fits, summary);
     outputs.table1_csv = table1_csv(table1);
     outputs.manifest = compare_manifest(r, settings, in, fits, summary, envelopes, table1);
+    outputs.truth = r.truth.empty() ? nullptr : &truth;
     write_outputs(r, outputs, timings, start);
     progress.finish("wrote '" + r.out + "'");
 }

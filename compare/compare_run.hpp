@@ -9,8 +9,11 @@
 namespace attngeo::compare {
 
 struct CompareRequest {
-    std::string emp;                     // attngeo extract folder (required)
-    std::string sim;                     // attngeo simulate folder, recorded in the manifest
+    std::string emp;  // attngeo extract folder (required)
+    std::string sim;  // attngeo simulate folder, recorded in the manifest
+    // planted.csv of a planted extract folder (attngeo simulate --as-extract): adds
+    // recovery.csv and recovery_coverage.csv (compare/recovery.hpp); empty: no recovery.
+    std::string truth;
     std::string out;                     // output folder (required)
     std::string cosines = "parametric";  // parametric | plug-in (envelope cosines)
     int max_lag_fit = 64;                // K = min(this, context − 1, lags present)

@@ -175,7 +175,8 @@ void write_extract_outputs(const std::string& out, const StatisticsSettings& set
                            const StatisticsGrid& grid, int group, std::int64_t documents,
                            const PerDocWriter& per_doc,
                            const std::map<std::string, std::string>& state_metadata,
-                           const nlohmann::json& manifest) {
+                           const nlohmann::json& manifest,
+                           const std::map<std::string, std::string>& extra_files) {
     const int L = static_cast<int>(grid.size()), H = static_cast<int>(grid[0].size());
     CsvTables tables;
     for (int l = 0; l < L; ++l)
@@ -191,6 +192,8 @@ void write_extract_outputs(const std::string& out, const StatisticsSettings& set
     folder.write("by_position.csv", tables.by_position.str());
     folder.write("cos_by_lag.csv", tables.lags.str());
     folder.write("diag.csv", tables.diag.str());
+    for (const auto& [name, contents] : extra_files)
+        folder.write(name, contents);
     folder.write("manifest.json", manifest.dump(2) + "\n");
     folder.commit();
 }

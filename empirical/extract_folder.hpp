@@ -71,12 +71,15 @@ using PerDocWriter = std::function<void(int tensor, std::ostream& stream)>;
 
 // Writes every file of the folder into `out` (staged, then moved in whole; SPEC §10) from the
 // grid, its `documents` windows' per-document arrays, the state metadata and the manifest.
-// group = H / H_kv, for heads.csv's kv_head column.
+// group = H / H_kv, for heads.csv's kv_head column. `extra_files` (name → contents) are
+// written into the same staged folder, so they appear together with the rest or not at all
+// (planted.csv of a planted folder, empirical/planted.hpp).
 void write_extract_outputs(const std::string& out, const StatisticsSettings& settings,
                            const StatisticsGrid& grid, int group, std::int64_t documents,
                            const PerDocWriter& per_doc,
                            const std::map<std::string, std::string>& state_metadata,
-                           const nlohmann::json& manifest);
+                           const nlohmann::json& manifest,
+                           const std::map<std::string, std::string>& extra_files = {});
 
 // The per-document arrays of a whole run, collected window by window.
 class PerDocArrays {

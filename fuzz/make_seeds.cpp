@@ -390,6 +390,11 @@ int main(int argc, char** argv) {
     run_folder_seeds();
     seed("token_file", "batch", "1 403 407 261 378\n1 29 30 31 32\n");
     seed("token_file", "documents", "1 2 3\n\n4 5 6 7 8 9\n");
+    seed("planted_truth", "two_heads",
+         "layer,head,L,d,C,lambda,beta,rho0,p_sink,p_base,eta,omega,T1,T2,norm_cv,alpha_noise\n"
+         "0,0,127,64,1,0.2,0.1,0.05,0.3,0.005,0.05,0.3,20,100,0,0.1\n"
+         "1,2,127,64,1,0.4,0.25,0,0.5,0.004,0.05,0.3,20,100,0,0.1\n");
+    seed("planted_truth", "hand_written", "layer,head,beta\n0,1,0.5\n");
     if (g_missing_shared)
         std::cerr << "make_seeds: some shared files were missing (ATTNGEO_SHARED = " << shared
                   << "); those targets start from the synthetic seeds only\n";

@@ -325,6 +325,12 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         body = compare_only_sections(run, c, parts, pr_over);
     }
     sections.insert(sections.end(), body.begin(), body.end());
+    if (fs::exists(path_in(run.dir, "recovery_coverage.csv"))) {
+        Section recovery = titled("Planted-parameter recovery");
+        recovery.html_before =
+            recovery_table(read_csv_table(path_in(run.dir, "recovery_coverage.csv")));
+        sections.push_back(recovery);
+    }
     sections.push_back(table1_section(run));
 
     Section decisions =

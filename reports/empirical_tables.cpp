@@ -370,4 +370,40 @@ std::string table1_html(const std::string& dir, const nlohmann::json& manifest) 
         "the table.</p>\n");
 }
 
+std::string recovery_table(const CsvTable& coverage) {
+    auto cell = [&](std::size_t r, const char* column) {
+        const std::string& text = coverage.text(r, column);
+        return text.empty() ? std::string("—") : short_number(coverage.number(r, column));
+    };
+    std::vector<std::vector<std::string>> rows;
+    int with_interval = 0;
+    for (std::size_t r = 0; r < coverage.rows.size(); ++r) {
+        const bool intervals = coverage.integer(r, "with_interval") > 0;
+        with_interval += intervals;
+        // Below 0.9 a nominal 95 % interval is clearly miscalibrated (SPEC §7's recovery test).
+        const bool low = intervals && coverage.number(r, "coverage") < 0.9;
+        rows.push_back(
+            {code(coverage.text(r, "parameter")), coverage.text(r, "heads"),
+             coverage.text(r, "fitted"),
+             intervals ? coverage.text(r, "covered") + " of " + coverage.text(r, "with_interval")
+                       : std::string("—"),
+             low ? "<span class=\"bad\">" + cell(r, "coverage") + "</span>" : cell(r, "coverage"),
+             coverage.text(r, "flagged"), cell(r, "median_abs_error"), cell(r, "max_abs_error")});
+    }
+    std::ostringstream out;
+    out << "<p>The extract folder's heads were planted with known parameters (attngeo simulate "
+           "--as-extract); each fit is set against the truth head by head in "
+        << code("recovery.csv") << ". Covered: the fit's 95 % interval contains the planted value "
+        << "(nominal coverage 0.95). Flagged: the fit is marked doubtful in compare's own tables "
+           "(a clamp, a failed fit, profile R² of log α below 0.9).";
+    if (with_interval == 0)
+        out << " <span class=\"warn\">No fit in this folder has an interval (no "
+               "<code>&lt;name&gt;_lo</code>, <code>&lt;name&gt;_hi</code> columns): coverage "
+               "cannot be assessed, only the errors.</span>";
+    out << "</p>\n";
+    return out.str() + html_table({"parameter", "heads", "fitted", "covered", "coverage", "flagged",
+                                   "median |fitted − planted|", "max |fitted − planted|"},
+                                  rows);
+}
+
 }  // namespace attngeo::reports::empirical

@@ -1,0 +1,226 @@
+// Planted-parameter recovery: planted.csv read strictly, matched to fits.csv and profile.csv by
+// (layer, head), and summarised per parameter; see recovery.hpp.
+#include "compare/recovery.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "common/format.hpp"
+
+namespace attngeo::compare {
+namespace {
+
+bool from_fits_csv(const std::string& parameter) {
+    static const std::set<std::string> in_fits = {"beta",   "beta_offset", "c_inf",
+                                                  "lambda", "C",           "rho0"};
+    return in_fits.count(parameter) > 0;
+}
+
+// The truth of `parameter` for one head, when planted.csv gives it (or implies it).
+std::optional<double> truth_of(const PlantedTruth& t, const std::string& parameter) {
+    if (auto it = t.values.find(parameter); it != t.values.end()) return it->second;
+    const bool planted_decay = t.values.count("beta") > 0;
+    if (parameter == "beta_offset" && planted_decay) return t.values.at("beta");
+    if (parameter == "c_inf" && planted_decay) return 0.0;
+    return std::nullopt;
+}
+
+// Row index of every (layer, head) of a compare table.
+std::map<std::pair<int, int>, std::size_t> rows_by_head(const CsvTable& table) {
+    std::map<std::pair<int, int>, std::size_t> index;
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+        index[{static_cast<int>(table.integer(r, "layer")),
+               static_cast<int>(table.integer(r, "head"))}] = r;
+    return index;
+}
+
+std::optional<double> optional_number(const CsvTable& table, std::size_t row,
+                                      const std::string& column) {
+    if (!table.has_column(column) || table.text(row, column).empty()) return std::nullopt;
+    return table.number(row, column);
+}
+
+bool flag_set(const CsvTable& table, std::size_t row, const std::string& column) {
+    return table.has_column(column) && table.text(row, column) == "1";
+}
+
+bool fit_flagged(const CsvTable& table, std::size_t row, const std::string& parameter) {
+    if (flag_set(table, row, parameter + "_unidentified")) return true;
+    if (parameter == "beta")
+        return flag_set(table, row, "beta_at_bound") || flag_set(table, row, "beta_uninformative");
+    if (parameter == "beta_offset" || parameter == "c_inf")
+        return flag_set(table, row, "beta_offset_at_bound");
+    if (from_fits_csv(parameter)) return false;
+    // p_sink is α_0 itself, whatever the shape's fit: only a failed fit or an empty sink.
+    if (parameter == "p_sink")
+        return flag_set(table, row, "fit_failed") || flag_set(table, row, "p_sink_at_bound");
+    const std::optional<double> r2 = optional_number(table, row, "r2_log");
+    return flag_set(table, row, "fit_failed") || flag_set(table, row, "at_bound") || !r2 ||
+           !(*r2 >= kProfileR2Threshold);
+}
+
+std::optional<bool> covers(double planted, std::optional<double> lo, std::optional<double> hi) {
+    if (!lo || !hi || !std::isfinite(*lo) || !std::isfinite(*hi)) return std::nullopt;
+    // The statistics are formed from float32 captures (α, values), so a fit can sit a float
+    // rounding away from the double truth with a zero-width interval: widen the ends by 1e-6.
+    const double slack = 1e-6 * std::max({std::abs(planted), std::abs(*lo), std::abs(*hi)});
+    return *lo - slack <= planted && planted <= *hi + slack;
+}
+
+std::string optional_text(const std::optional<double>& x) {
+    return x ? format_double(*x) : std::string();
+}
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+const std::vector<std::string>& recovered_parameters() {
+    static const std::vector<std::string> names = {"beta", "beta_offset", "c_inf",  "lambda",
+                                                   "C",    "rho0",        "p_sink", "p_base",
+                                                   "eta",  "omega",       "T1",     "T2"};
+    return names;
+}
+
+std::vector<PlantedTruth> read_planted_truth(const std::string& path, int layers, int heads) {
+    const CsvTable table = read_csv_table(path);
+    (void)table.column("layer"), (void)table.column("head");
+    const auto& names = recovered_parameters();
+    if (std::none_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return table.has_column(n); }))
+        throw InputError("'" + path +
+                         "': no planted parameter column (expected some of beta, lambda, C, "
+                         "rho0, p_sink, p_base, eta, omega, T1, T2)");
+    if (table.rows.empty()) throw InputError("'" + path + "': no planted heads (no rows)");
+    std::vector<PlantedTruth> truth;
+    std::set<std::pair<int, int>> seen;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+        PlantedTruth t;
+        const std::int64_t layer = table.integer(r, "layer"), head = table.integer(r, "head");
+        if (layer < 0 || layer >= layers || head < 0 || head >= heads)
+            throw InputError(table.where(r, "layer") + ": head (" + std::to_string(layer) + ", " +
+                             std::to_string(head) + ") is not in the extract folder (" +
+                             std::to_string(layers) + " layers x " + std::to_string(heads) +
+                             " heads)");
+        t.layer = static_cast<int>(layer), t.head = static_cast<int>(head);
+        if (!seen.insert({t.layer, t.head}).second)
+            throw InputError(table.where(r, "head") + ": layer " + std::to_string(layer) +
+                             " head " + std::to_string(head) + " planted twice");
+        for (const std::string& column : table.header)
+            if (column != "layer" && column != "head")
+                t.values[column] = table.finite_number(r, column);
+        truth.push_back(std::move(t));
+    }
+    return truth;
+}
+
+std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, const CsvTable& fits,
+                                       const CsvTable& profile) {
+    const auto fit_rows = rows_by_head(fits), profile_rows = rows_by_head(profile);
+    std::vector<RecoveryRow> rows;
+    for (const PlantedTruth& t : truth) {
+        for (const std::string& parameter : recovered_parameters()) {
+            const std::optional<double> planted = truth_of(t, parameter);
+            if (!planted) continue;
+            const CsvTable& table = from_fits_csv(parameter) ? fits : profile;
+            const auto& index = from_fits_csv(parameter) ? fit_rows : profile_rows;
+            const auto found = index.find({t.layer, t.head});
+            if (found == index.end())
+                throw InputError("'" + table.path + "': no row for layer " +
+                                 std::to_string(t.layer) + " head " + std::to_string(t.head));
+            const std::size_t r = found->second;
+            RecoveryRow row;
+            row.layer = t.layer, row.head = t.head, row.parameter = parameter;
+            row.planted = *planted;
+            row.fitted = optional_number(table, r, parameter);
+            row.lo = optional_number(table, r, parameter + "_lo");
+            row.hi = optional_number(table, r, parameter + "_hi");
+            row.covered = covers(*planted, row.lo, row.hi);
+            row.flagged = fit_flagged(table, r, parameter);
+            rows.push_back(row);
+        }
+    }
+    return rows;
+}
+
+std::vector<RecoveryCoverage> recovery_coverage(const std::vector<RecoveryRow>& rows) {
+    std::vector<RecoveryCoverage> summary;
+    for (const std::string& parameter : recovered_parameters()) {
+        RecoveryCoverage c;
+        c.parameter = parameter;
+        std::vector<double> errors;
+        for (const RecoveryRow& row : rows) {
+            if (row.parameter != parameter) continue;
+            ++c.heads;
+            c.flagged += row.flagged;
+            if (row.fitted) ++c.fitted, errors.push_back(std::abs(*row.fitted - row.planted));
+            if (row.covered) ++c.with_interval, c.covered += *row.covered;
+        }
+        if (c.heads == 0) continue;
+        if (c.with_interval > 0) c.coverage = static_cast<double>(c.covered) / c.with_interval;
+        if (!errors.empty()) {
+            c.median_abs_error = median(errors);
+            c.max_abs_error = *std::max_element(errors.begin(), errors.end());
+        }
+        summary.push_back(c);
+    }
+    return summary;
+}
+
+std::string recovery_csv(const std::vector<RecoveryRow>& rows) {
+    std::ostringstream csv;
+    csv << "layer,head,parameter,planted,fitted,lo,hi,covered,flagged\n";
+    for (const RecoveryRow& r : rows)
+        csv << r.layer << ',' << r.head << ',' << r.parameter << ',' << format_double(r.planted)
+            << ',' << optional_text(r.fitted) << ',' << optional_text(r.lo) << ','
+            << optional_text(r.hi) << ',' << (r.covered ? std::to_string(int(*r.covered)) : "")
+            << ',' << int(r.flagged) << '\n';
+    return csv.str();
+}
+
+std::string recovery_coverage_csv(const std::vector<RecoveryCoverage>& coverage) {
+    std::ostringstream csv;
+    csv << "parameter,heads,fitted,with_interval,covered,coverage,flagged,median_abs_error,"
+           "max_abs_error\n";
+    for (const RecoveryCoverage& c : coverage)
+        csv << c.parameter << ',' << c.heads << ',' << c.fitted << ',' << c.with_interval << ','
+            << c.covered << ',' << optional_text(c.coverage) << ',' << c.flagged << ','
+            << optional_text(c.median_abs_error) << ',' << optional_text(c.max_abs_error) << '\n';
+    return csv.str();
+}
+
+nlohmann::json recovery_manifest(const std::string& truth_path,
+                                 const std::vector<RecoveryCoverage>& coverage) {
+    nlohmann::json per_parameter = nlohmann::json::object();
+    for (const RecoveryCoverage& c : coverage)
+        per_parameter[c.parameter] = {
+            {"heads", c.heads},
+            {"with_interval", c.with_interval},
+            {"covered", c.covered},
+            {"coverage", c.coverage ? nlohmann::json(*c.coverage) : nlohmann::json(nullptr)},
+            {"flagged", c.flagged},
+            {"max_abs_error",
+             c.max_abs_error ? nlohmann::json(*c.max_abs_error) : nlohmann::json(nullptr)}};
+    return {{"truth", truth_path},
+            {"covered",
+             "lo <= planted <= hi with both ends widened by 1e-6 relative (float32 captures); "
+             "empty where fits.csv/profile.csv have no <name>_lo, <name>_hi for the parameter"},
+            {"flagged",
+             "beta: beta_at_bound or beta_uninformative; beta_offset, c_inf: "
+             "beta_offset_at_bound; p_sink: fit_failed or p_sink_at_bound; the other profile "
+             "parameters: fit_failed, at_bound or r2_log < 0.9; any parameter: "
+             "<name>_unidentified"},
+            {"truth_implied",
+             "beta_offset's truth is beta and c_inf's is 0 unless planted.csv "
+             "gives them"},
+            {"parameters", per_parameter}};
+}
+
+}  // namespace attngeo::compare

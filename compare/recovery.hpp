@@ -1,0 +1,74 @@
+// Planted-parameter recovery (SPEC §7): compare's fits of a planted extract folder
+// (`attngeo simulate --as-extract`) set against the truth in its planted.csv, head by head, with
+// the share of fit intervals that cover the truth. It reads compare's own fits.csv and
+// profile.csv, so interval columns `<name>_lo`, `<name>_hi` are used wherever those tables have
+// them.
+#pragma once
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/csv.hpp"
+
+namespace attngeo::compare {
+
+// One planted head: its parameters by name (planted.csv's columns besides layer and head).
+struct PlantedTruth {
+    int layer = 0, head = 0;
+    std::map<std::string, double> values;
+};
+
+// The parameters recovery reports, in order: beta, beta_offset, c_inf, lambda, C, rho0 (fitted
+// in fits.csv) and p_sink, p_base, eta, omega, T1, T2 (profile.csv). A planted head's truth for
+// beta_offset is its beta and for c_inf 0 (no floor under Assumption 2) unless planted.csv
+// gives them.
+const std::vector<std::string>& recovered_parameters();
+
+// Reads planted.csv (written by simulate --as-extract, or by hand): columns layer and head, at
+// least one column named like a recovered parameter, finite numbers, each (layer, head) within
+// the extract's `layers` × `heads` and at most once. Extra columns are kept but not reported.
+// InputError naming the file (line and column) otherwise.
+std::vector<PlantedTruth> read_planted_truth(const std::string& path, int layers, int heads);
+
+// One (head, parameter) of recovery.csv. Empty optionals are empty fields.
+struct RecoveryRow {
+    int layer = 0, head = 0;
+    std::string parameter;
+    double planted = 0;
+    std::optional<double> fitted;  // empty where the fit failed (profile.csv fit_failed)
+    std::optional<double> lo, hi;  // the fit's interval, where the table has one
+    std::optional<bool> covered;   // lo <= planted <= hi (ends widened by 1e-6 relative)
+    bool flagged = false;          // the fit is marked doubtful in compare's own tables
+};
+
+// Per parameter over the planted heads (recovery_coverage.csv).
+struct RecoveryCoverage {
+    std::string parameter;
+    int heads = 0, fitted = 0, with_interval = 0, covered = 0, flagged = 0;
+    std::optional<double> coverage;  // covered / with_interval; empty without intervals
+    std::optional<double> median_abs_error, max_abs_error;  // |fitted − planted|
+};
+
+// The rows for every planted head and recovered parameter present in planted.csv. `fits` and
+// `profile` are compare's fits.csv and profile.csv (rows matched by layer and head). flagged:
+// for beta its beta_at_bound, for beta_offset and c_inf beta_offset_at_bound, for p_sink (α_0
+// itself, whatever the shape) fit_failed or p_sink_at_bound, for the other profile parameters
+// fit_failed, at_bound or r2_log < kProfileR2Threshold; and any `<name>_unidentified` or (beta)
+// `beta_uninformative` column set to 1.
+std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, const CsvTable& fits,
+                                       const CsvTable& profile);
+
+// R² of log α below which a profile fit is not reported as good (SPEC §7's A3 check).
+inline constexpr double kProfileR2Threshold = 0.9;
+
+std::vector<RecoveryCoverage> recovery_coverage(const std::vector<RecoveryRow>& rows);
+std::string recovery_csv(const std::vector<RecoveryRow>& rows);
+std::string recovery_coverage_csv(const std::vector<RecoveryCoverage>& coverage);
+// The manifest's "recovery" block: the truth file, the rule for covered and flagged, and the
+// coverage per parameter.
+nlohmann::json recovery_manifest(const std::string& truth_path,
+                                 const std::vector<RecoveryCoverage>& coverage);
+
+}  // namespace attngeo::compare
