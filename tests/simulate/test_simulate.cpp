@@ -903,14 +903,14 @@ SideRecount recount_side(const CsvTable& bounds, const CsvTable& estimates,
 // informative points and why not, identity contradictions) equals a plain recount from the
 // folder's bounds.csv and simulate.csv, for every variant and side.
 TEST(Run, VerdictCountsEqualAPlainRecountFromTheFolder) {
-    RunConfig config;
+    RunConfig config = tiny_run_config();  // n = 64, every N, 60 trials, κ scanned
     config.model.assumption3.L = 63;
     config.model.assumption3.T1 = 8;
     config.model.assumption3.T2 = 48;
-    config.model.length_given = true;
     config.d = 16;
     config.trials = 60;
     config.sizes = "all";
+    config.kappa.reset();
     const auto dir = test_support::scratch_folder("verdict_counts");
     RunTimings timings;
     const auto sums = run_grid(config, 2, nullptr, timings);
