@@ -534,6 +534,44 @@ ProfileFit fit_assumption3_profile(const std::vector<double>& alpha) {
     return finish_profile_fit(p, coarse_search(p, std::min(4096, 2 * p.L)));
 }
 
+namespace {
+
+// ω of the linearised model at fixed (T1, T2) for a refit: a scan of ±`cells` cells of the full
+// fit's ω grid (step π/(2L)) around the current ω, and with `coarse` a 64-step scan of [0, π]
+// too, then Brent on the best point's two cells. The valleys of ω are about 2π/(T2 − T1) wide,
+// narrower than the cells of a coarse scan, hence the fine local scan; the coarse one lets a
+// replicate move to another valley when that is lower (a weakly identified ω then shows as a
+// wide interval).
+Candidate refit_omega(const LogProfile& p, Candidate c, int cells, bool coarse) {
+    auto fit_at = [&](double w) {
+        return linear_fit(p, c.T1, c.T2, cosine_sums(p, c.T1, c.T2, w));
+    };
+    const double step = kPi / std::min(4096, 2 * p.L);
+    double best = c.omega, best_sse = c.sse, best_step = step;
+    auto consider = [&](double w, double cell) {
+        const double sse = fit_at(w).sse;
+        if (sse < best_sse) best = w, best_sse = sse, best_step = cell;
+    };
+    for (int j = -cells; j <= cells; ++j)
+        if (j != 0) consider(std::clamp(c.omega + j * step, 0.0, kPi), step);
+    constexpr int kCoarse = 64;
+    for (int j = 0; coarse && j <= kCoarse; ++j)
+        consider(kPi * j / kCoarse, kPi / kCoarse);
+    std::uintmax_t iterations = 60;
+    const auto [omega, sse] = boost::math::tools::brent_find_minima(
+        [&](double w) { return fit_at(w).sse; }, std::max(0.0, best - best_step),
+        std::min(kPi, best + best_step), 30, iterations);
+    if (sse < best_sse) best = omega, best_sse = sse;
+    if (best_sse < c.sse) {
+        c.omega = best;
+        c.sse = best_sse;
+        c.eta = fit_at(best).eta;
+    }
+    return c;
+}
+
+}  // namespace
+
 ProfileFit refit_assumption3_profile(const std::vector<double>& alpha, const ProfileFit& from) {
     validate_alpha(alpha, "refit_assumption3_profile");
     const LogProfile p = make_log_profile(alpha);
@@ -548,7 +586,6 @@ ProfileFit refit_assumption3_profile(const std::vector<double>& alpha, const Pro
                 ", 0 <= T1 <= T2 <= L, eta >= 0, 0 <= omega <= pi");
     const int L = p.L;
     const int radius = std::max(1, (L + 31) / 32);
-    const double omega_width = 8 * kPi / std::min(4096, 2 * L);  // eight cells of the full grid
     Candidate c{f.T1, f.T2, f.omega, 0, 0};
     const LinearFit start = linear_fit(p, c.T1, c.T2, cosine_sums(p, c.T1, c.T2, c.omega));
     c.eta = start.eta;
@@ -559,16 +596,7 @@ ProfileFit refit_assumption3_profile(const std::vector<double>& alpha, const Pro
             c.omega = 0;
             continue;
         }
-        std::uintmax_t iterations = 60;
-        const auto [omega, sse] = boost::math::tools::brent_find_minima(
-            [&](double w) { return linear_fit(p, c.T1, c.T2, cosine_sums(p, c.T1, c.T2, w)).sse; },
-            std::max(0.0, c.omega - omega_width), std::min(kPi, c.omega + omega_width), 30,
-            iterations);
-        if (sse < c.sse) {
-            c.omega = omega;
-            c.sse = sse;
-            c.eta = linear_fit(p, c.T1, c.T2, cosine_sums(p, c.T1, c.T2, omega)).eta;
-        }
+        c = refit_omega(p, c, 8, round == 0);
     }
     ProfileFit fit;
     fit.profile.L = L;

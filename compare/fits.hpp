@@ -94,12 +94,14 @@ ProfileClamps profile_clamps(const ProfileFit& fit);
 ProfileFit fit_assumption3_profile(const std::vector<double>& alpha);
 
 // A cheap refit of a nearby profile (a bootstrap replicate) started from `from` (the point
-// fit) instead of the coarse grid, on the linearised model of step (1) only: T1, T2 within
-// ±⌈L/32⌉ of the current ones, ω by Brent within eight ω-grid cells either side, twice; η is
-// the linearised least squares (clamped to η_max), p_sink = α_0, p_base from the
-// normalisation; r2_log and rmse_log are NaN (not evaluated). About 1/100 of the full fit's
-// cost; it is not the full fit's estimator, so fit_intervals transfers its spread, never its
-// values. Requires from.profile.L = alpha.size() − 1 and a valid (T1, T2, η, ω); alpha as for
+// fit) instead of the coarse grid, on the linearised model of step (1) only, twice: T1, T2
+// within ±⌈L/32⌉ of the current ones, then ω from a scan of eight ω-grid cells either side
+// (and, in the first round, when lower, a coarse 64-step scan of [0, π]) refined by Brent in
+// the best cell. η is the linearised least
+// squares (clamped to η_max), p_sink = α_0, p_base from the normalisation; r2_log and rmse_log
+// are NaN (not evaluated). About 1/100 of the full fit's cost; it is not the full fit's
+// estimator, so fit_intervals transfers its spread, never its values. Requires
+// from.profile.L = alpha.size() − 1 and a valid (T1, T2, η, ω); alpha as for
 // fit_assumption3_profile.
 ProfileFit refit_assumption3_profile(const std::vector<double>& alpha, const ProfileFit& from);
 
