@@ -205,7 +205,7 @@ struct HeadFits {
 struct FitResults {
     std::vector<HeadFits> heads;  // [heads]
     ProfileFit global_profile;    // of the mean α over heads
-    FitIntervals intervals;       // bootstrap intervals (step 3b); available = false without
+    FitIntervals intervals;       // bootstrap intervals (step 3b), when there can be any
 };
 
 // The point fits of every head as fit_intervals and the assumption checks read them. [heads]
