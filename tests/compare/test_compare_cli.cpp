@@ -1110,3 +1110,48 @@ TEST(CompareCli, Table1NamesWhyARowIsNan) {
 }
 
 }  // namespace attngeo::compare
+
+namespace attngeo::compare {
+
+// Every head puts 1e-12 on its sink (the rest moves to position 1), so the global profile's
+// p_sink sits below its floor: fitted_params.json's clamped lists it (the issue: the global
+// profile sat at a clamp while clamped was []), A3 fails everywhere (no sink), and the profile
+// parameters are marked as drawn from failed checks.
+TEST(CompareCli, AClampedGlobalProfileIsListedAndMarkedAsFromFailedChecks) {
+    const auto dir = make_extract_folder("no_sink");
+    std::istringstream in(slurp(dir / "by_position.csv"));
+    std::ostringstream edited;
+    double moved = 0;
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> fields = split_fields(line);
+        if (fields.size() > 4 && fields[2] == "0") {
+            moved = std::stod(fields[4]) - 1e-12;
+            fields[4] = "1e-12";
+        } else if (fields.size() > 4 && fields[2] == "1") {
+            fields[4] = format_double(std::stod(fields[4]) + moved);
+        }
+        for (std::size_t c = 0; c < fields.size(); ++c)
+            edited << (c ? "," : "") << fields[c];
+        edited << '\n';
+    }
+    put(dir / "by_position.csv", edited.str());
+    const fs::path out = compare_into(dir, "no_sink_out", "");
+    const auto global = read_csv(out / "profile_global.csv");
+    ASSERT_EQ(global.size(), 1u);
+    EXPECT_EQ(global[0].at("p_sink_at_bound"), "1");
+    const auto params = nlohmann::json::parse(slurp(out / "fitted_params.json"));
+    std::set<std::string> clamped, failed;
+    for (const auto& c : params.at("clamped"))
+        clamped.insert(c.at("parameter").get<std::string>());
+    for (const auto& name : params.at("from_failed_checks"))
+        failed.insert(name.get<std::string>());
+    EXPECT_EQ(clamped.count("p_sink"), 1u) << params.at("clamped").dump();
+    for (const char* name : {"p_sink", "p_base", "eta", "omega", "T1", "T2"})
+        EXPECT_EQ(failed.count(name), 1u) << name;
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    EXPECT_EQ(manifest.at("assumptions").at("sink_exists"), 0);
+    EXPECT_EQ(manifest.at("assumptions").at("A3_holds"), 0);
+    expect_assumptions_recount(dir, out);
+}
+
+}  // namespace attngeo::compare
