@@ -150,6 +150,45 @@ ParameterIntervals intervals_of(const std::vector<Values>& replicates, const Poi
     return out;
 }
 
+// The global fits in every replicate: medians over the counted heads of their replicates
+// (`replicates` [heads][B]), and the profile of the mean α over heads (the per-document α
+// averaged over heads first, so each replicate costs one weighted mean and one refit).
+std::vector<Values> replicate_global(const PerDocArrays& a,
+                                     const std::vector<std::vector<Values>>& replicates,
+                                     const PointFits& global, const std::vector<char>& counted,
+                                     const std::vector<std::vector<double>>& weights, int threads) {
+    const std::size_t H = replicates.size(), n = a.context;
+    std::vector<float> head_mean_alpha(static_cast<std::size_t>(a.docs) * n, 0.0f);
+    for (std::size_t d = 0; d < static_cast<std::size_t>(a.docs); ++d)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < n; ++i)
+                head_mean_alpha[d * n + i] += a.alpha[(d * H + h) * n + i] / static_cast<float>(H);
+    Values full;
+    full.fill(kNaN);
+    if (global.has_profile)
+        refit_profile(weighted_mean(head_mean_alpha, std::vector<double>(a.docs, 1.0), n, 0, n),
+                      global.profile, full);
+    std::vector<Values> out(weights.size());
+    parallel_for(static_cast<int>(weights.size()), threads, [&](int r) {
+        Values& v = out[r];
+        v.fill(kNaN);
+        for (int p = kBeta; p <= kRho0; ++p) {
+            std::vector<double> values;
+            for (std::size_t h = 0; h < H; ++h)
+                if (counted[h]) values.push_back(replicates[h][r][p]);
+            const bool defined =
+                !values.empty() &&
+                std::none_of(values.begin(), values.end(), [](double x) { return std::isnan(x); });
+            if (defined) v[p] = median_of(values);
+        }
+        if (global.has_profile) {
+            refit_profile(weighted_mean(head_mean_alpha, weights[r], n, 0, n), global.profile, v);
+            v = transferred_profile(v, full, global);
+        }
+    });
+    return out;
+}
+
 std::string why_no_intervals(const PerDocArrays& a, int replicates) {
     if (!a.has_fit_arrays)
         return "per_doc.safetensors has no cos_by_lag, alpha and C (an extract folder written "
@@ -245,36 +284,8 @@ FitIntervals fit_intervals(const PerDocArrays& a, const std::vector<PointFits>& 
     out.replicates = B;
     for (std::size_t h = 0; h < H; ++h)
         out.heads.push_back(intervals_of(replicates[h], points[h]));
-    // The global fits: medians over the counted heads, and the profile of the mean α over heads
-    // (the per-document α averaged over heads first, so each replicate costs one weighted mean).
-    const std::size_t n = a.context;
-    std::vector<float> head_mean_alpha(static_cast<std::size_t>(a.docs) * n, 0.0f);
-    for (std::size_t d = 0; d < static_cast<std::size_t>(a.docs); ++d)
-        for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t i = 0; i < n; ++i)
-                head_mean_alpha[d * n + i] += a.alpha[(d * H + h) * n + i] / static_cast<float>(H);
-    Values global_full;
-    global_full.fill(kNaN);
-    if (global.has_profile)
-        refit_profile(weighted_mean(head_mean_alpha, ones, n, 0, n), global.profile, global_full);
-    std::vector<Values> global_replicates(B);
-    parallel_for(B, s.threads, [&](int r) {
-        Values& v = global_replicates[r];
-        v.fill(kNaN);
-        for (int p = kBeta; p <= kRho0; ++p) {
-            std::vector<double> values;
-            for (std::size_t h = 0; h < H; ++h)
-                if (s.counted[h]) values.push_back(replicates[h][r][p]);
-            const bool defined =
-                !values.empty() &&
-                std::none_of(values.begin(), values.end(), [](double x) { return std::isnan(x); });
-            if (defined) v[p] = median_of(values);
-        }
-        if (global.has_profile) {
-            refit_profile(weighted_mean(head_mean_alpha, weights[r], n, 0, n), global.profile, v);
-            v = transferred_profile(v, global_full, global);
-        }
-    });
+    const std::vector<Values> global_replicates =
+        replicate_global(a, replicates, global, s.counted, weights, s.threads);
     out.global = intervals_of(global_replicates, global);
     return out;
 }
