@@ -37,9 +37,11 @@ Runner register_compare(CLI::App& app) {
         ->check(CLI::IsMember({"kv", "query"}))
         ->capture_default_str();
     app.add_option("--replicates", r->replicates,
-                   "Bootstrap resamples of documents for the corr(R, rho0) interval")
+                   "Bootstrap resamples of documents for the corr(R, rho0) interval; the fit "
+                   "intervals take 200 (0 turns both off)")
         ->capture_default_str();
-    app.add_option("--seed", r->seed, "Bootstrap seed")->capture_default_str();
+    app.add_option("--seed", r->seed, "Bootstrap seed (corr(R, rho0) and the fit intervals)")
+        ->capture_default_str();
     app.add_flag("--quiet", r->quiet, "No progress lines on stderr");
     app.add_option("--threads", r->threads,
                    "OpenMP threads over heads (0 = all cores); results do not depend on it")
@@ -48,8 +50,8 @@ Runner register_compare(CLI::App& app) {
         "Writes fits.csv, profile.csv, profile_global.csv, bounds.csv, envelope.csv, "
         "agreement.csv, violations.csv,\n"
         "kappa.json, corr_rho0.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv,\n"
-        "contrib_by_regime.csv, fitted_params.json and manifest.json, and with --truth\n"
-        "recovery.csv and recovery_coverage.csv (docs/compare-outputs.md).");
+        "contrib_by_regime.csv, assumptions.csv, fitted_params.json and manifest.json, and\n"
+        "with --truth recovery.csv and recovery_coverage.csv (docs/compare-outputs.md).");
     return [r, kappa] {
         if (!kappa->empty()) r->kappa = parse_finite_double(*kappa, "--kappa");
         r->command_line = command_line();

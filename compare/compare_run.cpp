@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -25,9 +26,11 @@
 #include "common/output_folder.hpp"
 #include "common/progress.hpp"
 #include "common/size_checks.hpp"
+#include "compare/assumptions.hpp"
 #include "compare/correlation.hpp"
 #include "compare/emp_run.hpp"
 #include "compare/envelopes.hpp"
+#include "compare/fit_intervals.hpp"
 #include "compare/fits.hpp"
 #include "compare/parallel_for.hpp"
 #include "compare/recovery.hpp"
@@ -94,6 +97,10 @@ void check_per_doc(const PerDocArrays& a, const EmpiricalRun& run, const std::st
                          " sizes, expected the N grid of pr.csv (" +
                          std::to_string(run.sizes.size()) + " sizes)");
     if (a.docs < 1) throw InputError(path + ": no documents");
+    if (a.has_fit_arrays && a.context != run.context)
+        throw InputError(path + ": tensor \"alpha\" has " + std::to_string(a.context) +
+                         " positions, expected the context " + std::to_string(run.context) +
+                         " of manifest.json");
 }
 
 // Query heads per key/value head, from heads.csv's kv_head, which must be head / group (the
@@ -199,7 +206,54 @@ struct HeadFits {
 struct FitResults {
     std::vector<HeadFits> heads;  // [heads]
     ProfileFit global_profile;    // of the mean α over heads
+    FitIntervals intervals;       // bootstrap intervals (step 3b), when there can be any
 };
+
+// The point fits of every head as fit_intervals and the assumption checks read them. [heads]
+std::vector<PointFits> point_fits(const EmpiricalRun& run, const FitResults& fits) {
+    std::vector<PointFits> points(run.rows.size());
+    for (std::size_t i = 0; i < run.rows.size(); ++i) {
+        PointFits& p = points[i];
+        p.decay = fits.heads[i].decay;
+        p.offset = fits.heads[i].offset;
+        p.lambda = run.rows[i].lambda;
+        p.C = run.rows[i].norm_median;
+        p.rho0 = run.rows[i].rho0;
+        p.has_profile = fits.heads[i].profile_failure.empty();
+        p.profile = fits.heads[i].profile;
+    }
+    return points;
+}
+
+PointFits global_point_fits(const FitResults& fits) {
+    PointFits global;
+    global.has_profile = true;
+    global.profile = fits.global_profile;
+    return global;
+}
+
+// Step 3b: the bootstrap intervals of every fit (fit_intervals.hpp); --replicates 0 turns them
+// off with the correlation's interval. An extract folder without the per-document fit arrays
+// gets no intervals and one line on stderr unless --quiet (the manifest's "intervals" says it
+// too).
+FitIntervals bootstrap_fits(const CompareRequest& r, const CompareInputs& in,
+                            const FitResults& fits, int threads) {
+    FitIntervalSettings settings;
+    settings.lags = in.lags_fitted;
+    settings.replicates = r.replicates > 0 ? kFitReplicates : 0;
+    settings.seed = r.seed;
+    settings.threads = threads;
+    settings.counted = in.counted;
+    if (in.per_doc.has_fit_arrays && in.lags_fitted > in.per_doc.max_lag)
+        throw InputError(per_doc_path(r) + ": tensor \"cos_by_lag\" has " +
+                         std::to_string(in.per_doc.max_lag) + " lags, compare fits " +
+                         std::to_string(in.lags_fitted) + " (cos_by_lag.csv's)");
+    FitIntervals intervals =
+        fit_intervals(in.per_doc, point_fits(in.run, fits), global_point_fits(fits), settings);
+    if (!intervals.available && !r.quiet)
+        std::fprintf(stderr, "compare: note: %s\n", intervals.note.c_str());
+    return intervals;
+}
 
 std::size_t failed_profile_fits(const FitResults& fits) {
     std::size_t failed = 0;
@@ -287,13 +341,40 @@ EnvelopeResult evaluate_head_envelopes(const CompareRequest& r, const CompareSet
 // and contrib_by_regime.csv (docs/compare-outputs.md).
 struct CompareTables {
     std::string fits, profile, profile_global, regimes, regime_counts, pr_by_regime,
-        contrib_by_regime;
+        contrib_by_regime, assumptions;
 };
+
+// The interval columns of parameters [first, last]: <name>_lo,<name>_hi each, then
+// "unidentified" (the unidentified parameters' names joined by ';').
+std::string interval_header(int first, int last) {
+    std::string header;
+    for (int p = first; p <= last; ++p)
+        header += std::string(",") + parameter_name(p) + "_lo," + parameter_name(p) + "_hi";
+    return header + ",unidentified";
+}
+
+// The fields of interval_header; all empty without intervals.
+std::string interval_fields(const ParameterIntervals* intervals, int first, int last) {
+    auto field = [](double x) { return std::isfinite(x) ? f(x) : std::string(); };
+    std::string fields, names;
+    for (int p = first; p <= last; ++p) {
+        const Interval none;
+        const Interval& i = intervals ? (*intervals)[p] : none;
+        fields += "," + field(i.lo) + "," + field(i.hi);
+        if (i.unidentified) names += (names.empty() ? "" : ";") + std::string(parameter_name(p));
+    }
+    return fields + "," + names;
+}
+
+const ParameterIntervals* head_intervals(const FitResults& fits, std::size_t i) {
+    return fits.intervals.available ? &fits.intervals.heads[i] : nullptr;
+}
 
 std::string fits_csv(const CompareInputs& in, const FitResults& fits) {
     std::ostringstream csv;
     csv << "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,"
-           "cv_pooled,rho0,kv_head,counted,beta_at_bound,beta_offset_at_bound\n";
+           "cv_pooled,rho0,kv_head,counted,beta_at_bound,beta_offset_at_bound"
+        << interval_header(kBeta, kRho0) << "\n";
     for (std::size_t i = 0; i < in.run.rows.size(); ++i) {
         const EmpiricalHead& h = in.run.rows[i];
         const HeadFits& fit = fits.heads[i];
@@ -302,7 +383,8 @@ std::string fits_csv(const CompareInputs& in, const FitResults& fits) {
             << ',' << f(h.lambda) << ',' << f(h.norm_median) << ',' << f(h.cv_positional) << ','
             << f(h.cv_pooled) << ',' << f(h.rho0) << ',' << h.kv_head << ',' << int(in.counted[i])
             << ',' << int(beta_at_bound(fit.decay.beta)) << ','
-            << int(beta_at_bound(fit.offset.beta)) << '\n';
+            << int(beta_at_bound(fit.offset.beta))
+            << interval_fields(head_intervals(fits, i), kBeta, kRho0) << '\n';
     }
     return csv.str();
 }
@@ -327,14 +409,16 @@ std::string profile_fields(const ProfileFit& p) {
 // clamp flags and fit_failed = 1 (the manifest's profile_fits_failed says why).
 std::string profile_csv(const EmpiricalRun& run, const FitResults& fits) {
     std::string columns = kProfileColumns;
-    columns.insert(columns.size() - 1, ",fit_failed");
+    columns.insert(columns.size() - 1, ",fit_failed" + interval_header(kPSink, kT2));
     std::ostringstream csv;
     csv << "layer,head," << columns;
     for (std::size_t i = 0; i < run.rows.size(); ++i) {
         std::string fields = profile_fields(fits.heads[i].profile);
         const bool failed = !fits.heads[i].profile_failure.empty();
         if (failed) fields = ",,,,,,,,0,0,0,0\n";
-        fields.insert(fields.size() - 1, failed ? ",1" : ",0");
+        fields.insert(fields.size() - 1,
+                      (failed ? ",1" : ",0") +
+                          interval_fields(failed ? nullptr : head_intervals(fits, i), kPSink, kT2));
         csv << run.rows[i].layer << ',' << run.rows[i].head << ',' << fields;
     }
     return csv.str();
@@ -409,7 +493,12 @@ CompareTables compare_tables(const CompareInputs& in, const FitResults& fits) {
     CompareTables tables;
     tables.fits = fits_csv(in, fits);
     tables.profile = profile_csv(in.run, fits);
-    tables.profile_global = std::string(kProfileColumns) + profile_fields(fits.global_profile);
+    std::string header = kProfileColumns, row = profile_fields(fits.global_profile);
+    header.insert(header.size() - 1, interval_header(kPSink, kT2));
+    row.insert(
+        row.size() - 1,
+        interval_fields(fits.intervals.available ? &fits.intervals.global : nullptr, kPSink, kT2));
+    tables.profile_global = header + row;
     tables.regimes = regimes_csv(in.run);
     tables.regime_counts = regime_counts_csv(in.run);
     regime_mean_csvs(in.run, tables);
@@ -485,8 +574,69 @@ FittedSummary summarise_fits(const CompareInputs& in, const FitResults& fits) {
     return s;
 }
 
+// The global fits at a clamp of their search range, beside the simulator's clamps: the median
+// β (either model) at 1e-6 or 50 and the global profile's η, ω or p_sink (profile_clamps).
+void add_fit_clamps(const FitResults& fits, const FittedSummary& s, nlohmann::json& clamped) {
+    auto add = [&](const char* name, double value, const std::string& why) {
+        clamped.push_back({{"parameter", name},
+                           {"fitted", json_number(value)},
+                           {"used", json_number(value)},
+                           {"why", why}});
+    };
+    const std::string beta_why = "median over heads at a bound of the search range [1e-6, 50]";
+    if (beta_at_bound(s.beta)) add("beta", s.beta, beta_why);
+    if (beta_at_bound(s.beta_offset)) add("beta_offset", s.beta_offset, beta_why);
+    const ProfileFit& g = fits.global_profile;
+    const ProfileClamps clamps = profile_clamps(g);
+    if (clamps.eta) add("eta", g.profile.eta, "global profile: eta at its limit " + f(g.eta_limit));
+    if (clamps.omega)
+        add("omega", g.profile.omega,
+            "global profile: omega at 0 or pi with an oscillatory phase (T1 < T2)");
+    if (clamps.p_sink)
+        add("p_sink", g.profile.p_sink, "global profile: p_sink below 1e-9 (no sink mass)");
+}
+
+// The global parameters drawn from fits that failed their assumption check: β, β_offset, c∞
+// when most counted heads fail A2, λ and C when most fail A1 (each is a median over those
+// heads), the profile parameters when the global profile fails A3.
+nlohmann::json from_failed_checks(const CompareInputs& in,
+                                  const std::vector<theory::AssumptionCheck>& checks,
+                                  const theory::AssumptionCheck& global) {
+    std::size_t counted = 0, a1_failed = 0, a2_failed = 0;
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+        if (!in.counted[i]) continue;
+        ++counted;
+        a1_failed += !checks[i].a1;
+        a2_failed += !checks[i].a2;
+    }
+    nlohmann::json names = nlohmann::json::array();
+    if (2 * a2_failed > counted)
+        for (const char* name : {"beta", "beta_offset", "c_inf"})
+            names.push_back(name);
+    if (2 * a1_failed > counted)
+        for (const char* name : {"lambda", "C"})
+            names.push_back(name);
+    if (!global.a3)
+        for (int p = kPSink; p <= kT2; ++p)
+            names.push_back(parameter_name(p));
+    return names;
+}
+
+// fitted_params.json's "intervals_95": [lo, hi] per global parameter, null without one.
+nlohmann::json global_intervals_json(const FitResults& fits) {
+    nlohmann::json out = nlohmann::json::object();
+    for (int p = 0; p < kFitParameters; ++p) {
+        const Interval i = fits.intervals.available ? fits.intervals.global[p] : Interval();
+        out[parameter_name(p)] = i.available()
+                                     ? nlohmann::json::array({json_number(i.lo), json_number(i.hi)})
+                                     : nlohmann::json(nullptr);
+    }
+    return out;
+}
+
 nlohmann::json fitted_params_json(const CompareRequest& r, const CompareInputs& in,
-                                  const FitResults& fits, const FittedSummary& s) {
+                                  const FitResults& fits, const FittedSummary& s,
+                                  const nlohmann::json& failed_checks) {
     nlohmann::json clamped = nlohmann::json::array();
     for (const auto& p : s.sim)
         if (!p.why.empty())
@@ -494,6 +644,10 @@ nlohmann::json fitted_params_json(const CompareRequest& r, const CompareInputs& 
                                {"fitted", json_number(p.fitted)},
                                {"used", json_number(p.used)},
                                {"why", p.why}});
+    add_fit_clamps(fits, s, clamped);
+    nlohmann::json unidentified = nlohmann::json::array();
+    for (int p = 0; fits.intervals.available && p < kFitParameters; ++p)
+        if (fits.intervals.global[p].unidentified) unidentified.push_back(parameter_name(p));
     const ProfileFit& global = fits.global_profile;
     return {
         {"d", in.run.head_dim},
@@ -519,6 +673,9 @@ nlohmann::json fitted_params_json(const CompareRequest& r, const CompareInputs& 
           {"r2_log", json_number(global.r2_log)},
           {"rmse_log", json_number(global.rmse_log)}}},
         {"clamped", clamped},
+        {"intervals_95", global_intervals_json(fits)},
+        {"unidentified", unidentified},
+        {"from_failed_checks", failed_checks},
         {"simulate_command", s.simulate_command},
     };
 }
@@ -541,6 +698,31 @@ Table1 fitted_table1(const CompareInputs& in, const FitResults& fits, const Fitt
     settings.kappa = envelopes.variants.front().kappa;  // bound_variants() starts with paper
     settings.variant = theory::BoundVariant::paper;
     return sensitivity_table(params, followed_sizes(in.run.sizes), settings);
+}
+
+// The assumption checks of every head and of the global profile (A3 only matters there).
+struct AssumptionResults {
+    std::vector<PointFits> points;               // [heads]
+    std::vector<theory::AssumptionCheck> heads;  // [heads]
+    theory::AssumptionCheck global;
+};
+
+AssumptionResults check_all(const CompareInputs& in, const FitResults& fits) {
+    AssumptionResults out;
+    out.points = point_fits(in.run, fits);
+    out.heads = check_heads(
+        in.run, out.points,
+        fits.intervals.available ? fits.intervals.heads : std::vector<ParameterIntervals>());
+    const PointFits global = global_point_fits(fits);
+    theory::AssumptionInputs g;
+    g.has_profile = true;
+    g.p_sink = global.profile.profile.p_sink;
+    g.p_base = global.profile.p_base;
+    g.r2_log = global.profile.r2_log;
+    g.profile_identified =
+        profile_identified(global, fits.intervals.available ? &fits.intervals.global : nullptr);
+    out.global = theory::check_assumptions(g);
+    return out;
 }
 
 // ---- step 7: the manifest and the files ------------------------------------------------------
@@ -579,6 +761,19 @@ nlohmann::json compare_decisions() {
         "averaged over the group's query heads and y its rho0.",
         "regimes.csv regime_margin: copied from heads.csv (>= 1; the ratio of the two "
         "magnitudes whose order decides the regime).",
+        "Intervals (fits.csv, profile.csv, profile_global.csv <name>_lo/<name>_hi): 95 % "
+        "percentile bootstrap over documents, 200 replicates keyed by --seed (none with "
+        "--replicates 0, fewer than 2 documents, or an extract without per_doc.safetensors' "
+        "cos_by_lag, alpha, C). unidentified lists the parameters whose interval reaches a "
+        "clamp of the search, spans more than a factor 10 (positive parameters) or is wider "
+        "than 1 (c_inf, rho0).",
+        "assumptions.csv: A1 = 0 < lambda < 1 and cv_positional <= 0.05; A2 = the exp(-beta k) "
+        "fit's MAE <= 0.8 x min(MAE of the median constant, MAE of 0) over the fitted lags "
+        "(else beta_uninformative); A3 = p_sink > p_base, r2_log >= 0.9 and no profile "
+        "parameter clamped or unidentified. Counts in manifest.json assumptions are over every "
+        "query head; fitted_params.json from_failed_checks names the global parameters whose "
+        "median comes from mostly failing heads (A2: beta, beta_offset, c_inf; A1: lambda, C) "
+        "or whose global profile fails A3.",
         simulate::table1_decision("the parametric head of fitted_params.json's simulate "
                                   "command (the clamped values), d = head_dim, kappa = the "
                                   "paper variant's kappa"),
@@ -597,10 +792,24 @@ nlohmann::json failed_profiles_json(const CompareInputs& in, const FitResults& f
     return {{"count", heads.size()}, {"heads", heads}};
 }
 
+// The manifest's "intervals": whether fits.csv, profile.csv and profile_global.csv carry them.
+nlohmann::json intervals_json(const CompareRequest& r, const FitIntervals& intervals) {
+    return {{"available", intervals.available},
+            {"replicates", intervals.replicates},
+            {"seed", r.seed},
+            {"level", 0.95},
+            {"method",
+             "percentile bootstrap over documents (type 7, 2.5 % and 97.5 %); each replicate "
+             "refits every head on the resampled per-document arrays (the profile from its point "
+             "fit); lambda and C by a ratio transfer; see docs/compare-outputs.md"},
+            {"note",
+             intervals.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(intervals.note)}};
+}
+
 nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& settings,
                                 const CompareInputs& in, const FitResults& fits,
                                 const FittedSummary& s, const EnvelopeResult& envelopes,
-                                const Table1& table1) {
+                                const Table1& table1, const nlohmann::json& assumptions) {
     auto absolute = [](const std::string& p) {
         return fs::absolute(p).lexically_normal().string();
     };
@@ -638,6 +847,8 @@ nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& 
                             ? nlohmann::json("percentile bootstrap over documents")
                             : nlohmann::json(bootstrap_note(in.per_doc.docs))}}},
         {"profile_fits_failed", failed_profiles_json(in, fits)},
+        {"intervals", intervals_json(r, fits.intervals)},
+        {"assumptions", assumptions},
         {"table1", table1_manifest(table1)},
         {"decisions", compare_decisions()},
     });
@@ -681,6 +892,7 @@ void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::j
     write_file_atomic((out / "regime_counts.csv").string(), o.tables.regime_counts);
     write_file_atomic((out / "pr_by_regime.csv").string(), o.tables.pr_by_regime);
     write_file_atomic((out / "contrib_by_regime.csv").string(), o.tables.contrib_by_regime);
+    write_file_atomic((out / "assumptions.csv").string(), o.tables.assumptions);
     write_envelope_files(*o.envelopes, out.string());
     write_correlation_csv(*o.correlation, (out / "corr_rho0.csv").string());
     write_file_atomic((out / "fitted_params.json").string(), o.fitted_params.dump(2) + "\n");
@@ -716,8 +928,11 @@ void run_compare(const CompareRequest& r) {
     progress.update(1, "read " + std::to_string(in.run.rows.size()) + " heads; fitting");
 
     stage = Clock::now();
-    const FitResults fits = fit_heads(in, settings.threads);
+    FitResults fits = fit_heads(in, settings.threads);
     timings["fits_s"] = seconds_since(stage);
+    stage = Clock::now();
+    fits.intervals = bootstrap_fits(r, in, fits, settings.threads);
+    timings["intervals_s"] = seconds_since(stage);
     const std::size_t failed = failed_profile_fits(fits);
     progress.update(2, "fits done" +
                            (failed > 0 ? " (" + std::to_string(failed) +
@@ -743,9 +958,13 @@ void run_compare(const CompareRequest& r) {
     outputs.tables = compare_tables(in, fits);
     outputs.envelopes = &envelopes;
     outputs.correlation = &correlation;
-    outputs.fitted_params = fitted_params_json(r, in, fits, summary);
+    const AssumptionResults checked = check_all(in, fits);
+    outputs.tables.assumptions = assumptions_csv(in.run, checked.points, checked.heads, in.counted);
+    outputs.fitted_params = fitted_params_json(
+        r, in, fits, summary, from_failed_checks(in, checked.heads, checked.global));
     outputs.table1_csv = table1_csv(table1);
-    outputs.manifest = compare_manifest(r, settings, in, fits, summary, envelopes, table1);
+    outputs.manifest = compare_manifest(r, settings, in, fits, summary, envelopes, table1,
+                                        theory::assumptions_summary(checked.heads));
     outputs.truth = r.truth.empty() ? nullptr : &truth;
     write_outputs(r, outputs, timings, start);
     progress.finish("wrote '" + r.out + "'");

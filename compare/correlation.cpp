@@ -1,7 +1,5 @@
 // Recall–ρ0 correlation across heads with a document bootstrap; see correlation.hpp.
-// Resampling uses SplitMix64 with unbiased (masked rejection) bounded integers, so the intervals
-// are the same bits on every platform and compiler (std:: distributions are
-// implementation-defined).
+// Resampling is compare/bootstrap.hpp's, so the intervals are the same bits on every platform.
 #include "compare/correlation.hpp"
 
 #include <omp.h>
@@ -16,6 +14,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/safetensors.hpp"
+#include "compare/bootstrap.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -55,43 +54,6 @@ std::vector<float> floats(const HostTensor& t) {
     std::vector<float> out(static_cast<std::size_t>(t.numel()));
     if (!out.empty()) std::memcpy(out.data(), t.data, out.size() * sizeof(float));
     return out;
-}
-
-// SplitMix64 (Steele, Lea, Flood 2014): a fixed 64-bit recurrence, identical everywhere.
-class SplitMix64 {
-  public:
-    explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-    std::uint64_t next() {
-        std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    // Uniform on {0, …, bound−1} without modulo bias: draws masked to the next power of two
-    // above bound − 1, rejecting those ≥ bound (fewer than half are rejected on average).
-    std::uint64_t below(std::uint64_t bound) {
-        std::uint64_t mask = bound - 1;
-        for (int shift = 1; shift < 64; shift *= 2)
-            mask |= mask >> shift;
-        for (;;) {
-            const std::uint64_t x = next() & mask;
-            if (x < bound) return x;
-        }
-    }
-
-  private:
-    std::uint64_t state_;
-};
-
-// Percentile with linear interpolation between order statistics (Hyndman–Fan type 7, the
-// default of R and NumPy): position q·(m−1) in the sorted sample.
-double percentile_type7(std::vector<double> sorted, double q) {
-    std::sort(sorted.begin(), sorted.end());
-    const double position = q * static_cast<double>(sorted.size() - 1);
-    const auto below = static_cast<std::size_t>(std::floor(position));
-    const std::size_t above = std::min(below + 1, sorted.size() - 1);
-    const double fraction = position - static_cast<double>(below);
-    return sorted[below] + fraction * (sorted[above] - sorted[below]);
 }
 
 // Correlation per N of the document-weighted means: weight[d] = how often document d is drawn.
@@ -154,6 +116,16 @@ PerDocArrays read_per_doc(const std::string& path) {
     a.R = floats(R);
     a.rho0 = floats(rho0);
     a.lambda = floats(lambda);
+    if (file.contains("cos_by_lag")) {
+        const HostTensor cos = fetch(file, "cos_by_lag", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
+        const HostTensor alpha = fetch(file, "alpha", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
+        a.has_fit_arrays = true;
+        a.max_lag = static_cast<int>(cos.shape[3]);
+        a.context = static_cast<int>(alpha.shape[3]);
+        a.cos_by_lag = floats(cos);
+        a.alpha = floats(alpha);
+        a.C = floats(fetch(file, "C", DType::F32, dlh));
+    }
     return a;
 }
 
@@ -201,17 +173,11 @@ std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, 
     const std::vector<double> point = correlations_for(arrays, ones, group);
     // Replicate r draws from its own stream, SplitMix64(mix(key + r)) with key from the seed, so
     // replicates can run in parallel and the result does not depend on the thread count.
-    const std::uint64_t key = SplitMix64(seed).next();
     std::vector<std::vector<double>> by_replicate(replicates);  // [replicates][S]
 #pragma omp parallel for num_threads(threads > 0 ? threads : omp_get_max_threads()) \
     schedule(dynamic, 8)
-    for (int r = 0; r < replicates; ++r) {
-        SplitMix64 rng(SplitMix64(key + static_cast<std::uint64_t>(r)).next());
-        std::vector<double> weight(arrays.docs, 0.0);  // how often each document is drawn
-        for (int d = 0; d < arrays.docs; ++d)
-            weight[rng.below(static_cast<std::uint64_t>(arrays.docs))] += 1;
-        by_replicate[r] = correlations_for(arrays, weight, group);
-    }
+    for (int r = 0; r < replicates; ++r)
+        by_replicate[r] = correlations_for(arrays, resample_counts(seed, r, arrays.docs), group);
     std::vector<std::vector<double>> draws(S);  // [S][defined replicates]
     std::vector<int> undefined(S, 0);
     for (int r = 0; r < replicates; ++r)

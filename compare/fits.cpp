@@ -62,6 +62,38 @@ double minimise_over_beta(F f) {
     return beta;
 }
 
+// Minimises f(β) near `start` (a nearby fit's β): a 17-point log scan of [start/4, 4·start]
+// within the search interval, then Brent on the best point's two cells, with the plateau rule of
+// minimise_over_beta. Falls back to the full search when the best scan point is an end of the
+// bracket that is not an end of the search interval (the optimum may lie beyond it).
+template <class F>
+double minimise_near_beta(F f, double start) {
+    constexpr int kNearGrid = 16;
+    const double u_lo = std::log(std::max(kBetaMin, start / 4)),
+                 u_hi = std::log(std::min(kBetaMax, start * 4));
+    if (!(start >= kBetaMin && start <= kBetaMax) || !(u_hi > u_lo)) return minimise_over_beta(f);
+    auto at = [&](int j) { return u_lo + (u_hi - u_lo) * j / kNearGrid; };
+    int best = 0;
+    double best_value = std::numeric_limits<double>::infinity();
+    for (int j = 0; j <= kNearGrid; ++j) {
+        const double value = f(std::exp(at(j)));
+        if (value < best_value) best_value = value, best = j;
+    }
+    if ((best == 0 && start / 4 > kBetaMin) || (best == kNearGrid && start * 4 < kBetaMax))
+        return minimise_over_beta(f);
+    const double lo = at(std::max(best - 1, 0)), hi = at(std::min(best + 1, kNearGrid));
+    std::uintmax_t iterations = 200;
+    const auto [u, value] = boost::math::tools::brent_find_minima(
+        [&](double v) { return f(std::exp(v)); }, lo, hi, kBrentBits, iterations);
+    const double beta =
+        std::clamp(value <= best_value ? std::exp(u) : std::exp(at(best)), kBetaMin, kBetaMax);
+    const double value_at_beta = f(beta);
+    const double flat = value_at_beta + 1e-12 * std::abs(value_at_beta);
+    if (f(kBetaMax) <= flat) return kBetaMax;
+    if (f(kBetaMin) <= flat) return kBetaMin;
+    return beta;
+}
+
 double offset_c_inf(const std::vector<double>& cosines, double beta) {
     double numerator = 0, denominator = 0;
     for (std::size_t k = 0; k < cosines.size(); ++k) {
@@ -386,6 +418,34 @@ OffsetDecayFit fit_offset_exponential_decay(const std::vector<double>& cosines) 
     return fit;
 }
 
+DecayFit refit_exponential_decay(const std::vector<double>& cosines, double start_beta) {
+    validate_cosines(cosines, 1, "refit_exponential_decay");
+    DecayFit fit;
+    fit.lags = static_cast<int>(cosines.size());
+    fit.beta =
+        minimise_near_beta([&](double b) { return exponential_decay_sse(cosines, b); }, start_beta);
+    for (std::size_t k = 0; k < cosines.size(); ++k)
+        fit.mae += std::abs(cosines[k] - std::exp(-fit.beta * static_cast<double>(k + 1)));
+    fit.mae /= static_cast<double>(cosines.size());
+    return fit;
+}
+
+OffsetDecayFit refit_offset_exponential_decay(const std::vector<double>& cosines,
+                                              double start_beta) {
+    validate_cosines(cosines, 2, "refit_offset_exponential_decay");
+    OffsetDecayFit fit;
+    fit.lags = static_cast<int>(cosines.size());
+    fit.beta = minimise_near_beta(
+        [&](double b) { return offset_sse(cosines, b, offset_c_inf(cosines, b)); }, start_beta);
+    fit.c_inf = offset_c_inf(cosines, fit.beta);
+    for (std::size_t k = 0; k < cosines.size(); ++k) {
+        const double e = std::exp(-fit.beta * static_cast<double>(k + 1));
+        fit.mae += std::abs(cosines[k] - fit.c_inf - (1 - fit.c_inf) * e);
+    }
+    fit.mae /= static_cast<double>(cosines.size());
+    return fit;
+}
+
 bool beta_at_bound(double beta) {
     constexpr double relative = 1e-6;
     return beta <= kBetaMin * (1 + relative) || beta >= kBetaMax * (1 - relative);
@@ -407,15 +467,14 @@ double assumption3_log_sse(const std::vector<double>& alpha,
     return exact_sse(p, profile.T1, profile.T2, profile.eta, profile.omega);
 }
 
-ProfileFit fit_assumption3_profile(const std::vector<double>& alpha) {
-    validate_alpha(alpha, "fit_assumption3_profile");
-    const LogProfile p = make_log_profile(alpha);
+namespace {
+
+// Steps (2) and (3) of the profile search from candidate `c`, and the fit's quality.
+ProfileFit finish_profile_fit(const LogProfile& p, Candidate c) {
     const int L = p.L;
     const int omega_steps = std::min(4096, 2 * L);
     const int radius = std::max(1, (L + 31) / 32);
-
-    // (1) coarse grid, (2) thresholds at step 1 and ω rescanned, twice.
-    Candidate c = coarse_search(p, omega_steps);
+    // (2) thresholds at step 1 and ω rescanned, twice.
     for (int round = 0; round < 2; ++round) {
         c = refine_thresholds(p, c, radius);
         c = refine_omega(p, c, omega_steps);
@@ -463,6 +522,93 @@ ProfileFit fit_assumption3_profile(const std::vector<double>& alpha) {
     // the fit is exact to the same rounding, else 0.
     const double rounding = count * 1e-24 * std::max(1.0, mean * mean);
     fit.r2_log = sst > rounding ? 1 - sse / sst : (sse <= rounding ? 1.0 : 0.0);
+    return fit;
+}
+
+}  // namespace
+
+ProfileFit fit_assumption3_profile(const std::vector<double>& alpha) {
+    validate_alpha(alpha, "fit_assumption3_profile");
+    const LogProfile p = make_log_profile(alpha);
+    // (1) the coarse grid, then the shared refinement.
+    return finish_profile_fit(p, coarse_search(p, std::min(4096, 2 * p.L)));
+}
+
+namespace {
+
+// ω of the linearised model at fixed (T1, T2) for a refit: a scan of ±`cells` cells of the full
+// fit's ω grid (step π/(2L)) around the current ω, and with `coarse` a 64-step scan of [0, π]
+// too, then Brent on the best point's two cells. The valleys of ω are about 2π/(T2 − T1) wide,
+// narrower than the cells of a coarse scan, hence the fine local scan; the coarse one lets a
+// replicate move to another valley when that is lower (a weakly identified ω then shows as a
+// wide interval).
+Candidate refit_omega(const LogProfile& p, Candidate c, int cells, bool coarse) {
+    auto fit_at = [&](double w) {
+        return linear_fit(p, c.T1, c.T2, cosine_sums(p, c.T1, c.T2, w));
+    };
+    const double step = kPi / std::min(4096, 2 * p.L);
+    double best = c.omega, best_sse = c.sse, best_step = step;
+    auto consider = [&](double w, double cell) {
+        const double sse = fit_at(w).sse;
+        if (sse < best_sse) best = w, best_sse = sse, best_step = cell;
+    };
+    for (int j = -cells; j <= cells; ++j)
+        if (j != 0) consider(std::clamp(c.omega + j * step, 0.0, kPi), step);
+    constexpr int kCoarse = 64;
+    for (int j = 0; coarse && j <= kCoarse; ++j)
+        consider(kPi * j / kCoarse, kPi / kCoarse);
+    std::uintmax_t iterations = 60;
+    const auto [omega, sse] = boost::math::tools::brent_find_minima(
+        [&](double w) { return fit_at(w).sse; }, std::max(0.0, best - best_step),
+        std::min(kPi, best + best_step), 30, iterations);
+    if (sse < best_sse) best = omega, best_sse = sse;
+    if (best_sse < c.sse) {
+        c.omega = best;
+        c.sse = best_sse;
+        c.eta = fit_at(best).eta;
+    }
+    return c;
+}
+
+}  // namespace
+
+ProfileFit refit_assumption3_profile(const std::vector<double>& alpha, const ProfileFit& from) {
+    validate_alpha(alpha, "refit_assumption3_profile");
+    const LogProfile p = make_log_profile(alpha);
+    const theory::Assumption3Profile& f = from.profile;
+    if (f.L != p.L || f.T1 < 0 || f.T1 > f.T2 || f.T2 > p.L || !(f.eta >= 0) ||
+        !(f.omega >= 0 && f.omega <= kPi))
+        throw_domain_error(
+            "refit_assumption3_profile",
+            "the starting fit has L = " + std::to_string(f.L) + ", T1 = " + std::to_string(f.T1) +
+                ", T2 = " + std::to_string(f.T2) + ", eta = " + format_double(f.eta) +
+                ", omega = " + format_double(f.omega) + "; expected L = " + std::to_string(p.L) +
+                ", 0 <= T1 <= T2 <= L, eta >= 0, 0 <= omega <= pi");
+    const int L = p.L;
+    const int radius = std::max(1, (L + 31) / 32);
+    Candidate c{f.T1, f.T2, f.omega, 0, 0};
+    const LinearFit start = linear_fit(p, c.T1, c.T2, cosine_sums(p, c.T1, c.T2, c.omega));
+    c.eta = start.eta;
+    c.sse = start.sse;
+    for (int round = 0; round < 2; ++round) {
+        c = refine_thresholds(p, c, radius);
+        if (c.T1 == c.T2) {
+            c.omega = 0;
+            continue;
+        }
+        c = refit_omega(p, c, 8, round == 0);
+    }
+    ProfileFit fit;
+    fit.profile.L = L;
+    fit.profile.p_sink = p.p_sink;
+    fit.profile.T1 = c.T1;
+    fit.profile.T2 = c.T2;
+    fit.profile.eta = std::min(c.eta, eta_max(L, c.T1, c.T2));
+    fit.profile.omega = c.T1 == c.T2 ? 0.0 : c.omega;
+    fit.p_base = theory::assumption3_p_base(fit.profile);
+    fit.eta_limit = eta_max(L, c.T1, c.T2);
+    fit.positions = static_cast<int>(p.m[L]);
+    fit.r2_log = fit.rmse_log = std::numeric_limits<double>::quiet_NaN();  // not evaluated
     return fit;
 }
 

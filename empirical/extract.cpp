@@ -252,8 +252,7 @@ void run_extract(const ExtractRequest& request) {
     SnapshotCollector snapshot(snapshot_request, plan.settings.context, plan.settings.ranking);
     ExtractRunInfo run = describe_run(plan, *engine, documents, windows);
     const StatisticsSettings& settings = plan.settings;
-    const PerDocLayout layout{config.num_layers, config.num_heads,
-                              static_cast<std::int64_t>(settings.sizes.size())};
+    const PerDocLayout layout = per_doc_layout(config.num_layers, config.num_heads, settings);
     ExtractState state(plan.out, make_grid(config.num_layers, config.num_heads, settings), layout,
                        extract_state_metadata(settings, run), windows.count);
     if (plan.resume && state.finished_in_out()) {

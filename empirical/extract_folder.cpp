@@ -90,12 +90,15 @@ struct CsvTables {
 
 void write_per_doc(const fs::path& path, const StatisticsSettings& settings, int layers, int heads,
                    std::int64_t documents, const PerDocWriter& per_doc) {
-    const std::int64_t S = static_cast<std::int64_t>(settings.sizes.size());
-    const std::vector<TensorSpec> specs = {{"P", DType::F32, {documents, layers, heads, S}},
-                                           {"R", DType::F32, {documents, layers, heads, S}},
-                                           {"rho0", DType::F32, {documents, layers, heads}},
-                                           {"lambda", DType::F32, {documents, layers, heads}},
-                                           {"N", DType::I64, {S}}};
+    const PerDocLayout layout = per_doc_layout(layers, heads, settings);
+    std::vector<TensorSpec> specs;
+    for (int t = 0; t < PerDocLayout::kTensors; ++t) {
+        std::vector<std::int64_t> shape = {documents, layers, heads};
+        if (t == 0 || t == 1 || t == 4 || t == 5) shape.push_back(layout.inner(t));
+        specs.push_back({PerDocLayout::kNames[t], DType::F32, shape});
+    }
+    const std::int64_t S = layout.sizes;
+    specs.push_back({"N", DType::I64, {S}});
     write_safetensors_streamed(path.string(), specs, [&](std::size_t t, std::ostream& stream) {
         if (t < PerDocLayout::kTensors) {
             per_doc(static_cast<int>(t), stream);
@@ -226,9 +229,11 @@ void write_extract_folder(const std::string& out, const StatisticsGrid& grid,
                    });
         });
     const PerDocLayout& layout = per_doc.layout();
-    const bool arrays_match = per_doc.windows() == D && layout.layers == m.layers &&
-                              layout.heads == m.heads &&
-                              layout.sizes == static_cast<std::int64_t>(settings.sizes.size());
+    const PerDocLayout expected = per_doc_layout(m.layers, m.heads, settings);
+    const bool arrays_match = per_doc.windows() == D && layout.layers == expected.layers &&
+                              layout.heads == expected.heads && layout.sizes == expected.sizes &&
+                              layout.max_lag == expected.max_lag &&
+                              layout.context == expected.context;
     if (!grid_matches || !arrays_match)
         throw InputError(
             "--out '" + out + "': the statistics grid (" + std::to_string(grid.size()) +

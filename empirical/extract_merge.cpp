@@ -151,12 +151,16 @@ std::pair<SafetensorsFile, std::int64_t> add_shard(const Shard& s, const MergedS
                          " windows, shard " + s.meta.at("shard") + " of a run of " +
                          std::to_string(windows_in_run) + " has " + std::to_string(expected_docs) +
                          " (an incomplete or altered shard)");
-    const std::int64_t S = static_cast<std::int64_t>(shape.settings.sizes.size());
-    const std::vector<std::int64_t> expect[PerDocLayout::kTensors] = {
-        {docs, L, H, S}, {docs, L, H, S}, {docs, L, H}, {docs, L, H}};
+    const PerDocLayout layout = per_doc_layout(L, H, shape.settings);
     for (int t = 0; t < PerDocLayout::kTensors; ++t) {
+        if (!per_doc.contains(PerDocLayout::kNames[t]))
+            throw InputError("merge: '" + per_doc.path() + "': no tensor '" +
+                             PerDocLayout::kNames[t] +
+                             "' (a shard written by an older attngeo; extract it again)");
         const HostTensor tensor = per_doc.get(PerDocLayout::kNames[t]);
-        if (tensor.dtype != DType::F32 || tensor.shape != expect[t])
+        std::vector<std::int64_t> expect = {docs, L, H};
+        if (t == 0 || t == 1 || t == 4 || t == 5) expect.push_back(layout.inner(t));
+        if (tensor.dtype != DType::F32 || tensor.shape != expect)
             throw InputError("merge: '" + per_doc.path() + "': tensor '" + PerDocLayout::kNames[t] +
                              "' does not match the shard's sums");
     }

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <stdexcept>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "common/safetensors.hpp"
@@ -52,10 +54,25 @@ StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settin
     return StatisticsGrid(layers, std::vector<HeadStatistics>(heads, HeadStatistics(settings)));
 }
 
-const char* const PerDocLayout::kNames[PerDocLayout::kTensors] = {"P", "R", "rho0", "lambda"};
+const char* const PerDocLayout::kNames[PerDocLayout::kTensors] = {
+    "P", "R", "rho0", "lambda", "cos_by_lag", "alpha", "C"};
+
+std::int64_t PerDocLayout::inner(int tensor) const {
+    switch (tensor) {
+        case 0:
+        case 1:
+            return sizes;
+        case 4:
+            return max_lag;
+        case 5:
+            return context;
+        default:
+            return 1;
+    }
+}
 
 std::int64_t PerDocLayout::block(int tensor) const {
-    return tensor < 2 ? layers * heads * sizes : layers * heads;
+    return layers * heads * inner(tensor);
 }
 
 std::int64_t PerDocLayout::offset(int tensor) const {
@@ -65,18 +82,40 @@ std::int64_t PerDocLayout::offset(int tensor) const {
     return o;
 }
 
+PerDocLayout per_doc_layout(int layers, int heads, const StatisticsSettings& settings) {
+    PerDocLayout layout;
+    layout.layers = layers;
+    layout.heads = heads;
+    layout.sizes = static_cast<std::int64_t>(settings.sizes.size());
+    layout.max_lag = settings.max_lag;
+    layout.context = settings.context;
+    return layout;
+}
+
 WindowRecord::WindowRecord(const PerDocLayout& layout)
     : layout_(layout), floats_(layout.record_floats()) {}
 
 void WindowRecord::set(int layer, int head, const DocumentRecord& document) {
-    const std::int64_t at = static_cast<std::int64_t>(layer) * layout_.heads + head,
-                       S = layout_.sizes;
-    std::copy(document.precision.begin(), document.precision.end(),
-              floats_.begin() + layout_.offset(0) + at * S);
-    std::copy(document.recall.begin(), document.recall.end(),
-              floats_.begin() + layout_.offset(1) + at * S);
-    floats_[layout_.offset(2) + at] = document.rho0;
-    floats_[layout_.offset(3) + at] = document.lambda;
+    const std::int64_t at = static_cast<std::int64_t>(layer) * layout_.heads + head;
+    // The per-head arrays in tensor order; scalars as one-element ranges.
+    const std::pair<const float*, std::size_t> parts[PerDocLayout::kTensors] = {
+        {document.precision.data(), document.precision.size()},
+        {document.recall.data(), document.recall.size()},
+        {&document.rho0, 1},
+        {&document.lambda, 1},
+        {document.cos_by_lag.data(), document.cos_by_lag.size()},
+        {document.alpha.data(), document.alpha.size()},
+        {&document.C, 1}};
+    for (int t = 0; t < PerDocLayout::kTensors; ++t) {
+        const std::int64_t width = layout_.inner(t);
+        if (static_cast<std::int64_t>(parts[t].second) != width)
+            throw std::invalid_argument(
+                "WindowRecord::set: tensor '" + std::string(PerDocLayout::kNames[t]) + "' has " +
+                std::to_string(parts[t].second) + " values for one head, the layout " +
+                std::to_string(width));
+        std::copy(parts[t].first, parts[t].first + width,
+                  floats_.begin() + layout_.offset(t) + at * width);
+    }
 }
 
 std::string run_fingerprint(const std::string& settings_text,

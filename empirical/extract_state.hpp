@@ -17,21 +17,30 @@ namespace attngeo::empirical {
 using StatisticsGrid = std::vector<std::vector<HeadStatistics>>;
 StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settings);
 
-// The per-document arrays of per_doc.safetensors and of one window's spill record:
-// P [L, H, S], R [L, H, S], rho0 [L, H], lambda [L, H] (float32), S = |sizes|.
+// The per-document arrays of per_doc.safetensors and of one window's spill record (float32):
+// P [L, H, S], R [L, H, S], rho0 [L, H], lambda [L, H], cos_by_lag [L, H, K], alpha [L, H, n],
+// C [L, H], with S = |sizes|, K = max_lag, n = context. The last three are what compare's
+// bootstrap over documents refits (SPEC §7); folders written before them lack them.
 struct PerDocLayout {
-    static constexpr int kTensors = 4;
-    static const char* const kNames[kTensors];  // "P", "R", "rho0", "lambda"
-    std::int64_t layers = 0, heads = 0, sizes = 0;
+    static constexpr int kTensors = 7;
+    // "P", "R", "rho0", "lambda", "cos_by_lag", "alpha", "C"
+    static const char* const kNames[kTensors];
+    std::int64_t layers = 0, heads = 0, sizes = 0, max_lag = 0, context = 0;
     std::int64_t block(int tensor) const;   // floats of `tensor` for one window
     std::int64_t offset(int tensor) const;  // where `tensor` starts in one window's record
     std::int64_t record_floats() const { return offset(kTensors); }
+    // The trailing dimension of `tensor` after [L, H] (1 for the per-head scalars).
+    std::int64_t inner(int tensor) const;
 };
+
+// The layout of a run of `layers` × `heads` with these statistics settings.
+PerDocLayout per_doc_layout(int layers, int heads, const StatisticsSettings& settings);
 
 // One window's record in PerDocLayout order: [record_floats].
 class WindowRecord {
   public:
     explicit WindowRecord(const PerDocLayout& layout);
+    // Throws std::invalid_argument when the document's arrays do not have the layout's sizes.
     void set(int layer, int head, const DocumentRecord& document);
     const std::vector<float>& floats() const { return floats_; }
 

@@ -99,12 +99,14 @@ DocumentRecord HeadStatistics::add_document_reference(const float* alpha, const 
     }
     add_profiles(doc);
     DocumentRecord record;
-    record.rho0 = static_cast<float>(add_cosines(doc));
+    add_cosines(doc, record);
     add_magnitudes(doc);
     add_selection(selection_rows(doc, ranked_gram), record);
     const double doc_median =
         statistics_kernels::median_of(std::vector<double>(doc.norm.begin() + 1, doc.norm.end()));
     record.lambda = static_cast<float>(doc_median > 0 ? doc.norm[0] / doc_median : 0.0);
+    record.C = static_cast<float>(doc_median);
+    record.alpha.assign(alpha, alpha + n);
     add_diagnostics(doc);
     ++documents_;
     return record;
@@ -124,7 +126,7 @@ void HeadStatistics::add_profiles(const DocumentGeometry& doc) {
     }
 }
 
-double HeadStatistics::add_cosines(const DocumentGeometry& doc) {
+void HeadStatistics::add_cosines(const DocumentGeometry& doc, DocumentRecord& record) {
     const int n = settings_.context;
     auto cos = [&](int i, int j) {
         return cosine(doc.row(i), doc.norm[i], doc.row(j), doc.norm[j], doc.d);
@@ -134,6 +136,8 @@ double HeadStatistics::add_cosines(const DocumentGeometry& doc) {
         rho0 += cos(0, j);
     rho0 /= (n - 1);
     rho0_sum_.add(rho0);
+    record.rho0 = static_cast<float>(rho0);
+    record.cos_by_lag.assign(settings_.max_lag, std::nanf(""));
     for (int lag = 1; lag <= settings_.max_lag; ++lag) {
         // The document's sum at this lag is formed in double, then added exactly once.
         double lag_total = 0;
@@ -142,8 +146,9 @@ double HeadStatistics::add_cosines(const DocumentGeometry& doc) {
             ++lag_pairs_[lag];
         }
         lag_sum_[lag].add(lag_total);
+        if (n - 1 - lag > 0)
+            record.cos_by_lag[lag - 1] = static_cast<float>(lag_total / (n - 1 - lag));
     }
-    return rho0;
 }
 
 void HeadStatistics::add_magnitudes(const DocumentGeometry& doc) {

@@ -43,6 +43,10 @@ struct DocumentRecord {
     std::vector<float> precision, recall;  // [|sizes|] P(r_max,N), R(r_min,N)
     float rho0 = 0;                        // mean_{j≥1} cos(v_0, v_j)
     float lambda = 0;                      // ‖v_0‖ / median_{i≥1} ‖v_i‖ of this document
+    // What compare's bootstrap over documents refits (SPEC §7 "Uncertainty of every fit").
+    std::vector<float> cos_by_lag;  // [max_lag] mean cos at lags 1..max_lag (NaN: no pair)
+    std::vector<float> alpha;       // [n] this document's α
+    float C = 0;                    // median_{i≥1} ‖v_i‖ of this document
 };
 
 // Runs work(h) for h in [0, count) on `threads` OpenMP threads (dynamic schedule: heads differ in
@@ -146,8 +150,9 @@ class HeadStatistics {
             return tokens.values.data() + static_cast<std::size_t>(i) * d;
         }
     };
-    void add_profiles(const DocumentGeometry& doc);    // by-position and pooled norm sums
-    double add_cosines(const DocumentGeometry& doc);   // ρ0 and cos by lag; returns the ρ0
+    void add_profiles(const DocumentGeometry& doc);  // by-position and pooled norm sums
+    // ρ0 and cos by lag into the sums and the document's record.
+    void add_cosines(const DocumentGeometry& doc, DocumentRecord& record);
     void add_magnitudes(const DocumentGeometry& doc);  // masses and m_sink, m_last, m_rest
     std::vector<theory::SelectionMetrics> selection_rows(const DocumentGeometry& doc,
                                                          const RankedGram* ranked_gram) const;
@@ -155,7 +160,7 @@ class HeadStatistics {
     void add_diagnostics(const DocumentGeometry& doc);  // Figure 7's s(N) diagnostics
     // The fast path's parts (statistics_fast.cpp), on the scratch's transposed values.
     void add_profiles_fast(const DocumentScratch& scratch);
-    double add_cosines_fast(DocumentScratch& scratch, int d);
+    void add_cosines_fast(DocumentScratch& scratch, int d, DocumentRecord& record);
     void add_magnitudes_fast(const DocumentScratch& scratch, const float* values, int d);
     void add_diagnostics_fast(DocumentScratch& scratch, int d);
     double mean(const Sum& sum) const { return documents_ > 0 ? sum.value() / documents_ : 0.0; }

@@ -158,12 +158,14 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
     // The metrics are in hand and every check is behind us: only now do the sums change.
     add_profiles_fast(s);
     DocumentRecord record;
-    record.rho0 = static_cast<float>(add_cosines_fast(s, d));
+    add_cosines_fast(s, d, record);
     add_magnitudes_fast(s, values, d);
     add_selection(s.rows, record);
     const double doc_median =
         kernels::median_of(std::vector<double>(s.norm.begin() + 1, s.norm.end()));
     record.lambda = static_cast<float>(doc_median > 0 ? s.norm[0] / doc_median : 0.0);
+    record.C = static_cast<float>(doc_median);
+    record.alpha.assign(alpha, alpha + n);
     add_diagnostics_fast(s, d);
     ++documents_;
     return record;
@@ -184,7 +186,7 @@ void HeadStatistics::add_profiles_fast(const DocumentScratch& s) {
 
 // ρ0 and cos by lag: every dot product from the kernels, each cosine and each per-lag sum in
 // the reference's order (ascending token), the per-lag sums for all lags side by side.
-double HeadStatistics::add_cosines_fast(DocumentScratch& s, int d) {
+void HeadStatistics::add_cosines_fast(DocumentScratch& s, int d, DocumentRecord& record) {
     const int n = s.n, max_lag = settings_.max_lag;
     s.to_first.resize(n);
     kernels::dots_with_first(s.transposed.data(), n, d, s.ld, s.to_first.data());
@@ -193,6 +195,7 @@ double HeadStatistics::add_cosines_fast(DocumentScratch& s, int d) {
         rho0 += kernels::cosine_from_dot(s.to_first[j], s.norm[0], s.norm[j]);
     rho0 /= (n - 1);
     kernels::add_exact(rho0_sum_, rho0);
+    record.rho0 = static_cast<float>(rho0);
     s.lag_totals.assign(max_lag, 0.0);
     s.lag_dots.resize(static_cast<std::size_t>(DocumentScratch::kLagBlock) * max_lag);
     for (int first = 1; first < n - 1; first += DocumentScratch::kLagBlock) {
@@ -203,11 +206,13 @@ double HeadStatistics::add_cosines_fast(DocumentScratch& s, int d) {
                 s.lag_dots.data() + static_cast<std::size_t>(i - first) * max_lag, s.norm[i],
                 s.norm.data() + i + 1, std::min(max_lag, n - 1 - i), s.lag_totals.data());
     }
+    record.cos_by_lag.assign(max_lag, std::nanf(""));
     for (int lag = 1; lag <= max_lag; ++lag) {
         lag_pairs_[lag] += std::max(0, n - 1 - lag);
         kernels::add_exact(lag_sum_[lag], s.lag_totals[lag - 1]);
+        if (n - 1 - lag > 0)
+            record.cos_by_lag[lag - 1] = static_cast<float>(s.lag_totals[lag - 1] / (n - 1 - lag));
     }
-    return rho0;
 }
 
 void HeadStatistics::add_magnitudes_fast(const DocumentScratch& s, const float* values, int d) {

@@ -78,10 +78,8 @@ StreamingStatistics::StreamingStatistics(int context, int layers, const py::hand
 void StreamingStatistics::start(const HeadShape& shape) {
     shape_ = shape;
     grid_ = empirical::make_grid(layers_, shape.heads, settings_);
-    empirical::PerDocLayout layout;
-    layout.layers = layers_;
-    layout.heads = shape.heads;
-    layout.sizes = static_cast<std::int64_t>(settings_.sizes.size());
+    const empirical::PerDocLayout layout =
+        empirical::per_doc_layout(layers_, shape.heads, settings_);
     per_doc_ = std::make_unique<empirical::PerDocArrays>(layout);
     record_ = std::make_unique<empirical::WindowRecord>(layout);
 }

@@ -25,6 +25,7 @@
 #include "common/progress.hpp"
 #include "simulate/envelope.hpp"
 #include "simulate/generator.hpp"
+#include "simulate/realised_assumptions.hpp"
 #include "simulate/table1.hpp"
 #include "simulate/verdict_output.hpp"
 
@@ -903,7 +904,10 @@ nlohmann::json write_point(RunTables& tables, const RunConfig& config, const Gri
                                  {"trials", trials},
                                  {"regimes", regimes.boundaries},
                                  {"envelopes", envelopes_json(envs)}};
-    if (!setup.spec.d_infinite) point_json["realised"] = realised_json(s, setup);
+    if (!setup.spec.d_infinite) {
+        point_json["realised"] = realised_json(s, setup);
+        point_json["assumptions"] = realised_assumptions_json(s, setup.spec, setup.head);
+    }
     if (!setup.spec.model.cosine)
         point_json["max_feasible_abs_rho0"] = max_feasible_rho0(n - 1, setup.spec.model.beta);
     return point_json;

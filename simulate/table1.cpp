@@ -3,6 +3,7 @@
 #include "simulate/table1.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -32,6 +33,58 @@ std::vector<int> followed_sizes(const std::vector<int>& grid) {
     return follow;
 }
 
+namespace {
+
+// The value Table 1 differentiates for `parameter` (theory/parametric.cpp's knobs).
+double knob_value(const std::string& parameter, const theory::ModelParameters& p,
+                  const theory::BoundSettings& s) {
+    const std::pair<const char*, double> values[] = {{"d", s.d},
+                                                     {"kappa", s.kappa},
+                                                     {"L", p.profile.L},
+                                                     {"C", p.C},
+                                                     {"lambda", p.lambda},
+                                                     {"beta", p.beta},
+                                                     {"rho0", p.rho0},
+                                                     {"p_sink", p.profile.p_sink},
+                                                     {"T1", p.profile.T1},
+                                                     {"T2", p.profile.T2},
+                                                     {"eta", p.profile.eta},
+                                                     {"omega", p.profile.omega},
+                                                     {"zipf_s", p.profile_kind.zipf_exponent}};
+    for (const auto& [name, value] : values)
+        if (parameter == name) return value;
+    return std::nan("");
+}
+
+// Why every derivative of `parameter` is NaN: at 0 on a log scale (d/d log x does not exist),
+// or no valid step to either side (theory::bound_sensitivities gives up there).
+std::string nan_reason(const std::string& parameter, double value) {
+    if (value == 0 && parameter != "rho0")
+        return parameter + " = 0: the derivative is taken in log(" + parameter +
+               "), which does not exist at 0 (e.g. a fit at its omega = 0 clamp)";
+    return "the bounds cannot be evaluated on either side of " + parameter + " = " +
+           format_double(value) + " (the edge of its valid range)";
+}
+
+void explain_nan_rows(Table1& table, const theory::ModelParameters& params,
+                      const theory::BoundSettings& settings) {
+    std::vector<std::string> order;
+    std::set<std::string> finite;
+    for (const auto& r : table.rows) {
+        if (std::find(order.begin(), order.end(), r.parameter) == order.end())
+            order.push_back(r.parameter);
+        for (double x : {r.precision_lower, r.precision_upper, r.recall_lower, r.recall_upper,
+                         r.fmax_lower, r.fmax_upper, r.fmin_lower, r.fmin_upper})
+            if (!std::isnan(x)) finite.insert(r.parameter);
+    }
+    for (const std::string& parameter : order)
+        if (!finite.count(parameter))
+            table.nan_rows.emplace_back(
+                parameter, nan_reason(parameter, knob_value(parameter, params, settings)));
+}
+
+}  // namespace
+
 Table1 sensitivity_table(const theory::ModelParameters& params, const std::vector<int>& sizes,
                          const theory::BoundSettings& settings) {
     Table1 table;
@@ -44,6 +97,7 @@ Table1 sensitivity_table(const theory::ModelParameters& params, const std::vecto
         for (int N : sizes)
             if (N <= n) inside.push_back(N);
         table.rows = theory::bound_sensitivities(params, inside, settings);
+        explain_nan_rows(table, params, settings);
     } catch (const std::domain_error& e) {
         table.rows.clear();
         table.error = e.what();
@@ -66,10 +120,14 @@ std::string table1_csv(const Table1& table) {
 }
 
 nlohmann::json table1_manifest(const Table1& table) {
+    nlohmann::json undefined_rows = nlohmann::json::array();
+    for (const auto& [parameter, why] : table.nan_rows)
+        undefined_rows.push_back({{"parameter", parameter}, {"why", why}});
     return {{"d", json_number(table.d)},
             {"kappa", json_number(table.kappa)},
             {"variant", "paper"},
-            {"error", table.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(table.error)}};
+            {"error", table.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(table.error)},
+            {"undefined_rows", undefined_rows}};
 }
 
 }  // namespace attngeo::simulate

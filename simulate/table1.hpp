@@ -4,6 +4,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "theory/parametric.hpp"
@@ -14,6 +15,8 @@ struct Table1 {
     double d = 0, kappa = 0;                   // where the derivatives are taken
     std::vector<theory::SensitivityRow> rows;  // [parameters · N] bound_sensitivities order
     std::string error;  // why there are no rows (not a valid parametric head); empty otherwise
+    // Why a parameter's rows are all NaN: its name and the reason, one per such parameter.
+    std::vector<std::pair<std::string, std::string>> nan_rows;
 };
 
 // The few N a table follows: 2, 4, 16, 64, 256 where the grid has them (at most four), topped
@@ -29,7 +32,8 @@ Table1 sensitivity_table(const theory::ModelParameters& params, const std::vecto
 // table1.csv: parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,
 // dFmin_lower,dFmin_upper (docs/compare-outputs.md, docs/simulate-outputs.md).
 std::string table1_csv(const Table1& table);
-// The manifest's "table1": d, kappa, variant and error (null when there are rows).
+// The manifest's "table1": d, kappa, variant, error (null when there are rows) and undefined_rows
+// ([{parameter, why}] for every parameter whose derivatives are all NaN).
 nlohmann::json table1_manifest(const Table1& table);
 // The decision a manifest records for table1.csv; `head` says at which head, d and κ the
 // derivatives were taken.

@@ -88,7 +88,11 @@ HostTensor tensor(const std::string& name, DType dtype, std::vector<std::int64_t
 // A complete extract folder: manifest.json, heads.csv, pr.csv, by_position.csv,
 // cos_by_lag.csv and per_doc.safetensors, with the known parameters above; `group` query heads
 // share each key/value head (GQA when 2), `docs` documents (standard errors empty below 2).
-fs::path make_extract_folder(const std::string& name, int group = 1, int docs = kDocs) {
+// With `fit_arrays` per_doc.safetensors also holds cos_by_lag, alpha and C (what extract keeps
+// for the fit intervals), spread around the known parameters symmetrically over documents so
+// their means are the parameters; without, it is a folder of an older extract.
+fs::path make_extract_folder(const std::string& name, int group = 1, int docs = kDocs,
+                             bool fit_arrays = false) {
     const fs::path dir = scratch() / name;
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -154,12 +158,40 @@ fs::path make_extract_folder(const std::string& name, int group = 1, int docs = 
         sizes[s] = kSizes[s];
     const std::vector<std::int64_t> dlhs = {docs, kLayers, kHeads, S},
                                     dlh = {docs, kLayers, kHeads};
-    write_safetensors((dir / "per_doc.safetensors").string(),
-                      {tensor("P", DType::F32, dlhs, P, cells * S * 4),
-                       tensor("R", DType::F32, dlhs, R, cells * S * 4),
-                       tensor("rho0", DType::F32, dlh, rho0, cells * 4),
-                       tensor("lambda", DType::F32, dlh, lambda, cells * 4),
-                       tensor("N", DType::I64, {S}, sizes, S * 8)});
+    std::vector<HostTensor> tensors = {tensor("P", DType::F32, dlhs, P, cells * S * 4),
+                                       tensor("R", DType::F32, dlhs, R, cells * S * 4),
+                                       tensor("rho0", DType::F32, dlh, rho0, cells * 4),
+                                       tensor("lambda", DType::F32, dlh, lambda, cells * 4),
+                                       tensor("N", DType::I64, {S}, sizes, S * 8)};
+    if (fit_arrays) {
+        const std::int64_t K = kContext - 2, n = kContext;
+        auto cos = std::shared_ptr<float[]>(new float[cells * K]);
+        auto alpha = std::shared_ptr<float[]>(new float[cells * n]);
+        auto C = std::shared_ptr<float[]>(new float[cells]);
+        for (std::int64_t c = 0; c < cells; ++c) {
+            const int head = static_cast<int>(c % (kLayers * kHeads)),
+                      doc = static_cast<int>(c / 4);
+            const double spread = doc - 0.5 * (docs - 1);  // sums to 0 over documents
+            const int value_head = head - head % group;
+            C[c] = static_cast<float>(1 + 0.01 * spread);
+            for (std::int64_t k = 1; k <= K; ++k)
+                cos[c * K + k - 1] = static_cast<float>(std::exp(-beta_of(value_head) * k) +
+                                                        0.01 * spread * std::sin(0.7 * k));
+            const Eigen::VectorXd w = theory::assumption3_weights(profile_of(head));
+            double total = 0;
+            for (std::int64_t p = 0; p < n; ++p)
+                total += w[p] * (1 + 0.02 * spread * (p > 0 ? std::sin(1.3 * p) : 0.0));
+            for (std::int64_t p = 0; p < n; ++p)
+                alpha[c * n + p] = static_cast<float>(
+                    w[p] * (1 + 0.02 * spread * (p > 0 ? std::sin(1.3 * p) : 0.0)) / total);
+        }
+        tensors.push_back(
+            tensor("cos_by_lag", DType::F32, {docs, kLayers, kHeads, K}, cos, cells * K * 4));
+        tensors.push_back(
+            tensor("alpha", DType::F32, {docs, kLayers, kHeads, n}, alpha, cells * n * 4));
+        tensors.push_back(tensor("C", DType::F32, dlh, C, cells * 4));
+    }
+    write_safetensors((dir / "per_doc.safetensors").string(), tensors);
     return dir;
 }
 
@@ -187,6 +219,7 @@ std::vector<std::string> split_fields(const std::string& line) {
     std::string field;
     while (std::getline(ss, field, ','))
         fields.push_back(field);
+    if (!line.empty() && line.back() == ',') fields.push_back("");  // getline drops it
     return fields;
 }
 
@@ -323,13 +356,22 @@ void expect_contract_headers(const fs::path& out) {
     const std::map<std::string, std::string> headers = {
         {"fits.csv",
          "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,cv_pooled,rho0,"
-         "kv_head,counted,beta_at_bound,beta_offset_at_bound"},
+         "kv_head,counted,beta_at_bound,beta_offset_at_bound,beta_lo,beta_hi,beta_offset_lo,"
+         "beta_offset_hi,c_inf_lo,c_inf_hi,lambda_lo,lambda_hi,C_lo,C_hi,rho0_lo,rho0_hi,"
+         "unidentified"},
         {"profile.csv",
          "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
-         "p_sink_at_bound,at_bound,fit_failed"},
+         "p_sink_at_bound,at_bound,fit_failed,p_sink_lo,p_sink_hi,p_base_lo,p_base_hi,eta_lo,"
+         "eta_hi,omega_lo,omega_hi,T1_lo,T1_hi,T2_lo,T2_hi,unidentified"},
         {"profile_global.csv",
          "p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
-         "p_sink_at_bound,at_bound"},
+         "p_sink_at_bound,at_bound,p_sink_lo,p_sink_hi,p_base_lo,p_base_hi,eta_lo,eta_hi,"
+         "omega_lo,omega_hi,T1_lo,T1_hi,T2_lo,T2_hi,unidentified"},
+        {"assumptions.csv",
+         "layer,head,kv_head,counted,lambda,cv_positional,cv_pooled,compressed_sink,"
+         "stable_norms,A1_holds,beta,mae_exp,mae_constant,mae_zero,negative_cos_share,"
+         "beta_uninformative,A2_holds,p_sink,p_base,r2_log,sink_mass,sink_exists,"
+         "profile_r2_ok,profile_identified,A3_holds"},
         {"bounds.csv",
          "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,P_inside,"
          "R_inside"},
@@ -894,4 +936,222 @@ TEST(CompareCli, ProgressLinesOnStderrAndQuietSilencesThem) {
 }
 
 }  // namespace
+}  // namespace attngeo::compare
+
+namespace attngeo::compare {
+namespace {
+
+bool flag(const std::map<std::string, std::string>& row, const char* column) {
+    return row.at(column) == "1";
+}
+
+// assumptions.csv recounted plainly from heads.csv, fits.csv, profile.csv and cos_by_lag.csv,
+// and the manifest's counts from assumptions.csv.
+void expect_assumptions_recount(const fs::path& emp, const fs::path& out) {
+    const auto heads = read_csv(emp / "heads.csv");
+    const auto fits = read_csv(out / "fits.csv");
+    const auto profile = read_csv(out / "profile.csv");
+    const auto rows = read_csv(out / "assumptions.csv");
+    const auto lags = read_csv(emp / "cos_by_lag.csv");
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    const int K = manifest.at("parameters").at("lags_fitted");
+    ASSERT_EQ(rows.size(), heads.size());
+    std::map<std::string, int> counts;
+    std::vector<double> masses;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& row = rows[i];
+        const double lambda = std::stod(heads[i].at("lambda")),
+                     cv = std::stod(heads[i].at("cv_positional"));
+        EXPECT_EQ(flag(row, "compressed_sink"), lambda > 0 && lambda < 1);
+        EXPECT_EQ(flag(row, "stable_norms"), cv <= 0.05);
+        EXPECT_EQ(flag(row, "A1_holds"), lambda > 0 && lambda < 1 && cv <= 0.05);
+        // A2: the cosines of this head at lags 1..K, the fitted β, both baselines.
+        std::vector<double> c;
+        for (const auto& lag : lags)
+            if (lag.at("layer") == heads[i].at("layer") && lag.at("head") == heads[i].at("head") &&
+                std::stoi(lag.at("lag")) <= K)
+                c.push_back(std::stod(lag.at("cos_mean")));
+        const double beta = std::stod(fits[i].at("beta"));
+        double mae_exp = 0, mae_zero = 0, best_constant = 1e300;
+        for (int k = 1; k <= K; ++k) {
+            mae_exp += std::abs(c[k - 1] - std::exp(-beta * k)) / K;
+            mae_zero += std::abs(c[k - 1]) / K;
+        }
+        for (double m : c) {  // the best constant in MAE is one of the values
+            double mae = 0;
+            for (double x : c)
+                mae += std::abs(x - m) / K;
+            best_constant = std::min(best_constant, mae);
+        }
+        EXPECT_NEAR(std::stod(row.at("mae_exp")), mae_exp, 1e-12);
+        EXPECT_NEAR(std::stod(row.at("mae_exp")), std::stod(fits[i].at("mae")), 1e-12);
+        EXPECT_NEAR(std::stod(row.at("mae_constant")), best_constant, 1e-12);
+        EXPECT_NEAR(std::stod(row.at("mae_zero")), mae_zero, 1e-12);
+        const double baseline = std::min(best_constant, mae_zero);
+        const bool informative = baseline > 0 && mae_exp <= 0.8 * baseline;
+        EXPECT_EQ(flag(row, "beta_uninformative"), !informative) << i;
+        EXPECT_EQ(flag(row, "A2_holds"), informative);
+        // A3 from profile.csv.
+        const bool fitted = profile[i].at("fit_failed") == "0";
+        const bool sink =
+            fitted && std::stod(profile[i].at("p_sink")) > std::stod(profile[i].at("p_base"));
+        const bool r2 = fitted && std::stod(profile[i].at("r2_log")) >= 0.9;
+        const std::string unidentified = profile[i].at("unidentified");
+        const bool identified = fitted && profile[i].at("at_bound") == "0" && unidentified.empty();
+        EXPECT_EQ(flag(row, "sink_exists"), sink);
+        EXPECT_EQ(flag(row, "profile_r2_ok"), r2);
+        EXPECT_EQ(flag(row, "profile_identified"), identified) << unidentified;
+        EXPECT_EQ(flag(row, "A3_holds"), sink && r2 && identified);
+        for (const char* name :
+             {"A1_holds", "compressed_sink", "stable_norms", "A2_holds", "beta_uninformative",
+              "A3_holds", "sink_exists", "profile_r2_ok", "profile_identified"})
+            counts[name] += flag(row, name);
+        masses.push_back(std::stod(heads[i].at("sink_mass")));
+    }
+    const auto& block = manifest.at("assumptions");
+    EXPECT_EQ(block.at("heads"), rows.size());
+    for (const auto& [name, count] : counts)
+        EXPECT_EQ(block.at(name), count) << name;
+    EXPECT_DOUBLE_EQ(block.at("median_sink_mass").get<double>(), median_of(masses));
+}
+
+}  // namespace
+
+TEST(CompareCli, FitIntervalsCoverTheKnownParametersAndAssumptionsRecount) {
+    const auto dir = make_extract_folder("fit_arrays", 1, 8, true);
+    const fs::path out = compare_into(dir, "fit_arrays_out", "");
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    EXPECT_TRUE(manifest.at("intervals").at("available").get<bool>());
+    EXPECT_EQ(manifest.at("intervals").at("replicates"), 200);
+    EXPECT_TRUE(manifest.at("intervals").at("note").is_null());
+    EXPECT_TRUE(manifest.at("timings").contains("intervals_s"));
+    std::cout << "fit intervals: " << manifest.at("timings").at("intervals_s") << " s of "
+              << manifest.at("timings").at("total_s") << " s\n";
+    for (const auto& row : read_csv(out / "fits.csv")) {
+        const int i = std::stoi(row.at("layer")) * kHeads + std::stoi(row.at("head"));
+        for (const char* name : {"beta", "beta_offset", "c_inf", "lambda", "C", "rho0"}) {
+            const std::string lo = row.at(std::string(name) + "_lo"),
+                              hi = row.at(std::string(name) + "_hi");
+            ASSERT_FALSE(lo.empty() || hi.empty()) << name;
+            EXPECT_LE(std::stod(lo), std::stod(hi)) << name;
+        }
+        EXPECT_LE(std::stod(row.at("beta_lo")), beta_of(i) * (1 + 1e-6));
+        EXPECT_GE(std::stod(row.at("beta_hi")), beta_of(i) * (1 - 1e-6));
+        EXPECT_LE(std::stod(row.at("C_lo")), std::stod(row.at("C")));
+        EXPECT_GE(std::stod(row.at("C_hi")), std::stod(row.at("C")));
+        EXPECT_EQ(row.at("unidentified").find("beta"), std::string::npos) << row.at("unidentified");
+    }
+    for (const auto& row : read_csv(out / "profile.csv")) {
+        const int i = std::stoi(row.at("layer")) * kHeads + std::stoi(row.at("head"));
+        ASSERT_FALSE(row.at("p_sink_lo").empty());
+        EXPECT_LE(std::stod(row.at("p_sink_lo")), profile_of(i).p_sink * (1 + 1e-5));
+        EXPECT_GE(std::stod(row.at("p_sink_hi")), profile_of(i).p_sink * (1 - 1e-5));
+    }
+    const auto global = read_csv(out / "profile_global.csv");
+    ASSERT_EQ(global.size(), 1u);
+    EXPECT_FALSE(global[0].at("T1_lo").empty());
+    const auto params = nlohmann::json::parse(slurp(out / "fitted_params.json"));
+    EXPECT_TRUE(params.at("intervals_95").at("beta").is_array());
+    EXPECT_TRUE(params.at("from_failed_checks").is_array());
+    // Every clamp of the global profile is listed, and every all-nan row of table1.csv named.
+    std::set<std::string> clamped;
+    for (const auto& c : params.at("clamped"))
+        clamped.insert(c.at("parameter").get<std::string>());
+    for (const char* name : {"eta", "omega", "p_sink"})
+        EXPECT_EQ(clamped.count(name), global[0].at(std::string(name) + "_at_bound") == "1")
+            << name;
+    expect_assumptions_recount(dir, out);
+    // The same seed gives the same intervals.
+    const fs::path again = compare_into(dir, "fit_arrays_again", "--threads 1");
+    EXPECT_EQ(slurp(again / "fits.csv"), slurp(out / "fits.csv"));
+    EXPECT_EQ(slurp(again / "profile.csv"), slurp(out / "profile.csv"));
+}
+
+TEST(CompareCli, AnOlderExtractFolderHasEmptyIntervalsSaidOnce) {
+    const auto dir = make_extract_folder("older_folder");
+    const fs::path out = scratch() / "older_folder_out";
+    fs::remove_all(out);
+    const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string note = "per_doc.safetensors has no cos_by_lag";
+    const std::size_t first = r.err.find(note);
+    EXPECT_NE(first, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(note, first + 1), std::string::npos) << r.err;
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    EXPECT_FALSE(manifest.at("intervals").at("available").get<bool>());
+    EXPECT_NE(manifest.at("intervals").at("note").get<std::string>().find(note), std::string::npos);
+    for (const char* file : {"fits.csv", "profile.csv", "profile_global.csv"})
+        for (const auto& row : read_csv(out / file))
+            for (const auto& [column, value] : row)
+                if (column.size() > 3 && (column.substr(column.size() - 3) == "_lo" ||
+                                          column.substr(column.size() - 3) == "_hi"))
+                    EXPECT_EQ(value, "") << file << " " << column;
+    const auto params = nlohmann::json::parse(slurp(out / "fitted_params.json"));
+    EXPECT_TRUE(params.at("intervals_95").at("beta").is_null());
+    expect_assumptions_recount(dir, out);
+}
+
+TEST(CompareCli, Table1NamesWhyARowIsNan) {
+    const auto dir = make_extract_folder("table1_nan", 1, 4, true);
+    const fs::path out = compare_into(dir, "table1_nan_out", "");
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    std::set<std::string> named;
+    for (const auto& row : manifest.at("table1").at("undefined_rows")) {
+        named.insert(row.at("parameter").get<std::string>());
+        EXPECT_FALSE(row.at("why").get<std::string>().empty());
+    }
+    std::map<std::string, bool> any_number;
+    for (const auto& row : read_csv(out / "table1.csv"))
+        for (const auto& [column, value] : row)
+            if (column != "parameter" && column != "N")
+                any_number[row.at("parameter")] |= value != "nan" && !value.empty();
+    for (const auto& [parameter, has] : any_number)
+        EXPECT_EQ(named.count(parameter), !has) << parameter;
+}
+
+}  // namespace attngeo::compare
+
+namespace attngeo::compare {
+
+// Every head puts 1e-12 on its sink (the rest moves to position 1), so the global profile's
+// p_sink sits below its floor: fitted_params.json's clamped lists it (the issue: the global
+// profile sat at a clamp while clamped was []), A3 fails everywhere (no sink), and the profile
+// parameters are marked as drawn from failed checks.
+TEST(CompareCli, AClampedGlobalProfileIsListedAndMarkedAsFromFailedChecks) {
+    const auto dir = make_extract_folder("no_sink");
+    std::istringstream in(slurp(dir / "by_position.csv"));
+    std::ostringstream edited;
+    double moved = 0;
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> fields = split_fields(line);
+        if (fields.size() > 4 && fields[2] == "0") {
+            moved = std::stod(fields[4]) - 1e-12;
+            fields[4] = "1e-12";
+        } else if (fields.size() > 4 && fields[2] == "1") {
+            fields[4] = format_double(std::stod(fields[4]) + moved);
+        }
+        for (std::size_t c = 0; c < fields.size(); ++c)
+            edited << (c ? "," : "") << fields[c];
+        edited << '\n';
+    }
+    put(dir / "by_position.csv", edited.str());
+    const fs::path out = compare_into(dir, "no_sink_out", "");
+    const auto global = read_csv(out / "profile_global.csv");
+    ASSERT_EQ(global.size(), 1u);
+    EXPECT_EQ(global[0].at("p_sink_at_bound"), "1");
+    const auto params = nlohmann::json::parse(slurp(out / "fitted_params.json"));
+    std::set<std::string> clamped, failed;
+    for (const auto& c : params.at("clamped"))
+        clamped.insert(c.at("parameter").get<std::string>());
+    for (const auto& name : params.at("from_failed_checks"))
+        failed.insert(name.get<std::string>());
+    EXPECT_EQ(clamped.count("p_sink"), 1u) << params.at("clamped").dump();
+    for (const char* name : {"p_sink", "p_base", "eta", "omega", "T1", "T2"})
+        EXPECT_EQ(failed.count(name), 1u) << name;
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    EXPECT_EQ(manifest.at("assumptions").at("sink_exists"), 0);
+    EXPECT_EQ(manifest.at("assumptions").at("A3_holds"), 0);
+    expect_assumptions_recount(dir, out);
+}
+
 }  // namespace attngeo::compare

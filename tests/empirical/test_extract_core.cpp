@@ -4,11 +4,14 @@
 // a merge of two shards written the same way, and refused mismatches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <sstream>
+#include <stdexcept>
 
 #include "common/errors.hpp"
 #include "common/safetensors.hpp"
@@ -68,7 +71,7 @@ struct Formed {
     PerDocArrays per_doc;
 };
 Formed form(int first, int end) {
-    const PerDocLayout layout{kLayers, kHeads, kContext};
+    const PerDocLayout layout = per_doc_layout(kLayers, kHeads, settings());
     Formed formed{make_grid(kLayers, kHeads, settings()), PerDocArrays(layout)};
     for (int w = first; w < end; ++w) {
         WindowRecord record(layout);
@@ -95,6 +98,57 @@ ExtractRunInfo run_info(int first, int end, const std::string& shard) {
     run.documents = {end - first, kWindows, 0, kWindows};
     run.run_fingerprint = "0123456789abcdef";
     return run;
+}
+
+// The bootstrap's per-document arrays (cos_by_lag [D, L, H, K], alpha [D, L, H, n],
+// C [D, L, H]) against plain loops over each window's tokens in double.
+void expect_fit_arrays_match_the_plain_reference(const SafetensorsFile& per_doc) {
+    const int K = settings().max_lag;
+    const HostTensor cos = per_doc.get("cos_by_lag"), alpha = per_doc.get("alpha"),
+                     C = per_doc.get("C");
+    ASSERT_EQ(cos.shape, (std::vector<std::int64_t>{kWindows, kLayers, kHeads, K}));
+    ASSERT_EQ(alpha.shape, (std::vector<std::int64_t>{kWindows, kLayers, kHeads, kContext}));
+    ASSERT_EQ(C.shape, (std::vector<std::int64_t>{kWindows, kLayers, kHeads}));
+    const auto* cos_rows = static_cast<const float*>(cos.data);
+    const auto* alpha_rows = static_cast<const float*>(alpha.data);
+    const auto* c_rows = static_cast<const float*>(C.data);
+    double largest = 0;
+    for (int w = 0; w < kWindows; ++w)
+        for (int l = 0; l < kLayers; ++l)
+            for (int h = 0; h < kHeads; ++h) {
+                const SyntheticHead head = window_head(w, l, h);
+                const std::size_t cell = (static_cast<std::size_t>(w) * kLayers + l) * kHeads + h;
+                auto row = [&](int i) { return head.values.data() + i * kDim; };
+                std::vector<double> norm(kContext);
+                for (int i = 0; i < kContext; ++i) {
+                    double sq = 0;
+                    for (int t = 0; t < kDim; ++t)
+                        sq += double(row(i)[t]) * row(i)[t];
+                    norm[i] = std::sqrt(sq);
+                }
+                std::vector<double> rest(norm.begin() + 1, norm.end());
+                std::sort(rest.begin(), rest.end());
+                const std::size_t m = rest.size();
+                const double median = m % 2 ? rest[m / 2] : 0.5 * (rest[m / 2 - 1] + rest[m / 2]);
+                largest = std::max(largest, std::abs(c_rows[cell] - median) / median);
+                for (int i = 0; i < kContext; ++i)
+                    EXPECT_EQ(alpha_rows[cell * kContext + i], head.alpha[i]);
+                for (int k = 1; k <= K; ++k) {
+                    double sum = 0;
+                    int pairs = 0;
+                    for (int i = 1; i + k < kContext; ++i, ++pairs) {
+                        double dot = 0;
+                        for (int t = 0; t < kDim; ++t)
+                            dot += double(row(i)[t]) * row(i + k)[t];
+                        sum += dot / (norm[i] * norm[i + k]);
+                    }
+                    largest = std::max(largest, std::abs(cos_rows[cell * K + k - 1] - sum / pairs));
+                }
+            }
+    std::cout << "per_doc cos_by_lag and C against the plain per-window loops: largest "
+                 "difference "
+              << largest << "\n";
+    EXPECT_LE(largest, 1e-6);  // float32 storage
 }
 
 }  // namespace
@@ -152,6 +206,8 @@ TEST(ExtractCore, WrittenFolderReadsBackAsThePlainReference) {
     EXPECT_EQ(run.manifest.at("kind"), "extract");
     EXPECT_EQ(run.manifest.at("command"), "python: synthetic heads");
 
+    expect_fit_arrays_match_the_plain_reference(per_doc);
+
     StatisticsGrid loaded = make_grid(kLayers, kHeads, settings());
     const auto metadata = load_state((out / "sums.safetensors").string(), loaded);
     EXPECT_EQ(metadata.at("run_fingerprint"), "0123456789abcdef");
@@ -201,7 +257,8 @@ TEST(ExtractCore, MismatchedGridOrArraysAreRefusedAndWriteNothing) {
     EXPECT_THROW(
         write_extract_folder(out.string(), formed.grid, settings(), bad_groups, formed.per_doc),
         InputError);
-    const PerDocLayout three_sizes{kLayers, kHeads, 3};  // the grid has 7
+    PerDocLayout three_sizes = per_doc_layout(kLayers, kHeads, settings());
+    three_sizes.sizes = 3;  // the grid has 7
     PerDocArrays other_layout(three_sizes);
     for (int w = 0; w < 2; ++w)
         other_layout.append(WindowRecord(three_sizes));
@@ -236,4 +293,78 @@ TEST(ExtractCore, RunFingerprintIsFnv1aOfSettingsThenEveryToken) {
     changed[1][2] = 6;
     EXPECT_EQ(run_fingerprint("{}", changed), reference("{}", changed));
     EXPECT_NE(base, run_fingerprint("{}", changed));
+}
+
+// The spill of .partial/ keeps every per-document tensor: windows appended, checkpointed, the run
+// interrupted and resumed, then copied out tensor by tensor equal the records that went in.
+TEST(ExtractCore, PerDocumentArraysSurviveSpillCheckpointAndResume) {
+    const fs::path out = scratch() / "spill";
+    fs::remove_all(out);
+    const PerDocLayout layout = per_doc_layout(kLayers, kHeads, settings());
+    const std::map<std::string, std::string> metadata = {{"run_fingerprint", "00000000000000aa"},
+                                                         {"shard", "0/1"},
+                                                         {"windows", "3"},
+                                                         {"settings", "{}"}};
+    const Formed formed = form(0, 3);
+    std::vector<WindowRecord> records;
+    {
+        StatisticsGrid grid = make_grid(kLayers, kHeads, settings());
+        for (int w = 0; w < 3; ++w) {
+            WindowRecord record(layout);
+            for (int l = 0; l < kLayers; ++l)
+                for (int h = 0; h < kHeads; ++h) {
+                    const SyntheticHead head = window_head(w, l, h);
+                    record.set(
+                        l, h, grid[l][h].add_document(head.alpha.data(), head.values.data(), kDim));
+                }
+            records.push_back(record);
+        }
+    }
+    {
+        ExtractState state(out.string(), make_grid(kLayers, kHeads, settings()), layout, metadata,
+                           3);
+        state.open(false);
+        for (int w = 0; w < 2; ++w) {
+            for (int l = 0; l < kLayers; ++l)
+                for (int h = 0; h < kHeads; ++h) {
+                    const SyntheticHead head = window_head(w, l, h);
+                    state.grid()[l][h].add_document(head.alpha.data(), head.values.data(), kDim);
+                }
+            state.append(records[w]);
+        }
+        state.checkpoint();
+        state.release();  // an interruption: --resume continues
+    }
+    ExtractState resumed(out.string(), make_grid(kLayers, kHeads, settings()), layout, metadata, 3);
+    resumed.open(true);
+    ASSERT_EQ(resumed.done(), 2);
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) {
+            const SyntheticHead head = window_head(2, l, h);
+            resumed.grid()[l][h].add_document(head.alpha.data(), head.values.data(), kDim);
+        }
+    resumed.append(records[2]);
+    resumed.checkpoint();
+    for (int t = 0; t < PerDocLayout::kTensors; ++t) {
+        std::ostringstream copied;
+        resumed.copy_per_doc(t, copied);
+        std::ostringstream expected;
+        formed.per_doc.write(t, expected);
+        EXPECT_EQ(copied.str(), expected.str()) << PerDocLayout::kNames[t];
+    }
+    resumed.remove_partial();
+}
+
+TEST(ExtractCore, AWindowRecordRefusesArraysOfAnotherLayout) {
+    const PerDocLayout layout = per_doc_layout(kLayers, kHeads, settings());
+    WindowRecord record(layout);
+    StatisticsGrid grid = make_grid(kLayers, kHeads, settings());
+    const SyntheticHead head = window_head(0, 0, 0);
+    DocumentRecord document = grid[0][0].add_document(head.alpha.data(), head.values.data(), kDim);
+    EXPECT_EQ(document.cos_by_lag.size(), static_cast<std::size_t>(settings().max_lag));
+    EXPECT_EQ(document.alpha.size(), static_cast<std::size_t>(kContext));
+    document.cos_by_lag.pop_back();
+    EXPECT_THROW(record.set(0, 0, document), std::invalid_argument);
+    EXPECT_EQ(layout.record_floats(),
+              kLayers * kHeads * (2 * kContext + 3 + settings().max_lag + kContext));
 }

@@ -110,6 +110,14 @@ TEST(StatisticsFast, EqualsThePlainReferenceBitForBit) {
             EXPECT_EQ(a.recall, b.recall) << c.n << " " << c.d;
             EXPECT_EQ(a.rho0, b.rho0) << c.n << " " << c.d;
             EXPECT_EQ(a.lambda, b.lambda) << c.n << " " << c.d;
+            EXPECT_EQ(a.C, b.C) << c.n << " " << c.d;
+            EXPECT_EQ(a.alpha, b.alpha) << c.n << " " << c.d;
+            ASSERT_EQ(a.cos_by_lag.size(), static_cast<std::size_t>(c.max_lag));
+            ASSERT_EQ(b.cos_by_lag.size(), a.cos_by_lag.size());
+            for (std::size_t k = 0; k < a.cos_by_lag.size(); ++k)  // NaN at a lag without pairs
+                EXPECT_TRUE(a.cos_by_lag[k] == b.cos_by_lag[k] ||
+                            (std::isnan(a.cos_by_lag[k]) && std::isnan(b.cos_by_lag[k])))
+                    << c.n << " " << c.d << " lag " << k + 1;
         }
         const std::size_t differing = differing_words(fast, reference);
         largest_difference = std::max(largest_difference, differing);

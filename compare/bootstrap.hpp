@@ -1,0 +1,34 @@
+// The document bootstrap shared by corr(R, ρ0) and the fit intervals (SPEC §7): a fixed
+// random stream per replicate, resample counts per document and percentiles, so every interval
+// is the same bits on every platform, compiler and thread count.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace attngeo::compare {
+
+// SplitMix64 (Steele, Lea, Flood 2014): a fixed 64-bit recurrence, identical everywhere
+// (std:: distributions are implementation-defined).
+class SplitMix64 {
+  public:
+    explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+    std::uint64_t next();
+    // Uniform on {0, …, bound−1} without modulo bias: draws masked to the next power of two
+    // above bound − 1, rejecting those ≥ bound (fewer than half are rejected on average).
+    std::uint64_t below(std::uint64_t bound);
+
+  private:
+    std::uint64_t state_;
+};
+
+// How often each of `documents` documents is drawn in replicate `replicate` of a bootstrap
+// keyed by `seed`: replicate r draws from SplitMix64(SplitMix64(key + r).next()) with
+// key = SplitMix64(seed).next(), so replicates are independent of the order they run in. [docs]
+std::vector<double> resample_counts(std::uint64_t seed, int replicate, int documents);
+
+// Percentile with linear interpolation between order statistics (Hyndman–Fan type 7, the
+// default of R and NumPy): position q·(m−1) in the sorted sample. Throws std::domain_error
+// for an empty sample or q outside [0, 1].
+double percentile_type7(std::vector<double> sample, double q);
+
+}  // namespace attngeo::compare
