@@ -799,7 +799,8 @@ nlohmann::json intervals_json(const CompareRequest& r, const FitIntervals& inter
             {"seed", r.seed},
             {"level", 0.95},
             {"method",
-             "percentile bootstrap over documents (type 7, 2.5 % and 97.5 %); each replicate "
+             "expanded percentile bootstrap over documents (type 7 at Phi(-sqrt(D/(D-1)) t(D-1, "
+             "0.975)) and its complement, Hesterberg 2015); each replicate "
              "refits every head on the resampled per-document arrays (the profile from its point "
              "fit); lambda and C by a ratio transfer; see docs/compare-outputs.md"},
             {"note",
@@ -864,16 +865,17 @@ struct CompareOutputs {
     nlohmann::json fitted_params, manifest;
     std::string table1_csv;
     const std::vector<PlantedTruth>* truth = nullptr;  // --truth: recovery files; else null
+    int lags_fitted = 0;  // K of the decay fits, for the realised truth of β
 };
 
 // recovery.csv and recovery_coverage.csv from the staged fits.csv and profile.csv, so that
 // every column those tables have (intervals included) reaches the recovery; returns the
 // manifest's "recovery" block.
 nlohmann::json write_recovery(const CompareRequest& r, const std::vector<PlantedTruth>& truth,
-                              const fs::path& staged) {
+                              int lags_fitted, const fs::path& staged) {
     const CsvTable fits = read_csv_table((staged / "fits.csv").string());
     const CsvTable profile = read_csv_table((staged / "profile.csv").string());
-    const std::vector<RecoveryRow> rows = recovery_rows(truth, fits, profile);
+    const std::vector<RecoveryRow> rows = recovery_rows(truth, fits, profile, lags_fitted);
     const std::vector<RecoveryCoverage> coverage = recovery_coverage(rows);
     write_file_atomic((staged / "recovery.csv").string(), recovery_csv(rows));
     write_file_atomic((staged / "recovery_coverage.csv").string(), recovery_coverage_csv(coverage));
@@ -898,7 +900,7 @@ void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::j
     write_file_atomic((out / "fitted_params.json").string(), o.fitted_params.dump(2) + "\n");
     write_file_atomic((out / "table1.csv").string(), o.table1_csv);
     nlohmann::json manifest = o.manifest;
-    if (o.truth) manifest["recovery"] = write_recovery(r, *o.truth, out);
+    if (o.truth) manifest["recovery"] = write_recovery(r, *o.truth, o.lags_fitted, out);
     timings["write_s"] = seconds_since(stage);
     timings["total_s"] = seconds_since(start);
     manifest["timings"] = timings;
@@ -966,6 +968,7 @@ void run_compare(const CompareRequest& r) {
     outputs.manifest = compare_manifest(r, settings, in, fits, summary, envelopes, table1,
                                         theory::assumptions_summary(checked.heads));
     outputs.truth = r.truth.empty() ? nullptr : &truth;
+    outputs.lags_fitted = in.lags_fitted;
     write_outputs(r, outputs, timings, start);
     progress.finish("wrote '" + r.out + "'");
 }

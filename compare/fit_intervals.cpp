@@ -8,6 +8,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
 #include "common/errors.hpp"
 #include "compare/bootstrap.hpp"
 #include "compare/parallel_for.hpp"
@@ -121,8 +124,22 @@ Values transferred(Values v, const Values& full, const PointFits& point) {
     return transferred_profile(v, full, point);
 }
 
-// The 2.5 % and 97.5 % percentiles of one parameter over replicates; none if any is NaN.
-Interval percentile_interval(const std::vector<Values>& replicates, int parameter) {
+// The tail probability of the expanded percentile interval (Hesterberg 2015, "What teachers
+// should know about the bootstrap", §4.4): the plain percentile interval is as narrow as a
+// z-interval with the divide-by-D standard deviation, which covers well under 95 % over a few
+// dozen documents; using the percentiles at Φ(−√(D/(D−1))·t_{D−1, 0.975}) instead matches the
+// t-interval for a mean and so its coverage.
+double expanded_tail(std::int64_t documents) {
+    if (documents < 2) return 0.025;
+    const double D = static_cast<double>(documents);
+    const boost::math::students_t_distribution<double> t(D - 1);
+    const double width = std::sqrt(D / (D - 1)) * boost::math::quantile(t, 0.975);
+    return boost::math::cdf(boost::math::normal_distribution<double>(), -width);
+}
+
+// The expanded percentile interval (tail `tail` each side) of one parameter over replicates;
+// none if any is NaN.
+Interval percentile_interval(const std::vector<Values>& replicates, int parameter, double tail) {
     std::vector<double> sample;
     for (const Values& v : replicates) {
         if (std::isnan(v[parameter])) return {};
@@ -130,8 +147,8 @@ Interval percentile_interval(const std::vector<Values>& replicates, int paramete
     }
     if (sample.empty()) return {};
     Interval interval;
-    interval.lo = percentile_type7(sample, 0.025);
-    interval.hi = percentile_type7(sample, 0.975);
+    interval.lo = percentile_type7(sample, tail);
+    interval.hi = percentile_type7(sample, 1 - tail);
     return interval;
 }
 
@@ -141,10 +158,12 @@ double median_of(std::vector<double> values) {
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-ParameterIntervals intervals_of(const std::vector<Values>& replicates, const PointFits& point) {
+ParameterIntervals intervals_of(const std::vector<Values>& replicates, const PointFits& point,
+                                std::int64_t documents) {
     ParameterIntervals out(kFitParameters);
+    const double tail = expanded_tail(documents);
     for (int p = 0; p < kFitParameters; ++p) {
-        out[p] = percentile_interval(replicates, p);
+        out[p] = percentile_interval(replicates, p, tail);
         out[p].unidentified = parameter_unidentified(p, out[p], point);
     }
     return out;
@@ -283,10 +302,10 @@ FitIntervals fit_intervals(const PerDocArrays& a, const std::vector<PointFits>& 
     out.available = true;
     out.replicates = B;
     for (std::size_t h = 0; h < H; ++h)
-        out.heads.push_back(intervals_of(replicates[h], points[h]));
+        out.heads.push_back(intervals_of(replicates[h], points[h], a.docs));
     const std::vector<Values> global_replicates =
         replicate_global(a, replicates, global, s.counted, weights, s.threads);
-    out.global = intervals_of(global_replicates, global);
+    out.global = intervals_of(global_replicates, global, a.docs);
     return out;
 }
 

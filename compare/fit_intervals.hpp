@@ -12,8 +12,9 @@
 
 namespace attngeo::compare {
 
-// Bootstrap resamples of the fit intervals (a fixed count: 200 percentile replicates put the
-// 2.5 % and 97.5 % points between the 5th and 6th order statistics of each tail).
+// Bootstrap resamples of the fit intervals (a fixed count: with 200 replicates the expanded
+// percentiles of 16 documents, 1.4 % and 98.6 %, lie between the 3rd and 4th order statistics
+// of each tail).
 inline constexpr int kFitReplicates = 200;
 
 // One parameter's 95 % percentile interval; lo = hi = NaN when there is none.
@@ -88,8 +89,9 @@ struct FitIntervals {
 // value times resampled / full-sample Σλ_dC_d / ΣC_d and mean C_d, since the per-document
 // arrays hold the median norm C_d, not the norm profile whose median defines C); the profile's
 // T1, T2, η, ω by shift and p_base by ratio from refit_assumption3_profile (the linearised
-// refit from the point fit) on the resampled mean α. Percentile intervals (type 7, 2.5 % and
-// 97.5 %); a parameter any replicate could not refit has no interval. `points` [heads] and
+// refit from the point fit) on the resampled mean α. Expanded percentile intervals (type 7 at
+// Φ(−√(D/(D−1))·t_{D−1,0.975}) and its complement, Hesterberg 2015); a parameter any
+// replicate could not refit has no interval. `points` [heads] and
 // `global` are the point fits. Fewer than 2 documents, no replicates or no fit arrays give no
 // intervals and a note; mismatched sizes throw std::domain_error.
 FitIntervals fit_intervals(const PerDocArrays& arrays, const std::vector<PointFits>& points,

@@ -9,6 +9,8 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "compare/fits.hpp"
+#include "simulate/montecarlo.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -121,8 +123,31 @@ std::vector<PlantedTruth> read_planted_truth(const std::string& path, int layers
     return truth;
 }
 
+double realised_truth(const std::string& parameter, double planted, const PlantedTruth& head,
+                      int lags) {
+    const auto d = head.values.find("d");
+    // Beyond 1e7 dimensions c_d(ρ) is ρ to within 1e-7 (and d must fit an int).
+    if (d == head.values.end() || !(d->second >= 1 && d->second <= 1e7) || lags < 1) return planted;
+    const int dimension = static_cast<int>(d->second);
+    // Only values the generator accepts are realised (ρ0 a cosine, β > 0).
+    if (parameter == "rho0")
+        return std::abs(planted) <= 1 ? simulate::expected_normalized_cosine(planted, dimension)
+                                      : planted;
+    const auto beta = head.values.find("beta");
+    const bool decay = parameter == "beta" || parameter == "beta_offset" || parameter == "c_inf";
+    if (!decay || beta == head.values.end() || !(beta->second > 0)) return planted;
+    std::vector<double> cosines(lags);
+    for (int k = 1; k <= lags; ++k)
+        cosines[k - 1] =
+            simulate::expected_normalized_cosine(std::exp(-beta->second * k), dimension);
+    if (parameter == "beta") return fit_exponential_decay(cosines).beta;
+    if (lags < 2) return planted;  // the offset model has two parameters
+    const OffsetDecayFit offset = fit_offset_exponential_decay(cosines);
+    return parameter == "beta_offset" ? offset.beta : offset.c_inf;
+}
+
 std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, const CsvTable& fits,
-                                       const CsvTable& profile) {
+                                       const CsvTable& profile, int lags) {
     const auto fit_rows = rows_by_head(fits), profile_rows = rows_by_head(profile);
     std::vector<RecoveryRow> rows;
     for (const PlantedTruth& t : truth) {
@@ -139,10 +164,11 @@ std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, c
             RecoveryRow row;
             row.layer = t.layer, row.head = t.head, row.parameter = parameter;
             row.planted = *planted;
+            row.truth = realised_truth(parameter, *planted, t, lags);
             row.fitted = optional_number(table, r, parameter);
             row.lo = optional_number(table, r, parameter + "_lo");
             row.hi = optional_number(table, r, parameter + "_hi");
-            row.covered = covers(*planted, row.lo, row.hi);
+            row.covered = covers(row.truth, row.lo, row.hi);
             row.flagged = fit_flagged(table, r, parameter);
             rows.push_back(row);
         }
@@ -160,7 +186,7 @@ std::vector<RecoveryCoverage> recovery_coverage(const std::vector<RecoveryRow>& 
             if (row.parameter != parameter) continue;
             ++c.heads;
             c.flagged += row.flagged;
-            if (row.fitted) ++c.fitted, errors.push_back(std::abs(*row.fitted - row.planted));
+            if (row.fitted) ++c.fitted, errors.push_back(std::abs(*row.fitted - row.truth));
             if (row.covered) ++c.with_interval, c.covered += *row.covered;
         }
         if (c.heads == 0) continue;
@@ -176,12 +202,12 @@ std::vector<RecoveryCoverage> recovery_coverage(const std::vector<RecoveryRow>& 
 
 std::string recovery_csv(const std::vector<RecoveryRow>& rows) {
     std::ostringstream csv;
-    csv << "layer,head,parameter,planted,fitted,lo,hi,covered,flagged\n";
+    csv << "layer,head,parameter,planted,truth,fitted,lo,hi,covered,flagged\n";
     for (const RecoveryRow& r : rows)
         csv << r.layer << ',' << r.head << ',' << r.parameter << ',' << format_double(r.planted)
-            << ',' << optional_text(r.fitted) << ',' << optional_text(r.lo) << ','
-            << optional_text(r.hi) << ',' << (r.covered ? std::to_string(int(*r.covered)) : "")
-            << ',' << int(r.flagged) << '\n';
+            << ',' << format_double(r.truth) << ',' << optional_text(r.fitted) << ','
+            << optional_text(r.lo) << ',' << optional_text(r.hi) << ','
+            << (r.covered ? std::to_string(int(*r.covered)) : "") << ',' << int(r.flagged) << '\n';
     return csv.str();
 }
 
@@ -210,7 +236,10 @@ nlohmann::json recovery_manifest(const std::string& truth_path,
              c.max_abs_error ? nlohmann::json(*c.max_abs_error) : nlohmann::json(nullptr)}};
     return {{"truth", truth_path},
             {"covered",
-             "lo <= planted <= hi with both ends widened by 1e-6 relative (float32 captures); "
+             "lo <= truth <= hi with both ends widened by 1e-6 relative (float32 captures); "
+             "truth = the planted value, except beta and beta_offset (the least-squares decay "
+             "of the generator's expected normalised cosines c_d(exp(-beta k)), k = 1..K) and "
+             "rho0 (c_d(rho0)) at the planted d; "
              "empty where fits.csv/profile.csv have no <name>_lo, <name>_hi for the parameter"},
             {"flagged",
              "beta: beta_at_bound or beta_uninformative; beta_offset, c_inf: "

@@ -37,9 +37,12 @@ struct RecoveryRow {
     int layer = 0, head = 0;
     std::string parameter;
     double planted = 0;
+    // What the pipeline can recover: the planted value, or for β and ρ0 what the generator
+    // realises at the planted d (realised_truth); covered and the errors are against it.
+    double truth = 0;
     std::optional<double> fitted;  // empty where the fit failed (profile.csv fit_failed)
     std::optional<double> lo, hi;  // the fit's interval, where the table has one
-    std::optional<bool> covered;   // lo <= planted <= hi (ends widened by 1e-6 relative)
+    std::optional<bool> covered;   // lo <= truth <= hi (ends widened by 1e-6 relative)
     bool flagged = false;          // the fit is marked doubtful in compare's own tables
 };
 
@@ -48,7 +51,7 @@ struct RecoveryCoverage {
     std::string parameter;
     int heads = 0, fitted = 0, with_interval = 0, covered = 0, flagged = 0;
     std::optional<double> coverage;  // covered / with_interval; empty without intervals
-    std::optional<double> median_abs_error, max_abs_error;  // |fitted − planted|
+    std::optional<double> median_abs_error, max_abs_error;  // |fitted − truth|
 };
 
 // The rows for every planted head and recovered parameter present in planted.csv. `fits` and
@@ -57,8 +60,19 @@ struct RecoveryCoverage {
 // itself, whatever the shape) fit_failed or p_sink_at_bound, for the other profile parameters
 // fit_failed, at_bound or r2_log < kProfileR2Threshold; and any `<name>_unidentified` or (beta)
 // `beta_uninformative` column set to 1.
+// `lags` is K of compare's decay fits (realised_truth).
 std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, const CsvTable& fits,
-                                       const CsvTable& profile);
+                                       const CsvTable& profile, int lags);
+
+// The value compare can recover of a planted parameter. The generator draws Gaussian
+// directions with Cov(g_i, g_j) = r^{|i−j|}·I/d and normalises them, so E cos(v_i, v_j) is
+// c_d(r^{|i−j|}) = simulate::expected_normalized_cosine, slightly below r^{|i−j|} at finite d:
+// for β the least-squares decay rate of c_d(e^{−βk}) over k = 1..lags (as compare fits the
+// measured cosines), for β_offset and c∞ the offset model's fit to the same curve, for ρ0
+// c_d(ρ0); every other parameter (and any without d in planted.csv, or lags < 1) is its
+// planted value.
+double realised_truth(const std::string& parameter, double planted, const PlantedTruth& head,
+                      int lags);
 
 // R² of log α below which a profile fit is not reported as good (SPEC §7's A3 check).
 inline constexpr double kProfileR2Threshold = 0.9;

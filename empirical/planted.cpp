@@ -292,7 +292,7 @@ nlohmann::json write_planted_extract(const PlantedRequest& r) {
     for (const PlantedParameters& p : heads)
         generators.emplace_back(generator_settings(p, r.d, r.sink_mode));
     StatisticsGrid grid = make_grid(1, r.heads, settings);
-    const PerDocLayout layout{1, r.heads, static_cast<std::int64_t>(settings.sizes.size())};
+    const PerDocLayout layout = per_doc_layout(1, r.heads, settings);
     // The per-document arrays stay in memory (no spill): refuse sizes beyond the budget.
     check_allocation(checked_bytes(r.docs, layout.record_floats()), sizeof(float),
                      "--docs " + std::to_string(r.docs) + " x --heads " + std::to_string(r.heads) +

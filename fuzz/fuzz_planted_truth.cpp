@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 fits.rows.push_back({std::to_string(l), std::to_string(h), "0.1"});
                 profile.rows.push_back({std::to_string(l), std::to_string(h), ""});
             }
-        const auto rows = compare::recovery_rows(truth, fits, profile);
+        const auto rows = compare::recovery_rows(truth, fits, profile, 64);
         (void)compare::recovery_csv(rows);
         (void)compare::recovery_coverage_csv(compare::recovery_coverage(rows));
     });

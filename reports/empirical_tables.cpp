@@ -393,7 +393,10 @@ std::string recovery_table(const CsvTable& coverage) {
     std::ostringstream out;
     out << "<p>The extract folder's heads were planted with known parameters (attngeo simulate "
            "--as-extract); each fit is set against the truth head by head in "
-        << code("recovery.csv") << ". Covered: the fit's 95 % interval contains the planted value "
+        << code("recovery.csv")
+        << ". Covered: the fit's 95 % interval contains the truth — the "
+           "planted value, or for β, β_offset, c∞ and ρ0 what the generator realises at the "
+           "planted d (its normalised Gaussian directions have E cos slightly below r^k) — "
         << "(nominal coverage 0.95). Flagged: the fit is marked doubtful in compare's own tables "
            "(a clamp, a failed fit, profile R² of log α below 0.9).";
     if (with_interval == 0)

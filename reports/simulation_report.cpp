@@ -18,6 +18,7 @@
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
 #include "reports/verdict.hpp"
+#include "reports/verdict_text.hpp"
 #include "simulate/run.hpp"
 #include "simulate/table1.hpp"
 #include "theory/bounds.hpp"
@@ -504,7 +505,8 @@ Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
     if (sweep) {
         html << sweep_verdict_html(table);
     } else {
-        html << verdict_html(rows_of_grid(table, first_grid), variant_facts(point, bounds), "N");
+        html << verdict_html(rows_of_grid(table, first_grid), variant_facts(point, bounds), "N",
+                             realised_assumptions_opening(point));
     }
     verdict.html_before = html.str();
     const fs::path scan_path = fs::path(run.dir) / "kappa_scan.csv";

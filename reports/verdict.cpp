@@ -438,9 +438,9 @@ std::string verdict_html(const std::vector<VerdictSide>& rows,
     }
     std::ostringstream out;
     out << opening
-        << "<p class=\"warn\">This folder was written before the verdict counted violations "
-           "against their chance allowance and set convention points apart: run it again for "
-           "that verdict.</p>\n"
+        << "<p class=\"files\">This folder was written before the verdict counted violations "
+           "against their chance allowance and set convention points apart; its κ* is the "
+           "tightest κ with ≥ 95 % coverage. Run it again for the current verdict.</p>\n"
         << "<p>Each side of each envelope has its own κ*: the κ whose bound is closest to the "
            "estimate (smallest mean gap) among those whose bound the 95 % interval does not "
            "contradict at ≥ 95 % of "

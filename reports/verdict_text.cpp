@@ -397,6 +397,30 @@ std::string interval_score_sentence(const VariantFacts& facts) {
     return s + ". ";
 }
 
+std::string realised_assumptions_opening(const nlohmann::json& point) {
+    if (!point.is_object() || !point.contains("assumptions")) return "";
+    const nlohmann::json& a = point.at("assumptions");
+    if (!a.is_object()) return "";
+    const nlohmann::json values = a.value("values", nlohmann::json::object());
+    auto holds = [&](const char* key) {
+        return a.value(key, 0) > 0 ? std::string("holds")
+                                   : std::string("<span class=\"bad\">fails</span>");
+    };
+    auto value = [&](const char* key) {
+        return values.contains(key) && values.at(key).is_number()
+                   ? number3(values.at(key).get<double>())
+                   : std::string("?");
+    };
+    std::ostringstream s;
+    s << "<p><b>Assumptions, checked on what the generator realised.</b> A1 " << holds("A1_holds")
+      << " (λ = " << value("lambda") << ", CV = " << value("cv") << "); A2 " << holds("A2_holds")
+      << " (MAE of the expected cosines " << value("mae_model") << " against "
+      << value("mae_constant") << " for the best constant and " << value("mae_zero")
+      << " for 0); A3 " << holds("A3_holds") << " (p<sub>sink</sub> = " << value("p_sink")
+      << " against p<sub>base</sub> = " << value("p_base") << ").</p>\n";
+    return s.str();
+}
+
 std::string judged_verdict_html(const std::vector<VerdictSide>& rows,
                                 const std::map<std::string, VariantFacts>& facts,
                                 const std::string& points, const std::string& opening,

@@ -41,6 +41,10 @@ std::string side_label(const VerdictSide& row);           // "P lower"
 // manifest's "assumptions" block (docs/compare-outputs.md); empty when the block is absent.
 std::string assumptions_opening(const nlohmann::json& manifest);
 
+// The opening of a simulate verdict: whether Assumptions 1–3 hold for what the generator
+// realised, from a manifest point's "assumptions" block; empty when absent (d = ∞, older runs).
+std::string realised_assumptions_opening(const nlohmann::json& point);
+
 // "2–48, 927 and 1025" from verdict.csv's "2-48;927;1025" (at most `shown` items, then "…").
 std::string size_ranges_text(const std::string& sizes, std::size_t shown = 6);
 

@@ -4,6 +4,8 @@
 // started decay and profile refits, degenerate inputs (one document, no fit arrays) and bad input.
 #include <gtest/gtest.h>
 
+#include <boost/math/distributions/students_t.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -196,7 +198,12 @@ TEST(FitIntervals, MeansEqualAPlainIndependentBootstrap) {
             rho0.push_back(sum_rho / a.docs);
             c.push_back(points[h].C * (sum_c / a.docs) / points[h].C);
         }
-        for (double q : {0.025, 0.975}) {
+        // Hesterberg's expanded percentile interval: the tails at Φ(−√(D/(D−1))·t_{D−1,0.975}).
+        const double D = a.docs;
+        const double width =
+            std::sqrt(D / (D - 1)) * boost::math::quantile(boost::math::students_t(D - 1), 0.975);
+        const double tail = 0.5 * std::erfc(width / std::sqrt(2.0));
+        for (double q : {tail, 1 - tail}) {
             const Interval& ri = got.heads[h][kRho0];
             const Interval& ci = got.heads[h][kC];
             largest =
