@@ -129,17 +129,24 @@ void finish_config(SimulateOptions& o, const CLI::App& app) {
         throw InputError("--threads: " + std::to_string(o.threads) + ", expected >= 0");
 }
 
-// One side of the verdict in a few words: κ* (or "kappa-free"), coverage and mean gap.
+// One side of the verdict in a few words: κ* (or "kappa-free"), the violations beside their
+// allowance, the mean gap and the informative points.
 std::string side_words(const nlohmann::json& side) {
     std::ostringstream s;
     s.precision(3);
+    const std::string saturates = side.value("kappa_star_saturates", "");
     if (side.at("kappa_free").get<bool>())
         s << "kappa-free";
     else
-        s << "kappa*=" << side.at("kappa_star").dump()
+        s << "kappa*"
+          << (saturates == "above"   ? ">="
+              : saturates == "below" ? "<="
+                                     : "=")
+          << side.at("kappa_star").dump()
           << (side.at("at_grid_edge").get<bool>() ? " (grid edge)" : "");
-    s << " cov " << side.at("coverage").get<double>() << " gap "
-      << side.at("mean_gap").get<double>();
+    s << " violations " << side.value("violations", 0) << "/" << side.value("violations_allowed", 0)
+      << " gap " << side.at("mean_gap").get<double>() << " informative "
+      << side.value("informative_points", 0) << "/" << side.value("points", 0);
     return s.str();
 }
 

@@ -144,6 +144,18 @@ std::string table1_html(const std::string& dir, const nlohmann::json& manifest,
              short_number(table.number(r, "dP_lower")), short_number(table.number(r, "dP_upper")),
              short_number(table.number(r, "dR_lower")), short_number(table.number(r, "dR_upper"))});
     html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
+    // Why a row is nan, as the run recorded it (table1.undefined_rows).
+    const nlohmann::json undefined = about.value("undefined_rows", nlohmann::json::array());
+    if (undefined.is_array() && !undefined.empty()) {
+        html << "<p>Rows of nan:</p>\n<ul>";
+        for (const nlohmann::json& row : undefined)
+            if (row.is_object())
+                html << "<li><code>"
+                     << html_escape(json_text(row.value("parameter", nlohmann::json("?"))))
+                     << "</code>: " << html_escape(json_text(row.value("why", nlohmann::json("?"))))
+                     << "</li>";
+        html << "</ul>\n";
+    }
     return html.str();
 }
 
