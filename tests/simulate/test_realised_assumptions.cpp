@@ -60,10 +60,9 @@ TEST(RealisedAssumptions, TheBlockRecountsFromTheRealisedSums) {
     for (double x : c)
         constant += std::abs(x - median) / kRealisedLags;
     const auto& values = block.at("values");
-    const double largest =
-        std::max({std::abs(values.at("mae_model").get<double>() - mae),
-                  std::abs(values.at("mae_zero").get<double>() - zero),
-                  std::abs(values.at("mae_constant").get<double>() - constant)});
+    const double largest = std::max({std::abs(values.at("mae_model").get<double>() - mae),
+                                     std::abs(values.at("mae_zero").get<double>() - zero),
+                                     std::abs(values.at("mae_constant").get<double>() - constant)});
     std::cout << "realised A2 values against a plain recount: largest difference " << largest
               << "\n";
     EXPECT_LE(largest, 1e-12);
