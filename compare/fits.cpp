@@ -33,33 +33,49 @@ void validate_cosines(const std::vector<double>& cosines, std::size_t minimum,
     }
 }
 
-// Minimises f(β) over [kBetaMin, kBetaMax]: a log-spaced scan, then Brent in log β on the two
-// grid cells around the best grid point. Returns the better of the two.
+// The best of grid + 1 log-spaced points u_lo … u_hi of f(e^u).
+struct GridBest {
+    int index = 0;
+    double value = std::numeric_limits<double>::infinity();
+};
 template <class F>
-double minimise_over_beta(F f) {
-    const double u_lo = std::log(kBetaMin), u_hi = std::log(kBetaMax);
-    auto at = [&](int j) { return u_lo + (u_hi - u_lo) * j / kBetaGrid; };
-    int best = 0;
-    double best_value = std::numeric_limits<double>::infinity();
-    for (int j = 0; j <= kBetaGrid; ++j) {
-        const double value = f(std::exp(at(j)));
-        if (value < best_value) best_value = value, best = j;
+GridBest scan_log_grid(F f, double u_lo, double u_hi, int grid) {
+    GridBest best;
+    for (int j = 0; j <= grid; ++j) {
+        const double value = f(std::exp(u_lo + (u_hi - u_lo) * j / grid));
+        if (value < best.value) best.value = value, best.index = j;
     }
-    const double lo = at(std::max(best - 1, 0)), hi = at(std::min(best + 1, kBetaGrid));
+    return best;
+}
+
+// Brent in log β on the best grid point's two cells; when the least-squares optimum lies at a
+// bound (c(1) ≤ 0: no decay to fit, β → ∞; or a constant cosine of 1: β → 0) the objective is
+// flat to rounding near it and Brent stops anywhere on the plateau, so the bound itself is
+// reported: the answer does not depend on the optimiser's path (and an independent refit can
+// reproduce it).
+template <class F>
+double polish_on_grid(F f, double u_lo, double u_hi, int grid, const GridBest& best) {
+    auto at = [&](int j) { return u_lo + (u_hi - u_lo) * j / grid; };
+    const double lo = at(std::max(best.index - 1, 0)), hi = at(std::min(best.index + 1, grid));
     std::uintmax_t iterations = 200;
     const auto [u, value] = boost::math::tools::brent_find_minima(
         [&](double v) { return f(std::exp(v)); }, lo, hi, kBrentBits, iterations);
-    const double beta =
-        std::clamp(value <= best_value ? std::exp(u) : std::exp(at(best)), kBetaMin, kBetaMax);
-    // When the least-squares optimum lies at a bound (c(1) ≤ 0: no decay to fit, β → ∞; or a
-    // constant cosine of 1: β → 0) the objective is flat to rounding near it and Brent stops
-    // anywhere on the plateau. Report the bound itself, so the answer does not depend on the
-    // optimiser's path (and an independent refit can reproduce it).
+    const double beta = std::clamp(value <= best.value ? std::exp(u) : std::exp(at(best.index)),
+                                   kBetaMin, kBetaMax);
     const double value_at_beta = f(beta);
     const double flat = value_at_beta + 1e-12 * std::abs(value_at_beta);
     if (f(kBetaMax) <= flat) return kBetaMax;
     if (f(kBetaMin) <= flat) return kBetaMin;
     return beta;
+}
+
+// Minimises f(β) over [kBetaMin, kBetaMax]: a log-spaced scan, then Brent in log β on the two
+// grid cells around the best grid point. Returns the better of the two.
+template <class F>
+double minimise_over_beta(F f) {
+    const double u_lo = std::log(kBetaMin), u_hi = std::log(kBetaMax);
+    const GridBest best = scan_log_grid(f, u_lo, u_hi, kBetaGrid);
+    return polish_on_grid(f, u_lo, u_hi, kBetaGrid, best);
 }
 
 // Minimises f(β) near `start` (a nearby fit's β): a 17-point log scan of [start/4, 4·start]
@@ -72,26 +88,11 @@ double minimise_near_beta(F f, double start) {
     const double u_lo = std::log(std::max(kBetaMin, start / 4)),
                  u_hi = std::log(std::min(kBetaMax, start * 4));
     if (!(start >= kBetaMin && start <= kBetaMax) || !(u_hi > u_lo)) return minimise_over_beta(f);
-    auto at = [&](int j) { return u_lo + (u_hi - u_lo) * j / kNearGrid; };
-    int best = 0;
-    double best_value = std::numeric_limits<double>::infinity();
-    for (int j = 0; j <= kNearGrid; ++j) {
-        const double value = f(std::exp(at(j)));
-        if (value < best_value) best_value = value, best = j;
-    }
-    if ((best == 0 && start / 4 > kBetaMin) || (best == kNearGrid && start * 4 < kBetaMax))
+    const GridBest best = scan_log_grid(f, u_lo, u_hi, kNearGrid);
+    if ((best.index == 0 && start / 4 > kBetaMin) ||
+        (best.index == kNearGrid && start * 4 < kBetaMax))
         return minimise_over_beta(f);
-    const double lo = at(std::max(best - 1, 0)), hi = at(std::min(best + 1, kNearGrid));
-    std::uintmax_t iterations = 200;
-    const auto [u, value] = boost::math::tools::brent_find_minima(
-        [&](double v) { return f(std::exp(v)); }, lo, hi, kBrentBits, iterations);
-    const double beta =
-        std::clamp(value <= best_value ? std::exp(u) : std::exp(at(best)), kBetaMin, kBetaMax);
-    const double value_at_beta = f(beta);
-    const double flat = value_at_beta + 1e-12 * std::abs(value_at_beta);
-    if (f(kBetaMax) <= flat) return kBetaMax;
-    if (f(kBetaMin) <= flat) return kBetaMin;
-    return beta;
+    return polish_on_grid(f, u_lo, u_hi, kNearGrid, best);
 }
 
 double offset_c_inf(const std::vector<double>& cosines, double beta) {
