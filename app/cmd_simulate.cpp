@@ -1,6 +1,6 @@
 // `attngeo simulate`, `attngeo sweep`, `attngeo merge`: Monte Carlo runs under Assumptions
 // 1–3 with the bounds beside them (SPEC §5, §9), and `simulate --as-extract`, planted heads
-// written as an extract folder (SPEC §7). The work is in simulate/run.hpp, empirical/planted.hpp.
+// written as an extract folder (SPEC §7). The work is in simulate/run.hpp, simulate/planted.hpp.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -14,7 +14,7 @@
 #include "common/format.hpp"
 #include "common/output_folder.hpp"
 #include "common/progress.hpp"
-#include "empirical/planted.hpp"
+#include "simulate/planted.hpp"
 #include "simulate/run.hpp"
 #include "theory/bounds.hpp"
 #ifdef ATTNGEO_WITH_EMPIRICAL
@@ -49,7 +49,7 @@ struct SimulateOptions {
     bool quiet = false, resume = false;
     double checkpoint_every = 30;
     std::string out;
-    // simulate --as-extract (planted heads; empirical/planted.hpp)
+    // simulate --as-extract (planted heads; simulate/planted.hpp)
     std::string as_extract;
     int heads = 0;
     std::int64_t docs = 32;
@@ -124,7 +124,7 @@ void finish_config(SimulateOptions& o, const CLI::App& app) {
     note_explicit_model_flags(app, o.config.model);
     o.config.d = parse_d(o.d);
     if (!o.kappa.empty()) o.config.kappa = parse_finite_double(o.kappa, "--kappa");
-    o.config.shard = simulate::parse_shard(o.shard);
+    o.config.shard = parse_shard(o.shard);
     if (o.threads < 0)
         throw InputError("--threads: " + std::to_string(o.threads) + ", expected >= 0");
 }
@@ -214,7 +214,7 @@ void add_planted_options(CLI::App& app, SimulateOptions& o) {
 }
 
 // The flags of `simulate --as-extract` into a planted request; InputError naming the flag.
-empirical::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& app) {
+simulate::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& app) {
     if (!o.out.empty())
         throw InputError("--out: not with --as-extract (the planted folder is --as-extract's)");
     if (app.count("--heads") == 0) throw InputError("--as-extract: needs --heads K");
@@ -233,7 +233,7 @@ empirical::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& ap
         o.config.d > std::numeric_limits<int>::max())
         throw InputError("--d: " + o.d + ", expected a whole dimension >= 1 with --as-extract");
     const theory::ModelParameters params = theory::load_model(source);
-    empirical::PlantedRequest r;
+    simulate::PlantedRequest r;
     r.base.profile = params.profile;
     r.base.C = params.C;
     r.base.lambda = params.lambda;
@@ -241,7 +241,7 @@ empirical::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& ap
     r.base.rho0 = params.rho0;
     r.base.norm_cv = o.config.norm_cv;
     for (const std::string& draw : o.draws)
-        r.draws.push_back(empirical::parse_planted_range(draw));
+        r.draws.push_back(simulate::parse_planted_range(draw));
     r.d = static_cast<int>(o.config.d);
     r.heads = o.heads;
     r.docs = o.docs;
@@ -258,9 +258,9 @@ empirical::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& ap
 }
 
 void run_planted(SimulateOptions& o, const CLI::App& app) {
-    const empirical::PlantedRequest request = planted_request(o, app);
+    const simulate::PlantedRequest request = planted_request(o, app);
     Progress progress("simulate --as-extract", 1, "folders", o.quiet);
-    empirical::write_planted_extract(request);
+    simulate::write_planted_extract(request);
     progress.finish("wrote '" + o.as_extract + "'");
     std::cout << "wrote '" << o.as_extract << "' (" << request.heads << " planted heads, "
               << request.docs << " documents; truth in planted.csv)\n";

@@ -8,7 +8,7 @@
 
 #include "simulate/montecarlo.hpp"
 #include "simulate/rng.hpp"
-#include "simulate/single_gram.hpp"
+#include "theory/single_gram.hpp"
 #include "theory/bounds.hpp"
 #include "theory/gram_kernels.hpp"
 #include "theory/metrics.hpp"
@@ -100,12 +100,12 @@ void BM_GramAndSymmetrize(benchmark::State& state) {
 void BM_SingleGram(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
     theory::RowMatrix y = theory::RowMatrix::Random(n, d);
-    const int ld = simulate::single_gram_leading_dimension(n);
+    const int ld = theory::single_gram_leading_dimension(n);
     Eigen::MatrixXf gram(ld, n);
     std::vector<float> panels;
     for (auto _ : state) {
         const int e = theory::single_precision_scale_exponent(y);
-        simulate::single_gram_lower(y, e, gram.data(), ld, panels);
+        theory::single_gram_lower(y, e, gram.data(), ld, panels);
         benchmark::DoNotOptimize(gram.data());
     }
 }
@@ -116,7 +116,7 @@ void BM_SingleGramSsyrk(benchmark::State& state) {
     openblas_set_num_threads(1);
     theory::RowMatrix y = theory::RowMatrix::Random(n, d);
     theory::SingleRowMatrix scaled;
-    Eigen::MatrixXf gram(simulate::single_gram_leading_dimension(n), n);
+    Eigen::MatrixXf gram(theory::single_gram_leading_dimension(n), n);
     for (auto _ : state) {
         theory::scaled_single_precision(y, scaled);
         cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, n, d, 1.0f, scaled.data(), d, 0.0f,
@@ -161,7 +161,7 @@ void BM_MetricsFromSingleGram(benchmark::State& state) {
     const theory::RowMatrix ranked = ranked_trial(spec);
     theory::SingleRowMatrix scaled;
     const int e = theory::scaled_single_precision(ranked, scaled);
-    Eigen::MatrixXf gram(simulate::single_gram_leading_dimension(n), n);  // as the simulator
+    Eigen::MatrixXf gram(theory::single_gram_leading_dimension(n), n);  // as the simulator
     gram.topRows(n) = scaled * scaled.transpose();
     std::vector<theory::SelectionMetrics> rows;
     const bool radii = state.range(2) != 0;

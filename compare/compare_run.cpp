@@ -34,8 +34,8 @@
 #include "compare/fits.hpp"
 #include "compare/parallel_for.hpp"
 #include "compare/recovery.hpp"
-#include "simulate/generator.hpp"
-#include "simulate/table1.hpp"
+#include "theory/cosine_geometry.hpp"
+#include "compare/table1.hpp"
 #include "theory/head_regime.hpp"
 
 namespace fs = std::filesystem;
@@ -44,11 +44,6 @@ namespace attngeo::compare {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using simulate::followed_sizes;
-using simulate::sensitivity_table;
-using simulate::Table1;
-using simulate::table1_csv;
-using simulate::table1_manifest;
 
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
@@ -535,7 +530,7 @@ std::vector<SimParameter> simulator_parameters(const FittedSummary& s) {
     if (!(s.C > 0)) C.used = 1, C.why = "the simulator needs C > 0";
     sim.push_back(C);
     sim.push_back({"--beta", s.beta, s.beta, ""});
-    const double limit = simulate::max_feasible_rho0(s.L, s.beta);
+    const double limit = theory::max_feasible_rho0(s.L, s.beta);
     SimParameter rho0{"--rho0", s.rho0, s.rho0, ""};
     if (std::abs(s.rho0) > limit) {
         rho0.used = std::copysign(0.999 * limit, s.rho0);
@@ -774,7 +769,7 @@ nlohmann::json compare_decisions() {
         "query head; fitted_params.json from_failed_checks names the global parameters whose "
         "median comes from mostly failing heads (A2: beta, beta_offset, c_inf; A1: lambda, C) "
         "or whose global profile fails A3.",
-        simulate::table1_decision("the parametric head of fitted_params.json's simulate "
+        table1_decision("the parametric head of fitted_params.json's simulate "
                                   "command (the clamped values), d = head_dim, kappa = the "
                                   "paper variant's kappa"),
     });

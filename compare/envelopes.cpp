@@ -21,8 +21,8 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 #include "compare/parallel_for.hpp"
-#include "simulate/envelope.hpp"
-#include "simulate/verdict_output.hpp"
+#include "compare/estimate_envelopes.hpp"
+#include "compare/verdict_output.hpp"
 #include "theory/models.hpp"
 
 namespace attngeo::compare {
@@ -104,7 +104,7 @@ void validate_inputs(const std::vector<HeadInput>& heads, const EnvelopeSettings
 
 // The 95 % interval of a measured mean over documents: mean ± t(0.975, docs − 1)·se; the mean
 // alone without a defined standard error (one document).
-simulate::ScanPoint measured_point(double mean, const std::vector<double>& se, std::size_t s,
+ScanPoint measured_point(double mean, const std::vector<double>& se, std::size_t s,
                                    std::int64_t documents) {
     const double error = s < se.size() ? se[s] : kNaN;
     if (documents < 2 || !std::isfinite(error)) return {mean, mean, mean};
@@ -127,9 +127,9 @@ std::vector<int> head_regimes(const HeadInput& h) {
 
 // The scan's points: every (head, N) in head order, then N. The convention points are those of
 // the α ranking the envelopes use (BoundTerms' default).
-simulate::ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
+ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
                                  const std::vector<std::vector<int>>& regimes) {
-    simulate::ScanInputs in;
+    ScanInputs in;
     for (std::size_t h = 0; h < heads.size(); ++h) {
         const HeadInput& head = heads[h];
         theory::HeadModel alpha_only;
@@ -137,7 +137,7 @@ simulate::ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
             head.alpha.data(), static_cast<Eigen::Index>(head.alpha.size()));
         alpha_only.norms = Eigen::VectorXd::Ones(alpha_only.alpha.size());
         const auto facts =
-            simulate::point_facts(alpha_only, head.sizes, theory::Ranking::attention);
+            point_facts(alpha_only, head.sizes, theory::Ranking::attention);
         in.facts.insert(in.facts.end(), facts.begin(), facts.end());
         for (std::size_t s = 0; s < head.sizes.size(); ++s) {
             in.P.push_back(measured_point(head.P_mean[s], head.P_se, s, head.documents));
@@ -150,14 +150,14 @@ simulate::ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
 
 // Every head's bounds at each κ, flattened in the scan's point order: [kappas.size()] (R's
 // NaN without with_recall).
-std::vector<simulate::ScanBounds> flattened_bounds(
+std::vector<ScanBounds> flattened_bounds(
     const std::vector<std::unique_ptr<theory::BoundTerms>>& terms, double d,
     const std::vector<double>& kappas, bool with_recall, int threads) {
     const int H = static_cast<int>(terms.size());
     const std::size_t S = terms.front()->sizes().size();
-    std::vector<simulate::ScanBounds> out(kappas.size());
-    for (simulate::ScanBounds& b : out)
-        for (simulate::MetricBounds* m : {&b.P, &b.R}) {
+    std::vector<ScanBounds> out(kappas.size());
+    for (ScanBounds& b : out)
+        for (MetricBounds* m : {&b.P, &b.R}) {
             m->lower.resize(H * S);
             m->upper.resize(H * S);
         }
@@ -326,7 +326,7 @@ std::vector<std::unique_ptr<theory::BoundTerms>> build_terms(const std::vector<H
 VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
                                const EnvelopeSettings& settings,
                                const std::vector<std::unique_ptr<theory::BoundTerms>>& terms,
-                               const simulate::ScanInputs& inputs, int threads,
+                               const ScanInputs& inputs, int threads,
                                EvaluationCounter& counter) {
     counter.start_variant();
     const int H = static_cast<int>(heads.size());
@@ -336,16 +336,16 @@ VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
     // At d = ∞, κ·d = ∞ for every κ: the rows keep κ = 1 unless one was given.
     const std::optional<double> fixed =
         std::isinf(d) ? std::optional<double>(settings.kappa.value_or(1)) : settings.kappa;
-    v.scan = simulate::scan_kappa(
+    v.scan = scan_kappa(
         inputs,
-        simulate::ScanBatchEvaluator([&](const std::vector<double>& kappas, bool with_recall) {
-            std::vector<simulate::ScanBounds> bounds =
+        ScanBatchEvaluator([&](const std::vector<double>& kappas, bool with_recall) {
+            std::vector<ScanBounds> bounds =
                 flattened_bounds(terms, d, kappas, with_recall, threads);
             for (std::size_t k = 0; k < kappas.size(); ++k)
                 counter.tick();
             return bounds;
         }),
-        fixed, simulate::RefineWindows::precision_alone);
+        fixed, RefineWindows::precision_alone);
     v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
     v.kappa_fitted = !fixed;
 
@@ -353,10 +353,10 @@ VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
     parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
     std::vector<theory::MarginFlags> margins;
     for (const auto& head_rows : v.rows) {
-        const auto part = simulate::margins_of(head_rows);
+        const auto part = margins_of(head_rows);
         margins.insert(margins.end(), part.begin(), part.end());
     }
-    simulate::judge_points(v.scan, inputs, margins);
+    judge_points(v.scan, inputs, margins);
     tally_agreement(heads, v);
     counter.end_variant();
     return v;
@@ -367,7 +367,7 @@ VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
 // a time bounds the memory.
 std::vector<VariantResult> evaluate_variants(const std::vector<HeadInput>& heads,
                                              const EnvelopeSettings& settings,
-                                             const simulate::ScanInputs& inputs, int threads,
+                                             const ScanInputs& inputs, int threads,
                                              EvaluationCounter& counter) {
     const auto& variants = theory::bound_variants();
     std::vector<VariantResult> results(variants.size());
@@ -404,7 +404,7 @@ EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
     }
     for (const HeadInput& h : heads)
         result.regime.push_back(head_regimes(h));
-    const simulate::ScanInputs inputs = scan_inputs(heads, result.regime);
+    const ScanInputs inputs = scan_inputs(heads, result.regime);
     EvaluationCounter counter(settings);
     result.variants = evaluate_variants(heads, settings, inputs, threads, counter);
     return result;
@@ -426,7 +426,7 @@ nlohmann::json variant_blocks(const EnvelopeResult& r) {
             for (const theory::BoundRow& row : head)
                 margins.push_back(theory::margin_flags(row));
         nlohmann::json block =
-            simulate::verdict_json(v.scan, margins, v.kappa_fitted ? "interval-score" : "given");
+            verdict_json(v.scan, margins, v.kappa_fitted ? "interval-score" : "given");
         block.update({{"kappa", json_number(v.kappa)},
                       {"kappa_fitted", v.kappa_fitted},
                       {"fraction_inside", json_number(v.fraction_inside)},
@@ -474,13 +474,13 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
     std::ostringstream bounds;
     bounds << "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,"
               "P_inside,R_inside,regime,Delta,Delta0,B,"
-           << simulate::kStarFlagColumns << '\n';
+           << kStarFlagColumns << '\n';
     std::ostringstream scan, verdict;
-    scan << simulate::kScanColumns << '\n';
-    verdict << simulate::kVerdictColumns << '\n';
+    scan << kScanColumns << '\n';
+    verdict << kVerdictColumns << '\n';
     for (const VariantResult& v : r.variants) {
-        simulate::append_scan_rows(scan, "", v.variant, v.scan);
-        simulate::append_verdict_rows(verdict, "", v.variant, v.scan);
+        append_scan_rows(scan, "", v.variant, v.scan);
+        append_verdict_rows(verdict, "", v.variant, v.scan);
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t s = 0; s < S; ++s) {
                 const theory::BoundRow& b = v.rows[h][s];
@@ -492,7 +492,7 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
                        << int(v.P_inside[h][s]) << ',' << int(v.R_inside[h][s]) << ','
                        << regime_name(r.regime[h][s]) << ',' << f(b.delta) << ',' << f(b.delta0)
                        << ',' << f(b.scale) << ','
-                       << simulate::star_flag_fields(v.scan, h * S + s, b) << '\n';
+                       << star_flag_fields(v.scan, h * S + s, b) << '\n';
             }
     }
 
@@ -550,7 +550,7 @@ nlohmann::json envelope_manifest(const EnvelopeResult& r) {
               "alone with one document).",
               "Table-2 regimes per (head, N) from the head's fitted Assumption-3 profile "
               "(p_base, eta of profile.csv).",
-              simulate::kScanDecision, simulate::kIntervalScoreDecision,
+              kScanDecision, kIntervalScoreDecision,
               "violations.csv: the 20 largest excesses per variant; equal excesses in head, N, "
               "P-before-R order.",
               "bounds.csv rows: by variant (paper, exact-mean, scale-invariant, corrected), then "

@@ -10,7 +10,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "compare/fits.hpp"
-#include "simulate/montecarlo.hpp"
+#include "theory/cosine_geometry.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -131,7 +131,7 @@ double realised_truth(const std::string& parameter, double planted, const Plante
     const int dimension = static_cast<int>(d->second);
     // Only values the generator accepts are realised (ρ0 a cosine, β > 0).
     if (parameter == "rho0")
-        return std::abs(planted) <= 1 ? simulate::expected_normalized_cosine(planted, dimension)
+        return std::abs(planted) <= 1 ? theory::expected_normalized_cosine(planted, dimension)
                                       : planted;
     const auto beta = head.values.find("beta");
     const bool decay = parameter == "beta" || parameter == "beta_offset" || parameter == "c_inf";
@@ -139,7 +139,7 @@ double realised_truth(const std::string& parameter, double planted, const Plante
     std::vector<double> cosines(lags);
     for (int k = 1; k <= lags; ++k)
         cosines[k - 1] =
-            simulate::expected_normalized_cosine(std::exp(-beta->second * k), dimension);
+            theory::expected_normalized_cosine(std::exp(-beta->second * k), dimension);
     if (parameter == "beta") return fit_exponential_decay(cosines).beta;
     if (lags < 2) return planted;  // the offset model has two parameters
     const OffsetDecayFit offset = fit_offset_exponential_decay(cosines);

@@ -66,7 +66,7 @@ std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, c
 
 // The value compare can recover of a planted parameter. The generator draws Gaussian
 // directions with Cov(g_i, g_j) = r^{|i−j|}·I/d and normalises them, so E cos(v_i, v_j) is
-// c_d(r^{|i−j|}) = simulate::expected_normalized_cosine, slightly below r^{|i−j|} at finite d:
+// c_d(r^{|i−j|}) = theory::expected_normalized_cosine, slightly below r^{|i−j|} at finite d:
 // for β the least-squares decay rate of c_d(e^{−βk}) over k = 1..lags (as compare fits the
 // measured cosines), for β_offset and c∞ the offset model's fit to the same curve, for ρ0
 // c_d(ρ0); every other parameter (and any without d in planted.csv, or lags < 1) is its

@@ -14,7 +14,7 @@
 #include "common/manifest_values.hpp"
 #include "common/output_folder.hpp"
 #include "common/safetensors.hpp"
-#include "simulate/sums.hpp"
+#include "common/exact_sums.hpp"
 
 namespace fs = std::filesystem;
 
@@ -76,11 +76,11 @@ struct CsvTables {
         // empty field (compare reads that as "missing"), never as nan.
         auto se = [](double x) { return std::isfinite(x) ? format_double(x) : std::string(); };
         for (std::size_t i = 0; i < settings.sizes.size(); ++i) {
-            const auto p = simulate::estimate(s.precision(i)), r = simulate::estimate(s.recall(i));
+            const auto p = estimate(s.precision(i)), r = estimate(s.recall(i));
             pr << l << ',' << h << ',' << settings.sizes[i] << ',' << s.documents() << ','
                << f(p.mean) << ',' << se(p.se) << ',' << f(r.mean) << ',' << se(r.se) << ','
-               << f(simulate::estimate(s.fmax(i)).mean) << ','
-               << f(simulate::estimate(s.fmin(i)).mean) << ',' << s.exact_decisions(i) << '\n';
+               << f(estimate(s.fmax(i)).mean) << ','
+               << f(estimate(s.fmin(i)).mean) << ',' << s.exact_decisions(i) << '\n';
             diag << l << ',' << h << ',' << settings.sizes[i] << ',' << f(s.s_norm(i)) << ','
                  << f(s.s_norm_no_sink(i)) << ',' << f(s.s_norm_no_last(i)) << ','
                  << f(s.cos_s_v0(i)) << ',' << f(s.cos_s_vL(i)) << '\n';

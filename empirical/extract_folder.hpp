@@ -74,7 +74,7 @@ using PerDocWriter = std::function<void(int tensor, std::ostream& stream)>;
 // grid, its `documents` windows' per-document arrays, the state metadata and the manifest.
 // group = H / H_kv, for heads.csv's kv_head column. `extra_files` (name → contents) are
 // written into the same staged folder, so they appear together with the rest or not at all
-// (planted.csv of a planted folder, empirical/planted.hpp).
+// (planted.csv of a planted folder, simulate/planted.hpp).
 void write_extract_outputs(const std::string& out, const StatisticsSettings& settings,
                            const StatisticsGrid& grid, int group, std::int64_t documents,
                            const PerDocWriter& per_doc,

@@ -59,7 +59,7 @@ ExtractPlan plan_extract(const ExtractRequest& r) {
     if (r.threads < 0)
         throw InputError("--threads: " + std::to_string(r.threads) + ", expected >= 1");
     ExtractPlan plan;
-    plan.shard = simulate::parse_shard(r.shard);
+    plan.shard = parse_shard(r.shard);
     plan.bos = parse_bos_policy(r.bos);
     plan.dtype = parse_compute_dtype(r.dtype);
     plan.device = parse_device(r.device);

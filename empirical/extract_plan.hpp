@@ -11,7 +11,7 @@
 #include "empirical/extract_windows.hpp"
 #include "empirical/forward_engine.hpp"
 #include "empirical/statistics.hpp"
-#include "simulate/run.hpp"
+#include "common/shard.hpp"
 
 namespace attngeo::empirical {
 
@@ -26,7 +26,7 @@ struct ExtractPlan {
     std::string sizes_spec;       // --N as given, for the manifest
     bool device_gram = false;     // all-N Gram matrices formed by the engine on its device
     int threads = 1;              // OpenMP threads over a layer's heads (statistics_threads)
-    simulate::Shard shard;
+    Shard shard;
     // Documents: exactly one of tokens_file and corpus.
     std::string tokens_file, corpus;
     std::int64_t docs = 0;

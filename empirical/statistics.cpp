@@ -274,7 +274,7 @@ void HeadStatistics::visit_state(Self& self, Visit&& visit) {
 void HeadStatistics::save(std::vector<std::int64_t>& words) const {
     visit_state(*this, [&](const auto& field) {
         if constexpr (sizeof(field) == 16) {
-            const auto bits = static_cast<simulate::UInt128>(field);
+            const auto bits = static_cast<UInt128>(field);
             words.push_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(bits >> 64)));
             words.push_back(static_cast<std::int64_t>(static_cast<std::uint64_t>(bits)));
         } else {
@@ -295,10 +295,10 @@ void HeadStatistics::load(const std::int64_t*& cursor, const std::int64_t* end) 
         if (end - cursor < needed)
             throw std::invalid_argument("HeadStatistics::load: the saved state is truncated");
         if constexpr (sizeof(field) == 16) {
-            const simulate::UInt128 bits =
-                (static_cast<simulate::UInt128>(static_cast<std::uint64_t>(cursor[0])) << 64) |
+            const UInt128 bits =
+                (static_cast<UInt128>(static_cast<std::uint64_t>(cursor[0])) << 64) |
                 static_cast<std::uint64_t>(cursor[1]);
-            field = static_cast<simulate::Int128>(bits);
+            field = static_cast<Int128>(bits);
         } else {
             field = cursor[0];
         }
@@ -311,7 +311,7 @@ void HeadStatistics::merge(const HeadStatistics& other) {
         other.settings_.max_lag != settings_.max_lag || other.settings_.sizes != settings_.sizes)
         throw std::invalid_argument("HeadStatistics::merge: different settings");
     // Field-wise integer addition, in the order of the saved layout.
-    std::vector<simulate::Int128> theirs;
+    std::vector<Int128> theirs;
     visit_state(other, [&](const auto& field) { theirs.push_back(field); });
     std::size_t k = 0;
     visit_state(*this, [&](auto& field) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "simulate/sums.hpp"
+#include "common/exact_sums.hpp"
 #include "theory/metrics.hpp"
 
 namespace attngeo::empirical {
@@ -60,7 +60,7 @@ int statistics_threads(int requested);
 
 struct DocumentScratch;  // statistics_fast.cpp: one thread's buffers, reused across documents
 
-// One (layer, query head): sums over documents. Every sum is exact (simulate::ExactSum,
+// One (layer, query head): sums over documents. Every sum is exact (ExactSum,
 // MomentSums), so the result does not depend on the order documents are added in: a run
 // resumed from a checkpoint, or merged from shards, equals the uninterrupted run bit for bit.
 class HeadStatistics {
@@ -124,10 +124,10 @@ class HeadStatistics {
     double regime_margin() const;
 
     const std::vector<int>& sizes() const { return settings_.sizes; }
-    const simulate::MomentSums& precision(std::size_t s) const { return precision_[s]; }
-    const simulate::MomentSums& recall(std::size_t s) const { return recall_[s]; }
-    const simulate::MomentSums& fmax(std::size_t s) const { return fmax_[s]; }
-    const simulate::MomentSums& fmin(std::size_t s) const { return fmin_[s]; }
+    const MomentSums& precision(std::size_t s) const { return precision_[s]; }
+    const MomentSums& recall(std::size_t s) const { return recall_[s]; }
+    const MomentSums& fmax(std::size_t s) const { return fmax_[s]; }
+    const MomentSums& fmin(std::size_t s) const { return fmin_[s]; }
     // Σ over documents of SelectionMetrics::exact_decisions at sizes()[s]: the comparisons
     // decided by exact arithmetic within τ·w of a tie (theory/metrics.hpp), the same count
     // whichever path (CPU, device, threads, shards) formed the metrics.
@@ -140,7 +140,7 @@ class HeadStatistics {
     double cos_s_vL(std::size_t s) const { return mean(diag_[s][4]); }
 
   private:
-    using Sum = simulate::ExactSum;
+    using Sum = ExactSum;
     // One document's tokens in double with their norms, as every part of add_document reads it.
     struct DocumentGeometry {
         theory::TokenGeometry tokens;  // alpha [n], values [n, d]
@@ -175,7 +175,7 @@ class HeadStatistics {
     std::vector<Sum> lag_sum_;             // [max_lag + 1]
     std::vector<std::int64_t> lag_pairs_;  // [max_lag + 1]
     Sum sink_mass_, last_mass_, m_sink_, m_last_, m_rest_;
-    std::vector<simulate::MomentSums> precision_, recall_, fmax_, fmin_;  // [|sizes|]
+    std::vector<MomentSums> precision_, recall_, fmax_, fmin_;  // [|sizes|]
     std::vector<std::int64_t> exact_decisions_;                           // [|sizes|]
     std::vector<std::array<Sum, 5>> diag_;                                // [|sizes|]
 };

@@ -13,7 +13,7 @@
 #include "common/cpu_features.hpp"
 #include "empirical/statistics.hpp"
 #include "empirical/statistics_kernels.hpp"
-#include "simulate/single_gram.hpp"
+#include "theory/single_gram.hpp"
 
 namespace attngeo::empirical {
 
@@ -86,9 +86,9 @@ void all_sizes_metrics(DocumentScratch& s, const RankedGram* ranked_gram,
         int ld = n;
         if (use_avx2_fma()) {
             scale_exponent = theory::single_precision_scale_exponent(s.ranked);
-            ld = simulate::single_gram_leading_dimension(n);
+            ld = theory::single_gram_leading_dimension(n);
             s.single_gram.resize(ld, n);
-            simulate::single_gram_lower(s.ranked, scale_exponent, s.single_gram.data(), ld,
+            theory::single_gram_lower(s.ranked, scale_exponent, s.single_gram.data(), ld,
                                         s.panels);
         } else {
             scale_exponent = theory::scaled_single_precision(s.ranked, s.scaled);

@@ -267,13 +267,13 @@ double median_of(std::vector<double> x) {
     return 0.5 * (upper + *std::max_element(x.begin(), x.begin() + mid));
 }
 
-void add_exact(simulate::ExactSum& sum, double x) {
+void add_exact(ExactSum& sum, double x) {
     if (!(std::fabs(x) < 0x1p62)) {
         sum.add(x);  // throws, naming the addend
         return;
     }
     const double scaled = x * 0x1p64;  // exact: a power-of-two scale, far from overflow
-    simulate::Int128 q;
+    Int128 q;
     if (std::fabs(scaled) < 0x1p52) {
         // Below 2⁵² a double still has a fraction; nearbyint rounds it as nearbyintl would.
         q = static_cast<std::int64_t>(std::nearbyint(scaled));
@@ -284,11 +284,11 @@ void add_exact(simulate::ExactSum& sum, double x) {
         const int shift = static_cast<int>((bits >> 52) & 0x7FF) - 1075;
         const std::uint64_t significand =
             (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
-        const simulate::UInt128 magnitude = static_cast<simulate::UInt128>(significand) << shift;
-        q = (bits >> 63) != 0 ? -static_cast<simulate::Int128>(magnitude)
-                              : static_cast<simulate::Int128>(magnitude);
+        const UInt128 magnitude = static_cast<UInt128>(significand) << shift;
+        q = (bits >> 63) != 0 ? -static_cast<Int128>(magnitude)
+                              : static_cast<Int128>(magnitude);
     }
-    constexpr simulate::Int128 limit = static_cast<simulate::Int128>(1) << 126;
+    constexpr Int128 limit = static_cast<Int128>(1) << 126;
     sum.fixed += q;
     if (sum.fixed >= limit || sum.fixed <= -limit)
         throw std::overflow_error("ExactSum::add: running sum exceeds 2^62");

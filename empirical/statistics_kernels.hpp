@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/cpu_features.hpp"
-#include "simulate/sums.hpp"
+#include "common/exact_sums.hpp"
 
 namespace attngeo::empirical::statistics_kernels {
 
@@ -67,6 +67,6 @@ double median_of(std::vector<double> x);
 // default rounding mode — with integer and double operations instead of long double ones
 // (a quarter of a head's statistics went to nearbyintl). Non-finite or |x| ≥ 2⁶² goes to
 // sum.add(x), which throws; a running sum beyond 2⁶² throws the same std::overflow_error.
-void add_exact(simulate::ExactSum& sum, double x);
+void add_exact(ExactSum& sum, double x);
 
 }  // namespace attngeo::empirical::statistics_kernels

@@ -20,7 +20,7 @@
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 #include "simulate/run.hpp"
-#include "simulate/table1.hpp"
+#include "compare/table1.hpp"
 #include "theory/bounds.hpp"
 #include "theory/parametric.hpp"
 
@@ -528,12 +528,12 @@ Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
 // ---- sweeps -----------------------------------------------------------------------------
 
 // A few N to follow across each parameter, by the rule that picks table1.csv's N
-// (simulate::followed_sizes) over the N present.
+// (compare::followed_sizes) over the N present.
 std::vector<int> followed_sizes(const CsvTable& sweep) {
     std::vector<int> sizes;
     for (std::size_t r = 0; r < sweep.rows.size(); ++r)
         sizes.push_back(static_cast<int>(sweep.integer(r, "N")));
-    return simulate::followed_sizes(sizes);
+    return compare::followed_sizes(sizes);
 }
 
 // sweep.csv is long (one row per grid point, N and variant); the panels read the paper

@@ -20,16 +20,6 @@ const char* to_string(SinkMode mode) {
     return mode == SinkMode::exact ? "exact" : "project";
 }
 
-double kms_inverse_sum(int L, double r) {
-    if (L < 1)
-        throw_domain_error("kms_inverse_sum", "L = " + std::to_string(L) + ", expected L >= 1");
-    return (L * (1 - r) + 2 * r) / (1 + r);
-}
-
-double max_feasible_rho0(int L, double beta) {
-    return 1.0 / std::sqrt(kms_inverse_sum(L, std::exp(-beta)));
-}
-
 ValueGenerator::ValueGenerator(GeneratorSettings settings)
     : settings_(std::move(settings)), n_(static_cast<int>(settings_.norms.size())) {
     const char* fn = "ValueGenerator";

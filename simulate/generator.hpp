@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "simulate/rng.hpp"
+#include "theory/cosine_geometry.hpp"
 #include "theory/metrics.hpp"
 
 namespace attngeo::simulate {
@@ -19,10 +20,8 @@ enum class SinkMode { exact, project };
 SinkMode parse_sink_mode(const std::string& text);
 const char* to_string(SinkMode mode);
 
-// 1ᵀK⁻¹1 = (L(1−r) + 2r)/(1+r) for the Kac–Murdock–Szegő matrix K_ij = r^{|i−j|} of size L.
-double kms_inverse_sum(int L, double r);
-// The largest |ρ0| for which the exact sink construction exists: 1/√(1ᵀK⁻¹1).
-double max_feasible_rho0(int L, double beta);
+using theory::kms_inverse_sum;
+using theory::max_feasible_rho0;
 
 struct GeneratorSettings {
     int d = 128;         // value dimension

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "common/cpu_features.hpp"
-#include "simulate/single_gram.hpp"
+#include "theory/single_gram.hpp"
 
 namespace attngeo::simulate {
 namespace {
@@ -45,10 +45,10 @@ int single_gram_of(const theory::RowMatrix& ranked, theory::SingleRowMatrix& sca
                    std::vector<float>& panels, Eigen::MatrixXf& gram) {
     const int n = static_cast<int>(ranked.rows());
     const int d = static_cast<int>(ranked.cols());
-    gram.resize(single_gram_leading_dimension(n), n);
+    gram.resize(theory::single_gram_leading_dimension(n), n);
     if (use_avx2_fma()) {
         const int scale_exponent = theory::single_precision_scale_exponent(ranked);
-        single_gram_lower(ranked, scale_exponent, gram.data(), static_cast<int>(gram.rows()),
+        theory::single_gram_lower(ranked, scale_exponent, gram.data(), static_cast<int>(gram.rows()),
                           panels);
         return scale_exponent;
     }
@@ -338,21 +338,6 @@ std::vector<theory::SelectionMetrics> infinite_d_metrics(const SimulationSpec& s
         for (int l = 0; l < n; ++l)
             gram(k, l) = a[order[k]] * a[order[l]] * K(order[k], order[l]);
     return theory::selection_metrics_expected_gram(gram, spec.sizes, spec.distance);
-}
-
-double expected_normalized_cosine(double rho, int d) {
-    if (d < 1) throw std::domain_error("expected_normalized_cosine: d < 1");
-    if (rho == 0) return 0;
-    const double x = rho * rho;
-    const double c = d / 2.0 + 1;
-    double term = 1, series = 1;
-    for (int k = 0; k < 1000000; ++k) {
-        term *= (0.5 + k) * (0.5 + k) / ((c + k) * (k + 1)) * x;
-        series += term;
-        if (term < 1e-17 * series) break;
-    }
-    const double ratio = boost::math::tgamma_ratio((d + 1) / 2.0, d / 2.0);
-    return rho * (2.0 / d) * ratio * ratio * series;
 }
 
 }  // namespace attngeo::simulate

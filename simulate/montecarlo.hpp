@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "simulate/generator.hpp"
-#include "simulate/sums.hpp"
+#include "common/exact_sums.hpp"
 #include "theory/bounds.hpp"
 #include "theory/metrics.hpp"
 #include "theory/parametric.hpp"
@@ -86,10 +86,7 @@ SimulationSums run_trials(const SimulationSpec& spec, std::int64_t first, std::i
 // with K the covariance the generator realises (exact: Assumption 2; project: its variant).
 std::vector<theory::SelectionMetrics> infinite_d_metrics(const SimulationSpec& spec);
 
-// E cos(g_i, g_j)/(‖g_i‖‖g_j‖) for Gaussian vectors in R^d with correlation ρ:
-// ρ·(2/d)(Γ((d+1)/2)/Γ(d/2))²·₂F₁(½,½; d/2+1; ρ²) — what a requested cosine ρ becomes after
-// normalisation at finite d (→ ρ as d → ∞).
-double expected_normalized_cosine(double rho, int d);
+using theory::expected_normalized_cosine;
 
 // One trial's realised statistics, from the values directly.
 void add_realised_statistics(const theory::RowMatrix& values, const Eigen::VectorXd& nominal_norms,

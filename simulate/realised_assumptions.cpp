@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "common/manifest_values.hpp"
-#include "simulate/sums.hpp"
+#include "common/exact_sums.hpp"
 #include "theory/parametric.hpp"
 
 namespace attngeo::simulate {

@@ -10,18 +10,11 @@
 #include <vector>
 
 #include "common/progress.hpp"
+#include "common/shard.hpp"
 #include "simulate/montecarlo.hpp"
 #include "theory/model_source.hpp"
 
 namespace attngeo::simulate {
-
-// Shard i of n runs trials [⌊i·T/n⌋, ⌊(i+1)·T/n⌋) of every grid point.
-struct Shard {
-    int index = 0, count = 1;
-};
-Shard parse_shard(const std::string& text);  // "i/n", 0 ≤ i < n; InputError naming --shard
-void check_shard(Shard shard, const std::string& where);  // InputError "<where>, expected ..."
-std::pair<std::int64_t, std::int64_t> shard_trials(std::int64_t trials, Shard shard);
 
 // Parameters a sweep can vary (`--set name=v1,v2,...`).
 const std::vector<std::string>& sweepable_parameters();

@@ -236,8 +236,8 @@ TEST(CompareEnvelopes, KappaStarOfTheLowerSideKnownAndMonotone) {
         return evaluate_envelopes(heads, settings);
     };
     const EnvelopeResult base = run(0), raised = run(0.5);
-    using simulate::ScanMetric;
-    using simulate::ScanSide;
+    using compare::ScanMetric;
+    using compare::ScanSide;
     const auto& b = base.variants[0].scan.side(ScanMetric::R, ScanSide::lower);
     const auto& r = raised.variants[0].scan.side(ScanMetric::R, ScanSide::lower);
     std::printf("kappa* of R lower: %.17g -> %.17g\n", b.at_star.kappa, r.at_star.kappa);
@@ -269,8 +269,8 @@ TEST(CompareEnvelopes, CoverageUsesTheIntervalOverDocuments) {
     settings.kappa = 1;
     const double bound = t.recall_lower(1);
     HeadInput h = t.input(0, 0, 0.5, bound - 0.01);
-    using simulate::ScanMetric;
-    using simulate::ScanSide;
+    using compare::ScanMetric;
+    using compare::ScanSide;
     auto coverage = [&](const HeadInput& head) {
         return evaluate_envelopes({head}, settings)
             .variants[0]
@@ -389,12 +389,12 @@ TEST(CompareEnvelopes, ConventionPointsAreSetApartAndInformativePointsRecount) {
     for (const VariantResult& v : r.variants) {
         EXPECT_EQ(v.global.points, 2 * H * (S - 2));
         for (int s = 0; s < 4; ++s) {
-            const simulate::SideVerdict& side = v.scan.sides[s];
-            const bool P = side.metric == simulate::ScanMetric::P;
-            const bool lower = side.side == simulate::ScanSide::lower;
+            const compare::SideVerdict& side = v.scan.sides[s];
+            const bool P = side.metric == compare::ScanMetric::P;
+            const bool lower = side.side == compare::ScanSide::lower;
             EXPECT_EQ(side.points, H * (S - 2));
             EXPECT_EQ(side.convention_points, H * 2);
-            const simulate::MetricBounds& m = P ? v.scan.at_star.P : v.scan.at_star.R;
+            const compare::MetricBounds& m = P ? v.scan.at_star.P : v.scan.at_star.R;
             const std::vector<double>& bound = lower ? m.lower : m.upper;
             int informative = 0;
             for (int h = 0; h < H; ++h)

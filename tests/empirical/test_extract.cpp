@@ -122,8 +122,8 @@ TEST(HeadStatistics, PrecisionRecallEqualTheTheoryReference) {
         }
     }
     for (std::size_t i = 0; i < sizes.size(); ++i) {
-        EXPECT_NEAR(simulate::estimate(s.precision(i)).mean, p_sum[i] / 5, 1e-11) << sizes[i];
-        EXPECT_NEAR(simulate::estimate(s.recall(i)).mean, r_sum[i] / 5, 1e-11) << sizes[i];
+        EXPECT_NEAR(estimate(s.precision(i)).mean, p_sum[i] / 5, 1e-11) << sizes[i];
+        EXPECT_NEAR(estimate(s.recall(i)).mean, r_sum[i] / 5, 1e-11) << sizes[i];
     }
     // At N = n, s(N) is the whole attention output.
     EXPECT_GT(s.s_norm(sizes.size() - 1), 0.0);
@@ -240,9 +240,9 @@ void check_against_llama2c_dumps(const std::string& engine) {
             for (int i = 0; i < T; ++i) {
                 const std::size_t r = row * T + i;
                 const double dp = std::abs(pr.number(r, "P_mean") -
-                                           simulate::estimate(expected.precision(i)).mean);
+                                           estimate(expected.precision(i)).mean);
                 const double dr =
-                    std::abs(pr.number(r, "R_mean") - simulate::estimate(expected.recall(i)).mean);
+                    std::abs(pr.number(r, "R_mean") - estimate(expected.recall(i)).mean);
                 worst_pr = std::max({worst_pr, dp, dr});
                 points += 2;
                 exact += (dp <= 1e-5) + (dr <= 1e-5);

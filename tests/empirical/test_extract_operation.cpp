@@ -118,7 +118,7 @@ TEST(DeviceGram, BatchedGramGivesTheReferenceCountsForEveryHeadAndN) {
                                                               settings.ranking, settings.distance);
         for (std::size_t s = 0; s < rows.size(); ++s) {
             ++compared;
-            simulate::MomentSums precision, recall;
+            MomentSums precision, recall;
             precision.add(rows[s].precision_at_rmax);
             recall.add(rows[s].recall_at_rmin);
             const bool same = device.precision(s) == precision && device.recall(s) == recall &&

@@ -261,9 +261,9 @@ TEST(StatisticsFast, AddExactEqualsExactSumAdd) {
     std::uniform_real_distribution<double> mantissa(-1, 1);
     for (int k = 0; k < 20000; ++k)
         addends.push_back(std::ldexp(mantissa(rng), static_cast<int>(rng() % 120) - 76));
-    simulate::ExactSum fast, reference;
+    ExactSum fast, reference;
     for (double x : addends) {
-        simulate::ExactSum one_fast, one_reference;
+        ExactSum one_fast, one_reference;
         kernels::add_exact(one_fast, x);
         one_reference.add(x);
         EXPECT_TRUE(one_fast == one_reference) << x;
@@ -273,7 +273,7 @@ TEST(StatisticsFast, AddExactEqualsExactSumAdd) {
     EXPECT_TRUE(fast == reference);
     std::cout << "sum of " << addends.size() << " addends: " << fast.value() << " and "
               << reference.value() << "\n";
-    simulate::ExactSum sum;
+    ExactSum sum;
     EXPECT_THROW(kernels::add_exact(sum, std::nan("")), std::overflow_error);
     EXPECT_THROW(kernels::add_exact(sum, 0x1p62), std::overflow_error);
     kernels::add_exact(sum, 0x1.8p61);

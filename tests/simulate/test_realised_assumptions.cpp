@@ -11,11 +11,12 @@
 
 #include "simulate/montecarlo.hpp"
 #include "simulate/realised_assumptions.hpp"
-#include "simulate/sums.hpp"
-#include "simulate/table1.hpp"
+#include "common/exact_sums.hpp"
+#include "compare/table1.hpp"
 #include "theory/parametric.hpp"
 
 namespace attngeo::simulate {
+using namespace attngeo::compare;
 namespace {
 
 SimulationSpec spec_with(const std::string& profile, double lambda) {

@@ -17,19 +17,20 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
-#include "simulate/envelope.hpp"
+#include "compare/estimate_envelopes.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/montecarlo.hpp"
 #include "simulate/rng.hpp"
 #include "simulate/run.hpp"
-#include "simulate/sums.hpp"
-#include "simulate/table1.hpp"
+#include "common/exact_sums.hpp"
+#include "compare/table1.hpp"
 #include "tests/support/sensitivity_reference.hpp"
 #include "tests/support/test_files.hpp"
 #include "theory/parametric.hpp"
 
 using namespace attngeo;
 using namespace attngeo::simulate;
+using namespace attngeo::compare;
 
 namespace {
 
@@ -485,7 +486,7 @@ TEST(ExactSum, OrderDoesNotChangeTheBitsAndOverflowThrows) {
     std::vector<double> x(2000);
     for (auto& v : x)
         v = std::ldexp(1.0, static_cast<int>(magnitude(rng))) * (rng() % 2 ? 1.0 : -0.7);
-    simulate::ExactSum forward, backward, halves_a, halves_b;
+    ExactSum forward, backward, halves_a, halves_b;
     long double reference = 0;  // plain long-double loop, for the printed difference
     for (double v : x) {
         forward.add(v);
@@ -501,7 +502,7 @@ TEST(ExactSum, OrderDoesNotChangeTheBitsAndOverflowThrows) {
     const double difference = std::abs(forward.value() - static_cast<double>(reference));
     std::cout << "ExactSum vs long double loop: " << difference << "\n";
     EXPECT_LE(difference, 2000 * 0x1p-64 + 1e-15 * std::abs(static_cast<double>(reference)));
-    simulate::ExactSum big;
+    ExactSum big;
     EXPECT_THROW(big.add(0x1p62), std::overflow_error);
     EXPECT_THROW(big.add(std::nan("")), std::overflow_error);
     big.add(0x1p61);

@@ -1,4 +1,4 @@
-// The simulator's packed single-precision Gram tiles (simulate/single_gram) against their plain
+// The simulator's packed single-precision Gram tiles (theory/single_gram) against their plain
 // loop (bit for bit on the lower triangle) and against a float64 Gram of the same rounded inputs
 // (within the float32 dot-product bound), at sizes around the panel and tile edges.
 #include <gtest/gtest.h>
@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "common/cpu_features.hpp"
-#include "simulate/single_gram.hpp"
+#include "theory/single_gram.hpp"
 
 namespace {
 
-namespace sim = attngeo::simulate;
+namespace theory = attngeo::theory;
 using attngeo::theory::RowMatrix;
 
 RowMatrix random_rows(int n, int d, std::mt19937_64& rng) {
@@ -33,7 +33,7 @@ TEST(SingleGram, TilesEqualThePlainLoopAndBoundTheDoubleGram) {
              {1, 8}, {3, 5}, {23, 16}, {24, 16}, {25, 13}, {47, 64}, {97, 128}, {200, 33}}) {
         const RowMatrix y = random_rows(n, d, rng);
         const int e = attngeo::theory::single_precision_scale_exponent(y);
-        const int ld = sim::single_gram_leading_dimension(n);
+        const int ld = theory::single_gram_leading_dimension(n);
         ASSERT_GE(ld, n);
         ASSERT_EQ(ld % 8, 0);
         std::vector<float> fast(static_cast<std::size_t>(ld) * n, -7.0f), plain(fast), panels;
@@ -41,11 +41,11 @@ TEST(SingleGram, TilesEqualThePlainLoopAndBoundTheDoubleGram) {
         // single_gram_lower takes); elsewhere single_gram_lower, then the plain loop.
 #if ATTNGEO_X86
         if (attngeo::cpu_has_avx2_fma())
-            sim::single_gram_lower_avx2(y, e, fast.data(), ld, panels);
+            theory::single_gram_lower_avx2(y, e, fast.data(), ld, panels);
         else
 #endif
-            sim::single_gram_lower(y, e, fast.data(), ld, panels);
-        sim::single_gram_lower_plain(y, e, plain.data(), ld);
+            theory::single_gram_lower(y, e, fast.data(), ld, panels);
+        theory::single_gram_lower_plain(y, e, plain.data(), ld);
         const double sigma = std::ldexp(1.0, e);
         for (int j = 0; j < n; ++j)
             for (int i = j; i < n; ++i) {
@@ -84,15 +84,15 @@ TEST(SingleGram, ScalesOutsideTheNormalRangeMatchThePlainLoop) {
     y *= 1e-310 / 1e-3;  // max |y| subnormal: σ = 2^e with e > 1023 goes through ldexp
     const int e = attngeo::theory::single_precision_scale_exponent(y);
     ASSERT_GT(e, 1023);
-    const int ld = sim::single_gram_leading_dimension(30);
+    const int ld = theory::single_gram_leading_dimension(30);
     std::vector<float> fast(static_cast<std::size_t>(ld) * 30), plain(fast), panels;
 #if ATTNGEO_X86
     if (attngeo::cpu_has_avx2_fma())
-        sim::single_gram_lower_avx2(y, e, fast.data(), ld, panels);
+        theory::single_gram_lower_avx2(y, e, fast.data(), ld, panels);
     else
 #endif
-        sim::single_gram_lower(y, e, fast.data(), ld, panels);
-    sim::single_gram_lower_plain(y, e, plain.data(), ld);
+        theory::single_gram_lower(y, e, fast.data(), ld, panels);
+    theory::single_gram_lower_plain(y, e, plain.data(), ld);
     for (int j = 0; j < 30; ++j)
         for (int i = j; i < 30; ++i)
             EXPECT_EQ(fast[i + j * ld], plain[i + j * ld]);
@@ -103,8 +103,8 @@ TEST(SingleGram, RejectsAShortLeadingDimension) {
     std::mt19937_64 rng(5);
     const RowMatrix y = random_rows(25, 4, rng);
     std::vector<float> out(48 * 25), panels;
-    EXPECT_THROW(sim::single_gram_lower(y, 0, out.data(), 25, panels), std::invalid_argument);
-    EXPECT_THROW(sim::single_gram_lower_plain(y, 0, out.data(), 47), std::invalid_argument);
+    EXPECT_THROW(theory::single_gram_lower(y, 0, out.data(), 25, panels), std::invalid_argument);
+    EXPECT_THROW(theory::single_gram_lower_plain(y, 0, out.data(), 47), std::invalid_argument);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace attngeo::simulate {
+namespace attngeo {
 
 __extension__ typedef __int128 Int128;
 __extension__ typedef unsigned __int128 UInt128;
@@ -50,4 +50,4 @@ struct Estimate {
 };
 Estimate estimate(const MomentSums& sums);
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo

@@ -9,7 +9,7 @@
 #include "common/cpu_features.hpp"
 #include "theory/metrics.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::theory {
 
 // Rows of the panels: the Gram buffer's leading dimension must be at least n rounded up to
 // this (the tiles also write the padding rows, with zeros).
@@ -21,17 +21,17 @@ int single_gram_leading_dimension(int n);
 // symmetric values). ld ≥ single_gram_leading_dimension(n). `panels` is scratch. Uses the AVX2
 // tiles when use_avx2_fma() (common/cpu_features.hpp), else the (slow) plain loop: the
 // simulator takes SSYRK there.
-void single_gram_lower(const theory::RowMatrix& ranked,  // [n, d]
+void single_gram_lower(const RowMatrix& ranked,  // [n, d]
                        int scale_exponent,
                        float* lower,  // [ld, n] column-major
                        int ld, std::vector<float>& panels);
-void single_gram_lower_plain(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
+void single_gram_lower_plain(const RowMatrix& ranked, int scale_exponent, float* lower,
                              int ld);
 #if ATTNGEO_X86
 // The tiles themselves (the tests compare them with the plain loop whatever the dispatcher
 // takes); only where cpu_has_avx2_fma().
-void single_gram_lower_avx2(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
+void single_gram_lower_avx2(const RowMatrix& ranked, int scale_exponent, float* lower,
                             int ld, std::vector<float>& panels);
 #endif
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::theory

@@ -11,7 +11,7 @@
 #include "simulate/rng.hpp"
 #include "theory/models.hpp"
 
-namespace attngeo::empirical {
+namespace attngeo::simulate {
 
 // The known parameters of one planted head.
 struct PlantedParameters {
@@ -40,7 +40,7 @@ struct PlantedRequest {
     int heads = 0;                    // K heads, all in layer 0
     std::int64_t docs = 32;           // D documents (windows) per head
     double alpha_noise = 0;           // σ of the per-document log-normal noise on α_i, i ≥ 1
-    simulate::SinkMode sink_mode = simulate::SinkMode::exact;
+    SinkMode sink_mode = SinkMode::exact;
     std::uint64_t seed = 1;     // draws and documents: Philox keyed by the seed
     std::string sizes = "all";  // --N: all | pow2 | list
     std::string rank = "attn", distance = "euclidean";
@@ -59,7 +59,7 @@ std::vector<PlantedParameters> planted_head_parameters(const PlantedRequest& req
 // α_i = (1 − p_sink)·w_i e^{σ z_i} / Σ_j w_j e^{σ z_j} with w the Assumption-3 shape and z_i
 // independent standard normals from `stream`; σ = 0 gives the profile itself.
 std::vector<float> planted_alpha(const theory::Assumption3Profile& profile, double sigma,
-                                 simulate::RandomStream& stream);
+                                 RandomStream& stream);
 
 // planted.csv: layer, head and every parameter of each head (p_base derived).
 std::string planted_csv(const std::vector<PlantedParameters>& heads, int d, double alpha_noise);
@@ -70,4 +70,4 @@ std::string planted_csv(const std::vector<PlantedParameters>& heads, int d, doub
 // planted and gives the parameters. Returns the manifest.
 nlohmann::json write_planted_extract(const PlantedRequest& request);
 
-}  // namespace attngeo::empirical
+}  // namespace attngeo::simulate

@@ -1,5 +1,5 @@
 // Fixed-point exact sums and Student-t estimates; see sums.hpp.
-#include "simulate/sums.hpp"
+#include "common/exact_sums.hpp"
 
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
-namespace attngeo::simulate {
+namespace attngeo {
 
 std::string to_string_int128(Int128 value) {
     if (value == 0) return "0";
@@ -115,4 +115,4 @@ Estimate estimate(const MomentSums& s) {
     return e;
 }
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo

@@ -12,14 +12,15 @@
 #include <stdexcept>
 #include <vector>
 
-#include "simulate/envelope.hpp"
-#include "simulate/kappa_scan.hpp"
+#include "compare/estimate_envelopes.hpp"
+#include "compare/kappa_scan.hpp"
 #include "simulate/montecarlo.hpp"
-#include "simulate/verdict_output.hpp"
+#include "compare/verdict_output.hpp"
 #include "theory/bounds.hpp"
 #include "theory/models.hpp"
 
 using namespace attngeo::simulate;
+using namespace attngeo::compare;
 namespace th = attngeo::theory;
 
 namespace {

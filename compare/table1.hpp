@@ -9,7 +9,7 @@
 
 #include "theory/parametric.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::compare {
 
 struct Table1 {
     double d = 0, kappa = 0;                   // where the derivatives are taken
@@ -39,4 +39,4 @@ nlohmann::json table1_manifest(const Table1& table);
 // derivatives were taken.
 std::string table1_decision(const std::string& head);
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::compare

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "simulate/kappa_scan.hpp"
+#include "compare/kappa_scan.hpp"
 #include "theory/bounds.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::compare {
 
 // The manifest's decision lines for the scan and the single κ.
 extern const char* const kScanDecision;
@@ -37,4 +37,4 @@ std::string star_flag_fields(const KappaScan& scan, std::size_t point, const the
 nlohmann::json verdict_json(const KappaScan& scan, const std::vector<theory::MarginFlags>& margins,
                             const char* kappa_rule);
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::compare

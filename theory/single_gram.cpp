@@ -1,7 +1,7 @@
 // Packed single-precision SYRK for the simulator's Gram path; see single_gram.hpp. A 24×4 tile
 // keeps 12 accumulators in flight, enough to cover the FMA latency on two pipes (SSYRK's 16×4
 // keeps 8), and both operands come from the same panels, so σY is packed only once.
-#include "simulate/single_gram.hpp"
+#include "theory/single_gram.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,7 @@
 #include <immintrin.h>
 #endif
 
-namespace attngeo::simulate {
+namespace attngeo::theory {
 namespace {
 
 constexpr int kRows = kGramPanelRows;
@@ -38,7 +38,7 @@ struct Scale {
     double sigma;
 };
 
-void check_layout(const theory::RowMatrix& ranked, int ld, const char* function) {
+void check_layout(const RowMatrix& ranked, int ld, const char* function) {
     const int n = static_cast<int>(ranked.rows());
     if (ld < single_gram_leading_dimension(n)) {
         throw std::invalid_argument(std::string(function) + ": leading dimension " +
@@ -67,7 +67,7 @@ ATTNGEO_TARGET_AVX2_FMA inline void pack_block(const double* const (&rows)[8], i
 }
 
 // panels[p][t][r] = fl32(σ·y[24p + r][t]), zeros for rows ≥ n.        [P, d, 24]
-ATTNGEO_TARGET_AVX2_FMA float* pack_panels(const theory::RowMatrix& ranked, const Scale& scale,
+ATTNGEO_TARGET_AVX2_FMA float* pack_panels(const RowMatrix& ranked, const Scale& scale,
                                            std::vector<float>& store) {
     const int n = static_cast<int>(ranked.rows()), d = static_cast<int>(ranked.cols());
     const int panels = (n + kRows - 1) / kRows;
@@ -147,7 +147,7 @@ int single_gram_leading_dimension(int n) {
     return (n + kRows - 1) / kRows * kRows;
 }
 
-void single_gram_lower_plain(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
+void single_gram_lower_plain(const RowMatrix& ranked, int scale_exponent, float* lower,
                              int ld) {
     check_layout(ranked, ld, "single_gram_lower_plain");
     const int n = static_cast<int>(ranked.rows()), d = static_cast<int>(ranked.cols());
@@ -169,7 +169,7 @@ void single_gram_lower_plain(const theory::RowMatrix& ranked, int scale_exponent
 }
 
 #if ATTNGEO_X86
-void single_gram_lower_avx2(const theory::RowMatrix& ranked, int scale_exponent, float* lower,
+void single_gram_lower_avx2(const RowMatrix& ranked, int scale_exponent, float* lower,
                             int ld, std::vector<float>& panels) {
     check_layout(ranked, ld, "single_gram_lower_avx2");
     const float* packed = pack_panels(ranked, Scale(scale_exponent), panels);
@@ -178,7 +178,7 @@ void single_gram_lower_avx2(const theory::RowMatrix& ranked, int scale_exponent,
 }
 #endif
 
-void single_gram_lower(const theory::RowMatrix& ranked, int scale_exponent, float* lower, int ld,
+void single_gram_lower(const RowMatrix& ranked, int scale_exponent, float* lower, int ld,
                        std::vector<float>& panels) {
     check_layout(ranked, ld, "single_gram_lower");
 #if ATTNGEO_X86
@@ -191,4 +191,4 @@ void single_gram_lower(const theory::RowMatrix& ranked, int scale_exponent, floa
     single_gram_lower_plain(ranked, scale_exponent, lower, ld);
 }
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::theory

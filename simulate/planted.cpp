@@ -1,7 +1,7 @@
 // Planted heads through the real extract statistics and folder writer; see planted.hpp. The
 // documents of a head come from Philox streams keyed by (seed, head, document), so the folder
 // does not depend on the thread count.
-#include "empirical/planted.hpp"
+#include "simulate/planted.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +18,10 @@
 #include "empirical/extract_folder.hpp"
 #include "empirical/extract_state.hpp"
 
-namespace attngeo::empirical {
+namespace attngeo::simulate {
+
+// The statistics and the extract folder's writer are empirical/'s torch-free core.
+using namespace attngeo::empirical;
 namespace {
 
 // Grid points of the RandomStream key no simulate run uses (they count from 0): one for the
@@ -46,9 +49,9 @@ void set_parameter(PlantedParameters& p, const std::string& name, double value) 
     *parameter_slot(p, name) = value;
 }
 
-simulate::GeneratorSettings generator_settings(const PlantedParameters& p, int d,
-                                               simulate::SinkMode sink_mode) {
-    simulate::GeneratorSettings g;
+GeneratorSettings generator_settings(const PlantedParameters& p, int d,
+                                               SinkMode sink_mode) {
+    GeneratorSettings g;
     g.d = d;
     g.beta = p.beta;
     g.rho0 = p.rho0;
@@ -59,7 +62,7 @@ simulate::GeneratorSettings generator_settings(const PlantedParameters& p, int d
 }
 
 // Throws std::domain_error when a head's parameters break Assumptions 1–3 or the generator.
-void check_head(const PlantedParameters& p, int d, simulate::SinkMode sink_mode) {
+void check_head(const PlantedParameters& p, int d, SinkMode sink_mode) {
     theory::validate_assumption3(p.profile, "planted_head_parameters");
     (void)theory::assumption3_p_base(p.profile);  // an overflowing exponential phase
     if (!(p.beta > 0) || !std::isfinite(p.beta))
@@ -68,7 +71,7 @@ void check_head(const PlantedParameters& p, int d, simulate::SinkMode sink_mode)
     if (!(std::abs(p.rho0) <= 1))
         throw_domain_error("planted_head_parameters",
                            "rho0 = " + format_double(p.rho0) + ", expected |rho0| <= 1");
-    simulate::ValueGenerator generator(generator_settings(p, d, sink_mode));
+    ValueGenerator generator(generator_settings(p, d, sink_mode));
 }
 
 std::string head_text(const PlantedParameters& p) {
@@ -119,16 +122,16 @@ StatisticsSettings planted_settings(const PlantedRequest& r) {
 }
 
 // One head's document: values [n, d] and α [n] as float32, as extract's capture hands them on.
-void draw_document(const PlantedParameters& p, const simulate::ValueGenerator& generator,
+void draw_document(const PlantedParameters& p, const ValueGenerator& generator,
                    const PlantedRequest& r, std::int64_t doc, int head, std::vector<float>& alpha,
                    std::vector<float>& values) {
-    simulate::RandomStream value_stream(r.seed, kPlantedDocumentPoint,
+    RandomStream value_stream(r.seed, kPlantedDocumentPoint,
                                         static_cast<std::uint32_t>(doc),
                                         static_cast<std::uint32_t>(2 * head));
     theory::RowMatrix v;
     generator.draw_values(value_stream, v);
     values.assign(v.data(), v.data() + v.size());
-    simulate::RandomStream alpha_stream(r.seed, kPlantedDocumentPoint,
+    RandomStream alpha_stream(r.seed, kPlantedDocumentPoint,
                                         static_cast<std::uint32_t>(doc),
                                         static_cast<std::uint32_t>(2 * head + 1));
     alpha = planted_alpha(p.profile, r.alpha_noise, alpha_stream);
@@ -173,7 +176,7 @@ nlohmann::json synthetic_json(const PlantedRequest& r,
             {"L", b.profile.L},
             {"seed", r.seed},
             {"alpha_noise", r.alpha_noise},
-            {"sink_mode", simulate::to_string(r.sink_mode)},
+            {"sink_mode", to_string(r.sink_mode)},
             {"base",
              {{"C", b.C},
               {"lambda", b.lambda},
@@ -229,7 +232,7 @@ std::vector<PlantedParameters> planted_head_parameters(const PlantedRequest& r) 
     std::vector<PlantedParameters> heads(r.heads, r.base);
     for (int h = 0; h < r.heads; ++h) {
         for (std::size_t k = 0; k < r.draws.size(); ++k) {
-            simulate::RandomStream stream(r.seed, kPlantedDrawPoint, static_cast<std::uint32_t>(h),
+            RandomStream stream(r.seed, kPlantedDrawPoint, static_cast<std::uint32_t>(h),
                                           static_cast<std::uint32_t>(k));
             const PlantedRange& range = r.draws[k];
             set_parameter(heads[h], range.name,
@@ -246,7 +249,7 @@ std::vector<PlantedParameters> planted_head_parameters(const PlantedRequest& r) 
 }
 
 std::vector<float> planted_alpha(const theory::Assumption3Profile& profile, double sigma,
-                                 simulate::RandomStream& stream) {
+                                 RandomStream& stream) {
     const int L = profile.L;
     std::vector<double> w(L + 1, 0.0);
     double total = 0;
@@ -288,7 +291,7 @@ nlohmann::json write_planted_extract(const PlantedRequest& r) {
     check_allocation(checked_bytes(r.heads, settings.context), 64,
                      "--heads " + std::to_string(r.heads) + ": the statistics grid");
     const std::vector<PlantedParameters> heads = planted_head_parameters(r);
-    std::vector<simulate::ValueGenerator> generators;
+    std::vector<ValueGenerator> generators;
     for (const PlantedParameters& p : heads)
         generators.emplace_back(generator_settings(p, r.d, r.sink_mode));
     StatisticsGrid grid = make_grid(1, r.heads, settings);
@@ -322,4 +325,4 @@ nlohmann::json write_planted_extract(const PlantedRequest& r) {
     return manifest;
 }
 
-}  // namespace attngeo::empirical
+}  // namespace attngeo::simulate

@@ -1,6 +1,6 @@
 // The κ scan of SPEC §7; see kappa_scan.hpp. Bounds are reduced to per-κ statistics as soon as
 // a batch of κ is evaluated, so memory is O(points) times a bounded batch, whatever the grid.
-#include "simulate/kappa_scan.hpp"
+#include "compare/kappa_scan.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include "common/errors.hpp"
 #include "theory/bounds.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::compare {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -176,7 +176,7 @@ class ScanState {
                 kappas.push_back(kappa_at(fresh[k]));
             const std::vector<ScanBounds> bounds = evaluate_(kappas, with_recall);
             if (bounds.size() != kappas.size())
-                throw_domain_error("attngeo::simulate::scan_kappa",
+                throw_domain_error("attngeo::compare::scan_kappa",
                                    "the evaluator returned bounds for a different number of kappa");
             for (std::size_t k = first; k < last; ++k)
                 record(fresh[k], bounds[k - first], with_recall);
@@ -295,7 +295,7 @@ class ScanState {
             if (side_bounds(b, kSides[s]).size() != lowest_[s].size() ||
                 bounds_of(b, kSides[s].metric).lower.size() != lowest_[s].size())
                 throw_domain_error(
-                    "attngeo::simulate::scan_kappa",
+                    "attngeo::compare::scan_kappa",
                     "the evaluator returned bounds for a different number of points");
     }
 
@@ -308,7 +308,7 @@ class ScanState {
 };
 
 void validate(const ScanInputs& in) {
-    const char* fn = "attngeo::simulate::scan_kappa";
+    const char* fn = "attngeo::compare::scan_kappa";
     if (in.P.empty()) throw_domain_error(fn, "no points to scan");
     if (in.R.size() != in.P.size() || in.regime.size() != in.P.size())
         throw_domain_error(fn, "P, R and regime differ in length");
@@ -457,7 +457,7 @@ KappaScan scan_kappa(const ScanInputs& inputs, const ScanBatchEvaluator& evaluat
                      std::optional<double> given_kappa, RefineWindows windows) {
     validate(inputs);
     if (given_kappa && !(*given_kappa > 0 && std::isfinite(*given_kappa)))
-        throw_domain_error("attngeo::simulate::scan_kappa", "kappa must be finite and > 0");
+        throw_domain_error("attngeo::compare::scan_kappa", "kappa must be finite and > 0");
     ScanState state(inputs, evaluate);
     std::vector<int> coarse;
     for (int index = 0; index <= kLastIndex; index += kFinePerCoarse)
@@ -572,7 +572,7 @@ void judge_points(KappaScan& scan, const ScanInputs& in,
                   const std::vector<theory::MarginFlags>& margins) {
     const std::size_t count = in.P.size();
     if (margins.size() != count)
-        throw_domain_error("attngeo::simulate::judge_points",
+        throw_domain_error("attngeo::compare::judge_points",
                            "one margin flag set per point expected");
     PointJudgement& j = scan.points;
     j.convention.assign(count, 0);
@@ -633,4 +633,4 @@ DegenerateCounts degenerate_fractions(const ScanBounds& star, const std::vector<
     return c;
 }
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::compare

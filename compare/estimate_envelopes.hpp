@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "simulate/kappa_scan.hpp"
-#include "simulate/sums.hpp"
+#include "compare/kappa_scan.hpp"
+#include "common/exact_sums.hpp"
 #include "theory/bounds.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::compare {
 
 // Estimates of the four metrics at one N.
 struct SizeEstimates {
@@ -72,4 +72,4 @@ std::vector<VariantEnvelope> envelopes(const theory::HeadModel& head, const std:
                                        const std::vector<int>& regimes, std::optional<double> kappa,
                                        int threads);
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::compare

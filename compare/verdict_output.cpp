@@ -1,5 +1,5 @@
 // Writers of the κ scan and the verdict; see verdict_output.hpp.
-#include "simulate/verdict_output.hpp"
+#include "compare/verdict_output.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::compare {
 namespace {
 
 const char* const kRegimeNames[kRegimeCount] = {"I", "II", "III", "IV", "V"};
@@ -245,4 +245,4 @@ nlohmann::json verdict_json(const KappaScan& scan, const std::vector<theory::Mar
               {"R_trivial_upper", d.R_trivial_upper}}}};
 }
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::compare

@@ -1,7 +1,7 @@
-// Planted heads (empirical/planted.hpp): seeded per-head draws within their ranges, the α model
+// Planted heads (simulate/planted.hpp): seeded per-head draws within their ranges, the α model
 // (sink exact, noisy shape renormalised), and a folder compare's reader accepts whose statistics
 // equal the planted norms; bad requests throw InputError and leave nothing behind.
-#include "empirical/planted.hpp"
+#include "simulate/planted.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 
 namespace fs = std::filesystem;
 
-namespace attngeo::empirical {
+namespace attngeo::simulate {
 namespace {
 
 PlantedRequest small_request(const std::string& out) {
@@ -138,4 +138,4 @@ TEST(PlantedFolder, BadRequestWritesNothing) {
 }
 
 }  // namespace
-}  // namespace attngeo::empirical
+}  // namespace attngeo::simulate

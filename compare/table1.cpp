@@ -1,6 +1,6 @@
 // Table 1 (SPEC §3): the sensitivities of the paper bounds as a table1.csv and its manifest
 // entry; see table1.hpp.
-#include "simulate/table1.hpp"
+#include "compare/table1.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::compare {
 
 std::string table1_decision(const std::string& head) {
     return "table1.csv (Table 1): d(bound)/d(log parameter) of the paper bounds by central "
@@ -130,4 +130,4 @@ nlohmann::json table1_manifest(const Table1& table) {
             {"undefined_rows", undefined_rows}};
 }
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::compare

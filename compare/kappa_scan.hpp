@@ -11,7 +11,7 @@
 
 #include "theory/bounds.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::compare {
 
 enum class ScanMetric { P, R };
 enum class ScanSide { lower, upper };
@@ -193,4 +193,4 @@ struct DegenerateCounts {
 // Over the points not flagged in `convention` [points] (empty: every point).
 DegenerateCounts degenerate_fractions(const ScanBounds& star, const std::vector<char>& convention);
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::compare

@@ -1,5 +1,5 @@
 // Envelopes, inside checks and the κ scan of each variant; see envelope.hpp.
-#include "simulate/envelope.hpp"
+#include "compare/estimate_envelopes.hpp"
 
 #include <omp.h>
 
@@ -9,7 +9,7 @@
 
 #include "common/errors.hpp"
 
-namespace attngeo::simulate {
+namespace attngeo::compare {
 namespace {
 
 std::vector<EnvelopeCheck> check_all(const std::vector<theory::BoundRow>& rows,
@@ -108,7 +108,7 @@ std::vector<PointFacts> point_facts(const theory::HeadModel& head, const std::ve
                                     theory::Ranking ranking) {
     const Eigen::Index n = head.alpha.size();
     if (n < 1 || head.norms.size() != n)
-        throw_domain_error("attngeo::simulate::point_facts", "alpha and norms differ in length");
+        throw_domain_error("attngeo::compare::point_facts", "alpha and norms differ in length");
     const Eigen::VectorXd scores = ranking == theory::Ranking::attention
                                        ? head.alpha
                                        : Eigen::VectorXd(head.alpha.cwiseProduct(head.norms));
@@ -130,9 +130,9 @@ std::vector<theory::MarginFlags> margins_of(const std::vector<theory::BoundRow>&
 ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates, const std::vector<int>& regimes,
                        const std::vector<PointFacts>& facts) {
     if (!regimes.empty() && regimes.size() != estimates.size())
-        throw_domain_error("attngeo::simulate::scan_inputs", "one regime per N expected");
+        throw_domain_error("attngeo::compare::scan_inputs", "one regime per N expected");
     if (facts.size() != estimates.size())
-        throw_domain_error("attngeo::simulate::scan_inputs", "one point fact per N expected");
+        throw_domain_error("attngeo::compare::scan_inputs", "one point fact per N expected");
     ScanInputs in;
     in.facts = facts;
     for (std::size_t s = 0; s < estimates.size(); ++s) {
@@ -162,4 +162,4 @@ std::vector<VariantEnvelope> envelopes(const theory::HeadModel& head, const std:
     return out;
 }
 
-}  // namespace attngeo::simulate
+}  // namespace attngeo::compare

@@ -1,0 +1,23 @@
+// Sharding one run over several processes or machines: shard i of n takes the slice
+// [⌊i·T/n⌋, ⌊(i+1)·T/n⌋) of T trials or windows, so the shards' exact sums add up to the
+// unsharded run (docs/design.md §5, §13).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace attngeo {
+
+struct Shard {
+    int index = 0;  // i, 0 ≤ i < count
+    int count = 1;  // n
+};
+
+// "i/n" as given to --shard; InputError naming --shard otherwise.
+Shard parse_shard(const std::string& text);
+// InputError "<where>, expected shard i/n with 0 <= i < n" when the shard is not one.
+void check_shard(Shard shard, const std::string& where);
+// The shard's slice [first, last) of `total` items.
+std::pair<std::int64_t, std::int64_t> shard_trials(std::int64_t total, Shard shard);
+
+}  // namespace attngeo
