@@ -1,5 +1,5 @@
 // `attngeo bounds`: the envelopes of Theorems 1–2 / Corollary 1 for a parametric or explicit
-// head, one CSV row per N (SPEC §9), or their Table-1 sensitivities with --sensitivity.
+// head, one CSV row per N (docs/design.md §9), or their Table-1 sensitivities with --sensitivity.
 #include <iostream>
 #include <sstream>
 
@@ -114,14 +114,15 @@ Runner register_bounds(CLI::App& app) {
         "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,\n"
         "Fmin_lower,Fmin_upper,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,\n"
         "R_trivial_lower,P_trivial_upper,R_trivial_upper. regime is the Table-2 regime (I-V) for\n"
-        "assumption3 profiles, NA otherwise. The 0/1 flags (SPEC 7): Delta <= 0 (t = 1 for any\n"
-        "kappa), Delta0 <= 0 with the sink selected, xi <= 0 on the upper bounds' deciding pair\n"
-        "(p- = 1/2 for any kappa), lower > upper, lower <= 0.01, upper >= 0.99.\n"
+        "assumption3 profiles, NA otherwise. The 0/1 flags (docs/design.md section 7):\n"
+        "Delta <= 0 (t = 1 for any kappa), Delta0 <= 0 with the sink selected, xi <= 0 on the\n"
+        "upper bounds' deciding pair (p- = 1/2 for any kappa), lower > upper, lower <= 0.01,\n"
+        "upper >= 0.99.\n"
         "Delta is nan when I_N minus the sink is empty (N = 1 with the sink on top: all bounds "
         "1).\n"
-        "Decisions (SPEC 3): union factors use n - N; Delta0 uses rho_out; t(x) = exp(-kappa d "
-        "(max(x,0)/B)^2);\n"
-        "the Delta0 term is dropped when the sink is not selected; p-(0) = 1/2.");
+        "Decisions (docs/design.md section 3): union factors use n - N; Delta0 uses rho_out;\n"
+        "t(x) = exp(-kappa d (max(x,0)/B)^2); the Delta0 term is dropped when the sink is not\n"
+        "selected; p-(0) = 1/2.");
     CLI::App* self = &app;
     return [o, self] { run(*o, *self); };
 }

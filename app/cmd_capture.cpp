@@ -1,5 +1,5 @@
-// `attngeo capture` and `attngeo generate`: real checkpoints through libtorch (SPEC §6); the
-// work is in empirical/capture.hpp (the CLI stays free of torch headers).
+// `attngeo capture` and `attngeo generate`: real checkpoints through libtorch (docs/design.md §6);
+// the work is in empirical/capture.hpp (the CLI stays free of torch headers).
 #include <algorithm>
 #include <iostream>
 #include <thread>

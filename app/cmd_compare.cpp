@@ -1,5 +1,5 @@
-// `attngeo compare`: the fits, envelopes and correlations of an extract folder (SPEC §7, §9;
-// docs/compare-outputs.md). Torch-free: it reads extract's files, never a model. The work is
+// `attngeo compare`: the fits, envelopes and correlations of an extract folder (docs/design.md §7,
+// §9; docs/compare-outputs.md). Torch-free: it reads extract's files, never a model. The work is
 // in compare/compare_run.hpp.
 #include <iostream>
 #include <memory>
@@ -29,7 +29,7 @@ Runner register_compare(CLI::App& app) {
         ->capture_default_str();
     app.add_option("--kappa", *kappa,
                    "Concentration constant kappa for every variant; default: fitted per variant "
-                   "(SPEC 7)");
+                   "(docs/design.md section 7)");
     app.add_option("--count-per", r->count_per,
                    "Count value-state statistics (lambda, rho0, beta, MAE, CV) in medians, "
                    "histograms and corr(R, rho0) once per key/value head (kv) or once per query "

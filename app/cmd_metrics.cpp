@@ -1,4 +1,4 @@
-// `attngeo metrics`: P(r_max,N), R(r_min,N) and F for the points of one head (SPEC §9).
+// `attngeo metrics`: P(r_max,N), R(r_min,N) and F for the points of one head (docs/design.md §9).
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -71,7 +71,8 @@ void run(const MetricsOptions& o) {
                           ? theory::selection_metrics_gram(tokens, sizes, ranking, distance)
                           : theory::selection_metrics_reference(tokens, sizes, ranking, distance);
     std::ostringstream out;
-    // exact_decisions: comparisons decided below double resolution (SPEC §2; metrics.hpp).
+    // exact_decisions: comparisons decided below double resolution (docs/design.md §2;
+    // metrics.hpp).
     out << "N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin,exact_decisions\n";
     for (const auto& m : rows) {
         out << m.N << ',' << format_double(m.r_min) << ',' << format_double(m.r_max) << ','

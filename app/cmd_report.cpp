@@ -1,4 +1,4 @@
-// `attngeo report`: run folders to OUT/index.html with figures (SPEC §8); the work is in
+// `attngeo report`: run folders to OUT/index.html with figures (docs/design.md §8); the work is in
 // reports/report.hpp.
 #include <iostream>
 

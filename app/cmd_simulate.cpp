@@ -1,6 +1,7 @@
 // `attngeo simulate`, `attngeo sweep`, `attngeo merge`: Monte Carlo runs under Assumptions
-// 1–3 with the bounds beside them (SPEC §5, §9), and `simulate --as-extract`, planted heads
-// written as an extract folder (SPEC §7). The work is in simulate/run.hpp, simulate/planted.hpp.
+// 1–3 with the bounds beside them (docs/design.md §5, §9), and `simulate --as-extract`, planted
+// heads written as an extract folder (docs/design.md §7). The work is in simulate/run.hpp,
+// simulate/planted.hpp.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -70,7 +71,8 @@ void add_run_options(CLI::App& app, SimulateOptions& o) {
            "Value dimension d, or inf for the d -> infinity limit (expected Gram, no sampling)")
         ->capture_default_str();
     app.add_option("--kappa", o.kappa,
-                   "Concentration constant kappa; default: fitted per bound variant (SPEC 7)");
+                   "Concentration constant kappa; default: fitted per bound variant "
+                   "(docs/design.md section 7)");
     app.add_option("--trials", c.trials, "Monte Carlo trials")->capture_default_str();
     app.add_option("--seed", c.seed,
                    "RNG seed (Philox key); trials are keyed by (seed, grid point, trial)")
@@ -150,7 +152,8 @@ std::string side_words(const nlohmann::json& side) {
     return s.str();
 }
 
-// The verdict per variant (SPEC §7) on stdout; the fraction inside only next to the width.
+// The verdict per variant (docs/design.md §7) on stdout; the fraction inside only next to the
+// width.
 void print_summary(const nlohmann::json& manifest, const std::string& out) {
     std::ostringstream s;
     s.precision(3);

@@ -1,5 +1,5 @@
 // The flags that describe a parametric head (profile, norms, cosines) shared by `bounds`,
-// `simulate` and `sweep`; their defaults are the paper preset (SPEC §4).
+// `simulate` and `sweep`; their defaults are the paper preset (docs/design.md §4).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>

@@ -1,5 +1,5 @@
-// Google Benchmark figures for the simulator (SPEC §5): one trial vs n and d, all-N (Gram)
-// and grid-N (per-N) paths, its stages, the κ-independent bound terms and one κ evaluation,
+// Google Benchmark figures for the simulator (docs/design.md §5): one trial vs n and d, all-N
+// (Gram) and grid-N (per-N) paths, its stages, the κ-independent bound terms and one κ evaluation,
 // threads 1–2, and one n×n×d GEMM on the same machine for scale.
 #include <benchmark/benchmark.h>
 #include <cblas.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the exact counts cost (SPEC §2): the share of CPU samples spent in the
+# What the exact counts cost (docs/design.md §2): the share of CPU samples spent in the
 # exact step — the candidates the bands leave undecided, then ExactShiftedDistances /
 # ExactGramDistances and big integers — in the simulator's all-N trial and in extract's per-head
 # statistics at n = 1025, d = 128, one thread, from perf on bench_statistics.

@@ -1,5 +1,5 @@
-// Atomic output: a file either appears complete or not at all (SPEC §10), so an interrupted
-// run never leaves a half-written CSV that a later step would read as data.
+// Atomic output: a file either appears complete or not at all (docs/design.md §10), so an
+// interrupted run never leaves a half-written CSV that a later step would read as data.
 #pragma once
 #include <string>
 

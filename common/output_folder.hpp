@@ -1,6 +1,6 @@
-// A run's output folder written as one transaction (SPEC §10: nothing half-written): files go
-// to a hidden staging folder beside the destination and move in only once all are written, so
-// a failure (bad input found late, a full disk, a kill) leaves the destination as it was.
+// A run's output folder written as one transaction (docs/design.md §10: nothing half-written):
+// files go to a hidden staging folder beside the destination and move in only once all are written,
+// so a failure (bad input found late, a full disk, a kill) leaves the destination as it was.
 #pragma once
 #include <string>
 

@@ -17,7 +17,7 @@ namespace attngeo {
 bool parse_safetensors_dtype(const std::string& text, DType& dtype);
 
 // One .safetensors file, memory-mapped read-only. The header is validated in the constructor
-// (SPEC §10): header length within the file, valid JSON object, known dtypes, shapes of
+// (docs/design.md §10): header length within the file, valid JSON object, known dtypes, shapes of
 // non-negative integers, offsets inside the data region, byte count = numel · dtype size, no two
 // tensors overlapping, "__metadata__" an object of strings. Tensors returned by get() share the
 // mapping through HostTensor::owner, so they stay valid after this object is destroyed.

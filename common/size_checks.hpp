@@ -1,6 +1,7 @@
 // The one place where a size read from a file header or a flag is checked before anything is
-// allocated or read from it (SPEC §10): against the bytes the file really has, and against a
-// memory budget, so a hostile or corrupt size is a named one-line error, never std::bad_alloc.
+// allocated or read from it (docs/design.md §10): against the bytes the file really has, and
+// against a memory budget, so a hostile or corrupt size is a named one-line error, never
+// std::bad_alloc.
 #pragma once
 #include <cstdint>
 #include <string>

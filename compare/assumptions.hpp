@@ -1,5 +1,5 @@
-// assumptions.csv (SPEC §7 "Assumption checks"): per head, whether Assumptions 1–3 hold where
-// compare applies them, from the extract's heads.csv, the fits and their intervals; the
+// assumptions.csv (docs/design.md §7 "Assumption checks"): per head, whether Assumptions 1–3 hold
+// where compare applies them, from the extract's heads.csv, the fits and their intervals; the
 // manifest's "assumptions" summary comes from the same checks.
 #pragma once
 #include <string>

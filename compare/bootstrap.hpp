@@ -1,4 +1,4 @@
-// The document bootstrap shared by corr(R, ρ0) and the fit intervals (SPEC §7): a fixed
+// The document bootstrap shared by corr(R, ρ0) and the fit intervals (docs/design.md §7): a fixed
 // random stream per replicate, resample counts per document and percentiles, so every interval
 // is the same bits on every platform, compiler and thread count.
 #pragma once

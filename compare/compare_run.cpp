@@ -535,7 +535,7 @@ std::vector<SimParameter> simulator_parameters(const FittedSummary& s) {
     if (std::abs(s.rho0) > limit) {
         rho0.used = std::copysign(0.999 * limit, s.rho0);
         rho0.why = "|rho0| above the largest feasible value " + f(limit) + " for beta and L " +
-                   "(SPEC 4); used 0.999 of it";
+                   "(docs/design.md section 4); used 0.999 of it";
     }
     sim.push_back(rho0);
     return sim;
@@ -726,7 +726,8 @@ nlohmann::json compare_decisions() {
     return nlohmann::json::array({
         "beta per head: least squares of exp(-beta k) to cos_mean at lags k = 1..K, K = "
         "min(--max-lag-fit, context - 1, lags present); beta in [1e-6, 50] by a 241-point "
-        "log scan then Brent in log beta. MAE = mean_k |c(k) - exp(-beta k)| (SPEC 7).",
+        "log scan then Brent in log beta. MAE = mean_k |c(k) - exp(-beta k)| "
+        "(docs/design.md section 7).",
         "Offset model c_inf + (1 - c_inf) exp(-beta k): c_inf in closed form for each beta "
         "(unconstrained), beta minimised like the plain model.",
         "Profile (Assumption 3) per head (profile.csv) and for the mean alpha over heads "
@@ -852,7 +853,7 @@ nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& 
 }
 
 // The staged folder's files, then the manifest with the timings, then the folder moved in
-// whole (SPEC §10): a full disk leaves no half folder.
+// whole (docs/design.md §10): a full disk leaves no half folder.
 struct CompareOutputs {
     CompareTables tables;
     const EnvelopeResult* envelopes = nullptr;

@@ -1,4 +1,4 @@
-// `attngeo compare` (SPEC §7, docs/compare-outputs.md): reads an extract folder, fits the
+// `attngeo compare` (docs/design.md §7, docs/compare-outputs.md): reads an extract folder, fits the
 // assumption parameters per head, evaluates the envelopes against the measured P and R, the
 // recall–ρ0 correlation and the regime aggregates, and writes one output folder.
 #pragma once

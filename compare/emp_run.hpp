@@ -1,6 +1,7 @@
-// Reading an `attngeo extract` folder back (SPEC §6–7): manifest.json and the four per-head
-// tables compare needs (heads.csv, pr.csv, by_position.csv, cos_by_lag.csv), checked strictly
-// so that a truncated or hand-edited folder is an InputError naming the file, never a wrong fit.
+// Reading an `attngeo extract` folder back (docs/design.md §6–7): manifest.json and the four
+// per-head tables compare needs (heads.csv, pr.csv, by_position.csv, cos_by_lag.csv), checked
+// strictly so that a truncated or hand-edited folder is an InputError naming the file, never a
+// wrong fit.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Envelopes of Theorems 1–2 against measured heads (SPEC §5, §7; Figure 5): per head a
+// Envelopes of Theorems 1–2 against measured heads (docs/design.md §5, §7; Figure 5): per head a
 // HeadModel built from the measured α, norms and cosines, the κ scan and verdict per variant
 // over all (head, N) points, agreement global and per layer, and the largest violations.
 #pragma once

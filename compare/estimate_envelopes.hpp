@@ -1,5 +1,5 @@
-// The theorems' envelopes next to Monte Carlo estimates (SPEC §5, §7): bounds for the four
-// variants, the κ scan per side with its verdict (simulate/kappa_scan.hpp), the single
+// The theorems' envelopes next to Monte Carlo estimates (docs/design.md §5, §7): bounds for the
+// four variants, the κ scan per side with its verdict (compare/kappa_scan.hpp), the single
 // interval-score κ (or the given one), and per N whether the estimate is inside.
 #pragma once
 #include <optional>

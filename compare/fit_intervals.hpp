@@ -1,6 +1,7 @@
-// 95 % bootstrap intervals over documents for every fitted parameter (SPEC §7 "Uncertainty of
-// every fit"): per head and for the global fits, refitted on resampled per-document arrays
-// (per_doc.safetensors), with the `unidentified` rule that says which intervals mean nothing.
+// 95 % bootstrap intervals over documents for every fitted parameter (docs/design.md §7
+// "Uncertainty of every fit"): per head and for the global fits, refitted on resampled per-document
+// arrays (per_doc.safetensors), with the `unidentified` rule that says which intervals mean
+// nothing.
 #pragma once
 #include <cstdint>
 #include <limits>

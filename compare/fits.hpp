@@ -1,5 +1,5 @@
-// Fits of the paper's assumption models to measured heads (SPEC §7): the exponential cosine
-// decay of Assumption 2 (with and without an offset) and the four-phase attention profile of
+// Fits of the paper's assumption models to measured heads (docs/design.md §7): the exponential
+// cosine decay of Assumption 2 (with and without an offset) and the four-phase attention profile of
 // Assumption 3. Free functions in the style of theory/: arguments are validated up front and
 // rejected with a std::domain_error whose message starts with the function's name.
 #pragma once
@@ -21,8 +21,8 @@ struct DecayFit {
     int lags = 0;     // K, the lags 1..K used
 };
 
-// Least squares of e^{−βk} to c(k), k = 1..K (SPEC §7), where cosines[k − 1] = c(k): a scan of
-// 241 log-spaced β in [kBetaMin, kBetaMax] brackets the minimum, then Brent's method
+// Least squares of e^{−βk} to c(k), k = 1..K (docs/design.md §7), where cosines[k − 1] = c(k): a
+// scan of 241 log-spaced β in [kBetaMin, kBetaMax] brackets the minimum, then Brent's method
 // (boost::math::tools::brent_find_minima) refines it in log β to about 1e-8 relative.
 // Requires K ≥ 1 and every c(k) finite with |c(k)| ≤ 1 + 1e-9. When the optimum is at a bound
 // of the interval (e.g. c(1) ≤ 0: β → ∞) the bound itself is returned, not a point of the
@@ -81,11 +81,11 @@ bool beta_at_bound(double beta);
 ProfileClamps profile_clamps(const ProfileFit& fit);
 
 // Fits Assumption 3 to alpha [n] (alpha[0] = sink; Σ = 1 within 1e-6, entries finite ≥ 0,
-// 0 < α_0 < 1, at least two positive α_i for i ≥ 1). p_sink = α_0 exactly (SPEC §4) and p_base
-// follows from the normalisation, so the fitted profile is exactly theory::assumption3_weights
-// of the returned parameters. The objective is the sum of squared log residuals over positions
-// 1..L (positions where α_i = 0 are left out). Search: (1) a linearised model
-// log α_i ≈ c + η f_i (f = 0, cos ωi, i − T2 on the three phases) whose least-squares (c, η)
+// 0 < α_0 < 1, at least two positive α_i for i ≥ 1). p_sink = α_0 exactly (docs/design.md §4) and
+// p_base follows from the normalisation, so the fitted profile is exactly
+// theory::assumption3_weights of the returned parameters. The objective is the sum of squared log
+// residuals over positions 1..L (positions where α_i = 0 are left out). Search: (1) a linearised
+// model log α_i ≈ c + η f_i (f = 0, cos ωi, i − T2 on the three phases) whose least-squares (c, η)
 // has a closed form from prefix sums, scanned over a grid of (T1, T2) with step ⌈L/32⌉ and ω on
 // [0, π] with step π/(2L); (2) T1, T2 refined at step 1 around the best cell and ω rescanned;
 // (3) the exact objective polished by Brent over η ∈ [0, η_max] and ω, then T1, T2 by ±1

@@ -1,5 +1,6 @@
-// The κ scan of SPEC §7; see kappa_scan.hpp. Bounds are reduced to per-κ statistics as soon as
-// a batch of κ is evaluated, so memory is O(points) times a bounded batch, whatever the grid.
+// The κ scan of docs/design.md §7; see kappa_scan.hpp. Bounds are reduced to per-κ statistics as
+// soon as a batch of κ is evaluated, so memory is O(points) times a bounded batch, whatever the
+// grid.
 #include "compare/kappa_scan.hpp"
 
 #include <algorithm>
@@ -519,7 +520,7 @@ KappaScan scan_kappa(const ScanInputs& inputs, const ScanBatchEvaluator& evaluat
 
 namespace {
 
-// What a point's bound says beyond what every geometry guarantees (SPEC §7 "Deterministic
+// What a point's bound says beyond what every geometry guarantees (docs/design.md §7 "Deterministic
 // limits"): N/n ≤ P ≤ 1 and 0 ≤ R ≤ 1, so a lower bound at or below its floor, or an upper bound
 // at or above 1, says nothing. Without facts the P floor is taken as 0.
 bool beyond_limit(const ScanInputs& in, std::size_t i, SideKey key, double bound) {

@@ -1,7 +1,7 @@
-// The κ scan and the verdict of SPEC §7, shared by simulate/ and compare/: for one bound variant,
-// per metric (P, R) and side (lower, upper), violations, coverage, width and gap over a log grid
-// of κ, the tightest κ within the chance allowance of violations (κ*), the tightest κ without
-// any (κ₀), the single interval-score κ, and which points are informative.
+// The κ scan and the verdict of docs/design.md §7, shared by simulate/ and compare/: for one bound
+// variant, per metric (P, R) and side (lower, upper), violations, coverage, width and gap over a
+// log grid of κ, the tightest κ within the chance allowance of violations (κ*), the tightest κ
+// without any (κ₀), the single interval-score κ, and which points are informative.
 #pragma once
 #include <array>
 #include <functional>
@@ -178,9 +178,10 @@ KappaScan scan_kappa(const ScanInputs& inputs, const ScanEvaluator& evaluate,
 KappaScan scan_kappa(const ScanInputs& inputs, const ScanBatchEvaluator& evaluate,
                      std::optional<double> given_kappa, RefineWindows windows);
 
-// Judges every point at the star envelope (SPEC §7 "Informative"), given its κ-independent
-// margin flags [points] (any κ's bound rows): fills scan.points, each side's informative and
-// identity counts, and scan.hypotheses. Without facts every point counts and no limit is known.
+// Judges every point at the star envelope (docs/design.md §7 "Informative"), given its
+// κ-independent margin flags [points] (any κ's bound rows): fills scan.points, each side's
+// informative and identity counts, and scan.hypotheses. Without facts every point counts and no
+// limit is known.
 void judge_points(KappaScan& scan, const ScanInputs& inputs,
                   const std::vector<theory::MarginFlags>& margins);
 

@@ -1,4 +1,4 @@
-// Planted-parameter recovery (SPEC §7): compare's fits of a planted extract folder
+// Planted-parameter recovery (docs/design.md §7): compare's fits of a planted extract folder
 // (`attngeo simulate --as-extract`) set against the truth in its planted.csv, head by head, with
 // the share of fit intervals that cover the truth. It reads compare's own fits.csv and
 // profile.csv, so interval columns `<name>_lo`, `<name>_hi` are used wherever those tables have
@@ -74,7 +74,7 @@ std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, c
 double realised_truth(const std::string& parameter, double planted, const PlantedTruth& head,
                       int lags);
 
-// R² of log α below which a profile fit is not reported as good (SPEC §7's A3 check).
+// R² of log α below which a profile fit is not reported as good (docs/design.md §7's A3 check).
 inline constexpr double kProfileR2Threshold = 0.9;
 
 std::vector<RecoveryCoverage> recovery_coverage(const std::vector<RecoveryRow>& rows);

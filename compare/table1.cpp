@@ -1,5 +1,5 @@
-// Table 1 (SPEC §3): the sensitivities of the paper bounds as a table1.csv and its manifest
-// entry; see table1.hpp.
+// Table 1 (docs/design.md §3): the sensitivities of the paper bounds as a table1.csv and its
+// manifest entry; see table1.hpp.
 #include "compare/table1.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Table 1 (SPEC §3, "Sensitivity"): d(bound)/d(log parameter) of the paper bounds at one
+// Table 1 (docs/design.md §3, "Sensitivity"): d(bound)/d(log parameter) of the paper bounds at one
 // parametric head, written as table1.csv by the run that owns it (a sweep, a compare) so that
 // reports only read it.
 #pragma once

@@ -95,10 +95,11 @@ nlohmann::json side_json(const SideVerdict& v) {
 }  // namespace
 
 const char* const kScanDecision =
-    "kappa scan (SPEC 7), per variant, metric (P, R) and side (lower, upper): log10 kappa from -8 "
-    "to 8 in 0.25-decade steps, refined to 0.025 decade within +-0.25 of each kappa* and of the "
-    "interval-score kappa; convention points (N = n, or N = 1 with the sink ranked first: every "
-    "bound is 1 by definition) enter no count, fraction, gap or width; a point violates a side "
+    "kappa scan (docs/design.md section 7), per variant, metric (P, R) and side (lower, upper): "
+    "log10 kappa from -8 to 8 in 0.25-decade steps, refined to 0.025 decade within +-0.25 of "
+    "each kappa* and of the interval-score kappa; convention points (N = n, or N = 1 with the "
+    "sink ranked first: every bound is 1 by definition) enter no count, fraction, gap or width; "
+    "a point violates a side "
     "when the estimate's whole 95% interval lies beyond the bound (slack 1e-12), coverage = the "
     "fraction of the M non-convention points that do not; violations_allowed = the 95% quantile "
     "of Binomial(M, 0.025); gap = estimate - lower or upper - estimate; kappa* = smallest mean "

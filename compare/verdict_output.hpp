@@ -1,4 +1,4 @@
-// How the κ scan and the verdict (simulate/kappa_scan.hpp) are written, shared by simulate,
+// How the κ scan and the verdict (compare/kappa_scan.hpp) are written, shared by simulate,
 // sweep and compare run folders so the three agree column for column: kappa_scan.csv,
 // verdict.csv, the star and degeneracy columns of bounds.csv, and the manifest's blocks.
 #pragma once

@@ -1,5 +1,5 @@
 // `attngeo extract`: a checkpoint and a corpus (or token ids) to the per-head statistics
-// folder of SPEC §6 — heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv,
+// folder of docs/design.md §6 — heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv,
 // per_doc.safetensors, sums.safetensors, manifest.json. Torch-free header; the pipeline's parts
 // are extract_plan (flags), extract_windows (documents), forward_engine (the forward),
 // extract_state (resume, spill, checkpoint) and extract_folder (the files, merge).

@@ -32,7 +32,7 @@ nlohmann::json decisions() {
         "over that profile (i>=1); cv_pooled over all tokens i>=1 of all documents.",
         "rho0 = mean over documents of mean_{j>=1} cos(v_0, v_j); cos by lag over pairs i>=1.",
         "Regime: Retriever if m_last is the largest of (m_sink, m_last, m_rest), Mixer if the "
-        "middle one, Reset if the smallest (SPEC 6).",
+        "middle one, Reset if the smallest (docs/design.md section 6).",
         "Shard i/n takes windows [i W/n, (i+1) W/n) of the W windows in run order.",
     });
 }
@@ -185,7 +185,8 @@ void write_extract_outputs(const std::string& out, const StatisticsSettings& set
     for (int l = 0; l < L; ++l)
         for (int h = 0; h < H; ++h)
             tables.add_head(l, h, h / group, grid[l][h], settings);
-    // Staged beside `out` and moved in whole (SPEC §10): a failure leaves no output file behind.
+    // Staged beside `out` and moved in whole (docs/design.md §10): a failure leaves no output file
+    // behind.
     OutputFolder folder(out, "--out");
     const fs::path staged(folder.staging());
     write_per_doc(staged / "per_doc.safetensors", settings, L, H, documents, per_doc);

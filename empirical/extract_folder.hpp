@@ -1,6 +1,6 @@
-// An extract folder (SPEC §6): heads.csv, pr.csv, by_position.csv, cos_by_lag.csv, diag.csv,
-// per_doc.safetensors, sums.safetensors (the exact state, for merge) and manifest.json, written
-// from a finished statistics grid. Torch-free (attngeo::empirical_core): `attngeo extract`,
+// An extract folder (docs/design.md §6): heads.csv, pr.csv, by_position.csv, cos_by_lag.csv,
+// diag.csv, per_doc.safetensors, sums.safetensors (the exact state, for merge) and manifest.json,
+// written from a finished statistics grid. Torch-free (attngeo::empirical_core): `attngeo extract`,
 // `attngeo merge` and callers without libtorch (a Python module) all write through here, so
 // `attngeo compare` reads the same files whoever wrote them.
 #pragma once
@@ -70,8 +70,8 @@ nlohmann::json extract_manifest(const StatisticsSettings& settings, const Extrac
 // every window.
 using PerDocWriter = std::function<void(int tensor, std::ostream& stream)>;
 
-// Writes every file of the folder into `out` (staged, then moved in whole; SPEC §10) from the
-// grid, its `documents` windows' per-document arrays, the state metadata and the manifest.
+// Writes every file of the folder into `out` (staged, then moved in whole; docs/design.md §10) from
+// the grid, its `documents` windows' per-document arrays, the state metadata and the manifest.
 // group = H / H_kv, for heads.csv's kv_head column. `extra_files` (name → contents) are
 // written into the same staged folder, so they appear together with the rest or not at all
 // (planted.csv of a planted folder, simulate/planted.hpp).

@@ -1,5 +1,5 @@
-// An extract request checked and parsed once (SPEC §6, §9): the engine, BOS handling, dtype
-// and device as values, the checkpoint's format, the statistics settings and the shard. Every
+// An extract request checked and parsed once (docs/design.md §6, §9): the engine, BOS handling,
+// dtype and device as values, the checkpoint's format, the statistics settings and the shard. Every
 // later stage reads the plan, never the request's strings. Torch-free header.
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The resumable state of an extract run (SPEC §6, §10): the exact per-head sums, the
+// The resumable state of an extract run (docs/design.md §6, §10): the exact per-head sums, the
 // per-document spill beside them and the checkpoint that ties the two, plus the run fingerprint
 // that says whether a state belongs to a run. Torch-free (attngeo::empirical_core).
 #pragma once
@@ -20,7 +20,7 @@ StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settin
 // The per-document arrays of per_doc.safetensors and of one window's spill record (float32):
 // P [L, H, S], R [L, H, S], rho0 [L, H], lambda [L, H], cos_by_lag [L, H, K], alpha [L, H, n],
 // C [L, H], with S = |sizes|, K = max_lag, n = context. The last three are what compare's
-// bootstrap over documents refits (SPEC §7); folders written before them lack them.
+// bootstrap over documents refits (docs/design.md §7); folders written before them lack them.
 struct PerDocLayout {
     static constexpr int kTensors = 7;
     // "P", "R", "rho0", "lambda", "cos_by_lag", "alpha", "C"
@@ -63,7 +63,7 @@ std::map<std::string, std::string> load_state(const std::string& path, Statistic
 
 // Resume, spill and checkpoint of one run in `out`: OUT/.partial/state.safetensors (the exact
 // sums after `done()` windows) and OUT/.partial/per_doc.bin (one WindowRecord per window).
-// A failure removes the partial state this run owns (SPEC §10: nothing half-written); an
+// A failure removes the partial state this run owns (docs/design.md §10: nothing half-written); an
 // interruption (release()) keeps it for --resume.
 class ExtractState {
   public:

@@ -1,5 +1,5 @@
-// Documents to windows for extract (SPEC §6): the corpus reader, the seeded document order and
-// the cut into BOS-led windows of `context` tokens. Torch-free (attngeo::empirical_core).
+// Documents to windows for extract (docs/design.md §6): the corpus reader, the seeded document
+// order and the cut into BOS-led windows of `context` tokens. Torch-free (attngeo::empirical_core).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -128,7 +128,7 @@ void add_into(float* x, const float* delta, int n) {
 }
 
 // A corrupt or rescaled checkpoint overflows somewhere inside; naming the first layer where it
-// shows (SPEC §10) beats a NaN reaching the exact sums. Reads only, one pass per block.
+// shows (docs/design.md §10) beats a NaN reaching the exact sums. Reads only, one pass per block.
 void require_finite(const float* x, int n, const std::string& source, int layer,
                     const char* tensor) {
     for (int i = 0; i < n; ++i)

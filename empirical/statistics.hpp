@@ -1,5 +1,5 @@
-// Per-head statistics of real attention, streamed over documents (SPEC §6): value norms by
-// position and their CV, λ, ρ0, cosine by lag, mean α and contribution by position, P/R/F on
+// Per-head statistics of real attention, streamed over documents (docs/design.md §6): value norms
+// by position and their CV, λ, ρ0, cosine by lag, mean α and contribution by position, P/R/F on
 // an N grid, the s(N) diagnostics of Figure 7, the three magnitudes and the head regime.
 // Torch-free: it reads the final query row α and the value states of one document at a time.
 #pragma once
@@ -43,7 +43,8 @@ struct DocumentRecord {
     std::vector<float> precision, recall;  // [|sizes|] P(r_max,N), R(r_min,N)
     float rho0 = 0;                        // mean_{j≥1} cos(v_0, v_j)
     float lambda = 0;                      // ‖v_0‖ / median_{i≥1} ‖v_i‖ of this document
-    // What compare's bootstrap over documents refits (SPEC §7 "Uncertainty of every fit").
+    // What compare's bootstrap over documents refits (docs/design.md §7 "Uncertainty of every
+    // fit").
     std::vector<float> cos_by_lag;  // [max_lag] mean cos at lags 1..max_lag (NaN: no pair)
     std::vector<float> alpha;       // [n] this document's α
     float C = 0;                    // median_{i≥1} ‖v_i‖ of this document
@@ -105,7 +106,7 @@ class HeadStatistics {
     double norm_median() const;    // median over i ≥ 1 of the document-mean profile (= C)
     double cv_positional() const;  // CV over i ≥ 1 of the document-mean profile
     double cv_pooled() const;      // CV of ‖v_i‖ pooled over i ≥ 1 and documents
-    double lambda() const;         // mean ‖v_0‖ / norm_median (SPEC §7)
+    double lambda() const;         // mean ‖v_0‖ / norm_median (docs/design.md §7)
     double rho0() const;           // mean over documents of mean_{j≥1} cos(v_0, v_j)
     double cos_at_lag(int lag) const;
     std::int64_t pairs_at_lag(int lag) const;
@@ -115,7 +116,7 @@ class HeadStatistics {
     double m_last() const { return mean(m_last_); }
     double m_rest() const { return mean(m_rest_); }
     // Retriever if m_last is the largest of (m_sink, m_last, m_rest), Mixer if the middle one,
-    // Reset if the smallest (SPEC §6 decision).
+    // Reset if the smallest (docs/design.md §6 decision).
     std::string regime() const;
     // How far the head is from the nearest other regime: the ratio (>= 1) of the two magnitudes
     // whose order decides the label (Retriever: m_last / max(m_sink, m_rest); Reset:

@@ -427,7 +427,8 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
     CaptureResult result;
     if (options.hidden_states) result.hidden_states.push_back(x.to(torch::kFloat32));
     // A corrupt or rescaled checkpoint overflows somewhere inside; naming the first layer where
-    // it shows (SPEC §10) beats a NaN surfacing later in the exact sums. One reduction a check.
+    // it shows (docs/design.md §10) beats a NaN surfacing later in the exact sums. One reduction a
+    // check.
     for (std::size_t layer = 0; layer < layers_.size(); ++layer) {
         const Layer& l = layers_[layer];
         LayerCapture capture;

@@ -25,7 +25,8 @@ py::array_t<double> double_array(const py::handle& object, int dims, const std::
                                  const std::string& name);
 
 // np.asarray(object) as a C-ordered float32 array of `dims` dimensions: float16 and float32
-// convert exactly, float64 is rounded to float32 (the precision of the statistics, SPEC §6).
+// convert exactly, float64 is rounded to float32 (the precision of the statistics,
+// docs/design.md §6).
 py::array_t<float> float_array(const py::handle& object, int dims, const std::string& function,
                                const std::string& name);
 

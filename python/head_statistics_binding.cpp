@@ -257,8 +257,8 @@ void StreamingStatistics::write(const std::string& out, const py::dict& model,
 
 void bind_head_statistics(py::module_& module) {
     py::class_<StreamingStatistics>(module, "HeadStatistics", R"doc(
-Per-head statistics of real attention, as `attngeo extract` forms them (SPEC §6), streamed
-from any model: add() each layer of each document, then write() an extract folder.
+Per-head statistics of real attention, as `attngeo extract` forms them (docs/design.md §6),
+streamed from any model: add() each layer of each document, then write() an extract folder.
 
 HeadStatistics(context, layers, N="all", max_lag=128, rank="attn", distance="euclidean",
 threads=0): context = n positions per document (BOS included), layers = the model's layers.)doc")

@@ -1,6 +1,6 @@
 // attngeo.metrics: the library's exact metrics (theory/metrics.hpp) of one head, or of a batch
 // of heads on threads with the GIL released. The paths are `attngeo metrics`'s: N = "all" takes
-// the Gram path, any other N the per-N reference; both give identical rows (SPEC §2).
+// the Gram path, any other N the per-N reference; both give identical rows (docs/design.md §2).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -162,7 +162,8 @@ py::dict metrics(const py::handle& alpha, const py::handle& values, const py::ha
 void bind_metrics(py::module_& module) {
     module.def("metrics", &metrics, py::arg("alpha"), py::arg("values"), py::arg("N") = "all",
                py::arg("rank") = "attn", py::arg("distance") = "euclidean", py::arg("threads") = 0,
-               R"doc(P(r_max,N), R(r_min,N) and F of top-N selection (SPEC §2), exact counts.
+               R"doc(P(r_max,N), R(r_min,N) and F of top-N selection (docs/design.md §2),
+exact counts.
 
 alpha: [n] attention weights (token 0 is the sink; >= 0, sum 1 within 1e-6) and values:
 [n, d] value vectors; or a batch: alpha [heads, n], values [heads, n, d] (computed on

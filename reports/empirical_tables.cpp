@@ -380,7 +380,8 @@ std::string recovery_table(const CsvTable& coverage) {
     for (std::size_t r = 0; r < coverage.rows.size(); ++r) {
         const bool intervals = coverage.integer(r, "with_interval") > 0;
         with_interval += intervals;
-        // Below 0.9 a nominal 95 % interval is clearly miscalibrated (SPEC §7's recovery test).
+        // Below 0.9 a nominal 95 % interval is clearly miscalibrated (docs/design.md §7's recovery
+        // test).
         const bool low = intervals && coverage.number(r, "coverage") < 0.9;
         rows.push_back(
             {code(coverage.text(r, "parameter")), coverage.text(r, "heads"),

@@ -1,5 +1,5 @@
 // `attngeo report`: run folders (read through their manifests) to an offline HTML report with
-// SVG/PNG figures, the gnuplot scripts and data beside them, and the tables (SPEC §8).
+// SVG/PNG figures, the gnuplot scripts and data beside them, and the tables (docs/design.md §8).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

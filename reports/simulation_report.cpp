@@ -413,7 +413,7 @@ std::string violation_table(const CsvTable& sim, const CsvTable& bounds) {
         << "<p>The literal <code>paper</code> upper bound on P is expected to fail at small N: in "
            "eq. (10) the sink's "
            "M<sub>0</sub> has no self term, so μ<sub>0j</sub> is about 2a<sub>0</sub><sup>2</sup> "
-           "too small (SPEC §3). "
+           "too small (docs/design.md §3). "
            "Note too that the paper's scale B is linear in the value scale while the margins Δ, "
            "Δ<sub>0</sub> are "
            "quadratic, so the <code>paper</code> bounds change when every v is multiplied by c; "
@@ -482,7 +482,7 @@ std::map<std::string, VariantFacts> variant_facts(const nlohmann::json& point,
     return facts;
 }
 
-// The verdict section (SPEC §7), first in every simulate and sweep report.
+// The verdict section (docs/design.md §7), first in every simulate and sweep report.
 Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
     Section verdict;
     verdict.title = "The verdict: does each bound hold, and does it say anything?";
@@ -490,7 +490,7 @@ Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
     if (!fs::exists(verdict_path)) {
         verdict.html_before =
             "<p class=\"warn\">This run folder has no verdict.csv: it was written before the "
-            "per-side κ scan of SPEC §7. Run <code>attngeo simulate</code> (or "
+            "per-side κ scan of docs/design.md §7. Run <code>attngeo simulate</code> (or "
             "<code>sweep</code>) again for the verdict; the fraction inside below is not "
             "one.</p>\n";
         return verdict;

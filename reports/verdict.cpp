@@ -1,6 +1,6 @@
-// The verdict section shared by simulate, sweep and compare reports (SPEC §7): verdict.csv to a
-// table, sentences generated from its numbers and the manifest's degenerate fractions, and the
-// κ-scan figure of each variant from kappa_scan.csv.
+// The verdict section shared by simulate, sweep and compare reports (docs/design.md §7):
+// verdict.csv to a table, sentences generated from its numbers and the manifest's degenerate
+// fractions, and the κ-scan figure of each variant from kappa_scan.csv.
 #include "reports/verdict.hpp"
 
 #include <algorithm>
@@ -316,7 +316,8 @@ double median(std::vector<double> values) {
     return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
-// The point counts of SPEC §7's revised verdict (verdict.csv since the violation allowance).
+// The point counts of docs/design.md §7's revised verdict (verdict.csv since the violation
+// allowance).
 void read_judgement(const CsvTable& table, std::size_t r, VerdictSide& v) {
     auto count = [&](const char* name) { return static_cast<int>(table.number(r, name)); };
     v.judged = true;
@@ -445,9 +446,9 @@ std::string verdict_html(const std::vector<VerdictSide>& rows,
            "estimate (smallest mean gap) among those whose bound the 95 % interval does not "
            "contradict at ≥ 95 % of "
         << points
-        << " (SPEC §7). Gap by regime: mean gap over the points of that Table-2 regime (count "
-           "in brackets). Degenerate: trivial side (lower ≤ 0.01, upper ≥ 0.99) or inverted "
-           "envelope, at κ*.</p>\n"
+        << " (docs/design.md §7). Gap by regime: mean gap over the points of that Table-2 "
+           "regime (count in brackets). Degenerate: trivial side (lower ≤ 0.01, upper ≥ 0.99) "
+           "or inverted envelope, at κ*.</p>\n"
         << "<div style=\"overflow-x: auto; font-size: .85em\">"
         << html_table({"variant", "metric", "side", "κ*", "coverage", "mean gap", "mean width",
                        "gap I", "gap II", "gap III", "gap IV", "gap V", "fraction degenerate",
@@ -595,7 +596,7 @@ std::string sweep_verdict_html(const VerdictTable& verdict) {
     std::ostringstream out;
     out << "<p>Per variant × metric × side, aggregated over the sweep's grid points ("
         << html_escape(verdict.path)
-        << "): each grid point has its own κ* per side (SPEC §7).</p>\n"
+        << "): each grid point has its own κ* per side (docs/design.md §7).</p>\n"
         << html_table({"variant", "side", "median κ*", "min coverage", "mean gap",
                        "fraction κ-free", "fraction at grid edge",
                        "fraction within allowance (older folders: coverage ≥ 95 %)",
@@ -690,8 +691,8 @@ Section compare_verdict_section(const std::string& dir, const std::string& prefi
     if (!std::filesystem::exists(verdict_path)) {
         verdict.html_before =
             "<p class=\"warn\">This compare folder has no verdict.csv: it was written before "
-            "the per-side κ scan of SPEC §7. Run <code>attngeo compare</code> again for the "
-            "verdict; the fraction inside below is not one.</p>\n";
+            "the per-side κ scan of docs/design.md §7. Run <code>attngeo compare</code> again "
+            "for the verdict; the fraction inside below is not one.</p>\n";
         return verdict;
     }
     const VerdictTable table = read_verdict(verdict_path.string());

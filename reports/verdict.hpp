@@ -1,6 +1,6 @@
-// The verdict of SPEC §7 in a report: per bound variant × metric × side, the κ* of the scan,
-// its coverage and gaps, the degeneracies, and sentences generated from those numbers; plus the
-// κ-scan figure per variant. Shared by simulate, sweep and compare reports.
+// The verdict of docs/design.md §7 in a report: per bound variant × metric × side, the κ* of the
+// scan, its coverage and gaps, the degeneracies, and sentences generated from those numbers; plus
+// the κ-scan figure per variant. Shared by simulate, sweep and compare reports.
 #pragma once
 #include <array>
 #include <cmath>
@@ -41,7 +41,7 @@ struct VerdictSide {
     bool nearly_kappa_free = false;      // not κ-free, largest_move ≤ 1e-3
     std::string moving_sizes;            // the moving points' N, "2;3" (simulate/sweep only)
     // Points judged apart from conventions, violations against the chance allowance and the
-    // informative points (SPEC §7); judged is false for folders written before.
+    // informative points (docs/design.md §7); judged is false for folders written before.
     bool judged = false;
     int points = 0, convention_points = 0;  // M and the convention points set apart
     int violations = 0, violations_allowed = 0;

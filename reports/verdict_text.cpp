@@ -433,8 +433,8 @@ std::string judged_verdict_html(const std::vector<VerdictSide>& rows,
         << informative_sentence(groups, variants, points) << "</p>\n<p>"
         << hypotheses_sentence(facts) << conventions_sentence(rows) << "</p></div>\n";
     out << "<p>Per side: κ* is the tightest κ (smallest mean gap to the estimate) whose "
-           "violations stay within the chance allowance (SPEC §7); κ₀ the tightest with none. "
-           "Every count is out of the M = "
+           "violations stay within the chance allowance (docs/design.md §7); κ₀ the tightest "
+           "with none. Every count is out of the M = "
         << rows.front().points << " non-convention " << points
         << "; at limit: bound at or beyond N/n ≤ P ≤ 1, 0 ≤ R ≤ 1; N alone: a degeneracy "
            "makes the bound a function of N.</p>\n"

@@ -1,5 +1,5 @@
-// The verdict of a run whose verdict.csv counts its points (SPEC §7): a bottom line of a few
-// sentences across every variant, the table, and per variant only what differs between them.
+// The verdict of a run whose verdict.csv counts its points (docs/design.md §7): a bottom line of a
+// few sentences across every variant, the table, and per variant only what differs between them.
 // Every sentence is generated from verdict.csv and the manifest's per-variant facts.
 #pragma once
 #include <functional>

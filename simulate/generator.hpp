@@ -1,6 +1,6 @@
-// Synthetic value states under Assumptions 1–2 (SPEC §4): Gaussian directions with exactly
-// the covariance K_ij·I/d (AR(1) for tokens 1..L, the sink from K⁻¹1), normalised and scaled
-// to the Assumption-1 norms. O(n·d) per trial.
+// Synthetic value states under Assumptions 1–2 (docs/design.md §4): Gaussian directions with
+// exactly the covariance K_ij·I/d (AR(1) for tokens 1..L, the sink from K⁻¹1), normalised and
+// scaled to the Assumption-1 norms. O(n·d) per trial.
 #pragma once
 #include <Eigen/Dense>
 #include <optional>

@@ -1,5 +1,5 @@
 // Monte Carlo estimation of E P(r_max,N), E R(r_min,N), E F(r_max,N), E F(r_min,N) under
-// Assumptions 1–3 (SPEC §5): expectation over direction randomness with α and the nominal
+// Assumptions 1–3 (docs/design.md §5): expectation over direction randomness with α and the nominal
 // norms fixed. Trials run in parallel (OpenMP); each trial's stream is keyed by
 // (seed, grid point, trial) and sums are exact integers, so results do not depend on threads.
 #pragma once
@@ -33,7 +33,7 @@ struct SimulationSpec {
     double norm_cv = 0;
 };
 
-// Realised statistics of the generated values, averaged per trial (SPEC §4).
+// Realised statistics of the generated values, averaged per trial (docs/design.md §4).
 struct RealisedSums {
     MomentSums cos_by_lag[kRealisedLags];  // mean_i cos(v_i, v_{i+k}), i ≥ 1, k = 1..8
     MomentSums cos_to_sink;                // mean_{j≥1} cos(v_0, v_j)

@@ -1,6 +1,6 @@
-// Planted heads (SPEC §7, "Planted-parameter recovery"): an extract folder whose heads are drawn
-// under Assumptions 1–3 with known parameters and fed through the real extract statistics and
-// folder writer, so `attngeo compare --truth` can check the whole fitting pipeline. Torch-free.
+// Planted heads (docs/design.md §7, "Planted-parameter recovery"): an extract folder whose heads
+// are drawn under Assumptions 1–3 with known parameters and fed through the real extract statistics
+// and folder writer, so `attngeo compare --truth` can check the whole fitting pipeline. Torch-free.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Assumptions 1–3 checked on what the generator realised at one grid point (SPEC §7
+// Assumptions 1–3 checked on what the generator realised at one grid point (docs/design.md §7
 // "Assumption checks"): the same "assumptions" block compare writes, for one head, with the
 // values it was decided on, in the simulate manifest's point entry.
 #pragma once

@@ -1,5 +1,5 @@
-// A simulation run folder end to end (SPEC §5, §9): the run's configuration (what the manifest
-// records, enough to redo or merge it), the grid of a sweep, sharding over trials, and the
+// A simulation run folder end to end (docs/design.md §5, §9): the run's configuration (what the
+// manifest records, enough to redo or merge it), the grid of a sweep, sharding over trials, and the
 // outputs simulate.csv | sweep.csv, bounds.csv, sums.csv and manifest.json.
 #pragma once
 #include <cstdint>

@@ -111,11 +111,11 @@ nlohmann::json realised_json(const SimulationSums& sums, const PointSetup& setup
 
 nlohmann::json decisions_json() {
     return nlohmann::json::array({
-        "Metrics (SPEC 2): I_N = top-N by the ranking score, ties to the lower index; s(N) summed "
-        "in rank order; "
+        "Metrics (docs/design.md section 2): I_N = top-N by the ranking score, ties to the lower "
+        "index; s(N) summed in rank order; "
         "closed balls; N = n gives P = R = F = 1 with r_min = inf.",
-        "Bounds (SPEC 3): union factors n - N; Delta0 uses rho_out (eq. 29); t(x) = exp(-kappa d "
-        "(max(x,0)/B)^2) "
+        "Bounds (docs/design.md section 3): union factors n - N; Delta0 uses rho_out (eq. 29); "
+        "t(x) = exp(-kappa d (max(x,0)/B)^2) "
         "(1 for a margin <= 0); the Delta0 term is dropped when the sink is not selected; all "
         "bounds are 1 when "
         "I_N minus the sink is empty or N = n; p-(xi) = 1/2 for xi <= 0.",
@@ -129,8 +129,8 @@ nlohmann::json decisions_json() {
         "corrected variant: the exact-mean mu with the scale-invariant B (neither fix alone "
         "removes "
         "both defects).",
-        "Expectation over direction randomness with alpha and the nominal norms fixed (SPEC 5); "
-        "norm noise "
+        "Expectation over direction randomness with alpha and the nominal norms fixed "
+        "(docs/design.md section 5); norm noise "
         "(--norm-cv) is multiplicative log-normal per trial and the bounds use the nominal norms.",
         "Directions: Gaussian with covariance K_ij I/d exactly (AR(1); sink from K^-1 1); after "
         "normalisation "
@@ -190,7 +190,7 @@ void open_tables(RunTables& tables, const RunConfig& config) {
     tables.sums << "grid,N,quantity,count,sum,sum_squares\n";
 }
 
-// Table 2's regime of every N of a point whose profile has phases (SPEC §3).
+// Table 2's regime of every N of a point whose profile has phases (docs/design.md §3).
 struct PointRegimes {
     std::vector<std::string> names;  // [n + 1] by N, "NA" without phases (index 0 unused)
     std::vector<int> numbers;        // [|sizes|] 1..5 for the scan's by-regime gaps, or empty
@@ -223,9 +223,9 @@ struct SweepPoint {
     std::vector<VariantEnvelope> envs;     // [variants] at the point's own κ
 };
 
-// One variant's κ fitted over every grid point at once: SPEC §7's scan run on the union of the
-// points, so the sweep's panels draw each side at one κ* and show the parameter's effect, not
-// a κ refitted per point.
+// One variant's κ fitted over every grid point at once: docs/design.md §7's scan run on the union
+// of the points, so the sweep's panels draw each side at one κ* and show the parameter's effect,
+// not a κ refitted per point.
 struct JointFit {
     theory::BoundVariant variant = theory::BoundVariant::paper;
     KappaScan scan;  // at_star: [Σ|sizes|] each side's bounds at its joint κ*, points in order
@@ -442,8 +442,8 @@ nlohmann::json write_point(RunTables& tables, const RunConfig& config, const Gri
     return point_json;
 }
 
-// Table 1 of a sweep (SPEC §3) at its first grid point: the N the report's panels follow (over
-// every point's N), that point's d (1e6 at d = ∞, where d has no finite difference) and the
+// Table 1 of a sweep (docs/design.md §3) at its first grid point: the N the report's panels follow
+// (over every point's N), that point's d (1e6 at d = ∞, where d has no finite difference) and the
 // paper variant's κ there as the manifest records it (1 when that is not a finite number).
 Table1 sweep_table1(const RunConfig& config, const nlohmann::json& points) {
     std::vector<int> every_size;
@@ -525,9 +525,9 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
     if (config.kind == "sweep") {
         manifest["joint_kappa"] = joint_kappa;
         manifest["decisions"].push_back(
-            "joint_kappa: per variant, the kappa scan of SPEC 7 run once over every grid point's "
-            "(N, metric) points together; sweep.csv's *_joint columns are each side's bound at "
-            "its joint kappa*, the bounds the report's sweep panels draw");
+            "joint_kappa: per variant, the kappa scan of docs/design.md section 7 run once over "
+            "every grid point's (N, metric) points together; sweep.csv's *_joint columns are "
+            "each side's bound at its joint kappa*, the bounds the report's sweep panels draw");
         const Table1 table1 = sweep_table1(config, points_json);
         tables.table1 = table1_csv(table1);
         manifest["table1"] = table1_manifest(table1);

@@ -1,4 +1,4 @@
-// Whether the paper's Assumptions 1–3 hold where they are applied (SPEC §7 "Assumption
+// Whether the paper's Assumptions 1–3 hold where they are applied (docs/design.md §7 "Assumption
 // checks"): the per-head decisions and their summary, shared by compare (fitted heads) and
 // simulate (what the generator realised) so both write the same "assumptions" block.
 #pragma once

@@ -1,5 +1,5 @@
 // Theorems 1–2 and Corollary 1: the literal reference and the incremental all-N path.
-// See bounds.hpp; SPEC §3 lists every decision taken where the paper is ambiguous.
+// See bounds.hpp; docs/design.md §3 lists every decision taken where the paper is ambiguous.
 #include "theory/bounds.hpp"
 
 #include <algorithm>
@@ -50,8 +50,8 @@ double pair_probability_lower(double mu, double sigma, double B) {
     return p_minus(mu / sigma);
 }
 
-// The variants' two choices (SPEC §3): μ from the expected Gram matrix including the sink, and
-// B quadratic in the value scale.
+// The variants' two choices (docs/design.md §3): μ from the expected Gram matrix including the
+// sink, and B quadratic in the value scale.
 bool uses_exact_mean(BoundVariant variant) {
     return variant == BoundVariant::exact_mean || variant == BoundVariant::corrected;
 }

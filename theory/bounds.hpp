@@ -1,7 +1,7 @@
-// Theorems 1–2 and Corollary 1 (paper §3.4, eqs. 7–17; SPEC §3): lower and upper envelopes
-// on E P(r_max,N), E R(r_min,N) and the F-scores, for the variants `paper` (as printed),
+// Theorems 1–2 and Corollary 1 (paper §3.4, eqs. 7–17; docs/design.md §3): lower and upper
+// envelopes on E P(r_max,N), E R(r_min,N) and the F-scores, for the variants `paper` (as printed),
 // `exact-mean` (μ from the expected Gram matrix), `scale-invariant` (B quadratic in scale) and
-// `corrected` (both fixes at once); and the per-point degeneracies of SPEC §7.
+// `corrected` (both fixes at once); and the per-point degeneracies of docs/design.md §7.
 #pragma once
 #include <Eigen/Dense>
 #include <array>
@@ -13,14 +13,15 @@
 
 namespace attngeo::theory {
 
-// The variants of SPEC §3. `corrected` = the exact-mean μ with the scale-invariant B.
+// The variants of docs/design.md §3. `corrected` = the exact-mean μ with the scale-invariant B.
 enum class BoundVariant { paper, exact_mean, scale_invariant, corrected };
 // paper|exact-mean|scale-invariant|corrected; std::domain_error naming the text otherwise.
 BoundVariant parse_bound_variant(const std::string& text);
 const char* to_string(BoundVariant variant);
 // Every variant, in the order tables and figures list them.
 const std::array<BoundVariant, 4>& bound_variants();
-// Whether two variants use the same μ (SPEC §3), so BoundTerms::switch_variant moves between them.
+// Whether two variants use the same μ (docs/design.md §3), so BoundTerms::switch_variant moves
+// between them.
 bool shares_mean(BoundVariant a, BoundVariant b);
 
 // Everything the bounds need from one (layer, head, query).
@@ -41,7 +42,7 @@ struct BoundSettings {
     Ranking ranking = Ranking::attention;  // how I_N is chosen (the theorems use α)
 };
 
-// One row of `attngeo bounds` (SPEC §9).
+// One row of `attngeo bounds` (docs/design.md §9).
 struct BoundRow {
     int N = 0;
     bool sink_selected = false;
@@ -58,7 +59,7 @@ struct BoundRow {
     bool deciding_xi_le0 = false;
 };
 
-// ---- Degeneracies of one point (SPEC §7).
+// ---- Degeneracies of one point (docs/design.md §7).
 // From the margins, independent of κ: Δ ≤ 0 (so t(Δ) = 1), Δ0 ≤ 0 with the sink selected (so
 // t(Δ0) = 1), and ξ ≤ 0 on the deciding pair. All false for a trivial row.
 struct MarginFlags {
@@ -92,11 +93,11 @@ double max_unselected(const Eigen::VectorXd& a, const std::vector<char>& selecte
 double max_outside_cosine(const Eigen::MatrixXd& cosine, const std::vector<char>& selected);
 // Δ = (a_min^in)² − 2 a_max^out S_in ρ_out (eq. 8).
 double margin_delta(double a_min_in, double a_max_out, double s_in, double rho_out);
-// Δ0 = a_0² − (S_in ρ_out)² (eq. 8 with eq. 29's ρ_out; SPEC §3 decision).
+// Δ0 = a_0² − (S_in ρ_out)² (eq. 8 with eq. 29's ρ_out; docs/design.md §3 decision).
 double sink_margin_delta0(double a0, double s_in, double rho_out);
 // B = a_max^in + a_max^out + S_in (eq. 8).
 double scale_B(double a_max_in, double a_max_out, double s_in);
-// B_si = (a_max^in + a_max^out)·Σ_{k∈I_N} a_k: quadratic in scale like Δ (SPEC §3).
+// B_si = (a_max^in + a_max^out)·Σ_{k∈I_N} a_k: quadratic in scale like Δ (docs/design.md §3).
 double scale_invariant_B(double a_max_in, double a_max_out, double selected_mass);
 // t(x) = exp(−κ d (max(x,0)/B)²): the pair tail bound of eq. (31), 1 for a margin ≤ 0.
 double tail_factor(double margin, double B, double kappa, double d);
@@ -113,7 +114,7 @@ double pair_sigma(double B, double kappa, double d);
 // f(x) = 2x/(1+x) (Corollary 1).
 double f_of(double x);
 
-// ---- The statements of Theorems 1–2 from their ingredients (n_out = n − N, SPEC §3).
+// ---- The statements of Theorems 1–2 from their ingredients (n_out = n − N, docs/design.md §3).
 // n_out·t(Δ) + (n_out/N)·t(Δ0), the second term only when the sink is selected: the union
 // bound that both lower bounds subtract (tails t in [0, 1], n_out ≥ 0, N ≥ 1).
 double union_tail(int n_out, int N, bool sink_selected, double tail_delta, double tail_delta0);

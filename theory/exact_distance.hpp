@@ -1,6 +1,6 @@
-// Exact decisions of the Euclidean selection metrics (SPEC §2 "Counts are exact"): the order of
-// the shifted distances v_ℓ = D_ℓ − ‖s(N)‖² = ‖y_ℓ‖² − 2⟨s(N), y_ℓ⟩ as exact arithmetic on the
-// ranked contributions y (doubles, taken as exact) gives it, in tiers: a rigorous double band
+// Exact decisions of the Euclidean selection metrics (docs/design.md §2 "Counts are exact"): the
+// order of the shifted distances v_ℓ = D_ℓ − ‖s(N)‖² = ‖y_ℓ‖² − 2⟨s(N), y_ℓ⟩ as exact arithmetic on
+// the ranked contributions y (doubles, taken as exact) gives it, in tiers: a rigorous double band
 // first, big integers (Boost.Multiprecision cpp_int) only for what the band cannot decide.
 #pragma once
 #include <Eigen/Dense>

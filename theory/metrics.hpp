@@ -1,6 +1,6 @@
 // Precision, Recall and F-score of top-N selection in value-state space (paper §3, eqs. 1–5;
-// SPEC §2). Two implementations: a plain per-N reference (metrics_reference.cpp) and an all-N
-// Gram-matrix path (metrics_gram.cpp; single precision: metrics_single.cpp; d → ∞:
+// docs/design.md §2). Two implementations: a plain per-N reference (metrics_reference.cpp) and an
+// all-N Gram-matrix path (metrics_gram.cpp; single precision: metrics_single.cpp; d → ∞:
 // metrics_expected_gram.cpp); both give the counts of exact arithmetic (certified by error
 // bounds, big integers where they fail).
 //
@@ -37,7 +37,7 @@ struct TokenGeometry {
     RowMatrix values;       // [n, d] value vectors v_i, one per row
 };
 
-// The metrics at one selection size N (SPEC §2).
+// The metrics at one selection size N (docs/design.md §2).
 struct SelectionMetrics {
     int N = 0;
     double r_min = std::numeric_limits<double>::infinity();  // min_{j∉I_N} √D_j; +inf at N = n
@@ -65,7 +65,7 @@ void validate_token_geometry(const TokenGeometry& tokens, const char* function);
 // Ranking scores: α_i, or a_i = α_i‖v_i‖.                                       [n]
 Eigen::VectorXd selection_scores(const TokenGeometry& tokens, Ranking ranking);
 
-// π: token indices by descending score, ties broken by the lower index (SPEC §2).
+// π: token indices by descending score, ties broken by the lower index (docs/design.md §2).
 // I_N = {π_0, …, π_{N−1}}.
 std::vector<int> selection_order(const Eigen::VectorXd& scores);
 

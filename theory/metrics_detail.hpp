@@ -1,6 +1,7 @@
 // What the selection-metric files share (metrics.cpp, metrics_reference.cpp, metrics_gram.cpp,
-// metrics_single.cpp, metrics_expected_gram.cpp): the row conventions of SPEC §2, size checks,
-// the rounding constants and the precision-generic core of the Gram path. Private to theory/.
+// metrics_single.cpp, metrics_expected_gram.cpp): the row conventions of docs/design.md §2, size
+// checks, the rounding constants and the precision-generic core of the Gram path. Private to
+// theory/.
 #pragma once
 
 #include <Eigen/Dense>
@@ -13,7 +14,7 @@ namespace attngeo::theory::detail {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kUnitRoundoff = 0x1p-53;
-constexpr double kCosineEpsilon = 1e-12;  // SPEC §2: 1e-12 in the cosine denominator
+constexpr double kCosineEpsilon = 1e-12;  // docs/design.md §2: 1e-12 in the cosine denominator
 
 // P, R and F from the counts of `m`; at N = n the convention P = R = F = 1 with r_min = +∞.
 void finish_selection_row(SelectionMetrics& m, int n);

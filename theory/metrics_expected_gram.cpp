@@ -1,6 +1,6 @@
 // The selection metrics when only the Gram matrix of the ranked contributions is known: the
-// d → ∞ limit of the simulator (SPEC §4, `--d inf`), where Ḡ_kl = a_k a_l ρ_kl. Euclidean counts
-// are decided exactly on the entries as given; the cosine keeps its floating-point rule.
+// d → ∞ limit of the simulator (docs/design.md §4, `--d inf`), where Ḡ_kl = a_k a_l ρ_kl. Euclidean
+// counts are decided exactly on the entries as given; the cosine keeps its floating-point rule.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -61,7 +61,7 @@ std::vector<SelectionMetrics> expected_gram_euclidean(const Eigen::MatrixXd& gra
     return sorted_rows;
 }
 
-// The d → ∞ metrics, cosine: the floating-point rule of SPEC §2 (no exact decisions).
+// The d → ∞ metrics, cosine: the floating-point rule of docs/design.md §2 (no exact decisions).
 std::vector<SelectionMetrics> expected_gram_cosine(const Eigen::MatrixXd& gram,
                                                    const std::vector<int>& wanted) {
     const int n = static_cast<int>(gram.rows());

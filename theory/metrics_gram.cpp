@@ -1,6 +1,7 @@
-// The certified all-N Gram path of the selection metrics (SPEC §2): the Euclidean sweep over a
-// double or single-precision Gram matrix, the cosine decider (double only), and the entry points
-// on tokens and on a double Gram matrix. metrics_single.cpp adds the single-precision entries.
+// The certified all-N Gram path of the selection metrics (docs/design.md §2): the Euclidean sweep
+// over a double or single-precision Gram matrix, the cosine decider (double only), and the entry
+// points on tokens and on a double Gram matrix. metrics_single.cpp adds the single-precision
+// entries.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -23,8 +24,8 @@ namespace {
 // For selection size N (tokens ranked, I_N = rows 0..N−1) the Gram path evaluates the shifted
 // distances v_ℓ = G_ℓℓ − 2c_ℓ = D_ℓ − ‖s‖², c_ℓ = Σ_{k<N} G_kℓ. ‖s‖² is common to every token,
 // so the comparisons D_j ≤ max_i D_i and D_i ≤ min_j D_j can be made on v, and the target is v
-// in exact arithmetic (SPEC §2), not any double evaluation of D. The Gram matrix may be double
-// (G̃ = YYᵀ, any summation order) or single precision (G̃ = fl32(σY)·fl32(σY)ᵀ with σ = 2^e,
+// in exact arithmetic (docs/design.md §2), not any double evaluation of D. The Gram matrix may be
+// double (G̃ = YYᵀ, any summation order) or single precision (G̃ = fl32(σY)·fl32(σY)ᵀ with σ = 2^e,
 // everything then in σ-scaled units); its entries satisfy |G̃_kℓ − G_kℓ| ≤ g‖y_k‖‖y_ℓ‖ + a₀
 // with g = γ^(32)_{d+2}, a₀ = 4d·2⁻¹⁵⁰ (float: rounding σy, then the dot product, subnormals
 // included) or g = γ_d (folded into γ' below), a₀ = d·2⁻¹⁰⁷⁴ (double). With u = 2⁻⁵³,
@@ -42,7 +43,7 @@ namespace {
 // τ·w_ℓ (so it is not an exact decision), and the others go to ExactShiftedDistances, which
 // finds the exact extreme token and decides them exactly, counting those within τ·w_ℓ. The
 // cosine distance (double Gram only) gets a per-token bound on a quotient (approximate_cosine)
-// and falls back to the reference's double kernel, as SPEC §2 leaves it.
+// and falls back to the reference's double kernel, as docs/design.md §2 leaves it.
 
 // R_b = max of row_norm over each block of gram_kernels::kBandBlock tokens (the last may be
 // short): the norms the sweeps' bands are evaluated at.
@@ -275,9 +276,9 @@ class EuclideanSweep {
 
 // The cosine distance on a double Gram matrix with both triangles: running c_ℓ = ⟨s, y_ℓ⟩ from
 // G's columns and a per-token bound on the quotient. The target is not exact arithmetic but
-// the reference's double value D^ref_ℓ = 1 − fl(⟨y_ℓ, s̃⟩)/(fl‖y_ℓ‖·fl‖s̃‖ + ε) (SPEC §2 keeps
-// the floating-point rule for the cosine), so bound_ℓ must cover |D̃_ℓ − D^ref_ℓ| with the errors
-// of both evaluations. With u = 2⁻⁵³, A = Σ_{k<N} ‖y_k‖ and γ_m ≈ m·u (Higham §3.1):
+// the reference's double value D^ref_ℓ = 1 − fl(⟨y_ℓ, s̃⟩)/(fl‖y_ℓ‖·fl‖s̃‖ + ε) (docs/design.md §2
+// keeps the floating-point rule for the cosine), so bound_ℓ must cover |D̃_ℓ − D^ref_ℓ| with the
+// errors of both evaluations. With u = 2⁻⁵³, A = Σ_{k<N} ‖y_k‖ and γ_m ≈ m·u (Higham §3.1):
 // - the dot: c̃_ℓ = Σ_{k<N} G̃_kℓ is within (γ_d + γ_N)·A‖y_ℓ‖ of ⟨s, y_ℓ⟩ (each G̃ entry
 //   within γ_d‖y_k‖‖y_ℓ‖, then N additions); the reference's s̃ is within γ_N Σ_k |y_kt| per
 //   component and its dot adds γ_d, so by Cauchy–Schwarz it is within about the same: the two

@@ -1,6 +1,6 @@
-// The plain per-N reference of the selection metrics (SPEC §2): for every N, s(N) from scratch
-// and every distance directly. Its own ranking (std::sort on a total order), so that the Gram
-// path's selection_order is checked against something independent.
+// The plain per-N reference of the selection metrics (docs/design.md §2): for every N, s(N) from
+// scratch and every distance directly. Its own ranking (std::sort on a total order), so that the
+// Gram path's selection_order is checked against something independent.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -16,7 +16,7 @@ namespace {
 using detail::finish_selection_row;
 using detail::kInf;
 
-// π by score descending, ties to the lower index, as SPEC §2 defines I_N.
+// π by score descending, ties to the lower index, as docs/design.md §2 defines I_N.
 std::vector<int> reference_order(const Eigen::VectorXd& scores) {
     std::vector<int> order(scores.size());
     std::iota(order.begin(), order.end(), 0);

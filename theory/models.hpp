@@ -1,4 +1,4 @@
-// Assumption models of paper §3.1–3.3 (SPEC §4): value norms (Assumption 1), cosine decay
+// Assumption models of paper §3.1–3.3 (docs/design.md §4): value norms (Assumption 1), cosine decay
 // with a sink (Assumption 2), the four-phase attention profile (Assumption 3) and the other
 // profiles (uniform, zipf:s, file:PATH), plus the Table-2 regimes they induce.
 #pragma once
@@ -54,7 +54,7 @@ Eigen::MatrixXd exponential_cosine_matrix(int L, double beta, double rho0);
 // Checks square, finite, symmetric and unit diagonal within 1e-9, |ρ| ≤ 1 + 1e-9.
 void validate_cosine_matrix(const Eigen::MatrixXd& cosine, const char* function);
 
-// Table 2 regimes (SPEC §3) for a profile with the phases of Assumption 3.
+// Table 2 regimes (docs/design.md §3) for a profile with the phases of Assumption 3.
 enum class Regime { I, II, III, IV, V };
 const char* to_string(Regime regime);
 // Regime of every N = 1..n given α, p_base and η: with α_(N) the N-th largest weight,

@@ -1,4 +1,4 @@
-// The parametric head of Assumptions 1–3 as the command line describes it (SPEC §4), with
+// The parametric head of Assumptions 1–3 as the command line describes it (docs/design.md §4), with
 // the paper preset, optional explicit α / norms / cosines, and the Table-1 sensitivities
 // d(bound)/d(log parameter) by central differences.
 #pragma once

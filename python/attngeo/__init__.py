@@ -175,8 +175,9 @@ def simulate(out=None, *, preset="paper", profile="assumption3", L=None, p_sink=
     simulate` (or, with sweep={"beta": [0.01, 0.1], ...}, `attngeo sweep`) writes it.
 
     The model keywords are those of bounds(); alpha, norms and cos given as arrays are written
-    to OUT/inputs/ (%.17g) and read from there. kappa None fits it per variant (SPEC 7).
-    The folder goes to `out` (kept) or to a temporary folder (removed). Returns read_run() of
+    to OUT/inputs/ (%.17g) and read from there. kappa None fits it per variant
+    (docs/design.md section 7). The folder goes to `out` (kept) or to a temporary folder
+    (removed). Returns read_run() of
     the folder: {"manifest": dict, "tables": {"simulate" | "sweep", "bounds", "sums",
     "kappa_scan", ...}}, bit for bit the CLI's numbers for the same parameters and seed."""
     arguments = dict(preset=preset, profile=profile, L=L, p_sink=p_sink, T1=T1, T2=T2, eta=eta,

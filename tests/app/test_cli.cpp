@@ -586,8 +586,8 @@ TEST(CliSimulate, VerdictKappaStarAndStarColumnsFollowTheScan) {
     }
 }
 
-// SPEC §10 on a full disk, simulated with RLIMIT_FSIZE (SIGXFSZ ignored, so a write past the
-// limit fails with EFBIG): exit 2 naming the file, nothing left behind (no run folder, no
+// docs/design.md §10 on a full disk, simulated with RLIMIT_FSIZE (SIGXFSZ ignored, so a write past
+// the limit fails with EFBIG): exit 2 naming the file, nothing left behind (no run folder, no
 // staging folder), the run folder a report was writing into unchanged; later runs succeed.
 TEST(CliSimulate, FullDiskLeavesNothingBehindAndALaterRunSucceeds) {
     const fs::path parent = scratch() / "full_disk";

@@ -1,6 +1,6 @@
-// SPEC §10 on a full disk for sweep and merge (simulate and report: test_cli.cpp), simulated
-// with RLIMIT_FSIZE and SIGXFSZ ignored: exit 2 naming the file, nothing left behind, and the
-// same command with space succeeds.
+// docs/design.md §10 on a full disk for sweep and merge (simulate and report: test_cli.cpp),
+// simulated with RLIMIT_FSIZE and SIGXFSZ ignored: exit 2 naming the file, nothing left behind, and
+// the same command with space succeeds.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -829,7 +829,7 @@ TEST(CompareCli, Stories260kOneDocumentContext256ComparesDespiteUnfittableHeads)
     EXPECT_LT(flagged, 40);
 }
 
-// ---- Table 1 (simulate/table1, computed by compare; its unit tests are in tests/simulate) ----
+// ---- Table 1 (compare/table1, computed by compare; its unit tests are in tests/simulate) ----
 
 // The simulate command's flags as numbers: --lambda 0.5 → {"lambda", 0.5}.
 std::map<std::string, double> command_flags(const std::string& command) {

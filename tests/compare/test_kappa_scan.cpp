@@ -1,5 +1,5 @@
-// Tests of the κ scan and the verdict (simulate/kappa_scan, SPEC §7) against plain loops over
-// the grid, on evaluators whose bounds have a closed form in κ, and through the envelopes of a
+// Tests of the κ scan and the verdict (compare/kappa_scan, docs/design.md §7) against plain loops
+// over the grid, on evaluators whose bounds have a closed form in κ, and through the envelopes of a
 // simulated head.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Exact counts on real captures (SPEC §2): stories260K on a held-out prompt and on random
+// Exact counts on real captures (docs/design.md §2): stories260K on a held-out prompt and on random
 // tokens, every head of every layer, and every path extract can take (theory's reference and
 // Gram path, the batched device Gram, HeadStatistics with and without it) against the
 // rational-arithmetic reference. Real heads have α tails (down to ~1e-24 on the prompt, far

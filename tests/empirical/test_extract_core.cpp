@@ -201,7 +201,7 @@ TEST(ExtractCore, WrittenFolderReadsBackAsThePlainReference) {
     std::cout << "pr.csv against the plain per-document mean: largest difference " << largest
               << "\n";
     RecordProperty("largest_difference", std::to_string(largest));
-    // MomentSums round each document's value once to 2^-40 fixed point (simulate/sums.hpp).
+    // MomentSums round each document's value once to 2^-40 fixed point (common/exact_sums.hpp).
     EXPECT_LE(largest, std::ldexp(1.0, -40));
     EXPECT_EQ(run.manifest.at("kind"), "extract");
     EXPECT_EQ(run.manifest.at("command"), "python: synthetic heads");

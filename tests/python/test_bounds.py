@@ -1,5 +1,5 @@
-# attngeo.bounds against a plain NumPy evaluation of the printed formulas (SPEC §3, variant
-# `paper`) and against `attngeo bounds` on the same parameters and files; bad input as the
+# attngeo.bounds against a plain NumPy evaluation of the printed formulas (docs/design.md §3,
+# variant `paper`) and against `attngeo bounds` on the same parameters and files; bad input as the
 # CLI's one-line messages in a ValueError.
 import math
 
@@ -27,7 +27,7 @@ def explicit_head(rng, n):
 
 
 def paper_reference(alpha, norms, cosine, N, d, kappa):
-    """Theorems 1-2 and Corollary 1 as printed (SPEC §3), every pair explicitly."""
+    """Theorems 1-2 and Corollary 1 as printed (docs/design.md §3), every pair explicitly."""
     n = len(alpha)
     a = alpha * norms
     order = np.argsort(-alpha, kind="stable")

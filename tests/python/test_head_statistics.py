@@ -1,5 +1,5 @@
 # attngeo.HeadStatistics: the extract folder it writes against a plain NumPy evaluation of the
-# per-head statistics (SPEC §6) and, where the CLI has `extract`, byte for byte against
+# per-head statistics (docs/design.md §6) and, where the CLI has `extract`, byte for byte against
 # `attngeo extract` on run.c's stories260K dumps; layer order, GQA and bad input.
 import math
 import os

@@ -24,11 +24,11 @@ def random_head(rng, n, d, sink=0.3):
 
 def ranking(alpha, values, rank):
     scores = alpha if rank == "attn" else alpha * np.linalg.norm(values, axis=1)
-    return np.argsort(-scores, kind="stable")  # ties: the lower index first (SPEC §2)
+    return np.argsort(-scores, kind="stable")  # ties: the lower index first (docs/design.md §2)
 
 
 def numpy_reference(alpha, values, sizes, rank="attn", distance="euclidean"):
-    """Per-N loop in floating point: s(N), every D, radii and counts (SPEC §2)."""
+    """Per-N loop in floating point: s(N), every D, radii and counts (docs/design.md §2)."""
     y = alpha[:, None] * values
     order = ranking(alpha, values, rank)
     n = len(alpha)

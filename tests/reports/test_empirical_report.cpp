@@ -119,8 +119,8 @@ fs::path make_extract(const std::string& name) {
     return dir;
 }
 
-// The verdict files of a synthetic compare folder (SPEC §7 contract): bounds.csv with the κ*
-// envelope of every (head, N, variant) — the scale-invariant P envelope inverted at N = 3 —,
+// The verdict files of a synthetic compare folder (docs/design.md §7 contract): bounds.csv with the
+// κ* envelope of every (head, N, variant) — the scale-invariant P envelope inverted at N = 3 —,
 // verdict.csv (the paper lower sides κ-free, Δ ≤ 0 at every point), kappa_scan.csv, and the
 // verdict blocks of kappa.json.
 const char* kVariantNames[4] = {"paper", "exact-mean", "scale-invariant", "corrected"};

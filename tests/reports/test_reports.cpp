@@ -1,8 +1,8 @@
 // Tests for reports/: a report from small simulate and sweep runs references only files that
 // exist and are non-empty, its figure data are the run's numbers, it degrades to tables when
 // gnuplot is missing, a headless Chromium screenshot of it is not blank, and its first section
-// is the verdict of SPEC §7, read back against verdict.csv, kappa_scan.csv and bounds.csv; a
-// sweep's Table 1 is table1.csv's.
+// is the verdict of docs/design.md §7, read back against verdict.csv, kappa_scan.csv and
+// bounds.csv; a sweep's Table 1 is table1.csv's.
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -142,7 +142,7 @@ TEST(Report, HeadlessChromiumScreenshotIsNotBlank) {
     expect_screenshot_not_blank(index, out);
 }
 
-// ---- The verdict (SPEC §7), on run folders written by the built CLI.
+// ---- The verdict (docs/design.md §7), on run folders written by the built CLI.
 namespace {
 
 using attngeo::test_support::first_table_rows;

@@ -632,7 +632,7 @@ TEST(Run, MergeReadsSumsByColumnNameAndNamesTheBadField) {
     std::filesystem::remove_all(dir);
 }
 
-// ---- Table 1 (simulate/table1) ------------------------------------------------------------
+// ---- Table 1 (compare/table1) ------------------------------------------------------------
 
 TEST(Table1, FollowsThePowersPresentToppedUpToThree) {
     using Sizes = std::vector<int>;
@@ -900,9 +900,9 @@ SideRecount recount_side(const CsvTable& bounds, const CsvTable& estimates,
 
 }  // namespace
 
-// Every count of verdict.csv (SPEC §7: convention points, violations against the allowance,
-// informative points and why not, identity contradictions) equals a plain recount from the
-// folder's bounds.csv and simulate.csv, for every variant and side.
+// Every count of verdict.csv (docs/design.md §7: convention points, violations against the
+// allowance, informative points and why not, identity contradictions) equals a plain recount from
+// the folder's bounds.csv and simulate.csv, for every variant and side.
 TEST(Run, VerdictCountsEqualAPlainRecountFromTheFolder) {
     RunConfig config = tiny_run_config();  // n = 64, every N, 60 trials, κ scanned
     config.model.assumption3.L = 63;

@@ -1,5 +1,5 @@
-// A plain rational-arithmetic reference for the Euclidean selection counts (SPEC §2 "Counts
-// are exact"), written from the definitions with Boost.Multiprecision cpp_rational, for the
+// A plain rational-arithmetic reference for the Euclidean selection counts (docs/design.md §2
+// "Counts are exact"), written from the definitions with Boost.Multiprecision cpp_rational, for the
 // tests of every path (theory/ and empirical/). Slow on purpose: O(n·d) rational operations per N.
 #pragma once
 // GCC 12 warns maybe-uninitialized inside Boost.Multiprecision after inlining (a false
@@ -30,7 +30,7 @@ struct ExactRow {
     double r_min = std::numeric_limits<double>::infinity(), r_max = 0;
 };
 
-// SPEC §2 in rational arithmetic on y_i = fl64(α_i v_i): ranking by α (ties to the lower
+// docs/design.md §2 in rational arithmetic on y_i = fl64(α_i v_i): ranking by α (ties to the lower
 // index), D_ℓ = ‖s − y_ℓ‖² exactly, the extremes and counts, and the exact decisions of the
 // definition in metrics.hpp: |D_ℓ − D_m| ≤ τ·p_ℓ(p_ℓ + 2P_N), p = the power of two just above
 // max_t |y_ℓt|, P_N = Σ_{k<N} p_k in double in rank order. Radii: √ of the double

@@ -1,4 +1,4 @@
-// An independent reference for Table 1's derivatives (simulate/table1): central differences in
+// An independent reference for Table 1's derivatives (compare/table1): central differences in
 // log x of the per-N reference bounds (theory::bounds_reference, every pair explicitly), for
 // the tests of simulate and compare.
 #pragma once

@@ -1,5 +1,5 @@
-// Tests of the bounds of Theorems 1–2 and Corollary 1 (paper eqs. 7–17, SPEC §3): a literal
-// implementation of the printed formulas written here is compared with bounds_reference and
+// Tests of the bounds of Theorems 1–2 and Corollary 1 (paper eqs. 7–17, docs/design.md §3): a
+// literal implementation of the printed formulas written here is compared with bounds_reference and
 // the fast bounds_all; plus monotonicity in d, lower ≤ upper, scale (in)variance, p⁻ at the
 // edges, the named quantities on a hand case, and bad input.
 #include <gtest/gtest.h>
@@ -58,7 +58,7 @@ std::string sci(double x) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Literal evaluation of eqs. (7)–(17) with the SPEC §3 decisions, in plain loops.
+// Literal evaluation of eqs. (7)–(17) with the docs/design.md §3 decisions, in plain loops.
 
 // φ(ξ) = exp(−ξ²/2)/√(2π), written out (no Boost).
 double phi(double xi) {
@@ -66,7 +66,7 @@ double phi(double xi) {
 }
 
 // p⁻(ξ) = φ(ξ)/(ξ + 1/ξ) for ξ > 0 (written as φ(ξ)·ξ/(ξ² + 1), the same number without the
-// overflow of 1/ξ), and 1/2 for ξ ≤ 0 (eq. 9, SPEC §3).
+// overflow of 1/ξ), and 1/2 for ξ ≤ 0 (eq. 9, docs/design.md §3).
 double literal_p_minus(double xi) {
     if (xi <= 0) return 0.5;
     if (std::isinf(xi)) return 0.0;
@@ -123,7 +123,7 @@ Literal literal_bounds(const HeadModel& model, int N, double d, double kappa, Bo
         for (int k = 1; k < n; ++k)
             if (!in[j] && in[k]) rho_out = std::max(rho_out, rho[j][k]);
     if (rho_out == -kInf) rho_out = 0;  // an empty set: nothing to correlate with
-    // eq. (8), Δ0 with ρ_out (SPEC decision)
+    // eq. (8), Δ0 with ρ_out (docs/design.md §3 decision)
     out.delta = a_min_in * a_min_in - 2 * a_max_out * S_in * rho_out;
     out.delta0 = a[0] * a[0] - (S_in * rho_out) * (S_in * rho_out);
     // scale-invariant and corrected: B quadratic in the value scale.
@@ -434,7 +434,7 @@ TEST(BoundsFastPath, SizesSubsetAndOrder) {
     }
 }
 
-// Over the κ scan's whole range (SPEC §7: 1e-8..1e8) every run of BoundTerms::evaluate's
+// Over the κ scan's whole range (docs/design.md §7: 1e-8..1e8) every run of BoundTerms::evaluate's
 // selected positions (negligible, near, merged, far) is taken somewhere; each κ is checked
 // against the O(N·(n−N)·n) reference.
 TEST(BoundsFastPath, MatchesReferenceAcrossTheKappaScan) {
@@ -625,7 +625,7 @@ TEST(BoundsProperties, ScalingNormsChangesPaperButNotScaleInvariant) {
             }
         }
     }
-    // The paper's B is linear in the scale while Δ and μ are quadratic (SPEC §3).
+    // The paper's B is linear in the scale while Δ and μ are quadratic (docs/design.md §3).
     EXPECT_GT(largest_paper_change, 1e-6);
     std::cout << "[ info     ] norms x c: paper bounds move by up to " << sci(largest_paper_change)
               << ", scale-invariant by " << sci(worst_invariant) << "\n";
@@ -945,7 +945,7 @@ TEST(BoundKernels, AnchoredPMinusSumsMatchThePlainLoop) {
 
 }  // namespace
 
-// The degeneracy flags of SPEC §7 at and around their thresholds.
+// The degeneracy flags of docs/design.md §7 at and around their thresholds.
 TEST(BoundsDegeneracy, FlagsAtTheirThresholds) {
     namespace th = attngeo::theory;
     BoundRow row;

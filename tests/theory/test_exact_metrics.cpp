@@ -1,7 +1,7 @@
-// Exact counts (SPEC §2): every Euclidean path (per-N reference, double Gram, an externally
-// formed Gram, single-precision Gram) against a plain rational-arithmetic reference written
-// here with Boost.Multiprecision cpp_rational, on inputs whose decisions hinge on ties far below
-// double resolution: α tails down to 1e-28, duplicated and component-swapped value vectors,
+// Exact counts (docs/design.md §2): every Euclidean path (per-N reference, double Gram, an
+// externally formed Gram, single-precision Gram) against a plain rational-arithmetic reference
+// written here with Boost.Multiprecision cpp_rational, on inputs whose decisions hinge on ties far
+// below double resolution: α tails down to 1e-28, duplicated and component-swapped value vectors,
 // dyadic lattices at tiny scales, all float32-representable like a capture.
 #include <gtest/gtest.h>
 

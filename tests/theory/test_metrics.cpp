@@ -1,4 +1,4 @@
-// Tests of the selection metrics (SPEC §2, paper eqs. 1–5): a hand-computed example, the
+// Tests of the selection metrics (docs/design.md §2, paper eqs. 1–5): a hand-computed example, the
 // identities and conventions of eq. (4), ties, invariances, and agreement between the
 // per-N reference, the all-N Gram path and an independent brute force written here.
 #include <gtest/gtest.h>
@@ -92,7 +92,7 @@ TokenGeometry random_tokens(std::mt19937_64& rng, int n, int d) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Independent brute force written from SPEC §2 with plain loops and std::vector<double>.
+// Independent brute force written from docs/design.md §2 with plain loops and std::vector<double>.
 
 struct PlainRow {
     double r_min = kInf, r_max = 0;
@@ -331,7 +331,8 @@ TEST(MetricsHandExample, CosineDistanceAtN1) {
     //   D4 = 1 − 2/(2 + 1e-12) ≈ 5e-13      (parallel, twice as long)
     // So the parallel left-out token 4 is "closer" to s than s's own token (D4 < D0):
     // r_max = √D0, r_min = √D4, K_in = #{D0 ≤ D4} = 0, K_out = #{D4 ≤ D0} = 1 -> P = 1/2, R = 0.
-    // In cosine distance a parallel point counts as coinciding with s (SPEC §2 N = 1 rule).
+    // In cosine distance a parallel point counts as coinciding with s (docs/design.md §2 N = 1
+    // rule).
     const auto rows = attngeo::theory::selection_metrics_reference(
         hand_example(), {1}, Ranking::attention, Distance::cosine);
     EXPECT_EQ(rows[0].r_max, std::sqrt(1.0 - 1.0 / (1.0 + 1e-12)));

@@ -1,4 +1,4 @@
-// Tests of the assumption models (SPEC §4, paper §3.1–3.3), the Table-2 regimes and the
+// Tests of the assumption models (docs/design.md §4, paper §3.1–3.3), the Table-2 regimes and the
 // Table-1 sensitivities: values against formulas written here, validation, regime boundaries
 // counted by hand, and the central differences against our own finite differences.
 #include <gtest/gtest.h>
