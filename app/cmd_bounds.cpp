@@ -8,18 +8,11 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/number_list.hpp"
+#include "common/run_schema.hpp"
 #include "theory/bounds.hpp"
 
 namespace attngeo::cli {
 namespace {
-
-// --variant's choices: theory::bound_variants(), spelled by theory::to_string.
-std::vector<std::string> variant_names() {
-    std::vector<std::string> names;
-    for (const auto variant : theory::bound_variants())
-        names.push_back(theory::to_string(variant));
-    return names;
-}
 
 struct BoundsOptions {
     theory::ModelSource source;
@@ -65,9 +58,7 @@ void run(BoundsOptions& o, const CLI::App& app) {
         for (int N = 1; N <= n; ++N)
             regime[N] = theory::to_string(regimes[N - 1]);
     }
-    out << "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_"
-           "lower,Fmin_upper,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,"
-           "R_trivial_lower,P_trivial_upper,R_trivial_upper\n";
+    out << "N,regime," << schema::kBoundValueColumns << ',' << schema::kBoundFlagColumns << '\n';
     for (const auto& r : theory::bounds_all(model, sizes, settings)) {
         out << r.N << ',' << regime[r.N];
         for (double v :
@@ -99,7 +90,7 @@ Runner register_bounds(CLI::App& app) {
                    "Concentration constant kappa of eq. (31) (the paper gives none)")
         ->capture_default_str();
     app.add_option("--variant", o->variant, "Bound variant")
-        ->check(CLI::IsMember(variant_names()))
+        ->check(CLI::IsMember(theory::bound_variant_names()))
         ->capture_default_str();
     app.add_option("--rank", o->rank, "Top-N ranking: attn (alpha_i) or contrib (alpha_i |v_i|)")
         ->check(CLI::IsMember({"attn", "contrib"}))
@@ -110,10 +101,9 @@ Runner register_bounds(CLI::App& app) {
         "--sensitivity", o->sensitivity,
         "Print d(bound)/d(log parameter) per N and parameter instead (Table 1; d/d rho0 for rho0)");
     app.footer(
-        "Prints CSV "
-        "N,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,\n"
-        "Fmin_lower,Fmin_upper,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,\n"
-        "R_trivial_lower,P_trivial_upper,R_trivial_upper. regime is the Table-2 regime (I-V) for\n"
+        std::string("Prints CSV N,regime,") + schema::kBoundValueColumns + ",\n" +
+        schema::kBoundFlagColumns +
+        ".\nregime is the Table-2 regime (I-V) for "
         "assumption3 profiles, NA otherwise. The 0/1 flags (docs/design.md section 7):\n"
         "Delta <= 0 (t = 1 for any kappa), Delta0 <= 0 with the sink selected, xi <= 0 on the\n"
         "upper bounds' deciding pair (p- = 1/2 for any kappa), lower > upper, lower <= 0.01,\n"

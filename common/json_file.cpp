@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/run_schema.hpp"
+
 namespace attngeo {
 namespace {
 
@@ -80,7 +82,7 @@ std::int64_t json_integer_at(const nlohmann::json& document, const std::string& 
 }
 
 std::string run_manifest_path(const std::string& dir) {
-    return (std::filesystem::path(dir) / "manifest.json").string();
+    return schema::manifest_path(dir);
 }
 
 nlohmann::json read_run_manifest(const std::string& dir, const std::vector<std::string>& kinds) {
@@ -96,6 +98,7 @@ nlohmann::json read_run_manifest(const std::string& dir, const std::vector<std::
                          (has_kind ? manifest.at("kind").dump() : std::string("missing")) +
                          ", expected " + joined(kinds, true) + " (a folder written by attngeo " +
                          commands + ")");
+    schema::check_format_version(manifest, path);
     return manifest;
 }
 

@@ -8,14 +8,19 @@
 
 #include "attngeo/version.hpp"
 #include "common/format.hpp"
+#include "common/run_schema.hpp"
 
 namespace attngeo {
 
-// The fields every manifest carries: tool, version, git_commit, kind and, when a command line
-// is given, command. Readers recognise a run folder by them.
+// The fields every manifest carries: tool, version, git_commit, kind, the folder's
+// format_version (common/run_schema.hpp) and, when a command line is given, command. Readers
+// recognise a run folder by them.
 inline nlohmann::json manifest_header(const std::string& kind, const std::string& command = {}) {
-    nlohmann::json header = {
-        {"tool", "attngeo"}, {"version", kVersion}, {"git_commit", kGitCommit}, {"kind", kind}};
+    nlohmann::json header = {{"tool", "attngeo"},
+                             {"version", kVersion},
+                             {"git_commit", kGitCommit},
+                             {"kind", kind},
+                             {schema::kFormatVersionKey, schema::kFormatVersion}};
     if (!command.empty()) header["command"] = command;
     return header;
 }

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/order_statistics.hpp"
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
@@ -25,6 +26,7 @@
 #include "common/manifest_values.hpp"
 #include "common/output_folder.hpp"
 #include "common/progress.hpp"
+#include "common/run_schema.hpp"
 #include "common/size_checks.hpp"
 #include "compare/assumptions.hpp"
 #include "compare/correlation.hpp"
@@ -34,8 +36,8 @@
 #include "compare/fits.hpp"
 #include "compare/parallel_for.hpp"
 #include "compare/recovery.hpp"
-#include "theory/cosine_geometry.hpp"
 #include "compare/table1.hpp"
+#include "theory/cosine_geometry.hpp"
 #include "theory/head_regime.hpp"
 
 namespace fs = std::filesystem;
@@ -44,12 +46,6 @@ namespace attngeo::compare {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 std::string f(double x) {
     return format_double(x);
@@ -66,7 +62,7 @@ std::vector<double> renormalised(const std::vector<double>& alpha) {
 }
 
 void check_sim_folder(const std::string& sim) {
-    const fs::path manifest = fs::path(sim) / "manifest.json";
+    const fs::path manifest = fs::path(sim) / schema::file::manifest;
     if (!fs::exists(manifest))
         throw InputError("--sim '" + sim +
                          "': no manifest.json (expected an attngeo simulate folder)");
@@ -76,7 +72,8 @@ void check_sim_folder(const std::string& sim) {
                          (json.is_object() && json.contains("kind") ? json.at("kind").dump()
                                                                     : std::string("missing")) +
                          ", expected \"simulate\" (a folder written by attngeo simulate)");
-    if (!fs::is_regular_file(fs::path(sim) / "simulate.csv"))
+    schema::check_format_version(json, manifest.string());
+    if (!fs::is_regular_file(fs::path(sim) / schema::file::simulate_estimates))
         throw InputError("--sim '" + sim +
                          "': no simulate.csv (expected an attngeo simulate folder)");
 }
@@ -161,7 +158,7 @@ struct CompareInputs {
 };
 
 std::string per_doc_path(const CompareRequest& r) {
-    return (fs::path(r.emp) / "per_doc.safetensors").string();
+    return (fs::path(r.emp) / schema::file::per_document).string();
 }
 
 // Reads the per-document arrays beside an already read extract folder and checks them.
@@ -177,9 +174,9 @@ CompareInputs read_inputs(const CompareRequest& r, EmpiricalRun run, bool per_kv
     check_per_doc(in.per_doc, run, per_doc_path(r));
     in.lags_fitted = std::min({r.max_lag_fit, run.context - 1, run.max_lag});
     if (in.lags_fitted < 2)
-        throw InputError((fs::path(r.emp) / "cos_by_lag.csv").string() + ": lags 1.." +
+        throw InputError((fs::path(r.emp) / schema::file::cos_by_lag).string() + ": lags 1.." +
                          std::to_string(run.max_lag) + ", expected at least 2 lags to fit");
-    in.group = gqa_group(run, (fs::path(r.emp) / "heads.csv").string());
+    in.group = gqa_group(run, (fs::path(r.emp) / schema::file::heads).string());
     in.counted.resize(run.rows.size());
     for (std::size_t i = 0; i < run.rows.size(); ++i)
         in.counted[i] = !per_kv || run.rows[i].head % in.group == 0;
@@ -771,8 +768,8 @@ nlohmann::json compare_decisions() {
         "median comes from mostly failing heads (A2: beta, beta_offset, c_inf; A1: lambda, C) "
         "or whose global profile fails A3.",
         table1_decision("the parametric head of fitted_params.json's simulate "
-                                  "command (the clamped values), d = head_dim, kappa = the "
-                                  "paper variant's kappa"),
+                        "command (the clamped values), d = head_dim, kappa = the "
+                        "paper variant's kappa"),
     });
 }
 
@@ -869,12 +866,13 @@ struct CompareOutputs {
 // manifest's "recovery" block.
 nlohmann::json write_recovery(const CompareRequest& r, const std::vector<PlantedTruth>& truth,
                               int lags_fitted, const fs::path& staged) {
-    const CsvTable fits = read_csv_table((staged / "fits.csv").string());
-    const CsvTable profile = read_csv_table((staged / "profile.csv").string());
+    const CsvTable fits = read_csv_table((staged / schema::file::fits).string());
+    const CsvTable profile = read_csv_table((staged / schema::file::profile).string());
     const std::vector<RecoveryRow> rows = recovery_rows(truth, fits, profile, lags_fitted);
     const std::vector<RecoveryCoverage> coverage = recovery_coverage(rows);
-    write_file_atomic((staged / "recovery.csv").string(), recovery_csv(rows));
-    write_file_atomic((staged / "recovery_coverage.csv").string(), recovery_coverage_csv(coverage));
+    write_file_atomic((staged / schema::file::recovery).string(), recovery_csv(rows));
+    write_file_atomic((staged / schema::file::recovery_coverage).string(),
+                      recovery_coverage_csv(coverage));
     return recovery_manifest(fs::absolute(r.truth).lexically_normal().string(), coverage);
 }
 
@@ -883,24 +881,24 @@ void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::j
     const auto stage = Clock::now();
     OutputFolder folder(r.out, "--out");
     const fs::path out(folder.staging());
-    write_file_atomic((out / "fits.csv").string(), o.tables.fits);
-    write_file_atomic((out / "profile.csv").string(), o.tables.profile);
-    write_file_atomic((out / "profile_global.csv").string(), o.tables.profile_global);
-    write_file_atomic((out / "regimes.csv").string(), o.tables.regimes);
-    write_file_atomic((out / "regime_counts.csv").string(), o.tables.regime_counts);
-    write_file_atomic((out / "pr_by_regime.csv").string(), o.tables.pr_by_regime);
-    write_file_atomic((out / "contrib_by_regime.csv").string(), o.tables.contrib_by_regime);
-    write_file_atomic((out / "assumptions.csv").string(), o.tables.assumptions);
+    write_file_atomic((out / schema::file::fits).string(), o.tables.fits);
+    write_file_atomic((out / schema::file::profile).string(), o.tables.profile);
+    write_file_atomic((out / schema::file::profile_global).string(), o.tables.profile_global);
+    write_file_atomic((out / schema::file::regimes).string(), o.tables.regimes);
+    write_file_atomic((out / schema::file::regime_counts).string(), o.tables.regime_counts);
+    write_file_atomic((out / schema::file::pr_by_regime).string(), o.tables.pr_by_regime);
+    write_file_atomic((out / schema::file::contrib_by_regime).string(), o.tables.contrib_by_regime);
+    write_file_atomic((out / schema::file::assumptions).string(), o.tables.assumptions);
     write_envelope_files(*o.envelopes, out.string());
-    write_correlation_csv(*o.correlation, (out / "corr_rho0.csv").string());
-    write_file_atomic((out / "fitted_params.json").string(), o.fitted_params.dump(2) + "\n");
-    write_file_atomic((out / "table1.csv").string(), o.table1_csv);
+    write_correlation_csv(*o.correlation, (out / schema::file::corr_rho0).string());
+    write_file_atomic((out / schema::file::fitted_params).string(), o.fitted_params.dump(2) + "\n");
+    write_file_atomic((out / schema::file::table1).string(), o.table1_csv);
     nlohmann::json manifest = o.manifest;
     if (o.truth) manifest["recovery"] = write_recovery(r, *o.truth, o.lags_fitted, out);
     timings["write_s"] = seconds_since(stage);
     timings["total_s"] = seconds_since(start);
     manifest["timings"] = timings;
-    write_file_atomic((out / "manifest.json").string(), manifest.dump(2) + "\n");
+    write_file_atomic((out / schema::file::manifest).string(), manifest.dump(2) + "\n");
     folder.commit();
 }
 

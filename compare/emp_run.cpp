@@ -14,6 +14,7 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
 #include "common/size_checks.hpp"
 #include "theory/head_regime.hpp"
 
@@ -264,10 +265,10 @@ EmpiricalRun read_empirical_run(const std::string& dir) {
             run.rows[static_cast<std::size_t>(l) * run.heads + h].head = h;
         }
     const fs::path folder(dir);
-    read_heads((folder / "heads.csv").string(), run);
-    read_pr((folder / "pr.csv").string(), run);
-    read_by_position((folder / "by_position.csv").string(), run);
-    read_cos_by_lag((folder / "cos_by_lag.csv").string(), run);
+    read_heads((folder / schema::file::heads).string(), run);
+    read_pr((folder / schema::file::precision_recall).string(), run);
+    read_by_position((folder / schema::file::by_position).string(), run);
+    read_cos_by_lag((folder / schema::file::cos_by_lag).string(), run);
     return run;
 }
 

@@ -20,8 +20,9 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
-#include "compare/parallel_for.hpp"
+#include "common/run_schema.hpp"
 #include "compare/estimate_envelopes.hpp"
+#include "compare/parallel_for.hpp"
 #include "compare/verdict_output.hpp"
 #include "theory/models.hpp"
 
@@ -105,7 +106,7 @@ void validate_inputs(const std::vector<HeadInput>& heads, const EnvelopeSettings
 // The 95 % interval of a measured mean over documents: mean ± t(0.975, docs − 1)·se; the mean
 // alone without a defined standard error (one document).
 ScanPoint measured_point(double mean, const std::vector<double>& se, std::size_t s,
-                                   std::int64_t documents) {
+                         std::int64_t documents) {
     const double error = s < se.size() ? se[s] : kNaN;
     if (documents < 2 || !std::isfinite(error)) return {mean, mean, mean};
     const boost::math::students_t_distribution<double> t(static_cast<double>(documents - 1));
@@ -128,7 +129,7 @@ std::vector<int> head_regimes(const HeadInput& h) {
 // The scan's points: every (head, N) in head order, then N. The convention points are those of
 // the α ranking the envelopes use (BoundTerms' default).
 ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
-                                 const std::vector<std::vector<int>>& regimes) {
+                       const std::vector<std::vector<int>>& regimes) {
     ScanInputs in;
     for (std::size_t h = 0; h < heads.size(); ++h) {
         const HeadInput& head = heads[h];
@@ -136,8 +137,7 @@ ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
         alpha_only.alpha = Eigen::Map<const Eigen::VectorXd>(
             head.alpha.data(), static_cast<Eigen::Index>(head.alpha.size()));
         alpha_only.norms = Eigen::VectorXd::Ones(alpha_only.alpha.size());
-        const auto facts =
-            point_facts(alpha_only, head.sizes, theory::Ranking::attention);
+        const auto facts = point_facts(alpha_only, head.sizes, theory::Ranking::attention);
         in.facts.insert(in.facts.end(), facts.begin(), facts.end());
         for (std::size_t s = 0; s < head.sizes.size(); ++s) {
             in.P.push_back(measured_point(head.P_mean[s], head.P_se, s, head.documents));
@@ -326,8 +326,7 @@ std::vector<std::unique_ptr<theory::BoundTerms>> build_terms(const std::vector<H
 VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
                                const EnvelopeSettings& settings,
                                const std::vector<std::unique_ptr<theory::BoundTerms>>& terms,
-                               const ScanInputs& inputs, int threads,
-                               EvaluationCounter& counter) {
+                               const ScanInputs& inputs, int threads, EvaluationCounter& counter) {
     counter.start_variant();
     const int H = static_cast<int>(heads.size());
     const double d = settings.d;
@@ -337,8 +336,7 @@ VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
     const std::optional<double> fixed =
         std::isinf(d) ? std::optional<double>(settings.kappa.value_or(1)) : settings.kappa;
     v.scan = scan_kappa(
-        inputs,
-        ScanBatchEvaluator([&](const std::vector<double>& kappas, bool with_recall) {
+        inputs, ScanBatchEvaluator([&](const std::vector<double>& kappas, bool with_recall) {
             std::vector<ScanBounds> bounds =
                 flattened_bounds(terms, d, kappas, with_recall, threads);
             for (std::size_t k = 0; k < kappas.size(); ++k)
@@ -491,8 +489,8 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
                        << f(b.recall_lower) << ',' << f(b.recall_upper) << ','
                        << int(v.P_inside[h][s]) << ',' << int(v.R_inside[h][s]) << ','
                        << regime_name(r.regime[h][s]) << ',' << f(b.delta) << ',' << f(b.delta0)
-                       << ',' << f(b.scale) << ','
-                       << star_flag_fields(v.scan, h * S + s, b) << '\n';
+                       << ',' << f(b.scale) << ',' << star_flag_fields(v.scan, h * S + s, b)
+                       << '\n';
             }
     }
 
@@ -520,13 +518,13 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
     const nlohmann::json kappa = {{"cosines", to_string(r.cosines)},
                                   {"variants", variant_blocks(r)}};
 
-    write_file_atomic((dir / "bounds.csv").string(), bounds.str());
-    write_file_atomic((dir / "envelope.csv").string(), envelope_means_csv(r));
-    write_file_atomic((dir / "agreement.csv").string(), agreement.str());
-    write_file_atomic((dir / "violations.csv").string(), violations.str());
-    write_file_atomic((dir / "kappa_scan.csv").string(), scan.str());
-    write_file_atomic((dir / "verdict.csv").string(), verdict.str());
-    write_file_atomic((dir / "kappa.json").string(), kappa.dump(2) + "\n");
+    write_file_atomic((dir / schema::file::bounds).string(), bounds.str());
+    write_file_atomic((dir / schema::file::envelope).string(), envelope_means_csv(r));
+    write_file_atomic((dir / schema::file::agreement).string(), agreement.str());
+    write_file_atomic((dir / schema::file::violations).string(), violations.str());
+    write_file_atomic((dir / schema::file::kappa_scan).string(), scan.str());
+    write_file_atomic((dir / schema::file::verdict).string(), verdict.str());
+    write_file_atomic((dir / schema::file::kappa).string(), kappa.dump(2) + "\n");
 }
 
 nlohmann::json envelope_manifest(const EnvelopeResult& r) {

@@ -11,6 +11,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
+#include "common/order_statistics.hpp"
 #include "common/errors.hpp"
 #include "compare/bootstrap.hpp"
 #include "compare/parallel_for.hpp"
@@ -152,12 +153,6 @@ Interval percentile_interval(const std::vector<Values>& replicates, int paramete
     return interval;
 }
 
-double median_of(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 ParameterIntervals intervals_of(const std::vector<Values>& replicates, const PointFits& point,
                                 std::int64_t documents) {
     ParameterIntervals out(kFitParameters);
@@ -198,7 +193,7 @@ std::vector<Values> replicate_global(const PerDocArrays& a,
             const bool defined =
                 !values.empty() &&
                 std::none_of(values.begin(), values.end(), [](double x) { return std::isnan(x); });
-            if (defined) v[p] = median_of(values);
+            if (defined) v[p] = median(values);
         }
         if (global.has_profile) {
             refit_profile(weighted_mean(head_mean_alpha, weights[r], n, 0, n), global.profile, v);

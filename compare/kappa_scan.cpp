@@ -12,6 +12,7 @@
 
 #include <boost/math/distributions/binomial.hpp>
 
+#include "common/order_statistics.hpp"
 #include "common/errors.hpp"
 #include "theory/bounds.hpp"
 
@@ -66,15 +67,6 @@ bool covered(const ScanPoint& p, double bound, ScanSide side) {
                                    : bound >= p.ci_lo - kCoverageSlack;
 }
 
-double median_of(std::vector<double> values) {
-    if (values.empty()) return kNaN;
-    const std::size_t mid = values.size() / 2;
-    std::nth_element(values.begin(), values.begin() + mid, values.end());
-    const double upper = values[mid];
-    if (values.size() % 2 == 1) return upper;
-    return 0.5 * (upper + *std::max_element(values.begin(), values.begin() + mid));
-}
-
 // Whether point i enters the counts: every point but the convention points.
 bool counted(const ScanInputs& in, std::size_t i) {
     return in.facts.empty() || !in.facts[i].convention;
@@ -117,7 +109,7 @@ ScanRow side_row(const ScanInputs& in, const ScanBounds& b, SideKey key, double 
     row.coverage = count > 0 ? covered_points / count : kNaN;
     row.mean_gap = count > 0 ? gaps / count : kNaN;
     row.mean_width = count > 0 ? width_sum / count : kNaN;
-    row.median_width = median_of(std::move(widths));
+    row.median_width = median(std::move(widths));
     return row;
 }
 

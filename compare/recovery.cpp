@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/order_statistics.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "compare/fits.hpp"
@@ -74,12 +75,6 @@ std::optional<bool> covers(double planted, std::optional<double> lo, std::option
 
 std::string optional_text(const std::optional<double>& x) {
     return x ? format_double(*x) : std::string();
-}
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 }  // namespace

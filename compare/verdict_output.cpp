@@ -7,6 +7,7 @@
 
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "common/run_schema.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -135,12 +136,13 @@ const char* const kVerdictColumns =
     "nearly_kappa_free,moving_N,points,convention_points,violations,violations_allowed,within_"
     "allowance,largest_excess,kappa_zero,gap_at_kappa_zero,kappa_star_saturates,informative_"
     "points,informative_fraction,informative_N,identity_contradicted,at_limit_points,n_only_points";
-const char* const kStarFlagColumns =
-    "kappa_P_lower,kappa_P_upper,kappa_R_lower,kappa_R_upper,P_lower_star,P_upper_star,R_lower_"
-    "star,R_upper_star,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,R_trivial_"
-    "lower,P_trivial_upper,R_trivial_upper,sink_selected,convention,identity_contradicted,"
-    "informative_P_lower,"
-    "informative_P_upper,informative_R_lower,informative_R_upper";
+const std::string kStarFlagColumns =
+    std::string(
+        "kappa_P_lower,kappa_P_upper,kappa_R_lower,kappa_R_upper,P_lower_star,"
+        "P_upper_star,R_lower_star,R_upper_star,") +
+    schema::kBoundFlagColumns +
+    ",sink_selected,convention,identity_contradicted,informative_P_lower,informative_P_upper,"
+    "informative_R_lower,informative_R_upper";
 
 void append_scan_rows(std::ostream& out, const std::string& prefix, theory::BoundVariant variant,
                       const KappaScan& scan) {

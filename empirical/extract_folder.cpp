@@ -9,12 +9,13 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/exact_sums.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
 #include "common/output_folder.hpp"
+#include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
-#include "common/exact_sums.hpp"
 
 namespace fs = std::filesystem;
 
@@ -79,8 +80,8 @@ struct CsvTables {
             const auto p = estimate(s.precision(i)), r = estimate(s.recall(i));
             pr << l << ',' << h << ',' << settings.sizes[i] << ',' << s.documents() << ','
                << f(p.mean) << ',' << se(p.se) << ',' << f(r.mean) << ',' << se(r.se) << ','
-               << f(estimate(s.fmax(i)).mean) << ','
-               << f(estimate(s.fmin(i)).mean) << ',' << s.exact_decisions(i) << '\n';
+               << f(estimate(s.fmax(i)).mean) << ',' << f(estimate(s.fmin(i)).mean) << ','
+               << s.exact_decisions(i) << '\n';
             diag << l << ',' << h << ',' << settings.sizes[i] << ',' << f(s.s_norm(i)) << ','
                  << f(s.s_norm_no_sink(i)) << ',' << f(s.s_norm_no_last(i)) << ','
                  << f(s.cos_s_v0(i)) << ',' << f(s.cos_s_vL(i)) << '\n';
@@ -189,16 +190,16 @@ void write_extract_outputs(const std::string& out, const StatisticsSettings& set
     // behind.
     OutputFolder folder(out, "--out");
     const fs::path staged(folder.staging());
-    write_per_doc(staged / "per_doc.safetensors", settings, L, H, documents, per_doc);
-    save_state((staged / "sums.safetensors").string(), grid, state_metadata);
-    folder.write("heads.csv", tables.heads.str());
-    folder.write("pr.csv", tables.pr.str());
-    folder.write("by_position.csv", tables.by_position.str());
-    folder.write("cos_by_lag.csv", tables.lags.str());
-    folder.write("diag.csv", tables.diag.str());
+    write_per_doc(staged / schema::file::per_document, settings, L, H, documents, per_doc);
+    save_state((staged / schema::file::exact_state).string(), grid, state_metadata);
+    folder.write(schema::file::heads, tables.heads.str());
+    folder.write(schema::file::precision_recall, tables.pr.str());
+    folder.write(schema::file::by_position, tables.by_position.str());
+    folder.write(schema::file::cos_by_lag, tables.lags.str());
+    folder.write(schema::file::diagnostics, tables.diag.str());
     for (const auto& [name, contents] : extra_files)
         folder.write(name, contents);
-    folder.write("manifest.json", manifest.dump(2) + "\n");
+    folder.write(schema::file::manifest, manifest.dump(2) + "\n");
     folder.commit();
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
 #include "empirical/extract_folder.hpp"
 
@@ -25,14 +26,15 @@ struct Shard {
 Shard read_shard(const std::string& dir) {
     Shard s;
     s.dir = dir;
-    const std::string manifest_path = (fs::path(dir) / "manifest.json").string();
+    const std::string manifest_path = (fs::path(dir) / schema::file::manifest).string();
     if (!fs::exists(manifest_path))
         throw InputError("merge: '" + dir + "': no manifest.json (an unfinished shard?)");
     s.manifest = read_json_file(manifest_path, "an extract manifest");
     if (!s.manifest.is_object() || !s.manifest.contains("kind") ||
         s.manifest.at("kind") != "extract")
         throw InputError("merge: '" + dir + "': not an extract run");
-    s.meta = SafetensorsFile((fs::path(dir) / "sums.safetensors").string()).metadata();
+    schema::check_format_version(s.manifest, manifest_path);
+    s.meta = SafetensorsFile((fs::path(dir) / schema::file::exact_state).string()).metadata();
     if (!s.meta.count("shard") || !s.meta.count("run_fingerprint") || !s.meta.count("settings"))
         throw InputError("merge: '" + dir + "/sums.safetensors': no shard metadata");
     if (std::sscanf(s.meta.at("shard").c_str(), "%d/%d", &s.index, &s.count) != 2)
@@ -65,7 +67,7 @@ void check_shard_set(const std::vector<Shard>& shards) {
 // --shard, --device and the folders (a run may move between machines; the run fingerprint
 // already covers the token windows, and the model file's name stands in for its weights).
 nlohmann::json command_identity(const Shard& shard) {
-    return with_json_context((fs::path(shard.dir) / "manifest.json").string(), [&] {
+    return with_json_context((fs::path(shard.dir) / schema::file::manifest).string(), [&] {
         nlohmann::json parameters = shard.manifest.at("parameters"),
                        model = shard.manifest.at("model");
         for (const char* key : {"shard", "device", "tokens", "corpus"})
@@ -107,7 +109,7 @@ struct MergedShape {
 };
 
 MergedShape read_merged_shape(const Shard& first) {
-    const std::string sums = (fs::path(first.dir) / "sums.safetensors").string();
+    const std::string sums = (fs::path(first.dir) / schema::file::exact_state).string();
     const nlohmann::json json =
         parse_json_text(first.meta.at("settings"), sums, "extract settings");
     MergedShape shape;
@@ -134,14 +136,14 @@ std::pair<SafetensorsFile, std::int64_t> add_shard(const Shard& s, const MergedS
                                                    StatisticsGrid& total) {
     const int L = shape.layers, H = shape.heads;
     StatisticsGrid part = make_grid(L, H, shape.settings);
-    load_state((fs::path(s.dir) / "sums.safetensors").string(), part);
+    load_state((fs::path(s.dir) / schema::file::exact_state).string(), part);
     for (int l = 0; l < L; ++l)
         for (int h = 0; h < H; ++h)
             total[l][h].merge(part[l][h]);
-    SafetensorsFile per_doc((fs::path(s.dir) / "per_doc.safetensors").string());
+    SafetensorsFile per_doc((fs::path(s.dir) / schema::file::per_document).string());
     const std::int64_t docs = part[0][0].documents();
     const std::int64_t windows_in_run =
-        with_json_context((fs::path(s.dir) / "manifest.json").string(), [&] {
+        with_json_context((fs::path(s.dir) / schema::file::manifest).string(), [&] {
             return json_integer<std::int64_t>(s.manifest.at("documents").at("windows_in_run"));
         });
     const std::int64_t expected_docs =

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
 #include "common/size_checks.hpp"
 
@@ -192,10 +193,11 @@ ExtractState::~ExtractState() {
 }
 
 bool ExtractState::finished_in_out() const {
-    if (fs::exists(state_path_) || !fs::exists(out_ / "manifest.json") ||
-        !fs::exists(out_ / "sums.safetensors"))
+    if (fs::exists(state_path_) || !fs::exists(out_ / schema::file::manifest) ||
+        !fs::exists(out_ / schema::file::exact_state))
         return false;
-    return same_run(SafetensorsFile((out_ / "sums.safetensors").string()).metadata(), metadata_);
+    return same_run(SafetensorsFile((out_ / schema::file::exact_state).string()).metadata(),
+                    metadata_);
 }
 
 void ExtractState::open(bool resume) {

@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
+#include "empirical/statistics_kernels.hpp"
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 
@@ -74,8 +75,7 @@ Eigen::MatrixXd principal_axes(const theory::RowMatrix& centred, double explaine
 }
 
 double cosine(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
-    const double norms = a.norm() * b.norm();
-    return norms > 0 ? a.dot(b) / norms : 0;
+    return statistics_kernels::cosine_from_dot(a.dot(b), a.norm(), b.norm());
 }
 
 }  // namespace

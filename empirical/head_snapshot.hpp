@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/run_schema.hpp"
 #include "theory/metrics.hpp"
 
 namespace attngeo::empirical {
@@ -93,7 +94,7 @@ void stage_snapshot(const SnapshotCollector& collector, const std::string& out);
 void publish_snapshot(const std::string& out);
 
 // The files, in the order extract writes them.
-inline constexpr const char* kSnapshotFiles[] = {"snapshot.csv", "snapshot.json",
-                                                 "contributions.csv"};
+inline constexpr const char* kSnapshotFiles[] = {
+    schema::file::snapshot_table, schema::file::snapshot_scalars, schema::file::contributions};
 
 }  // namespace attngeo::empirical

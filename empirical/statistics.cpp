@@ -28,11 +28,11 @@ double cv_of(const std::vector<double>& x) {
 }
 
 double cosine(const double* a, double norm_a, const double* b, double norm_b, int d) {
-    if (norm_a == 0 || norm_b == 0) return 0.0;
+    if (norm_a == 0 || norm_b == 0) return 0.0;  // skip the dot product; the rule is below
     double dot = 0;
     for (int t = 0; t < d; ++t)
         dot += a[t] * b[t];
-    return dot / (norm_a * norm_b);
+    return statistics_kernels::cosine_from_dot(dot, norm_a, norm_b);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/order_statistics.hpp"
+
 #if ATTNGEO_X86
 #include <immintrin.h>
 #endif
@@ -258,14 +260,7 @@ void add_lag_cosines(const double* dots, double own, const double* other, int la
     add_lag_cosines_plain(dots, own, other, lags, totals);
 }
 
-double median_of(std::vector<double> x) {
-    if (x.empty()) return 0;
-    const std::size_t mid = x.size() / 2;
-    std::nth_element(x.begin(), x.begin() + mid, x.end());
-    if (x.size() % 2 == 1) return x[mid];
-    const double upper = x[mid];
-    return 0.5 * (upper + *std::max_element(x.begin(), x.begin() + mid));
-}
+double median_of(std::vector<double> x) { return x.empty() ? 0 : median(std::move(x)); }
 
 void add_exact(ExactSum& sum, double x) {
     if (!(std::fabs(x) < 0x1p62)) {
@@ -295,3 +290,4 @@ void add_exact(ExactSum& sum, double x) {
 }
 
 }  // namespace attngeo::empirical::statistics_kernels
+

@@ -38,8 +38,8 @@ void lag_dots(const double* transposed, int n, int d, int ld, int max_lag, int f
 void lag_dots_plain(const double* transposed, int n, int d, int ld, int max_lag, int first,
                     int last, double* dots);
 
-// cos(v_a, v_b) from ⟨v_a, v_b⟩ and the two norms: dot/(norm_a·norm_b), 0 where either norm is 0,
-// as statistics.cpp's cosine() evaluates it (the fast path's one definition).
+// cos(v_a, v_b) from ⟨v_a, v_b⟩ and the two norms: dot/(norm_a·norm_b), 0 where either norm is 0
+// (the zero-norm rule's one definition: the plain and fast statistics and the snapshot use it).
 inline double cosine_from_dot(double dot, double norm_a, double norm_b) {
     return norm_a == 0 || norm_b == 0 ? 0.0 : dot / (norm_a * norm_b);
 }

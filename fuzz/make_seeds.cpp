@@ -327,7 +327,8 @@ void text_seeds(const fs::path& shared) {
         for (int lag = 1; lag <= 2; ++lag)
             lags += lh + std::to_string(lag) + ",0.5," + std::to_string(4 - lag) + "\n";
     }
-    const nlohmann::json manifest = {{"kind", "extract"},
+    const nlohmann::json manifest = {{"format_version", 1},
+        {"kind", "extract"},
                                      {"model", {{"layers", 1}, {"heads", 2}, {"head_dim", 4}}},
                                      {"parameters", {{"context", 4}}}};
     seed("extract_folder", "small",

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "common/number_list.hpp"
+#include "common/run_schema.hpp"
 #include "python/array_input.hpp"
 #include "python/bindings.hpp"
 #include "python/model_arguments.hpp"
@@ -60,12 +61,8 @@ py::dict sensitivity_table(const theory::ModelParameters& params, const std::vec
 py::dict bound_table(const theory::ModelParameters& params, const std::vector<int>& sizes,
                      theory::BoundSettings settings,
                      const std::vector<theory::BoundVariant>& variants) {
-    static const char* const kReals[] = {"Delta",      "Delta0",     "B",         "P_lower",
-                                         "P_upper",    "R_lower",    "R_upper",   "Fmax_lower",
-                                         "Fmax_upper", "Fmin_lower", "Fmin_upper"};
-    static const char* const kFlags[] = {"delta_le0",       "delta0_le0",      "xi_le0",
-                                         "P_inverted",      "R_inverted",      "P_trivial_lower",
-                                         "R_trivial_lower", "P_trivial_upper", "R_trivial_upper"};
+    static const std::vector<std::string> kReals = schema::bound_value_columns();
+    static const std::vector<std::string> kFlags = schema::bound_flag_columns();
     const theory::HeadModel model = theory::build_head_model(params);
     const int n = static_cast<int>(model.alpha.size());
     std::vector<std::string> regime(n + 1, "NA");
@@ -105,9 +102,9 @@ py::dict bound_table(const theory::ModelParameters& params, const std::vector<in
     table["variant"] = text_column(variant_names);
     table["regime"] = text_column(regimes);
     for (int c = 0; c < 11; ++c)
-        table[kReals[c]] = real_column(reals[c]);
+        table[kReals[c].c_str()] = real_column(reals[c]);
     for (int c = 0; c < 9; ++c)
-        table[kFlags[c]] = integer_column(flags[c]);
+        table[kFlags[c].c_str()] = integer_column(flags[c]);
     return table;
 }
 

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "common/errors.hpp"
+#include "common/run_schema.hpp"
 #include "python/bindings.hpp"
 
 PYBIND11_MODULE(_core, module) {
@@ -15,6 +16,7 @@ PYBIND11_MODULE(_core, module) {
             PyErr_SetString(PyExc_ValueError, input_error.what());
         }
     });
+    module.attr("FORMAT_VERSION") = attngeo::schema::kFormatVersion;
     attngeo::python::bind_metrics(module);
     attngeo::python::bind_bounds(module);
     attngeo::python::bind_simulate(module);

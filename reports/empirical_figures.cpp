@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/format.hpp"
+#include "common/run_schema.hpp"
 #include "reports/palette.hpp"
 #include "reports/verdict.hpp"
 
@@ -291,7 +292,7 @@ std::string diagnostics_caption(const ExtractData& e, const PerRegime<int>& chos
                 << short_number(h.m_rest) << ")";
     }
     caption << ". From " << code(diag) << ", heads chosen from "
-            << code(path_in(e.dir, "heads.csv")) << ".";
+            << code(path_in(e.dir, schema::file::heads)) << ".";
     if (static_cast<int>(regimes.size()) < kRegimeCount)
         caption << " Regimes without any head are left out.";
     return caption.str();
@@ -358,7 +359,7 @@ Figure norm_figure(const std::string& prefix, const ExtractData& e) {
                    quantile(std::vector<double>(e.norm.mean.begin() + std::min(1, e.positions),
                                                 e.norm.mean.end()),
                             0.5))
-            << ". From " << code(path_in(e.dir, "by_position.csv")) << " (norm_mean).";
+            << ". From " << code(path_in(e.dir, schema::file::by_position)) << " (norm_mean).";
     f.caption = caption.str();
     return f;
 }
@@ -455,7 +456,7 @@ Figure alpha_figure(const std::string& prefix, const ExtractData* e,
                 << " heads of the document-mean attention weight α<sub>i</sub> of the final "
                    "query (log scale), with the interquartile range over heads. Mean sink mass "
                 << short_number(e->positions ? e->alpha.mean[0] : std::nan("")) << ". From "
-                << code(path_in(e->dir, "by_position.csv")) << " (alpha_mean).";
+                << code(path_in(e->dir, schema::file::by_position)) << " (alpha_mean).";
     }
     if (!e) caption << "The extract folder is missing, so only the fit is drawn.";
     if (fit) caption << " Dashed: " << fit->description << " from " << code(fit_source) << ".";
@@ -475,7 +476,7 @@ std::optional<Figure> diagnostics_figure(const std::string& prefix, const Extrac
     }
     // N → the five diagnostics, per chosen head.
     PerRegime<std::map<int, std::array<double, 5>>> rows;
-    const std::string diag = path_in(e.dir, "diag.csv");
+    const std::string diag = path_in(e.dir, schema::file::diagnostics);
     stream_numeric_csv(diag,
                        {"layer", "head", "N", "s_norm", "s_norm_no_sink", "s_norm_no_last",
                         "cos_s_v0", "cos_s_vL"},
@@ -716,7 +717,7 @@ std::optional<Figure> fit_examples_figure(const std::string& prefix, const Extra
         picked[k] = usable[static_cast<std::size_t>(
             std::lround(quantiles[k] * static_cast<double>(usable.size() - 1)))];
     std::array<std::map<int, double>, 3> measured;
-    const std::string cos_path = path_in(e.dir, "cos_by_lag.csv");
+    const std::string cos_path = path_in(e.dir, schema::file::cos_by_lag);
     stream_numeric_csv(cos_path, {"layer", "head", "lag", "cos_mean"},
                        [&](const std::vector<double>& v) {
                            for (int k = 0; k < 3; ++k)

@@ -12,6 +12,7 @@
 
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
 #include "reports/empirical_data.hpp"
 #include "reports/empirical_figures.hpp"
 #include "reports/empirical_tables.hpp"
@@ -53,13 +54,13 @@ Section extract_regimes_section(const std::string& prefix, const ExtractData& e)
     if (auto fig7 = diagnostics_figure(prefix, e, note)) regimes.figures.push_back(*fig7);
     regimes.html_before = note;
     regimes.figures.push_back(regime_counts_figure(
-        prefix, regime_counts(e), path_in(e.dir, "heads.csv"), near_boundary_of(e)));
+        prefix, regime_counts(e), path_in(e.dir, schema::file::heads), near_boundary_of(e)));
     regimes.figures.push_back(contrib_figure(prefix, e.contrib_by_regime, e.regime_heads,
-                                             path_in(e.dir, "by_position.csv")));
+                                             path_in(e.dir, schema::file::by_position)));
     if (auto scatter = contribution_scatter_figure(prefix, e, most_typical_heads(e)))
         regimes.figures.push_back(*scatter);
-    regimes.figures.push_back(
-        pr_by_regime_figure(prefix, e.pr_by_regime, path_in(e.dir, "pr.csv")));
+    regimes.figures.push_back(pr_by_regime_figure(prefix, e.pr_by_regime,
+                                                  path_in(e.dir, schema::file::precision_recall)));
     regimes.html_after = layer_table(e);
     return regimes;
 }
@@ -69,9 +70,9 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     std::vector<Section> sections;
     Section facts = titled("Model and extraction");
     facts.html_before =
-        with_json_context(path_in(e.dir, "manifest.json"), [&] { return model_table(e); });
+        with_json_context(path_in(e.dir, schema::file::manifest), [&] { return model_table(e); });
     sections.push_back(facts);
-    const auto snapshot = with_json_context(path_in(e.dir, "snapshot.json"),
+    const auto snapshot = with_json_context(path_in(e.dir, schema::file::snapshot_scalars),
                                             [&] { return snapshot_figure(prefix, e.dir); });
     if (snapshot) {
         Section geometry = titled("One head in value-state space (Figure 1)");
@@ -83,7 +84,8 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     norms.figures.push_back(norm_figure(prefix, e));
     norms.figures.push_back(cv_figure(prefix, head_column(e, &HeadRow::cv_positional, o.per_kv),
                                       head_column(e, &HeadRow::cv_pooled, o.per_kv),
-                                      path_in(e.dir, "heads.csv"), counting_unit(o.per_kv)));
+                                      path_in(e.dir, schema::file::heads),
+                                      counting_unit(o.per_kv)));
     sections.push_back(norms);
     sections.insert(sections.end(), o.after_norms.begin(), o.after_norms.end());
 
@@ -93,7 +95,8 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     sections.insert(sections.end(), o.after_alpha.begin(), o.after_alpha.end());
 
     Section pr = titled("Precision and Recall against N (Figure 5)");
-    pr.figures.push_back(pr_figure(prefix, e.pr_global, path_in(e.dir, "pr.csv"), o.pr));
+    pr.figures.push_back(
+        pr_figure(prefix, e.pr_global, path_in(e.dir, schema::file::precision_recall), o.pr));
     sections.push_back(pr);
     sections.insert(sections.end(), o.after_pr.begin(), o.after_pr.end());
 
@@ -108,7 +111,7 @@ std::optional<ExtractData> named_extract(const RunFolder& run, std::string& warn
     const std::string emp = run.manifest.contains("emp") && run.manifest.at("emp").is_string()
                                 ? run.manifest.at("emp").get<std::string>()
                                 : std::string();
-    if (!emp.empty() && fs::exists(path_in(emp, "heads.csv"))) return load_extract(emp);
+    if (!emp.empty() && fs::exists(path_in(emp, schema::file::heads))) return load_extract(emp);
     warnings += "<p class=\"warn\">The extract folder this comparison was made from (" +
                 (emp.empty() ? std::string("manifest.json has no \"emp\"") : code(emp)) +
                 ") is missing or has no heads.csv: Figures 2 (left), 3 (examples) and 7 "
@@ -121,7 +124,7 @@ std::optional<ExtractData> named_extract(const RunFolder& run, std::string& warn
 std::optional<std::map<int, MeanPR>> named_simulation(const RunFolder& run, std::string& sim_csv,
                                                       std::string& warnings) {
     if (!run.manifest.contains("sim") || !run.manifest.at("sim").is_string()) return std::nullopt;
-    sim_csv = path_in(run.manifest.at("sim").get<std::string>(), "simulate.csv");
+    sim_csv = path_in(run.manifest.at("sim").get<std::string>(), schema::file::simulate_estimates);
     if (fs::exists(sim_csv)) return read_simulation(sim_csv);
     warnings += "<p class=\"warn\">The simulation named by \"sim\" has no " + code(sim_csv) +
                 ": Figure 5 is drawn without it.</p>\n";
@@ -132,7 +135,7 @@ std::optional<std::map<int, MeanPR>> named_simulation(const RunFolder& run, std:
 // fitted_params.json; 0 when neither says.
 int context_length(const ExtractData* e, const std::string& dir) {
     if (e) return e->positions - 1;
-    const std::string path = path_in(dir, "fitted_params.json");
+    const std::string path = path_in(dir, schema::file::fitted_params);
     nlohmann::json p;
     try {
         p = read_json(path);
@@ -153,7 +156,7 @@ struct CompareParts {
 CompareParts compare_parts(const RunFolder& run, const CompareFolder& c, const ExtractData* e) {
     const std::string prefix = prefix_of(run);
     const std::string manifest_path = run_manifest_path(run.dir),
-                      kappa_path = path_in(run.dir, "kappa.json");
+                      kappa_path = path_in(run.dir, schema::file::kappa);
     CompareParts parts;
     parts.cosines = titled("Cosine decay fits (Figure 3)");
     parts.cosines.figures.push_back(mae_figure(prefix, c.mae, c.fits.path, c.unit));
@@ -168,11 +171,12 @@ CompareParts compare_parts(const RunFolder& run, const CompareFolder& c, const E
     parts.kappa = titled("κ and envelope agreement");
     parts.kappa.html_before =
         with_json_context(kappa_path, [&] { return kappa_table(c.kappa, kappa_path); }) +
-        agreement_tables(c.agreement, mean_widths_by_layer(path_in(run.dir, "bounds.csv"))) +
+        agreement_tables(c.agreement,
+                         mean_widths_by_layer(path_in(run.dir, schema::file::bounds))) +
         violations_table(c.violations);
 
     parts.margins = titled("Margins against N (Table 2)");
-    if (auto trend = margin_trend_figure(prefix, path_in(run.dir, "bounds.csv")))
+    if (auto trend = margin_trend_figure(prefix, path_in(run.dir, schema::file::bounds)))
         parts.margins.figures.push_back(*trend);
     else
         parts.margins.html_before =
@@ -197,9 +201,9 @@ CompareParts compare_parts(const RunFolder& run, const CompareFolder& c, const E
 
 // Figures 8, 10, 11 from compare's own regime tables (no extract folder).
 Section compare_regimes_section(const std::string& prefix, const std::string& dir) {
-    const CsvTable counts_csv = read_csv_table(path_in(dir, "regime_counts.csv"));
-    const CsvTable pr_regime = read_csv_table(path_in(dir, "pr_by_regime.csv"));
-    const CsvTable contrib = read_csv_table(path_in(dir, "contrib_by_regime.csv"));
+    const CsvTable counts_csv = read_csv_table(path_in(dir, schema::file::regime_counts));
+    const CsvTable pr_regime = read_csv_table(path_in(dir, schema::file::pr_by_regime));
+    const CsvTable contrib = read_csv_table(path_in(dir, schema::file::contrib_by_regime));
     Section regimes = titled("Head regimes (Figures 8, 10, 11)");
     std::map<int, PerRegime<int>> counts;
     for (std::size_t r = 0; r < counts_csv.rows.size(); ++r) {
@@ -208,7 +212,7 @@ Section compare_regimes_section(const std::string& prefix, const std::string& di
             c[k] = static_cast<int>(counts_csv.number(r, regime_name(k)));
     }
     std::vector<std::pair<int, double>> margins;
-    const CsvTable regimes_csv = read_csv_table(path_in(dir, "regimes.csv"));
+    const CsvTable regimes_csv = read_csv_table(path_in(dir, schema::file::regimes));
     if (regimes_csv.has_column("regime_margin"))
         for (std::size_t r = 0; r < regimes_csv.rows.size(); ++r)
             margins.push_back(
@@ -290,7 +294,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         named_simulation(run, sim_csv, warnings);
 
     const std::string manifest_path = run_manifest_path(run.dir);
-    std::vector<Section> sections = {with_json_context(path_in(run.dir, "kappa.json"), [&] {
+    std::vector<Section> sections = {with_json_context(path_in(run.dir, schema::file::kappa), [&] {
         return compare_verdict_section(run.dir, prefix_of(run), c.kappa,
                                        assumptions_opening(run.manifest));
     })};
@@ -298,7 +302,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
     overview.html_before =
         warnings +
         with_json_context(manifest_path, [&] { return parameters_table(run.manifest); }) +
-        fitted_params_html(path_in(run.dir, "fitted_params.json"));
+        fitted_params_html(path_in(run.dir, schema::file::fitted_params));
     sections.push_back(overview);
 
     const CompareParts parts = compare_parts(run, c, e ? &*e : nullptr);
@@ -325,10 +329,10 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         body = compare_only_sections(run, c, parts, pr_over);
     }
     sections.insert(sections.end(), body.begin(), body.end());
-    if (fs::exists(path_in(run.dir, "recovery_coverage.csv"))) {
+    if (fs::exists(path_in(run.dir, schema::file::recovery_coverage))) {
         Section recovery = titled("Planted-parameter recovery");
         recovery.html_before =
-            recovery_table(read_csv_table(path_in(run.dir, "recovery_coverage.csv")));
+            recovery_table(read_csv_table(path_in(run.dir, schema::file::recovery_coverage)));
         sections.push_back(recovery);
     }
     sections.push_back(table1_section(run));
@@ -337,7 +341,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         with_json_context(manifest_path, [&] { return decisions_section(run.manifest); });
     if (e && !e->manifest.is_null())
         decisions.html_before += "<p>By the extraction:</p>\n" +
-                                 with_json_context(path_in(e->dir, "manifest.json"),
+                                 with_json_context(path_in(e->dir, schema::file::manifest),
                                                    [&] { return decisions_list(e->manifest); });
     sections.push_back(decisions);
     return sections;

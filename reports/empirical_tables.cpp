@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
 #include "reports/verdict.hpp"
 
 namespace fs = std::filesystem;
@@ -103,7 +104,7 @@ std::string layer_table(const ExtractData& e) {
         "layer", "heads", "mean λ", "mean ρ0", "mean cv_positional", "mean cv_pooled"};
     for (int r = 0; r < kRegimeCount; ++r)
         header.push_back(regime_name(r));
-    return "<p>Per layer, means over its heads of " + code("heads.csv") +
+    return "<p>Per layer, means over its heads of " + code(schema::file::heads) +
            " columns, and the regime counts.</p>\n" + html_table(header, rows);
 }
 
@@ -175,7 +176,7 @@ std::string profile_table(const CsvTable& profile, const CsvTable& profile_globa
         rows.push_back(row);
     }
     std::vector<double> r2;
-    int clamped = 0;  // heads with a fitted value at a clamp (older folders have no flag)
+    int clamped = 0;  // heads with a fitted value at a clamp (synthetic folders may lack the flag)
     const bool flagged = profile.has_column("at_bound");
     std::vector<std::string> failed;  // "layer L head H" of heads whose fit failed (n/a)
     for (std::size_t r = 0; r < profile.rows.size(); ++r) {
@@ -364,10 +365,7 @@ std::string parameters_table(const nlohmann::json& manifest) {
 
 std::string table1_html(const std::string& dir, const nlohmann::json& manifest) {
     return reports::table1_html(
-        dir, manifest, "at the fitted parameters (the simulate command of fitted_params.json; ",
-        "<p class=\"warn\">This compare folder has no table1.csv: Table 1 is computed "
-        "by <code>attngeo compare</code> since it writes that file; run it again for "
-        "the table.</p>\n");
+        dir, manifest, "at the fitted parameters (the simulate command of fitted_params.json; ");
 }
 
 std::string recovery_table(const CsvTable& coverage) {
@@ -394,7 +392,7 @@ std::string recovery_table(const CsvTable& coverage) {
     std::ostringstream out;
     out << "<p>The extract folder's heads were planted with known parameters (attngeo simulate "
            "--as-extract); each fit is set against the truth head by head in "
-        << code("recovery.csv")
+        << code(schema::file::recovery)
         << ". Covered: the fit's 95 % interval contains the truth — the "
            "planted value, or for β, β_offset, c∞ and ρ0 what the generator realises at the "
            "planted d (its normalised Gaussian directions have E cos slightly below r^k) — "

@@ -33,8 +33,7 @@ std::string agreement_tables(const CsvTable& agreement,
 std::string violations_table(const CsvTable& violations);
 std::string fitted_params_html(const std::string& path);  // "" when the file is missing
 std::string parameters_table(const nlohmann::json& manifest);
-// Table 1 as compare wrote it (table1.csv and the manifest's "table1"); a note asking for a
-// newer compare run when the folder has no table1.csv.
+// Table 1 as compare wrote it (table1.csv and the manifest's "table1").
 std::string table1_html(const std::string& dir, const nlohmann::json& manifest);
 // Planted-parameter recovery (compare --truth): recovery_coverage.csv per parameter, with the
 // sentence on which intervals exist and what "flagged" means.

@@ -12,6 +12,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
 #include "reports/empirical_data.hpp"
 #include "reports/verdict.hpp"
 #include "theory/models.hpp"
@@ -122,13 +123,14 @@ PositionStats position_stats(const std::vector<std::vector<double>>& by_position
 
 // A folder without manifest.json still loads; only the model table then lacks the run's details.
 void read_manifest_if_any(ExtractData& e) {
-    const std::string path = path_in(e.dir, "manifest.json");
+    const std::string path = path_in(e.dir, schema::file::manifest);
     if (!fs::exists(path)) return;
     e.manifest = read_json_file(path, "an extract manifest");
+    schema::check_format_version(e.manifest, path);
 }
 
 void read_heads(ExtractData& e) {
-    const std::string heads_path = path_in(e.dir, "heads.csv");
+    const std::string heads_path = path_in(e.dir, schema::file::heads);
     const CsvTable heads = read_csv_table(heads_path);
     for (std::size_t r = 0; r < heads.rows.size(); ++r) {
         HeadRow h;
@@ -158,7 +160,7 @@ void read_by_position(ExtractData& e) {
     std::vector<std::vector<double>> norms, alphas;
     PerRegime<std::vector<double>> contrib_sum;
     PerRegime<std::vector<int>> contrib_count;
-    const std::string by_position = path_in(e.dir, "by_position.csv");
+    const std::string by_position = path_in(e.dir, schema::file::by_position);
     stream_numeric_csv(by_position,
                        {"layer", "head", "pos", "norm_mean", "alpha_mean", "contrib_mean"},
                        [&](const std::vector<double>& v) {
@@ -198,7 +200,8 @@ void read_by_position(ExtractData& e) {
 
 // Mean P and R by N over all heads and per regime.
 void read_pr(ExtractData& e) {
-    stream_numeric_csv(path_in(e.dir, "pr.csv"), {"layer", "head", "N", "P_mean", "R_mean"},
+    stream_numeric_csv(path_in(e.dir, schema::file::precision_recall),
+                       {"layer", "head", "N", "P_mean", "R_mean"},
                        [&](const std::vector<double>& v) {
                            const int N = static_cast<int>(v[2]);
                            e.max_n = std::max(e.max_n, N);
@@ -266,7 +269,7 @@ void read_envelopes(CompareFolder& c, const std::string& dir) {
                  static_cast<int>(envelope.number(r, "heads"))};
     }
     c.envelope_source = envelope.path;
-    const std::string bounds_path = path_in(dir, "bounds.csv");
+    const std::string bounds_path = path_in(dir, schema::file::bounds);
     Envelopes star = mean_star_envelopes(bounds_path);
     if (star.empty()) return;
     c.envelopes = std::move(star);
@@ -274,11 +277,11 @@ void read_envelopes(CompareFolder& c, const std::string& dir) {
     c.envelopes_at_star = true;
 }
 
-// profile_global.csv, or for a folder written before it existed the layer −1 row that
-// profile.csv then carried (moved out, so c.profile holds heads only).
+// profile_global.csv, or where a folder has none the layer −1 row of profile.csv (moved out,
+// so c.profile holds heads only).
 void read_profiles(CompareFolder& c, const std::string& dir) {
-    c.profile = read_csv_table(path_in(dir, "profile.csv"));
-    const std::string global = path_in(dir, "profile_global.csv");
+    c.profile = read_csv_table(path_in(dir, schema::file::profile));
+    const std::string global = path_in(dir, schema::file::profile_global);
     if (fs::exists(global)) {
         c.profile_global = read_csv_table(global);
         return;
@@ -301,13 +304,13 @@ void read_profiles(CompareFolder& c, const std::string& dir) {
 CompareFolder load_compare(const RunFolder& run) {
     const std::string& dir = run.dir;
     CompareFolder c;
-    c.fits = read_csv_table(path_in(dir, "fits.csv"));
+    c.fits = read_csv_table(path_in(dir, schema::file::fits));
     read_profiles(c, dir);
-    c.envelope = read_csv_table(path_in(dir, "envelope.csv"));
-    c.agreement = read_csv_table(path_in(dir, "agreement.csv"));
-    c.violations = read_csv_table(path_in(dir, "violations.csv"));
-    c.corr = read_csv_table(path_in(dir, "corr_rho0.csv"));
-    c.kappa = read_json(path_in(dir, "kappa.json"));
+    c.envelope = read_csv_table(path_in(dir, schema::file::envelope));
+    c.agreement = read_csv_table(path_in(dir, schema::file::agreement));
+    c.violations = read_csv_table(path_in(dir, schema::file::violations));
+    c.corr = read_csv_table(path_in(dir, schema::file::corr_rho0));
+    c.kappa = read_json(path_in(dir, schema::file::kappa));
     // compare --count-per: a folder from before the option counted every query head.
     c.per_kv = with_json_context(run_manifest_path(dir), [&] {
         // Read in place, not copied, so a bad value's pointer still starts at /parameters.

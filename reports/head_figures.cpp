@@ -12,6 +12,7 @@
 #include "common/csv.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
 #include "reports/empirical_figures.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
@@ -88,8 +89,8 @@ std::string snapshot_script(const std::string& id, const SnapshotCircles& c, dou
 }  // namespace
 
 std::optional<Figure> snapshot_figure(const std::string& prefix, const std::string& dir) {
-    const std::string csv_path = path_in(dir, "snapshot.csv"),
-                      json_path = path_in(dir, "snapshot.json");
+    const std::string csv_path = path_in(dir, schema::file::snapshot_table),
+                      json_path = path_in(dir, schema::file::snapshot_scalars);
     if (!fs::exists(csv_path) || !fs::exists(json_path)) return std::nullopt;
     const CsvTable tokens = read_csv_table(csv_path);
     const nlohmann::json meta = read_json(json_path);
@@ -134,7 +135,7 @@ std::optional<Figure> snapshot_figure(const std::string& prefix, const std::stri
 
 std::optional<Figure> contribution_scatter_figure(const std::string& prefix, const ExtractData& e,
                                                   const PerRegime<int>& chosen) {
-    const std::string path = path_in(e.dir, "contributions.csv");
+    const std::string path = path_in(e.dir, schema::file::contributions);
     if (!fs::exists(path)) return std::nullopt;
     std::map<long long, int> wanted;  // layer << 32 | head → regime
     for (int r = 0; r < kRegimeCount; ++r)
@@ -182,7 +183,7 @@ std::optional<Figure> contribution_scatter_figure(const std::string& prefix, con
         "v<sub>i</sub> and s(N) at the snapshot's N, for the head of each regime with "
         "the largest normalised margin (as in Figure 7): " +
         heads.str() + ". Regimes without a head are left out. From " + code(path) +
-        " (extract --snapshot), regimes from " + code(path_in(e.dir, "heads.csv")) + ".";
+        " (extract --snapshot), regimes from " + code(path_in(e.dir, schema::file::heads)) + ".";
     return f;
 }
 

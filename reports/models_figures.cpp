@@ -16,6 +16,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
 #include "reports/empirical_data.hpp"
 #include "reports/empirical_tables.hpp"
 #include "reports/palette.hpp"
@@ -263,7 +264,7 @@ void read_compare_model(const RunFolder& run, ModelCurves& m) {
             curve_row(optional_number(c.corr, r, "corr"), optional_number(c.corr, r, "ci_lo"),
                       optional_number(c.corr, r, "ci_hi"));
     m.corr_source = c.corr.path;
-    m.regimes_source = path_in(run.dir, "regime_counts.csv");
+    m.regimes_source = path_in(run.dir, schema::file::regime_counts);
     m.regimes = read_regime_counts(m.regimes_source);
 }
 
@@ -292,7 +293,7 @@ CurveRows extract_correlation(const ExtractData& e) {
     }
     std::map<int, std::vector<std::pair<double, int>>> recall;  // N → [groups] (sum, heads)
     stream_numeric_csv(
-        path_in(e.dir, "pr.csv"), {"layer", "head", "N", "R_mean"},
+        path_in(e.dir, schema::file::precision_recall), {"layer", "head", "N", "R_mean"},
         [&](const std::vector<double>& v) {
             const int h = e.find(static_cast<int>(v[0]), static_cast<int>(v[1]));
             if (h < 0 || !std::isfinite(v[3])) return;
@@ -318,19 +319,19 @@ CurveRows extract_correlation(const ExtractData& e) {
 void read_extract_model(const RunFolder& run, ModelCurves& m) {
     const ExtractData e = load_extract(run.dir);
     set_pr_curves(m, e.pr_global, nullptr);
-    m.pr_source = path_in(run.dir, "pr.csv");
+    m.pr_source = path_in(run.dir, schema::file::precision_recall);
     m.corr = extract_correlation(e);
-    m.corr_source = path_in(run.dir, "heads.csv");
+    m.corr_source = path_in(run.dir, schema::file::heads);
     m.corr_computed_here = true;
     m.regimes = regime_counts(e);
-    m.regimes_source = path_in(run.dir, "heads.csv");
+    m.regimes_source = path_in(run.dir, schema::file::heads);
 }
 
 // simulate.csv's means and 95% intervals with bounds.csv's paper and corrected envelopes (at
 // each side's κ* where the run has them), as P and R curves.
 void read_simulate_model(const RunFolder& run, ModelCurves& m) {
-    const CsvTable sim = read_csv_table(path_in(run.dir, "simulate.csv"));
-    const CsvTable bounds = read_csv_table(path_in(run.dir, "bounds.csv"));
+    const CsvTable sim = read_csv_table(path_in(run.dir, schema::file::simulate_estimates));
+    const CsvTable bounds = read_csv_table(path_in(run.dir, schema::file::bounds));
     const char* metrics[2] = {"P", "R"};
     for (std::size_t r = 0; r < sim.rows.size(); ++r)
         for (int k = 0; k < 2; ++k) {
@@ -339,8 +340,8 @@ void read_simulate_model(const RunFolder& run, ModelCurves& m) {
                 curve_row(sim.number(r, metric + "_mean"), sim.number(r, metric + "_ci_lo"),
                           sim.number(r, metric + "_ci_hi"));
         }
-    m.envelope_at_star = bounds.has_column("P_lower_star");
-    const std::string suffix = m.envelope_at_star ? "_star" : "";
+    m.envelope_at_star = true;  // each side's κ* (bounds.csv's *_star columns)
+    const std::string suffix = "_star";
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
         const auto variant = std::find(kEnvelopeVariants.begin(), kEnvelopeVariants.end(),
                                        bounds.text(r, "variant"));

@@ -3,6 +3,7 @@
 
 #include "common/json_file.hpp"
 #include "common/output_folder.hpp"
+#include "common/run_schema.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -120,9 +121,8 @@ std::string json_text(const nlohmann::json& value) {
 }
 
 std::string table1_html(const std::string& dir, const nlohmann::json& manifest,
-                        const std::string& where, const std::string& missing_note) {
-    const std::string path = (fs::path(dir) / "table1.csv").string();
-    if (!fs::exists(path)) return missing_note;
+                        const std::string& where) {
+    const std::string path = (fs::path(dir) / schema::file::table1).string();
     const CsvTable table = read_csv_table(path);
     const nlohmann::json about = manifest.value("table1", nlohmann::json::object());
     auto fact = [&](const char* key) {
@@ -177,7 +177,7 @@ Section decisions_section(const nlohmann::json& manifest) {
 }
 
 RunFolder read_run_folder(const std::string& dir, int index) {
-    const fs::path manifest_path = fs::path(dir) / "manifest.json";
+    const fs::path manifest_path = fs::path(dir) / schema::file::manifest;
     if (!fs::is_regular_file(manifest_path))
         throw InputError("--in '" + dir + "': no manifest.json (not an attngeo run folder)");
     RunFolder run;
@@ -193,6 +193,7 @@ RunFolder read_run_folder(const std::string& dir, int index) {
         throw InputError("--in '" + dir + "': run kind '" + kind +
                          "' has no report (known: simulate, sweep, extract, compare)");
     }
+    schema::check_format_version(run.manifest, manifest_path.string());
     return run;
 }
 
@@ -320,7 +321,7 @@ struct PageWriter {
 
 // Lists what a report wrote, so the next report into the same folder removes what it no longer
 // writes and nothing else (a report may share its folder with a run or a user's notes).
-const char* const kFileList = "report_files.json";
+const char* const kFileList = schema::file::report_files;
 
 // Every file under the staging folder, as paths relative to it ("figures/run0_P.svg").
 std::set<std::string> staged_files(const std::string& staging) {

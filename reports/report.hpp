@@ -57,10 +57,9 @@ std::string short_number(double x);  // 6 significant digits for tables (files k
 // A manifest value as text: strings as they are, floats by short_number, the rest as JSON.
 std::string json_text(const nlohmann::json& value);
 // Table 1 as the run that owns it wrote it (DIR/table1.csv and the manifest's "table1"):
-// `where` says where the derivatives were taken (HTML), `missing_note` is shown instead when
-// the folder has no table1.csv (written before its run kind wrote one).
+// `where` says where the derivatives were taken (HTML).
 std::string table1_html(const std::string& dir, const nlohmann::json& manifest,
-                        const std::string& where, const std::string& missing_note);
+                        const std::string& where);
 // The "Decisions taken" section: the manifest's "decisions" as a list (empty without any).
 Section decisions_section(const nlohmann::json& manifest);
 // Only the list of decisions_section, to append another manifest's.

@@ -14,13 +14,14 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
+#include "compare/table1.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 #include "simulate/run.hpp"
-#include "compare/table1.hpp"
 #include "theory/bounds.hpp"
 #include "theory/parametric.hpp"
 
@@ -85,12 +86,11 @@ std::string regime_shading(const nlohmann::json& regimes, int n) {
     return out.str();
 }
 
-// Which envelope columns a figure draws: the κ* of each side (`*_star`, P and R of runs with
-// a verdict) or the row's main κ (F, and runs from before the verdict).
-std::string envelope_column(const CsvTable& bounds, const std::string& metric,
-                            const std::string& side) {
-    const std::string star = metric + "_" + side + "_star";
-    return bounds.has_column(star) ? star : metric + "_" + side;
+// Which envelope columns a figure draws: each side's κ* (`*_star`) for P and R, the row's
+// main κ for F (which has no scan of its own).
+std::string envelope_column(const std::string& metric, const std::string& side) {
+    const bool scanned = metric == "P" || metric == "R";
+    return metric + "_" + side + (scanned ? "_star" : "");
 }
 
 // A metric figure's .dat columns (gnuplot counts from 1): N, the mean and its interval, three
@@ -253,8 +253,8 @@ std::string metric_figure_caption(const MetricSpec& metric, const std::string& l
 
 Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTable& sim,
                      const CsvTable& bounds, int n, const nlohmann::json& regimes) {
-    const std::string lower = envelope_column(bounds, metric.key, "lower"),
-                      upper = envelope_column(bounds, metric.key, "upper");
+    const std::string lower = envelope_column(metric.key, "lower"),
+                      upper = envelope_column(metric.key, "upper");
     const bool at_star = lower != metric.key + "_lower";
     MetricCounts counts;
     Figure f;
@@ -473,7 +473,6 @@ std::map<std::string, VariantFacts> variant_facts(const nlohmann::json& point,
     if (!bounds) return facts;
     for (const char* metric : {"P", "R"}) {
         const std::string column = std::string(metric) + "_inverted";
-        if (!bounds->has_column(column)) continue;
         for (std::size_t r = 0; r < bounds->rows.size(); ++r)
             if (bounds->text(r, column) == "1")
                 facts[bounds->text(r, "variant")].inverted_at[metric].push_back(
@@ -486,15 +485,7 @@ std::map<std::string, VariantFacts> variant_facts(const nlohmann::json& point,
 Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
     Section verdict;
     verdict.title = "The verdict: does each bound hold, and does it say anything?";
-    const fs::path verdict_path = fs::path(run.dir) / "verdict.csv";
-    if (!fs::exists(verdict_path)) {
-        verdict.html_before =
-            "<p class=\"warn\">This run folder has no verdict.csv: it was written before the "
-            "per-side κ scan of docs/design.md §7. Run <code>attngeo simulate</code> (or "
-            "<code>sweep</code>) again for the verdict; the fraction inside below is not "
-            "one.</p>\n";
-        return verdict;
-    }
+    const fs::path verdict_path = fs::path(run.dir) / schema::file::verdict;
     const VerdictTable table = read_verdict(verdict_path.string());
     const auto& points = run.manifest.at("points");
     const bool sweep = run.manifest.value("kind", "") == "sweep";
@@ -509,7 +500,7 @@ Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
                              realised_assumptions_opening(point));
     }
     verdict.html_before = html.str();
-    const fs::path scan_path = fs::path(run.dir) / "kappa_scan.csv";
+    const fs::path scan_path = fs::path(run.dir) / schema::file::kappa_scan;
     if (fs::exists(scan_path)) {
         const CsvTable scan = read_csv_table(scan_path.string());
         const auto rows = rows_of_grid(table, first_grid);
@@ -788,12 +779,6 @@ Section sweep_panels_section(const RunFolder& run, const CsvTable& sweep,
                              const simulate::RunConfig& config, const std::vector<int>& follow) {
     Section panels;
     panels.title = "Metrics against each swept parameter";
-    if (!sweep.has_column("variant") || !run.manifest.contains("joint_kappa")) {
-        panels.html_before =
-            "<p class=\"warn\">This sweep folder was written before sweep.csv's long format and "
-            "the joint κ fit: run <code>attngeo sweep</code> again for the panels.</p>\n";
-        return panels;
-    }
     const std::size_t count = config.sweep.size();
     panels.html_before =
         "<p>Each figure puts one swept parameter on the x axis and draws one line per value of "
@@ -816,16 +801,11 @@ Section sweep_panels_section(const RunFolder& run, const CsvTable& sweep,
     return panels;
 }
 
-// Table 1 as the sweep wrote it (table1.csv and the manifest's "table1"); a note asking for a
-// newer run when the folder has none.
+// Table 1 as the sweep wrote it (table1.csv and the manifest's "table1").
 Section sweep_table1_section(const RunFolder& run) {
     Section table1;
     table1.title = "Table 1: sensitivity of the bounds, d(bound)/d(log parameter)";
-    table1.html_before = table1_html(
-        run.dir, run.manifest, "at the first grid point (",
-        "<p class=\"warn\">This sweep folder has no table1.csv: Table 1 is computed by "
-        "<code>attngeo sweep</code> (and <code>merge</code>) since they write that file; run "
-        "it again for the table.</p>\n");
+    table1.html_before = table1_html(run.dir, run.manifest, "at the first grid point (");
     return table1;
 }
 
@@ -834,8 +814,7 @@ Section sweep_agreement_section(const RunFolder& run, const CsvTable& sweep) {
     agreement.title = "κ and envelope agreement per grid point";
     // (grid, variant) → sums of the P width, the R width, and the count of N.
     std::map<std::pair<int, std::string>, std::array<double, 3>> widths;
-    const bool long_format = sweep.has_column("variant");  // older folders: no widths
-    for (std::size_t r = 0; r < sweep.rows.size() && long_format; ++r) {
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r) {
         auto& w = widths[{static_cast<int>(sweep.integer(r, "grid")), sweep.text(r, "variant")}];
         w[0] += sweep.number(r, "P_upper") - sweep.number(r, "P_lower");
         w[1] += sweep.number(r, "R_upper") - sweep.number(r, "R_lower");
@@ -877,8 +856,9 @@ Section sweep_agreement_section(const RunFolder& run, const CsvTable& sweep) {
 }  // namespace
 
 std::vector<Section> simulation_sections(const RunFolder& run) {
-    const CsvTable sim = read_csv_table((fs::path(run.dir) / "simulate.csv").string());
-    const CsvTable bounds = read_csv_table((fs::path(run.dir) / "bounds.csv").string());
+    const CsvTable sim =
+        read_csv_table((fs::path(run.dir) / schema::file::simulate_estimates).string());
+    const CsvTable bounds = read_csv_table((fs::path(run.dir) / schema::file::bounds).string());
     const auto& point = run.manifest.at("points").at(0);
     const int n = json_integer<int>(point.at("n"));
     const nlohmann::json regimes =
@@ -928,7 +908,8 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
 }
 
 std::vector<Section> sweep_sections(const RunFolder& run) {
-    const CsvTable sweep = read_csv_table((fs::path(run.dir) / "sweep.csv").string());
+    const CsvTable sweep =
+        read_csv_table((fs::path(run.dir) / schema::file::sweep_estimates).string());
     const simulate::RunConfig config = simulate::run_config_from_json(run.manifest.at("config"));
     std::vector<Section> sections = {verdict_section(run, nullptr)};
     Section overview;

@@ -12,6 +12,7 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
+#include "common/run_schema.hpp"
 #include "simulate/run.hpp"
 #include "theory/bounds.hpp"
 
@@ -65,8 +66,9 @@ std::vector<int> manifest_sizes(const RunFolder& run) {
 }
 
 void check_simulate_folder(const RunFolder& run) {
-    const CsvTable sim = read_csv_table((fs::path(run.dir) / "simulate.csv").string());
-    const CsvTable bounds = read_csv_table((fs::path(run.dir) / "bounds.csv").string());
+    const CsvTable sim =
+        read_csv_table((fs::path(run.dir) / schema::file::simulate_estimates).string());
+    const CsvTable bounds = read_csv_table((fs::path(run.dir) / schema::file::bounds).string());
     const std::vector<int> grid = manifest_sizes(run);
     std::vector<std::size_t> all(sim.rows.size());
     for (std::size_t r = 0; r < all.size(); ++r)
@@ -88,7 +90,8 @@ void check_simulation_tables(const RunFolder& run) {
     if (kind == "simulate") {
         check_simulate_folder(run);
     } else if (kind == "sweep") {
-        const CsvTable sweep = read_csv_table((fs::path(run.dir) / "sweep.csv").string());
+        const CsvTable sweep =
+            read_csv_table((fs::path(run.dir) / schema::file::sweep_estimates).string());
         check_integer_columns(sweep, {"grid", "N"});
     }
 }

@@ -16,6 +16,8 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/order_statistics.hpp"
+#include "common/run_schema.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
 #include "reports/verdict_text.hpp"
@@ -309,13 +311,6 @@ std::string regime_gap_table(const std::vector<VerdictSide>& rows) {
            "</div>\n";
 }
 
-double median(std::vector<double> values) {
-    if (values.empty()) return std::nan("");
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 // The point counts of docs/design.md §7's revised verdict (verdict.csv since the violation
 // allowance).
 void read_judgement(const CsvTable& table, std::size_t r, VerdictSide& v) {
@@ -345,13 +340,7 @@ void read_judgement(const CsvTable& table, std::size_t r, VerdictSide& v) {
 }  // namespace
 
 const std::vector<std::string>& variant_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> out;
-        for (const auto v : theory::bound_variants())
-            out.push_back(theory::to_string(v));
-        return out;
-    }();
-    return names;
+    return theory::bound_variant_names();
 }
 
 const std::string& variant_color(std::size_t variant_index) {
@@ -687,7 +676,7 @@ Section compare_verdict_section(const std::string& dir, const std::string& prefi
                                 const nlohmann::json& kappa, const std::string& opening) {
     Section verdict;
     verdict.title = "The verdict: does each bound hold on real heads, and does it say anything?";
-    const std::filesystem::path verdict_path = std::filesystem::path(dir) / "verdict.csv";
+    const std::filesystem::path verdict_path = std::filesystem::path(dir) / schema::file::verdict;
     if (!std::filesystem::exists(verdict_path)) {
         verdict.html_before =
             "<p class=\"warn\">This compare folder has no verdict.csv: it was written before "
@@ -710,7 +699,7 @@ Section compare_verdict_section(const std::string& dir, const std::string& prefi
         if (block.contains("kappa_rule")) f.kappa_rule = json_text(block.at("kappa_rule"));
     }
     verdict.html_before = verdict_html(table.rows, facts, "(head, N) points", opening);
-    const std::filesystem::path scan_path = std::filesystem::path(dir) / "kappa_scan.csv";
+    const std::filesystem::path scan_path = std::filesystem::path(dir) / schema::file::kappa_scan;
     if (std::filesystem::exists(scan_path)) {
         const CsvTable scan = read_csv_table(scan_path.string());
         for (const auto& v : variant_names())

@@ -14,6 +14,7 @@
 #include "common/format.hpp"
 #include "common/number_list.hpp"
 #include "common/output_folder.hpp"
+#include "common/run_schema.hpp"
 #include "common/size_checks.hpp"
 #include "empirical/extract_folder.hpp"
 #include "empirical/extract_state.hpp"
@@ -49,8 +50,7 @@ void set_parameter(PlantedParameters& p, const std::string& name, double value) 
     *parameter_slot(p, name) = value;
 }
 
-GeneratorSettings generator_settings(const PlantedParameters& p, int d,
-                                               SinkMode sink_mode) {
+GeneratorSettings generator_settings(const PlantedParameters& p, int d, SinkMode sink_mode) {
     GeneratorSettings g;
     g.d = d;
     g.beta = p.beta;
@@ -125,15 +125,13 @@ StatisticsSettings planted_settings(const PlantedRequest& r) {
 void draw_document(const PlantedParameters& p, const ValueGenerator& generator,
                    const PlantedRequest& r, std::int64_t doc, int head, std::vector<float>& alpha,
                    std::vector<float>& values) {
-    RandomStream value_stream(r.seed, kPlantedDocumentPoint,
-                                        static_cast<std::uint32_t>(doc),
-                                        static_cast<std::uint32_t>(2 * head));
+    RandomStream value_stream(r.seed, kPlantedDocumentPoint, static_cast<std::uint32_t>(doc),
+                              static_cast<std::uint32_t>(2 * head));
     theory::RowMatrix v;
     generator.draw_values(value_stream, v);
     values.assign(v.data(), v.data() + v.size());
-    RandomStream alpha_stream(r.seed, kPlantedDocumentPoint,
-                                        static_cast<std::uint32_t>(doc),
-                                        static_cast<std::uint32_t>(2 * head + 1));
+    RandomStream alpha_stream(r.seed, kPlantedDocumentPoint, static_cast<std::uint32_t>(doc),
+                              static_cast<std::uint32_t>(2 * head + 1));
     alpha = planted_alpha(p.profile, r.alpha_noise, alpha_stream);
 }
 
@@ -169,7 +167,7 @@ nlohmann::json synthetic_json(const PlantedRequest& r,
     for (const PlantedRange& range : r.draws)
         draws[range.name] = {range.lo, range.hi};
     return {{"kind", "planted"},
-            {"truth", "planted.csv"},
+            {"truth", schema::file::planted_truth},
             {"heads", heads.size()},
             {"docs", r.docs},
             {"d", r.d},
@@ -233,7 +231,7 @@ std::vector<PlantedParameters> planted_head_parameters(const PlantedRequest& r) 
     for (int h = 0; h < r.heads; ++h) {
         for (std::size_t k = 0; k < r.draws.size(); ++k) {
             RandomStream stream(r.seed, kPlantedDrawPoint, static_cast<std::uint32_t>(h),
-                                          static_cast<std::uint32_t>(k));
+                                static_cast<std::uint32_t>(k));
             const PlantedRange& range = r.draws[k];
             set_parameter(heads[h], range.name,
                           range.lo + (range.hi - range.lo) * stream.next_open_uniform());
@@ -321,7 +319,7 @@ nlohmann::json write_planted_extract(const PlantedRequest& r) {
     write_extract_outputs(r.out, settings, grid, 1, r.docs,
                           [&](int tensor, std::ostream& stream) { per_doc.write(tensor, stream); },
                           extract_state_metadata(settings, run), manifest,
-                          {{"planted.csv", planted_csv(heads, r.d, r.alpha_noise)}});
+                          {{schema::file::planted_truth, planted_csv(heads, r.d, r.alpha_noise)}});
     return manifest;
 }
 

@@ -14,6 +14,7 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 #include "common/progress.hpp"
+#include "common/run_schema.hpp"
 #include "simulate/run_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -37,7 +38,8 @@ void save_checkpoint(const Checkpointing& c, const std::vector<PointSetup>& setu
     for (std::size_t g = 0; g < sums.size(); ++g)
         if (sums[g].trials > 0)
             write_sums_csv(text, static_cast<int>(g), setups[g].spec.sizes, sums[g]);
-    write_file_atomic((fs::path(c.state_dir) / "sums.csv").string(), text.str());
+    write_file_atomic((fs::path(c.state_dir) / schema::file::monte_carlo_sums).string(),
+                      text.str());
 }
 
 // The sums of an interrupted run, after checking they belong to this configuration.
@@ -50,7 +52,8 @@ std::vector<SimulationSums> load_checkpoint(const Checkpointing& c, const RunCon
         throw InputError("--resume: '" + config_path +
                          "' is not the state of this command (other parameters, seed or version); "
                          "rerun without --resume into a new --out");
-    if (!fs::exists(fs::path(c.state_dir) / "sums.csv"))  // killed before its first save
+    if (!fs::exists(fs::path(c.state_dir) /
+                    schema::file::monte_carlo_sums))  // killed before its first save
         return std::vector<SimulationSums>(grid_points(config).size());
     return read_sums(c.state_dir, config, "--resume");
 }

@@ -15,6 +15,7 @@
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
 #include "common/output_folder.hpp"
+#include "common/run_schema.hpp"
 #include "compare/estimate_envelopes.hpp"
 #include "compare/table1.hpp"
 #include "compare/verdict_output.hpp"
@@ -183,9 +184,8 @@ void open_tables(RunTables& tables, const RunConfig& config) {
     tables.scan << grid_columns << kScanColumns << '\n';
     tables.verdict << grid_columns << kVerdictColumns << '\n';
     write_main_header(tables.main, config);
-    tables.bounds << "N,variant,kappa,regime,Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,"
-                     "Fmax_lower,Fmax_upper,Fmin_lower,Fmin_upper,P_inside,R_inside,Fmax_inside,"
-                     "Fmin_inside,P_violation,R_violation,"
+    tables.bounds << "N,variant,kappa,regime," << schema::kBoundValueColumns
+                  << ",P_inside,R_inside,Fmax_inside,Fmin_inside,P_violation,R_violation,"
                   << kStarFlagColumns << '\n';
     tables.sums << "grid,N,quantity,count,sum,sum_squares\n";
 }
@@ -468,18 +468,19 @@ void write_outputs(const std::string& dir, const RunConfig& config, const RunTab
                    nlohmann::json& manifest) {
     const bool is_sweep = config.kind == "sweep";
     std::vector<std::pair<std::string, std::string>> outputs = {
-        {is_sweep ? "sweep.csv" : "simulate.csv", tables.main.str()},
-        {"sums.csv", tables.sums.str()},
-        {"kappa_scan.csv", tables.scan.str()},
-        {"verdict.csv", tables.verdict.str()}};
-    if (!is_sweep) outputs.insert(outputs.begin() + 1, {"bounds.csv", tables.bounds.str()});
-    if (is_sweep) outputs.emplace_back("table1.csv", tables.table1);
+        {is_sweep ? schema::file::sweep_estimates : schema::file::simulate_estimates,
+         tables.main.str()},
+        {schema::file::monte_carlo_sums, tables.sums.str()},
+        {schema::file::kappa_scan, tables.scan.str()},
+        {schema::file::verdict, tables.verdict.str()}};
+    if (!is_sweep) outputs.insert(outputs.begin() + 1, {schema::file::bounds, tables.bounds.str()});
+    if (is_sweep) outputs.emplace_back(schema::file::table1, tables.table1);
     std::vector<std::string> files;
     for (const auto& [name, content] : outputs)
         files.push_back(name);
-    files.push_back("manifest.json");
+    files.push_back(schema::file::manifest);
     manifest["outputs"] = files;
-    outputs.emplace_back("manifest.json", manifest.dump(2) + "\n");
+    outputs.emplace_back(schema::file::manifest, manifest.dump(2) + "\n");
     OutputFolder folder(dir, "--out");
     for (const auto& [name, content] : outputs)
         folder.write(name, content);

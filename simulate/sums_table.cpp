@@ -10,6 +10,7 @@
 
 #include "common/csv.hpp"
 #include "common/errors.hpp"
+#include "common/run_schema.hpp"
 #include "simulate/run_internal.hpp"
 
 namespace fs = std::filesystem;
@@ -124,7 +125,7 @@ std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& c
         sums[p.index].by_size.resize(sizes[p.index].size());
     }
     try {
-        CsvReader reader((fs::path(dir) / "sums.csv").string(),
+        CsvReader reader((fs::path(dir) / schema::file::monte_carlo_sums).string(),
                          "the exact sums of a simulate or sweep run folder");
         std::array<std::size_t, 6> column{};
         std::size_t k = 0;

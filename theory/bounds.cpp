@@ -111,6 +111,16 @@ const std::array<BoundVariant, 4>& bound_variants() {
     return all;
 }
 
+const std::vector<std::string>& bound_variant_names() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const BoundVariant variant : bound_variants())
+            out.push_back(to_string(variant));
+        return out;
+    }();
+    return names;
+}
+
 MarginFlags margin_flags(const BoundRow& row) {
     MarginFlags flags;
     flags.sink_selected = row.sink_selected;

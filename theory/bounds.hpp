@@ -20,6 +20,8 @@ BoundVariant parse_bound_variant(const std::string& text);
 const char* to_string(BoundVariant variant);
 // Every variant, in the order tables and figures list them.
 const std::array<BoundVariant, 4>& bound_variants();
+// Their names (to_string), in the same order: --variant's choices and every table's labels.
+const std::vector<std::string>& bound_variant_names();
 // Whether two variants use the same μ (docs/design.md §3), so BoundTerms::switch_variant moves
 // between them.
 bool shares_mean(BoundVariant a, BoundVariant b);

@@ -75,6 +75,22 @@ def read_table(path, frames=None):
     return _as_table(columns, frames)
 
 
+# The run-folder layout this package reads (common/run_schema.hpp's kFormatVersion).
+FORMAT_VERSION = _core.FORMAT_VERSION
+
+
+def _check_format_version(manifest, manifest_path):
+    version = manifest.get("format_version") if isinstance(manifest, dict) else None
+    if version is None:
+        raise ValueError(f"attngeo.read_run: '{manifest_path}': no format_version, expected "
+                         f"format_version {FORMAT_VERSION} (written before run folders were "
+                         "versioned: rerun the command that made it)")
+    if version != FORMAT_VERSION:
+        raise ValueError(f"attngeo.read_run: '{manifest_path}': format_version {version}, "
+                         f"expected format_version {FORMAT_VERSION} (written by another attngeo "
+                         "release: read it with that release or rerun the command that made it)")
+
+
 def read_run(path, frames=None):
     """A run folder (simulate, sweep, extract, compare, ...): {"manifest": dict, "tables":
     {name: table}} with every CSV of the folder and its subfolders, named by its path without
@@ -90,6 +106,7 @@ def read_run(path, frames=None):
             manifest = json.load(handle)
         except json.JSONDecodeError as error:
             raise ValueError(f"attngeo.read_run: '{manifest_path}': {error}") from None
+    _check_format_version(manifest, manifest_path)
     tables = {}
     for folder, subfolders, files in os.walk(path):
         subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))

@@ -19,7 +19,9 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/manifest_values.hpp"
 #include "common/number_list.hpp"
+#include "common/run_schema.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
@@ -221,12 +223,44 @@ TEST(HeaderCsv, EachDefectIsOneLineNamingFileLineAndColumn) {
               "'" + control + "' line 2 column 'a': '1\\x1b[2J' is not a number");
 }
 
+// A folder's format is its manifest's format_version: one without it, or with another number,
+// is refused in one line naming the manifest, whatever its columns look like.
+TEST(RunManifest, FormatVersionIsRequiredAndMustBeThisOne) {
+    const fs::path dir = fs::path(write_temp("marker_version", "")).parent_path() / "versioned";
+    fs::create_directories(dir);
+    const std::string path = schema::manifest_path(dir.string());
+    EXPECT_EQ(path, (dir / "manifest.json").string());
+    nlohmann::json manifest = manifest_header(schema::kind::extract);
+    EXPECT_EQ(manifest.at("format_version"), schema::kFormatVersion);
+    std::ofstream(path) << manifest.dump();
+    EXPECT_EQ(read_run_manifest(dir.string(), {"extract"}).at("kind"), "extract");
+    manifest.erase("format_version");
+    std::ofstream(path) << manifest.dump();
+    EXPECT_EQ(error_of([&] { read_run_manifest(dir.string(), {"extract"}); }),
+              "'" + path +
+                  "': no format_version, expected format_version 1 (written before run folders "
+                  "were versioned: rerun the command that made it)");
+    for (const char* other : {"2", "0", "\"1\"", "1.5"}) {
+        manifest["format_version"] = nlohmann::json::parse(other);
+        std::ofstream(path) << manifest.dump();
+        const std::string message =
+            error_of([&] { read_run_manifest(dir.string(), {"extract"}); });
+        EXPECT_EQ(message, "'" + path + "': format_version " + manifest["format_version"].dump() +
+                               ", expected format_version 1 (written by another attngeo "
+                               "release: read it with that release or rerun the command that "
+                               "made it)")
+            << other;
+    }
+    EXPECT_EQ(schema::bound_value_columns().size(), 11u);
+    EXPECT_EQ(schema::bound_flag_columns().front(), "delta_le0");
+}
+
 TEST(RunManifest, KindAndIntegersAreCheckedNamingTheFile) {
     const fs::path dir = fs::path(write_temp("marker", "")).parent_path() / "run";
     fs::create_directories(dir);
     const std::string path = (dir / "manifest.json").string();
     EXPECT_EQ(run_manifest_path(dir.string()), path);
-    std::ofstream(path) << R"({"kind": "sweep", "model": {"layers": 12, "heads": 2.0,
+    std::ofstream(path) << R"({"format_version": 1, "kind": "sweep", "model": {"layers": 12, "heads": 2.0,
                               "head_dim": 2.5, "big": 1e30, "name": "x"}})";
     const auto manifest = read_run_manifest(dir.string(), {"simulate", "sweep"});
     EXPECT_EQ(manifest.at("kind"), "sweep");

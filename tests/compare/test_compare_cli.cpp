@@ -97,6 +97,7 @@ fs::path make_extract_folder(const std::string& name, int group = 1, int docs = 
     fs::remove_all(dir);
     fs::create_directories(dir);
     const nlohmann::json manifest = {
+        {"format_version", 1},
         {"kind", "extract"},
         {"model",
          {{"layers", kLayers},
@@ -330,7 +331,7 @@ TEST(EmpiricalRunReader, BadFoldersNameTheFileAndWhatWasExpected) {
     }
     {
         const auto dir = make_extract_folder("wrong_kind");
-        put(dir / "manifest.json", R"({"kind": "simulate"})");
+        put(dir / "manifest.json", R"({"format_version": 1, "kind": "simulate"})");
         expect_reader_error(dir, {"manifest.json", "expected \"extract\""});
     }
     {
@@ -347,7 +348,7 @@ TEST(EmpiricalRunReader, ManifestNumberBeyondDoubleNamesTheManifest) {
     const auto dir = make_extract_folder("reader_huge_number");
     put(dir / "manifest.json", "777.7E993~=\xbd\x03");
     expect_reader_error(dir, {"manifest.json", "not valid JSON"});
-    put(dir / "manifest.json", R"({"kind": "extract", "model": {"layers": 1e400}})");
+    put(dir / "manifest.json", R"({"format_version": 1, "kind": "extract", "model": {"layers": 1e400}})");
     expect_reader_error(dir, {"manifest.json", "not valid JSON"});
 }
 

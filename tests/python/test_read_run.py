@@ -9,9 +9,12 @@ import pytest
 import attngeo
 
 
+MANIFEST = {"tool": "attngeo", "kind": "extract", "format_version": attngeo.FORMAT_VERSION}
+
+
 def write_folder(root):
     root.mkdir()
-    (root / "manifest.json").write_text(json.dumps({"tool": "attngeo", "kind": "extract"}))
+    (root / "manifest.json").write_text(json.dumps(MANIFEST))
     (root / "heads.csv").write_text(
         "layer,big,x,se,regime,flag\n"
         "0,1180591620717411303424,0.5,,Mixer,1\n"
@@ -27,7 +30,7 @@ def write_folder(root):
 def test_columns_are_typed_as_their_text_says(tmp_path):
     write_folder(tmp_path / "run")
     run = attngeo.read_run(tmp_path / "run", frames=False)
-    assert run["manifest"] == {"tool": "attngeo", "kind": "extract"}
+    assert run["manifest"] == MANIFEST
     assert sorted(run["tables"]) == ["empty", "heads", "sub/pr"]
     heads = run["tables"]["heads"]
     assert heads["layer"].dtype == np.int64 and heads["layer"].tolist() == [0, 1]
@@ -38,6 +41,22 @@ def test_columns_are_typed_as_their_text_says(tmp_path):
     assert heads["flag"].tolist() == [1, 0]
     assert run["tables"]["empty"]["P"].shape == (0,)
     assert run["tables"]["sub/pr"]["P"].tolist() == [1.0, 0.75]
+
+
+@pytest.mark.parametrize("version", [None, 0, 2, "1"])
+def test_a_folder_of_another_format_is_refused_naming_its_manifest(tmp_path, version):
+    write_folder(tmp_path / "run")
+    manifest = dict(MANIFEST)
+    if version is None:
+        del manifest["format_version"]
+    else:
+        manifest["format_version"] = version
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError) as error:
+        attngeo.read_run(tmp_path / "run")
+    message = str(error.value)
+    assert str(tmp_path / "run" / "manifest.json") in message
+    assert "expected format_version 1" in message and "\n" not in message
 
 
 def test_a_simulate_folder_reads_back_as_its_text(tmp_path):
@@ -79,7 +98,7 @@ def test_damaged_folders_are_value_errors(tmp_path):
     (tmp_path / "manifest.json").write_text("{")
     with pytest.raises(ValueError, match="manifest.json"):
         attngeo.read_run(tmp_path)
-    (tmp_path / "manifest.json").write_text("{}")
+    (tmp_path / "manifest.json").write_text(json.dumps(MANIFEST))
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n3\n")
     with pytest.raises(ValueError, match=r"bad.csv' line 3 has 1 fields, expected 2"):
         attngeo.read_run(tmp_path)

@@ -111,7 +111,7 @@ fs::path make_extract(const std::string& name) {
     write(dir / "cos_by_lag.csv", cos.str());
     write(dir / "diag.csv", diag.str());
     write(dir / "manifest.json",
-          R"({"kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
+          R"({"format_version": 1, "kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
               "kv_heads": 1, "head_dim": 4, "vocab": 32, "path": "synthetic.bin"},
               "parameters": {"context": 8}, "documents": {"windows_used": 4},
               "decisions": ["synthetic test data"], "version": "test", "git_commit": "none",
@@ -263,6 +263,7 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
               "simulate_command": "attngeo simulate --L 7"})");
     write(dir / "table1.csv", table1_csv());
     nlohmann::json manifest = {
+        {"format_version", 1},
         {"kind", "compare"},
         {"table1", {{"d", 4.0}, {"kappa", 0.5}, {"variant", "paper"}, {"error", nullptr}}},
         {"emp", emp},
@@ -738,13 +739,16 @@ TEST(EmpiricalReport, Table1IsReadFromTheCompareFolder) {
         EXPECT_NE(std::string(e.what()).find("table1.csv"), std::string::npos) << e.what();
     }
 
-    // A folder from before compare wrote the table: the section says so, nothing is computed.
+    // Without table1.csv the folder is incomplete: bad input naming the file, nothing computed.
     fs::remove(cmp / "table1.csv");
     const fs::path old = scratch() / "report_no_table1";
     fs::remove_all(old);
-    const std::string old_html = slurp(reports::write_report({cmp.string()}, old.string()));
-    EXPECT_NE(old_html.find("has no table1.csv"), std::string::npos);
-    EXPECT_EQ(old_html.find("<th>dP_lower</th>"), std::string::npos);
+    try {
+        reports::write_report({cmp.string()}, old.string());
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("table1.csv"), std::string::npos) << e.what();
+    }
 }
 
 // A compare folder in the tidy layout (profile.csv per head with clamp flags, the

@@ -1,6 +1,6 @@
 // Tests for the cross-model figures (reports/models_figures.cpp) and the report's own-file list:
-// several extract folders written here (and, where ATTNGEO_DATA names them, three stories260K
-// compares) draw models_fig5_P/R, models_fig6 and models_fig8 with one legend entry and curve
+// several extract folders written here (and three stories260K compares made from ../shared)
+// draw models_fig5_P/R, models_fig6 and models_fig8 with one legend entry and curve
 // per model, their data equal plain recomputations from the folders' CSVs, --label renames,
 // a re-report removes only the figures it no longer writes, and simulate folders overlay.
 #include <gtest/gtest.h>
@@ -23,6 +23,7 @@
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
 #include "tests/reports/report_checks.hpp"
+#include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
@@ -94,7 +95,8 @@ fs::path make_extract(int model) {
     std::ofstream(dir / "by_position.csv") << by_position.str();
     std::ofstream(dir / "cos_by_lag.csv") << cos.str();
     std::ofstream(dir / "diag.csv") << diag.str();
-    const nlohmann::json manifest = {{"kind", "extract"},
+    const nlohmann::json manifest = {{"format_version", 1},
+        {"kind", "extract"},
                                      {"model",
                                       {{"family", "llama"},
                                        {"layers", s.layers},
@@ -481,18 +483,45 @@ TEST(ModelsReport, SimulateFoldersOverlayTheirMeansAndEnvelopes) {
     std::cout << "largest difference of models_sim_R data from the CSVs: " << largest << "\n";
 }
 
-// A three-model example on folders made outside the suite: ATTNGEO_DATA holding
-// s260k_c{64,128,256}-compare (stories260K extracted at three contexts and compared). Skipped
-// without it; the browser test (test_browser.py) builds the same kind of report in the suite.
-TEST(ModelsReport, ThreeStoriesComparesAtThreeContexts) {
-    const char* root = std::getenv("ATTNGEO_DATA");
-    if (root == nullptr) GTEST_SKIP() << "ATTNGEO_DATA is not set";
-    const fs::path data = root;
+// stories260K extracted here at three contexts (../shared's checkpoint, examples/' corpus) and
+// compared: the report overlays the three as models. Needs attngeo's extract (libtorch): a
+// build without it skips, saying so.
+std::vector<std::string> three_stories_compares() {
+    const fs::path model = test_support::shared_folder() / "models" / "stories260K";
+    const fs::path corpus = fs::path(ATTNGEO_SOURCE_DIR) / "examples" / "stories260K_corpus.txt";
     std::vector<std::string> dirs;
-    for (const char* context : {"64", "128", "256"})
-        dirs.push_back((data / (std::string("s260k_c") + context + "-compare")).string());
-    for (const auto& dir : dirs)
-        if (!fs::exists(fs::path(dir) / "manifest.json")) GTEST_SKIP() << dir << " is absent";
+    for (const char* context : {"64", "128", "256"}) {
+        const fs::path extract = scratch() / (std::string("s260k_c") + context);
+        const fs::path compare = scratch() / (std::string("s260k_c") + context + "-compare");
+        fs::remove_all(extract);
+        fs::remove_all(compare);
+        const auto e = test_support::run_program(
+            ATTNGEO_EXE,
+            "extract --model " + (model / "stories260K.bin").string() + " --corpus " +
+                corpus.string() + " --context " + context + " --docs 3 --quiet --out " + extract.string(),
+            scratch());
+        EXPECT_EQ(e.exit_code, 0) << e.err;
+        const auto c = test_support::run_program(
+            ATTNGEO_EXE,
+            "compare --emp " + extract.string() + " --replicates 100 --quiet --out " +
+                compare.string(),
+            scratch());
+        EXPECT_EQ(c.exit_code, 0) << c.err;
+        dirs.push_back(compare.string());
+    }
+    return dirs;
+}
+
+bool extract_built() {
+    return test_support::run_program(ATTNGEO_EXE, "extract --help >/dev/null", scratch())
+               .exit_code == 0;
+}
+
+TEST(ModelsReport, ThreeStoriesComparesAtThreeContexts) {
+    if (!extract_built()) GTEST_SKIP() << "attngeo was built without libtorch: no extract";
+    REQUIRE_SHARED_FILE(test_support::shared_folder() / "models" / "stories260K");
+    const std::vector<std::string> dirs = three_stories_compares();
+    if (::testing::Test::HasFailure()) return;
     const fs::path out = report(dirs, "stories");
     const std::vector<std::string> labels = {
         "stories260K (context 64)", "stories260K (context 128)", "stories260K (context 256)"};

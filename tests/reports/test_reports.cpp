@@ -633,14 +633,31 @@ TEST(ReportVerdict, InfiniteDIsTheExpectedGeometryLimitWithoutTrials) {
     EXPECT_EQ(parameters(0).count("d"), 1u);
 }
 
-TEST(ReportVerdict, FolderWithoutVerdictFilesSaysSo) {
+// A run folder is read by its format_version, not guessed from its files: without verdict.csv it
+// is incomplete, and without a format_version it is refused before any file is read.
+TEST(ReportVerdict, MissingVerdictOrVersionIsAnInputErrorNamingTheFile) {
     const fs::path sim = cli_run("cli_sim", "simulate " + kSmallRun + " --trials 50");
     const fs::path old = copy_run(sim, "cli_sim_old");
     fs::remove(old / "verdict.csv");
-    fs::remove(old / "kappa_scan.csv");
-    const std::string html = report_of({old}, "report_old");
-    EXPECT_EQ(section_titles(html, 0).front().rfind("The verdict", 0), 0u);
-    EXPECT_NE(section_html(html, 0, "The verdict").find("has no verdict.csv"), std::string::npos);
+    try {
+        report_of({old}, "report_old");
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("verdict.csv"), std::string::npos) << e.what();
+    }
+    const fs::path unversioned = copy_run(sim, "cli_sim_unversioned");
+    auto manifest = nlohmann::json::parse(slurp(unversioned / "manifest.json"));
+    manifest.erase("format_version");
+    std::ofstream(unversioned / "manifest.json") << manifest.dump(2);
+    try {
+        report_of({unversioned}, "report_unversioned");
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find((unversioned / "manifest.json").string() +
+                                             "': no format_version"),
+                  std::string::npos)
+            << e.what();
+    }
     // A malformed verdict.csv is an input error naming the file.
     std::ofstream(old / "verdict.csv") << "variant,metric\npaper,P\n";
     try {
@@ -652,8 +669,8 @@ TEST(ReportVerdict, FolderWithoutVerdictFilesSaysSo) {
 }
 
 // Table 1 of a sweep is read from the table1.csv the sweep wrote (every row, the first grid
-// point's d and the manifest's κ in the sentence); a folder without one (older sweeps) gets a
-// note asking for a newer run, and a damaged one is bad input naming the file.
+// point's d and the manifest's κ in the sentence); a missing or damaged one is bad input naming
+// the file.
 TEST(ReportSweep, Table1IsReadFromTheSweepFolder) {
     const fs::path sweep = make_run("sweep_table1", "sweep");
     const std::string html = report_of({sweep}, "report_sweep_table1");
@@ -697,10 +714,12 @@ TEST(ReportSweep, Table1IsReadFromTheSweepFolder) {
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("table1.csv"), std::string::npos) << e.what();
     }
-    // A sweep folder from before table1.csv: the section says how to get it.
+    // Without table1.csv the folder is incomplete: bad input naming the file.
     fs::remove(damaged / "table1.csv");
-    const std::string old = report_of({damaged}, "report_sweep_no_table1");
-    const std::string old_section = section_html(old, 0, "Table 1: sensitivity");
-    EXPECT_NE(old_section.find("has no table1.csv"), std::string::npos) << old_section;
-    EXPECT_TRUE(first_table_rows(old_section).empty());
+    try {
+        report_of({damaged}, "report_sweep_no_table1");
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("table1.csv"), std::string::npos) << e.what();
+    }
 }

@@ -1,0 +1,94 @@
+// The run folders attngeo writes are its API: this file names every kind of folder, every file
+// in one and the format version their manifests carry, so writers and readers (every command,
+// the report, Python's read_run) agree on one spelling (docs/design.md §1, docs/*-outputs.md).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace attngeo::schema {
+
+// The layout of every folder kind this attngeo writes. Bump it when any file's columns, any
+// manifest key a reader needs, or any file's meaning changes; readers refuse other versions
+// instead of guessing from columns.
+inline constexpr int kFormatVersion = 1;
+inline constexpr const char* kFormatVersionKey = "format_version";
+
+// The manifest's "kind" of each folder.
+namespace kind {
+inline constexpr const char* simulate = "simulate";
+inline constexpr const char* sweep = "sweep";
+inline constexpr const char* extract = "extract";
+inline constexpr const char* compare = "compare";
+inline constexpr const char* report_files = "report-files";
+}  // namespace kind
+
+// Files of the folders (docs/simulate-outputs.md, docs/extract-outputs.md,
+// docs/compare-outputs.md).
+namespace file {
+// every folder
+inline constexpr const char* manifest = "manifest.json";
+// simulate and sweep
+inline constexpr const char* simulate_estimates = "simulate.csv";
+inline constexpr const char* sweep_estimates = "sweep.csv";
+inline constexpr const char* monte_carlo_sums = "sums.csv";
+inline constexpr const char* table1 = "table1.csv";
+// simulate, sweep and compare
+inline constexpr const char* bounds = "bounds.csv";
+inline constexpr const char* kappa_scan = "kappa_scan.csv";
+inline constexpr const char* verdict = "verdict.csv";
+// extract
+inline constexpr const char* heads = "heads.csv";
+inline constexpr const char* precision_recall = "pr.csv";
+inline constexpr const char* by_position = "by_position.csv";
+inline constexpr const char* cos_by_lag = "cos_by_lag.csv";
+inline constexpr const char* diagnostics = "diag.csv";
+inline constexpr const char* snapshot_table = "snapshot.csv";
+inline constexpr const char* snapshot_scalars = "snapshot.json";
+inline constexpr const char* contributions = "contributions.csv";
+inline constexpr const char* per_document = "per_doc.safetensors";
+inline constexpr const char* exact_state = "sums.safetensors";
+inline constexpr const char* planted_truth = "planted.csv";
+// compare
+inline constexpr const char* fits = "fits.csv";
+inline constexpr const char* profile = "profile.csv";
+inline constexpr const char* profile_global = "profile_global.csv";
+inline constexpr const char* assumptions = "assumptions.csv";
+inline constexpr const char* envelope = "envelope.csv";
+inline constexpr const char* agreement = "agreement.csv";
+inline constexpr const char* violations = "violations.csv";
+inline constexpr const char* kappa = "kappa.json";
+inline constexpr const char* corr_rho0 = "corr_rho0.csv";
+inline constexpr const char* regimes = "regimes.csv";
+inline constexpr const char* regime_counts = "regime_counts.csv";
+inline constexpr const char* pr_by_regime = "pr_by_regime.csv";
+inline constexpr const char* contrib_by_regime = "contrib_by_regime.csv";
+inline constexpr const char* fitted_params = "fitted_params.json";
+inline constexpr const char* recovery = "recovery.csv";
+inline constexpr const char* recovery_coverage = "recovery_coverage.csv";
+// report
+inline constexpr const char* report_files = "report_files.json";
+}  // namespace file
+
+// The columns of one bound row (theory::BoundRow) wherever it is written: `attngeo bounds`,
+// a simulate folder's and a compare folder's bounds.csv, Python's bounds().
+inline constexpr const char* kBoundValueColumns =
+    "Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_lower,Fmin_upper";
+// Its 0/1 margin flags (theory::MarginFlags, docs/design.md §7).
+inline constexpr const char* kBoundFlagColumns =
+    "delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,R_trivial_lower,"
+    "P_trivial_upper,R_trivial_upper";
+
+// kBoundValueColumns / kBoundFlagColumns as names.
+std::vector<std::string> bound_value_columns();
+std::vector<std::string> bound_flag_columns();
+
+// Path of DIR's manifest.
+std::string manifest_path(const std::string& dir);
+
+// InputError naming `path` unless `manifest` carries this attngeo's format_version: a folder
+// without one was written before run folders were versioned, one with another number by a
+// different release; either is read by that release or rewritten by rerunning its command.
+void check_format_version(const nlohmann::json& manifest, const std::string& path);
+
+}  // namespace attngeo::schema
