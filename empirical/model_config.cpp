@@ -47,20 +47,15 @@ struct Reader {
     }
 };
 
-// A number as config.json would write it: 16, 0.25, 1e+12, 2147483647.
-std::string number_text(double x) {
-    return format_double(x);
-}
-
 // "expected 0 <= rotary_pct <= 1", "expected a finite rms_norm_eps > 0".
 std::string range_text(const ConfigKey& key) {
     std::string text = "expected ";
     if (key.value == ConfigValue::integer && key.derive) text += "a whole number with ";
     if (key.value == ConfigValue::real) text += "a finite ";
     const bool above = std::isfinite(key.max);
-    if (above) text += number_text(key.min) + (key.min_open ? " < " : " <= ") + key.name;
-    if (!above) text += key.name + (key.min_open ? " > " : " >= ") + number_text(key.min);
-    if (above) text += " <= " + number_text(key.max);
+    if (above) text += format_double(key.min) + (key.min_open ? " < " : " <= ") + key.name;
+    if (!above) text += key.name + (key.min_open ? " > " : " >= ") + format_double(key.min);
+    if (above) text += " <= " + format_double(key.max);
     return text;
 }
 
@@ -94,7 +89,7 @@ double linear_factor(const nlohmann::json& scaling, const ConfigKey& key, const 
     if (!factor.is_number())
         throw InputError("'" + path + "': " + key.name + ".factor has the wrong type");
     const double x = factor.get<double>();
-    check_number(key, x, key.name + ".factor = " + number_text(x), path);
+    check_number(key, x, key.name + ".factor = " + format_double(x), path);
     return x;
 }
 
@@ -118,7 +113,7 @@ void read_missing(const Reader& r, const ConfigKey& key, ModelConfig& c) {
     if (key.value == ConfigValue::text) return read_text(r, key, "", c);
     if (!key.derive) return store_number(key, key.fallback, c);
     const double x = key.derive(c);
-    check_number(key, x, key.name + " = " + key.derive_doc + " = " + number_text(x), r.path);
+    check_number(key, x, key.name + " = " + key.derive_doc + " = " + format_double(x), r.path);
     store_number(key, x, c);
 }
 
@@ -155,7 +150,7 @@ void read_key(const Reader& r, const ConfigKey& key, ModelConfig& c) {
         }
         case ConfigValue::real: {
             const double x = r.required<double>(k);
-            check_number(key, x, name + " = " + number_text(x), r.path);
+            check_number(key, x, name + " = " + format_double(x), r.path);
             return store_number(key, x, c);
         }
     }
@@ -179,9 +174,10 @@ void check_consistent(const ModelConfig& c, const Architecture& a, const std::st
     }
     const long long rotated = a.rotary ? static_cast<long long>(c.head_dim * c.rotary_pct) : 0;
     if (rotated % 2 != 0) {
-        throw InputError("'" + path + "': rotary_pct = " + number_text(c.rotary_pct) + " rotates " +
-                         std::to_string(rotated) + " of head_dim " + std::to_string(c.head_dim) +
-                         " dimensions, expected an even number");
+        throw InputError("'" + path + "': rotary_pct = " + format_double(c.rotary_pct) +
+                         " rotates " + std::to_string(rotated) + " of the " +
+                         std::to_string(c.head_dim) +
+                         " dimensions of a head, expected an even number");
     }
 }
 
