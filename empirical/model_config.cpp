@@ -156,6 +156,16 @@ void read_key(const Reader& r, const ConfigKey& key, ModelConfig& c) {
     }
 }
 
+// A special token id every family may state: within the vocabulary, -1 when missing or null.
+int token_id(const Reader& r, const char* key, int vocab_size) {
+    const int id = r.optional<int>(key, -1);
+    if (r.j.contains(key) && !r.j.at(key).is_null() && (id < 0 || id >= vocab_size))
+        throw InputError("'" + r.path + "': " + key + " = " + std::to_string(id) +
+                         ", expected 0 <= " + key +
+                         " < vocab_size = " + std::to_string(vocab_size));
+    return id;
+}
+
 // The name a family's table gives `field` (GPT-2: n_head for num_heads).
 std::string key_name(const Architecture& a, int ModelConfig::*field, const char* fallback) {
     for (const ConfigKey& key : a.config)
@@ -215,10 +225,10 @@ ModelConfig parse_hf_config(const nlohmann::json& j, const std::string& path) {
     c.family = type;
     for (const ConfigKey& key : family->config)
         read_key(r, key, c);
-    c.bos_token_id = r.optional<int>("bos_token_id", -1);
+    c.bos_token_id = token_id(r, "bos_token_id", c.vocab_size);
     // A list of end ids (newer configs) is not an error: attngeo only needs one to report.
     c.eos_token_id = j.contains("eos_token_id") && j.at("eos_token_id").is_number_integer()
-                         ? r.required<int>("eos_token_id")
+                         ? token_id(r, "eos_token_id", c.vocab_size)
                          : -1;
     check_consistent(c, *family, path);
     return c;

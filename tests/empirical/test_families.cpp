@@ -150,6 +150,9 @@ TEST(FamilyConfig, ValuesOutsideTheirRangeAreInputErrorsNamingFileAndKey) {
         {"qwen2", {{"num_hidden_layers", 0}}, "num_hidden_layers = 0"},
         {"qwen2", {{"hidden_size", 66}}, "head_dim = hidden_size / num_attention_heads = 16.5"},
         {"qwen2", {{"use_sliding_window", true}}, "use_sliding_window = true is not supported"},
+        {"qwen2", {{"bos_token_id", 256}}, "bos_token_id = 256, expected 0 <= bos_token_id < "},
+        {"llama", {{"bos_token_id", -2}}, "bos_token_id = -2"},
+        {"gpt2", {{"eos_token_id", 50256}}, "eos_token_id = 50256"},
     };
     const std::string path = "/models/x/config.json";
     for (const Case& c : cases) {
