@@ -1,6 +1,7 @@
 // A model family as data: which checkpoint tensor is which of our tensor ids (with the
-// transpose / fused / optional / tied flags) and which shared blocks the forward uses. The
-// block code in transformer.cpp is common to all families.
+// transpose / fused / optional / tied flags), which config.json keys it reads and their ranges,
+// and its quirks as flags over the shared blocks of transformer.cpp. Each family is one file
+// in empirical/families/; families/registry.cpp lists them (docs/adding-a-family.md).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -51,17 +52,25 @@ struct TensorName {
 };
 
 struct Architecture {
-    std::string family;
-    std::vector<TensorName> tensors;
+    std::string family;               // config.json's model_type
+    std::vector<TensorName> tensors;  // an id the table lacks is an absent (undefined) tensor
+    std::vector<ConfigKey> config;    // the config.json keys read, in order, with their ranges
     NormKind norm = NormKind::rms;
     QkvLayout qkv = QkvLayout::separate;
-    bool rotary = true;              // RoPE (rotate_half) on q, k (GPT-NeoX: partial)
-    bool learned_positions = false;  // GPT-2
+    bool qkv_bias = false;           // q, k, v projections add a bias (GPT-2, GPT-NeoX, Qwen2)
+    bool rotary = true;              // RoPE (rotate_half) on q, k; config rotary_pct of d_head
+    bool learned_positions = false;  // GPT-2: position embeddings added to the token embeddings
     bool gated_mlp = true;           // down(act(gate(x)) · up(x)) vs down(act(up(x)))
     bool embed_scale = false;        // Gemma: embeddings × √hidden
-    bool biases = false;             // linear layers carry biases
+    bool always_tied = false;  // GPT-2: the classifier is the embedding when lm_head is absent
 };
 
+// The supported families, each once, in the order error messages list them.
+const std::vector<const Architecture*>& families();
+// "llama, mistral, …": the registry's model_types for messages.
+std::string family_names();
+// nullptr for a model_type no family has.
+const Architecture* find_architecture(const std::string& family);
 // Throws attngeo::InputError for an unknown family.
 const Architecture& architecture_for(const std::string& family);
 

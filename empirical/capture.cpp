@@ -171,7 +171,7 @@ double synthetic_scale(TensorId id, const ModelConfig& c) {
     }
 }
 
-// Random float32 weights under LLaMA's Hugging Face names (the one table in architecture.cpp),
+// Random float32 weights under LLaMA's Hugging Face names (the one table in families/llama.cpp),
 // drawn from torch's generator in the table's order.
 MapTensorStore synthetic_llama_store(const ModelConfig& c) {
     MapTensorStore store("synthetic", "synthetic model");

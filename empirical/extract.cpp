@@ -64,12 +64,22 @@ struct Documents {
     std::string tokenizer = "none (--tokens)";
 };
 
+// The model's tokenizer; one it cannot read (Qwen2's or LLaMA-3's tokenizer.json pre-tokenise
+// with their own regex) points at --tokens, which any model takes.
+std::unique_ptr<Tokenizer> tokenizer_of(const std::string& model, int vocab_size) {
+    try {
+        return tokenizer_for_model(model, vocab_size);
+    } catch (const InputError& e) {
+        throw InputError(std::string(e.what()) + "; or pass the documents as token ids (--tokens)");
+    }
+}
+
 Documents load_documents(const ExtractPlan& plan, int vocab_size) {
     Documents documents;
     if (!plan.tokens_file.empty()) {
         documents.ids = read_token_file(plan.tokens_file, false, vocab_size);
     } else {
-        const auto tokenizer = tokenizer_for_model(plan.model, vocab_size);
+        const auto tokenizer = tokenizer_of(plan.model, vocab_size);
         documents.tokenizer = tokenizer->name();
         for (const std::string& text : read_corpus(plan.corpus)) {
             std::vector<std::int64_t> ids;

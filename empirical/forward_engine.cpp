@@ -32,8 +32,6 @@ class TorchEngine : public ForwardEngine {
         return {attention_.data_ptr<float>(), values_.data_ptr<float>()};
     }
 
-    bool has_device_gram() const override { return true; }
-
     std::vector<Eigen::MatrixXd> ranked_grams(
         int layer, const std::vector<std::vector<int>>& orders) override {
         return ranked_gram_batched(result_.layers[layer].attention[0].select(1, 0),

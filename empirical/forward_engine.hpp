@@ -32,8 +32,6 @@ class ForwardEngine {
     // One window (batch 1) of token ids [T]; InputError for a non-finite activation.
     virtual void run(const std::vector<std::int64_t>& window) = 0;
     virtual LayerView layer(int index) = 0;
-    // Whether ranked_grams() forms the Gram matrices on the engine's device.
-    virtual bool has_device_gram() const { return false; }
     // G_h[k, l] = ⟨y_{π_k}, y_{π_l}⟩, y_i = α_i v_i, for every head of `layer` of the last
     // window, with orders [H][T] the rank order π of each head (head_order).       [H] of [T, T]
     virtual std::vector<Eigen::MatrixXd> ranked_grams(int layer,

@@ -1,11 +1,16 @@
-// config.json to ModelConfig for the five families; see model_config.hpp.
+// config.json to ModelConfig through the table of the family its model_type names (the rows
+// and their ranges live in empirical/families/); see model_config.hpp.
 #include "empirical/model_config.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <type_traits>
 
 #include "common/errors.hpp"
+#include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "empirical/architecture.hpp"
 
 namespace attngeo::empirical {
 namespace {
@@ -42,109 +47,147 @@ struct Reader {
     }
 };
 
-void check_positive(const std::string& path, const char* what, int value) {
-    if (value <= 0)
-        throw InputError("'" + path + "': " + what + " = " + std::to_string(value) +
-                         ", expected > 0");
+// "expected 0 <= rotary_pct <= 1", "expected a finite rms_norm_eps > 0".
+std::string range_text(const ConfigKey& key) {
+    std::string text = "expected ";
+    if (key.value == ConfigValue::integer && key.derive) text += "a whole number with ";
+    if (key.value == ConfigValue::real) text += "a finite ";
+    const bool above = std::isfinite(key.max);
+    if (above) text += format_double(key.min) + (key.min_open ? " < " : " <= ") + key.name;
+    if (!above) text += key.name + (key.min_open ? " > " : " >= ") + format_double(key.min);
+    if (above) text += " <= " + format_double(key.max);
+    return text;
 }
 
-// transformers' LlamaConfig / MistralConfig / GemmaConfig field names and defaults.
-void read_llama_like(const Reader& r, const std::string& type, ModelConfig& c) {
-    c.vocab_size = r.required<int>("vocab_size");
-    c.hidden_size = r.required<int>("hidden_size");
-    c.num_layers = r.required<int>("num_hidden_layers");
-    c.num_heads = r.required<int>("num_attention_heads");
-    c.num_kv_heads = r.optional<int>("num_key_value_heads", c.num_heads);
-    c.head_dim = r.optional<int>("head_dim", c.num_heads > 0 ? c.hidden_size / c.num_heads : 0);
-    c.intermediate_size = r.required<int>("intermediate_size");
-    c.max_positions = r.optional<int>("max_position_embeddings", 0);
-    c.norm_eps = r.optional<double>("rms_norm_eps", 1e-6);
-    c.rope_theta = r.optional<double>("rope_theta", 10000.0);
-    c.tie_word_embeddings = r.optional<bool>("tie_word_embeddings", type == "gemma");
-    c.hidden_act = type == "gemma" ? r.optional<std::string>(
-                                         "hidden_activation",
-                                         r.optional<std::string>("hidden_act", "gelu_pytorch_tanh"))
-                                   : r.optional<std::string>("hidden_act", "silu");
-    if (type == "gemma" && c.hidden_act == "gelu")
-        c.hidden_act = "gelu_pytorch_tanh";  // HF Gemma 1 forces tanh
-    if (type == "mistral") c.sliding_window = r.optional<int>("sliding_window", 0);
-    if (r.j.contains("rope_scaling") && !r.j.at("rope_scaling").is_null()) {
-        const auto& scaling = r.j.at("rope_scaling");
-        const std::string kind =
-            scaling.value("type", scaling.value("rope_type", std::string("?")));
-        if (kind != "linear") {
-            throw InputError("'" + r.path + "': rope_scaling type '" + kind +
-                             "' is not supported (absent or linear)");
+bool in_range(const ConfigKey& key, double x) {
+    const bool whole = key.value != ConfigValue::integer || std::floor(x) == x;
+    const bool finite = key.value != ConfigValue::real || std::isfinite(x);
+    return whole && finite && (key.min_open ? x > key.min : x >= key.min) && x <= key.max;
+}
+
+void check_number(const ConfigKey& key, double x, const std::string& shown,
+                  const std::string& path) {
+    if (!in_range(key, x)) throw InputError("'" + path + "': " + shown + ", " + range_text(key));
+}
+
+void store_number(const ConfigKey& key, double x, ModelConfig& c) {
+    if (key.integer) c.*key.integer = static_cast<int>(x);
+    if (key.real) c.*key.real = x;
+    if (key.flag) c.*key.flag = x != 0;
+}
+
+// rope_scaling: {"type" (or "rope_type"): "linear", "factor": x}; its factor is the number.
+double linear_factor(const nlohmann::json& scaling, const ConfigKey& key, const std::string& path) {
+    if (!scaling.is_object())
+        throw InputError("'" + path + "': " + key.name + " = " + scaling.dump() +
+                         ", expected null or an object {\"type\": \"linear\", \"factor\": x}");
+    const std::string kind = scaling.value("type", scaling.value("rope_type", std::string("?")));
+    if (kind != "linear")
+        throw InputError("'" + path + "': " + key.name + " type '" + kind +
+                         "' is not supported (absent or linear)");
+    const nlohmann::json factor = scaling.value("factor", nlohmann::json(1.0));
+    if (!factor.is_number())
+        throw InputError("'" + path + "': " + key.name + ".factor has the wrong type");
+    const double x = factor.get<double>();
+    check_number(key, x, key.name + ".factor = " + format_double(x), path);
+    return x;
+}
+
+void read_text(const Reader& r, const ConfigKey& key, const std::string& name, ModelConfig& c) {
+    std::string text = name.empty() ? key.fallback_text : r.required<std::string>(name.c_str());
+    for (const auto& [from, to] : key.read_as)
+        if (text == from) text = to;
+    if (std::find(key.choices.begin(), key.choices.end(), text) == key.choices.end()) {
+        std::string choices;
+        for (const std::string& choice : key.choices)
+            choices += (choices.empty() ? "" : ", ") + choice;
+        throw InputError("'" + r.path + "': " + (name.empty() ? key.name : name) + " = '" + text +
+                         "', expected one of " + choices);
+    }
+    c.*key.text = text;
+}
+
+// A key that is missing or null: required, derived from earlier fields, or the fallback.
+void read_missing(const Reader& r, const ConfigKey& key, ModelConfig& c) {
+    if (key.required) throw InputError("'" + r.path + "': missing field '" + key.name + "'");
+    if (key.value == ConfigValue::text) return read_text(r, key, "", c);
+    if (!key.derive) return store_number(key, key.fallback, c);
+    const double x = key.derive(c);
+    check_number(key, x, key.name + " = " + key.derive_doc + " = " + format_double(x), r.path);
+    store_number(key, x, c);
+}
+
+// One row of the family's table: read, checked against its range, stored.
+void read_key(const Reader& r, const ConfigKey& key, ModelConfig& c) {
+    const auto present = [&](const std::string& name) {
+        return !name.empty() && r.j.contains(name) && !r.j.at(name).is_null();
+    };
+    const std::string name = key.fixed            ? ""
+                             : present(key.name)  ? key.name
+                             : present(key.alias) ? key.alias
+                                                  : "";
+    if (name.empty()) return read_missing(r, key, c);
+    const char* k = name.c_str();
+    switch (key.value) {
+        case ConfigValue::absent:
+            throw InputError("'" + r.path + "': " + name + " is not supported for " + c.family +
+                             " (expected it absent or null)");
+        case ConfigValue::linear_rope_scaling:
+            return store_number(key, linear_factor(r.j.at(name), key, r.path), c);
+        case ConfigValue::text:
+            return read_text(r, key, name, c);
+        case ConfigValue::flag: {
+            const bool on = r.required<bool>(k);
+            if (!in_range(key, on))
+                throw InputError("'" + r.path + "': " + name + " = true is not supported for " +
+                                 c.family + " (expected false)");
+            return store_number(key, on, c);
         }
-        c.rope_scaling_factor = scaling.value("factor", 1.0);
-    }
-    if (r.optional<bool>("attention_bias", false)) {
-        throw InputError("'" + r.path + "': attention_bias = true is not supported for " + type);
-    }
-}
-
-// transformers' GPT2Config names (n_embd, n_layer, ...).
-void read_gpt2(const Reader& r, ModelConfig& c) {
-    c.vocab_size = r.required<int>("vocab_size");
-    c.hidden_size = r.required<int>("n_embd");
-    c.num_layers = r.required<int>("n_layer");
-    c.num_heads = r.required<int>("n_head");
-    c.num_kv_heads = c.num_heads;
-    c.head_dim = c.num_heads > 0 ? c.hidden_size / c.num_heads : 0;
-    c.intermediate_size = r.optional<int>("n_inner", 4 * c.hidden_size);
-    c.max_positions = r.required<int>("n_positions");
-    c.norm_eps = r.optional<double>("layer_norm_epsilon", 1e-5);
-    c.tie_word_embeddings = true;
-    c.hidden_act = r.optional<std::string>("activation_function", "gelu_new");
-    if (r.optional<bool>("scale_attn_by_inverse_layer_idx", false) ||
-        r.optional<bool>("reorder_and_upcast_attn", false)) {
-        throw InputError(
-            "'" + r.path +
-            "': scale_attn_by_inverse_layer_idx / reorder_and_upcast_attn are not supported");
+        case ConfigValue::integer: {
+            const auto x = r.required<long long>(k);
+            check_number(key, static_cast<double>(x), name + " = " + std::to_string(x), r.path);
+            return store_number(key, static_cast<double>(x), c);
+        }
+        case ConfigValue::real: {
+            const double x = r.required<double>(k);
+            check_number(key, x, name + " = " + format_double(x), r.path);
+            return store_number(key, x, c);
+        }
     }
 }
 
-void read_gpt_neox(const Reader& r, ModelConfig& c) {
-    c.vocab_size = r.required<int>("vocab_size");
-    c.hidden_size = r.required<int>("hidden_size");
-    c.num_layers = r.required<int>("num_hidden_layers");
-    c.num_heads = r.required<int>("num_attention_heads");
-    c.num_kv_heads = c.num_heads;
-    c.head_dim = c.num_heads > 0 ? c.hidden_size / c.num_heads : 0;
-    c.intermediate_size = r.required<int>("intermediate_size");
-    c.max_positions = r.optional<int>("max_position_embeddings", 0);
-    c.norm_eps = r.optional<double>("layer_norm_eps", 1e-5);
-    c.rope_theta = r.optional<double>("rotary_emb_base", r.optional<double>("rope_theta", 10000.0));
-    c.rotary_pct = r.optional<double>("rotary_pct", 1.0);
-    c.tie_word_embeddings = r.optional<bool>("tie_word_embeddings", false);
-    c.hidden_act = r.optional<std::string>("hidden_act", "gelu");
-    c.parallel_residual = r.optional<bool>("use_parallel_residual", true);
-    if (r.j.contains("rope_scaling") && !r.j.at("rope_scaling").is_null()) {
-        throw InputError("'" + r.path + "': rope_scaling is not supported for gpt_neox");
-    }
+// A special token id every family may state: within the vocabulary, -1 when missing or null.
+int token_id(const Reader& r, const char* key, int vocab_size) {
+    const int id = r.optional<int>(key, -1);
+    if (r.j.contains(key) && !r.j.at(key).is_null() && (id < 0 || id >= vocab_size))
+        throw InputError("'" + r.path + "': " + key + " = " + std::to_string(id) +
+                         ", expected 0 <= " + key +
+                         " < vocab_size = " + std::to_string(vocab_size));
+    return id;
 }
 
-// The checks every family shares, after its fields are read.
-void check_consistent(const ModelConfig& c, const std::string& path) {
-    check_positive(path, "vocab_size", c.vocab_size);
-    check_positive(path, "hidden size", c.hidden_size);
-    check_positive(path, "number of layers", c.num_layers);
-    check_positive(path, "number of heads", c.num_heads);
-    check_positive(path, "number of key/value heads", c.num_kv_heads);
-    check_positive(path, "head_dim", c.head_dim);
-    check_positive(path, "intermediate size", c.intermediate_size);
+// The name a family's table gives `field` (GPT-2: n_head for num_heads).
+std::string key_name(const Architecture& a, int ModelConfig::*field, const char* fallback) {
+    for (const ConfigKey& key : a.config)
+        if (key.integer == field) return key.name;
+    return fallback;
+}
+
+// The checks across keys, after the family's rows are read.
+void check_consistent(const ModelConfig& c, const Architecture& a, const std::string& path) {
     if (c.num_heads % c.num_kv_heads != 0) {
-        throw InputError("'" + path + "': " + std::to_string(c.num_heads) +
-                         " query heads are not a multiple of " + std::to_string(c.num_kv_heads) +
-                         " key/value heads");
+        throw InputError("'" + path +
+                         "': " + key_name(a, &ModelConfig::num_heads, "num_attention_heads") +
+                         " = " + std::to_string(c.num_heads) + " is not a multiple of " +
+                         key_name(a, &ModelConfig::num_kv_heads, "num_key_value_heads") + " = " +
+                         std::to_string(c.num_kv_heads));
     }
-    if (!(c.norm_eps > 0)) throw InputError("'" + path + "': norm epsilon must be > 0");
-    if (!(c.rope_scaling_factor > 0))
-        throw InputError("'" + path + "': rope_scaling factor must be > 0");
-    if (c.hidden_act != "silu" && c.hidden_act != "gelu_pytorch_tanh" &&
-        c.hidden_act != "gelu_new" && c.hidden_act != "gelu") {
-        throw InputError("'" + path + "': activation '" + c.hidden_act +
-                         "' is not supported (silu, gelu_pytorch_tanh, gelu_new, gelu)");
+    const long long rotated = a.rotary ? static_cast<long long>(c.head_dim * c.rotary_pct) : 0;
+    if (rotated % 2 != 0) {
+        throw InputError("'" + path + "': rotary_pct = " + format_double(c.rotary_pct) +
+                         " rotates " + std::to_string(rotated) + " of the " +
+                         std::to_string(c.head_dim) +
+                         " dimensions of a head, expected an even number");
     }
 }
 
@@ -174,23 +217,20 @@ ModelConfig parse_hf_config(const nlohmann::json& j, const std::string& path) {
     const Reader r{j, path};
     ModelConfig c;
     const std::string type = r.required<std::string>("model_type");
-    if (type == "llama" || type == "mistral" || type == "gemma") {
-        read_llama_like(r, type, c);
-    } else if (type == "gpt2") {
-        read_gpt2(r, c);
-    } else if (type == "gpt_neox") {
-        read_gpt_neox(r, c);
-    } else {
+    const Architecture* family = find_architecture(type);
+    if (!family) {
         throw InputError("'" + path + "': unknown architecture model_type '" + type +
-                         "' (supported: llama, mistral, gemma, gpt2, gpt_neox)");
+                         "' (supported: " + family_names() + ")");
     }
     c.family = type;
-    c.bos_token_id = r.optional<int>("bos_token_id", -1);
+    for (const ConfigKey& key : family->config)
+        read_key(r, key, c);
+    c.bos_token_id = token_id(r, "bos_token_id", c.vocab_size);
     // A list of end ids (newer configs) is not an error: attngeo only needs one to report.
     c.eos_token_id = j.contains("eos_token_id") && j.at("eos_token_id").is_number_integer()
-                         ? r.required<int>("eos_token_id")
+                         ? token_id(r, "eos_token_id", c.vocab_size)
                          : -1;
-    check_consistent(c, path);
+    check_consistent(c, *family, path);
     return c;
 }
 

@@ -1,13 +1,16 @@
 // A model's architecture hyper-parameters, from a Hugging Face config.json or from a
 // llama2.c / GGUF header, in one struct the shared blocks read.
 #pragma once
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace attngeo::empirical {
 
 struct ModelConfig {
-    std::string family;  // llama | mistral | gemma | gpt2 | gpt_neox
+    std::string family;  // a model_type of the registry (family_names()), e.g. llama, qwen2
     int vocab_size = 0;
     int hidden_size = 0;
     int num_layers = 0;
@@ -27,6 +30,39 @@ struct ModelConfig {
     int bos_token_id = -1, eos_token_id = -1;
 };
 
+// What a config.json key holds. `absent`: a key the shared blocks cannot honour, accepted only
+// when missing or null; `linear_rope_scaling`: absent, null, or {"type" (or "rope_type"):
+// "linear", "factor": a number within the row's range}.
+enum class ConfigValue { integer, real, flag, text, absent, linear_rope_scaling };
+
+// One row of a family's config table: a config.json key, the ModelConfig field it fills (one
+// of the member pointers, or none for a key that is only checked), its valid range, and what
+// stands in when it is missing or null. Rows are read in order, so a derived fallback may use
+// the fields of earlier rows. A value outside the range is an InputError naming the file and
+// the key; so is a derived value (e.g. head_dim = hidden_size / num_attention_heads = 16.25).
+struct ConfigKey {
+    std::string name;    // the key in config.json (with `fixed`: only the value's label)
+    bool fixed = false;  // never read from config.json: always `derive`d (GPT-2's head_dim)
+    std::string alias;   // the key read when `name` is missing ("" = none)
+    ConfigValue value = ConfigValue::integer;
+    int ModelConfig::*integer = nullptr;
+    double ModelConfig::*real = nullptr;
+    bool ModelConfig::*flag = nullptr;
+    std::string ModelConfig::*text = nullptr;
+    // Numbers (and flags as 0/1): min ≤ value ≤ max, or min < value when min_open; reals must
+    // also be finite. A flag with max 0 must be false.
+    double min = -std::numeric_limits<double>::infinity();
+    double max = std::numeric_limits<double>::infinity();
+    bool min_open = false;
+    std::vector<std::string> choices;                          // text: the accepted values
+    std::vector<std::pair<std::string, std::string>> read_as;  // text: value read as another
+    bool required = false;
+    double fallback = 0;        // missing: this number (or flag), unless `derive` is set
+    std::string fallback_text;  // missing: this text
+    double (*derive)(const ModelConfig&) = nullptr;  // missing: computed from earlier fields
+    std::string derive_doc;  // `derive` in the family's own key names: "n_embd / n_head"
+};
+
 // The sizes that define a LLaMA-family model: what a llama2.c header, a GGUF header or a
 // synthetic benchmark states.
 struct LlamaSizes {
@@ -44,8 +80,9 @@ struct LlamaSizes {
 // reader checks its own header and names its file.
 ModelConfig llama_config(const LlamaSizes& sizes);
 
-// Reads config.json's fields for the five families; throws attngeo::InputError naming the
-// file and the field for an unknown model_type, a missing field or inconsistent values.
+// Reads config.json through the table of the family its model_type names (architecture.hpp);
+// throws attngeo::InputError naming the file and the key for an unknown model_type, a missing
+// key, a value of the wrong type or outside its row's range, or inconsistent values.
 ModelConfig parse_hf_config(const nlohmann::json& config, const std::string& path);
 ModelConfig read_hf_config(const std::string& path);
 

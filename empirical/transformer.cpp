@@ -232,7 +232,7 @@ Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
     final_norm_bias_ = f.get(TensorId::final_norm_bias, 0, {h});
     lm_head_ = f.get(TensorId::lm_head, 0, {V, h});
     if (!lm_head_.defined()) {
-        if (!config.tie_word_embeddings && config.family != "gpt2") {
+        if (!config.tie_word_embeddings && !arch_->always_tied) {
             throw InputError("'" + store.describe() +
                              "': no output head tensor and tie_word_embeddings is false");
         }
@@ -249,13 +249,19 @@ Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
                 l.q = f.get(TensorId::q, i, {H * d, h});
                 l.k = f.get(TensorId::k, i, {Hkv * d, h});
                 l.v = f.get(TensorId::v, i, {Hkv * d, h});
+                if (arch_->qkv_bias) {  // Qwen2
+                    l.q_bias = f.get(TensorId::q_bias, i, {H * d});
+                    l.k_bias = f.get(TensorId::k_bias, i, {Hkv * d});
+                    l.v_bias = f.get(TensorId::v_bias, i, {Hkv * d});
+                }
                 break;
             case QkvLayout::blocks: {  // [q | k | v] along the output dimension
                 const auto w = f.get(TensorId::qkv, i, {3 * H * d, h});
-                const auto b = f.get(TensorId::qkv_bias, i, {3 * H * d});
                 l.q = w.slice(0, 0, H * d).contiguous();
                 l.k = w.slice(0, H * d, 2 * H * d).contiguous();
                 l.v = w.slice(0, 2 * H * d).contiguous();
+                if (!arch_->qkv_bias) break;
+                const auto b = f.get(TensorId::qkv_bias, i, {3 * H * d});
                 l.q_bias = b.slice(0, 0, H * d).contiguous();
                 l.k_bias = b.slice(0, H * d, 2 * H * d).contiguous();
                 l.v_bias = b.slice(0, 2 * H * d).contiguous();
@@ -263,10 +269,11 @@ Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
             }
             case QkvLayout::per_head: {  // viewed [H, 3, d, …]: q, k, v interleaved per head
                 const auto w = f.get(TensorId::qkv, i, {3 * H * d, h}).view({H, 3, d, h});
-                const auto b = f.get(TensorId::qkv_bias, i, {3 * H * d}).view({H, 3, d});
                 l.q = w.select(1, 0).reshape({H * d, h});
                 l.k = w.select(1, 1).reshape({H * d, h});
                 l.v = w.select(1, 2).reshape({H * d, h});
+                if (!arch_->qkv_bias) break;
+                const auto b = f.get(TensorId::qkv_bias, i, {3 * H * d}).view({H, 3, d});
                 l.q_bias = b.select(1, 0).reshape({H * d});
                 l.k_bias = b.select(1, 1).reshape({H * d});
                 l.v_bias = b.select(1, 2).reshape({H * d});

@@ -1,7 +1,8 @@
-// A decoder-only transformer in libtorch for the five families, built from a checkpoint's
-// tensors and the family's table, with the attention rows and value states captured per head.
-// α for captured rows is computed explicitly in float32: softmax(q·kᵀ/√d_head + mask).
-// (Internal to empirical/: the only place that includes torch headers.)
+// A decoder-only transformer in libtorch for the registry's families, built from a
+// checkpoint's tensors and the family's table (empirical/families/), with the attention rows and
+// value states captured per head. α for captured rows is computed explicitly in float32:
+// softmax(q·kᵀ/√d_head + mask). (Internal to empirical/: the only place that includes torch
+// headers.)
 #pragma once
 #include <torch/torch.h>
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "common/safetensors.hpp"
 #include "tests/support/shared_data.hpp"
@@ -53,45 +54,91 @@ double max_diff(const HostTensor& a, const HostTensor& b) {
 
 }  // namespace
 
-TEST(CaptureCli, WritesTheGoldenTensors) {
-    const fs::path model = shared_folder() / "golden" / "gpt-neox";
-    if (!fs::exists(model)) {
-        if (shared_required()) FAIL() << "shared data missing";
-        GTEST_SKIP() << "shared data not found";
-    }
-    const SafetensorsFile golden((model / "golden.safetensors").string());
+namespace {
+
+// Writes the golden input ids of `golden` as a token file (one line a sequence).
+fs::path golden_ids(const SafetensorsFile& golden, const std::string& name) {
     const HostTensor ids = golden.get("input_ids");
     std::vector<std::int64_t> id(ids.numel());
     std::memcpy(id.data(), ids.data, ids.bytes);
-    std::ofstream tokens(scratch() / "ids.txt");
+    const fs::path path = scratch() / name;
+    std::ofstream tokens(path);
     for (std::int64_t b = 0; b < ids.shape[0]; ++b) {
         for (std::int64_t t = 0; t < ids.shape[1]; ++t)
             tokens << (t ? " " : "") << id[b * ids.shape[1] + t];
         tokens << "\n";
     }
-    tokens.close();
-    const fs::path out = scratch() / "capture.safetensors";
-    const CliRun r =
-        run("capture --model " + model.string() + " --tokens " + (scratch() / "ids.txt").string() +
-            " --out " + out.string() + " --queries all");
+    return path;
+}
+
+// `attngeo capture` on the golden folder `name` writes its logits, attentions and values
+// (all query rows), and [B, H, 1, T] rows with the default --queries last.
+// `values_bar`: the golden test's bar for the family's values (test_golden.cpp).
+void expect_capture_matches_golden(const std::string& name, double values_bar) {
+    const fs::path model = shared_folder() / "golden" / name;
+    if (!fs::exists(model)) {
+        if (shared_required()) FAIL() << "shared data missing";
+        GTEST_SKIP() << "shared data not found";
+    }
+    const SafetensorsFile golden((model / "golden.safetensors").string());
+    const fs::path ids = golden_ids(golden, name + "_ids.txt");
+    const fs::path out = scratch() / (name + "_capture.safetensors");
+    const CliRun r = run("capture --model " + model.string() + " --tokens " + ids.string() +
+                         " --out " + out.string() + " --queries all");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const SafetensorsFile captured(out.string());
-    EXPECT_LE(max_diff(captured.get("logits"), golden.get("logits")), 1e-4);
+    double attention = 0, values = 0;
+    const double logits = max_diff(captured.get("logits"), golden.get("logits"));
     for (int l = 0; l < 3; ++l) {
-        EXPECT_LE(max_diff(captured.get("attentions." + std::to_string(l)),
-                           golden.get("attentions." + std::to_string(l))),
-                  1e-5);
-        EXPECT_LE(max_diff(captured.get("values." + std::to_string(l)),
-                           golden.get("values." + std::to_string(l))),
-                  1e-5);
+        attention = std::max(attention, max_diff(captured.get("attentions." + std::to_string(l)),
+                                                 golden.get("attentions." + std::to_string(l))));
+        values = std::max(values, max_diff(captured.get("values." + std::to_string(l)),
+                                           golden.get("values." + std::to_string(l))));
     }
-    const fs::path last = scratch() / "last.safetensors";
-    ASSERT_EQ(run("capture --model " + model.string() + " --tokens " +
-                  (scratch() / "ids.txt").string() + " --out " + last.string())
+    std::cout << name << " capture: max |diff| logits " << logits << ", attentions " << attention
+              << ", values " << values << "\n";
+    EXPECT_LE(logits, 1e-4);
+    EXPECT_LE(attention, 1e-5);
+    EXPECT_LE(values, values_bar);
+    const fs::path last = scratch() / (name + "_last.safetensors");
+    ASSERT_EQ(run("capture --model " + model.string() + " --tokens " + ids.string() + " --out " +
+                  last.string())
                   .exit_code,
               0);
+    const auto shape = golden.get("attentions.0").shape;
     EXPECT_EQ(SafetensorsFile(last.string()).get("attentions.0").shape,
-              (std::vector<std::int64_t>{2, 4, 1, 16}));
+              (std::vector<std::int64_t>{shape[0], shape[1], 1, shape[3]}));
+}
+
+}  // namespace
+
+TEST(CaptureCli, WritesTheGoldenTensors) {
+    expect_capture_matches_golden("gpt-neox", 1e-5);
+}
+
+// Values of the llama block's goldens differ from an exact forward by up to 1.3e-5 (|v| ≈ 8;
+// test_golden.cpp's header): the golden test's bar, 2e-5.
+TEST(CaptureCli, WritesTheQwen2GoldenTensors) {
+    expect_capture_matches_golden("qwen2", 2e-5);
+}
+
+// `attngeo extract` takes a qwen2 folder (its config's BOS id; token ids, as the golden folder
+// has no tokenizer) and writes the extract folder, naming the family in its manifest.
+TEST(CaptureCli, ExtractReadsAQwen2Folder) {
+    const fs::path model = shared_folder() / "golden" / "qwen2";
+    REQUIRE_SHARED_FILE(model);
+    std::ofstream(scratch() / "qwen2_docs.txt")
+        << "5 6 7 8 9 10 11 12 13\n7 8 9 10 11 12 13 14 15 16\n";
+    const fs::path out = scratch() / "qwen2_extract";
+    fs::remove_all(out);
+    const CliRun r = run("extract --model " + model.string() + " --tokens " +
+                         (scratch() / "qwen2_docs.txt").string() +
+                         " --context 8 --max-lag 4 --quiet --out " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(out / "heads.csv"));
+    const nlohmann::json manifest =
+        nlohmann::json::parse(attngeo::test_support::slurp(out / "manifest.json"));
+    EXPECT_EQ(manifest["model"]["family"], "qwen2") << manifest.dump();
 }
 
 TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
@@ -174,6 +221,123 @@ TEST(CaptureCli, ConfigValuesOfTheWrongTypeNameTheFile) {
         EXPECT_NE(r.err.find((folder / "config.json").string()), std::string::npos) << extra << "\n"
                                                                                     << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+}
+
+namespace {
+
+// GPT-2's bytes_to_unicode as UTF-8: the printable Latin-1 bytes stand for themselves, the
+// others, in byte order, for the code points from 256 on.
+std::string byte_token(int b) {
+    const auto printable = [](int x) {
+        return (x >= '!' && x <= '~') || (x >= 0xA1 && x <= 0xAC) || (x >= 0xAE && x <= 0xFF);
+    };
+    int code = b;
+    if (!printable(b)) {
+        code = 256;
+        for (int x = 0; x < b; ++x)
+            code += !printable(x);
+    }
+    if (code < 0x80) return std::string(1, static_cast<char>(code));
+    return {static_cast<char>(0xC0 | (code >> 6)), static_cast<char>(0x80 | (code & 0x3F))};
+}
+
+// The qwen2 golden model with a tokenizer.json of the 256 byte tokens (no merges) and the
+// given pre-tokenizer beside it.
+fs::path qwen2_with_tokenizer(const nlohmann::json& pre_tokenizer, const std::string& name) {
+    const fs::path golden = shared_folder() / "golden" / "qwen2";
+    const fs::path folder = scratch() / name;
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    for (const char* file : {"model.safetensors", "config.json"})
+        fs::create_symlink(fs::absolute(golden / file), folder / file);
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; ++b)
+        vocab[byte_token(b)] = b;
+    const nlohmann::json tokenizer = {
+        {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", nlohmann::json::array()}}},
+        {"pre_tokenizer", pre_tokenizer}};
+    std::ofstream(folder / "tokenizer.json") << tokenizer.dump();
+    return folder;
+}
+
+}  // namespace
+
+// A qwen2 folder's tokenizer.json is used when the GPT-2 byte-level reader takes it; Qwen2's
+// own (a Split with its regex before a ByteLevel without one) is refused in one line that
+// points at --tokens.
+TEST(CaptureCli, Qwen2TokenizerJsonWhereTheGpt2ReaderTakesItElseTokens) {
+    REQUIRE_SHARED_FILE(shared_folder() / "golden" / "qwen2");
+    std::ofstream(scratch() / "qwen2_corpus.txt") << "Once upon a time there was a model.\n\n"
+                                                     "It read bytes, one token each.\n";
+    const std::string common = " --corpus " + (scratch() / "qwen2_corpus.txt").string() +
+                               " --context 16 --max-lag 4 --quiet --out ";
+    const fs::path byte_level = qwen2_with_tokenizer(
+        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}, "qwen2_bytes");
+    const fs::path out = scratch() / "qwen2_corpus_extract";
+    fs::remove_all(out);
+    const CliRun ok = run("extract --model " + byte_level.string() + common + out.string());
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    const nlohmann::json manifest =
+        nlohmann::json::parse(attngeo::test_support::slurp(out / "manifest.json"));
+    EXPECT_EQ(manifest["tokenizer"].get<std::string>().rfind("gpt2-bpe:", 0), 0u)
+        << manifest["tokenizer"];
+
+    const nlohmann::json qwen_style = {
+        {"type", "Sequence"},
+        {"pretokenizers",
+         {{{"type", "Split"}, {"pattern", {{"Regex", "\\p{N}"}}}, {"behavior", "Isolated"}},
+          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+    const fs::path refused = qwen2_with_tokenizer(qwen_style, "qwen2_split");
+    const fs::path never = scratch() / "qwen2_never";
+    const CliRun r = run("extract --model " + refused.string() + common + never.string());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find((refused / "tokenizer.json").string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--tokens"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(never));
+}
+
+// config.json values outside their family's range (rotary_pct 1e12 reached libtorch once, exit
+// 1) are bad input: exit 2, one line naming the file and the key, nothing written.
+TEST(CaptureCli, ConfigValuesOutOfRangeNameTheFileAndKey) {
+    struct Case {
+        const char* golden;
+        const char* key;
+        nlohmann::json value;
+        const char* needle;
+    } cases[] = {
+        {"gpt-neox", "rotary_pct", 1e12, "rotary_pct = 1e+12, expected a finite 0 <= rotary_pct"},
+        {"llama-gqa", "num_attention_heads", -4, "num_attention_heads = -4"},
+        {"llama-gqa", "hidden_size", 65, "head_dim = hidden_size / num_attention_heads = 16.25"},
+        {"qwen2", "rope_theta", 0, "rope_theta = 0"}};
+    std::ofstream(scratch() / "range_ids.txt") << "1 2 3 4 5 6 7 8 9\n";
+    for (const Case& c : cases) {
+        const fs::path golden = shared_folder() / "golden" / c.golden;
+        REQUIRE_SHARED_FILE(golden);
+        const fs::path folder = scratch() / "out_of_range";
+        fs::remove_all(folder);
+        fs::create_directories(folder);
+        fs::create_symlink(fs::absolute(golden / "model.safetensors"),
+                           folder / "model.safetensors");
+        nlohmann::json j =
+            nlohmann::json::parse(attngeo::test_support::slurp(golden / "config.json"));
+        j[c.key] = c.value;
+        std::ofstream(folder / "config.json") << j.dump(2);
+        const std::string ids = (scratch() / "range_ids.txt").string();
+        for (const std::string& command :
+             {"capture --model " + folder.string() + " --tokens " + ids + " --out " +
+                  (scratch() / "never.safetensors").string(),
+              "extract --model " + folder.string() + " --tokens " + ids +
+                  " --context 8 --quiet --out " + (scratch() / "never_extract").string()}) {
+            const CliRun r = run(command);
+            EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.err;
+            EXPECT_NE(r.err.find((folder / "config.json").string()), std::string::npos) << r.err;
+            EXPECT_NE(r.err.find(c.needle), std::string::npos) << r.err;
+            EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        }
+        EXPECT_FALSE(fs::exists(scratch() / "never.safetensors"));
+        EXPECT_FALSE(fs::exists(scratch() / "never_extract"));
     }
 }
 

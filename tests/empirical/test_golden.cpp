@@ -128,7 +128,8 @@ INSTANTIATE_TEST_SUITE_P(
                       GoldenCase{"llama-rope500k", -1},
                       // transformers v4.40.2 lets query i see W + 1 keys (golden README)
                       GoldenCase{"mistral-swa", 9}, GoldenCase{"gemma", -1}, GoldenCase{"gpt2", -1},
-                      GoldenCase{"gpt-neox", -1}, GoldenCase{"stories260k-hf", -1}),
+                      GoldenCase{"gpt-neox", -1}, GoldenCase{"qwen2", -1},
+                      GoldenCase{"stories260k-hf", -1}),
     [](const auto& info) {
         std::string name = info.param.folder;
         for (char& c : name)
