@@ -1,6 +1,7 @@
 # attngeo.bounds against a plain NumPy evaluation of the printed formulas (docs/design.md §3,
 # variant `paper`) and against `attngeo bounds` on the same parameters and files; bad input as the
 # CLI's one-line messages in a ValueError.
+import inspect
 import math
 
 import numpy as np
@@ -189,3 +190,16 @@ def test_messages_are_the_clis(cli):
         with pytest.raises(ValueError) as error:
             attngeo.bounds(**kwargs)
         assert str(error.value) in done.stderr
+
+
+def test_keywords_follow_the_parameter_table():
+    """bounds() and simulate() take every head parameter of theory/parameter_table, in its
+    order, with the table's defaults for d (and kappa in bounds)."""
+    table = attngeo._core.parameter_table()
+    head = ["lambda_" if p["key"] == "lambda" else p["key"] for p in table if p["head"]]
+    defaults = {p["key"]: p["default"] for p in table}
+    for function in (attngeo.bounds, attngeo.simulate):
+        signature = inspect.signature(function).parameters
+        assert [name for name in signature if name in head] == head, function.__name__
+        assert signature["d"].default == defaults["d"] == 128
+    assert inspect.signature(attngeo.bounds).parameters["kappa"].default == defaults["kappa"]
