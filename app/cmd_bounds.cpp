@@ -16,8 +16,8 @@ namespace {
 
 struct BoundsOptions {
     theory::ModelSource source;
-    double d = 128;
-    double kappa = 1;
+    double d = theory::paper_preset::d;
+    double kappa = theory::paper_preset::kappa;
     std::string variant = "paper";
     std::string rank = "attn";
     std::string sizes = "all";
@@ -25,8 +25,9 @@ struct BoundsOptions {
 };
 
 void run(BoundsOptions& o, const CLI::App& app) {
-    note_explicit_model_flags(app, o.source);
-    const theory::ModelParameters params = theory::load_model(o.source);
+    const theory::ModelParameters params = load_checked_model(app, o.source);
+    theory::check_value(theory::parameter("d"), o.d, theory::flag_label);
+    theory::check_value(theory::parameter("kappa"), o.kappa, theory::flag_label);
     const theory::HeadModel model = theory::build_head_model(params);
     const int n = static_cast<int>(model.alpha.size());
     const std::vector<int> sizes = parse_selection_sizes(o.sizes, n, "--N");
@@ -83,12 +84,8 @@ void run(BoundsOptions& o, const CLI::App& app) {
 Runner register_bounds(CLI::App& app) {
     auto o = std::make_shared<BoundsOptions>();
     add_model_options(app, o->source);
-    app.add_option("--d", o->d,
-                   "Value dimension d (LLaMA-2-7B head size); inf for the d -> infinity limit")
-        ->capture_default_str();
-    app.add_option("--kappa", o->kappa,
-                   "Concentration constant kappa of eq. (31) (the paper gives none)")
-        ->capture_default_str();
+    add_table_option(app, "d", o->d)->capture_default_str();
+    add_table_option(app, "kappa", o->kappa)->capture_default_str();
     app.add_option("--variant", o->variant, "Bound variant")
         ->check(CLI::IsMember(theory::bound_variant_names()))
         ->capture_default_str();

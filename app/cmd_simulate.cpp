@@ -42,7 +42,7 @@ bool is_extract_run(const std::string& dir) {
 
 struct SimulateOptions {
     simulate::RunConfig config;
-    std::string d = "128";
+    std::string d = theory::value_text(theory::parameter("d"), theory::paper_preset::d);
     std::string kappa;  // empty: fit
     std::string shard = "0/1";
     std::vector<std::string> sets;
@@ -66,13 +66,9 @@ double parse_d(const std::string& text) {
 void add_run_options(CLI::App& app, SimulateOptions& o) {
     auto& c = o.config;
     add_model_options(app, c.model);
-    app.add_option(
-           "--d", o.d,
-           "Value dimension d, or inf for the d -> infinity limit (expected Gram, no sampling)")
-        ->capture_default_str();
-    app.add_option("--kappa", o.kappa,
-                   "Concentration constant kappa; default: fitted per bound variant "
-                   "(docs/design.md section 7)");
+    add_table_option(app, "d", o.d, " (expected Gram, no sampling)")->capture_default_str();
+    add_table_option(app, "kappa", o.kappa,
+                     "; default: fitted per bound variant (docs/design.md section 7)");
     app.add_option("--trials", c.trials, "Monte Carlo trials")->capture_default_str();
     app.add_option("--seed", c.seed,
                    "RNG seed (Philox key); trials are keyed by (seed, grid point, trial)")
@@ -95,9 +91,7 @@ void add_run_options(CLI::App& app, SimulateOptions& o) {
                    "token, which changes the token-token cosines to rho0^2 + (1 - rho0^2) r^|i-j|")
         ->check(CLI::IsMember({"exact", "project"}))
         ->capture_default_str();
-    app.add_option("--norm-cv", c.norm_cv,
-                   "Log-normal noise on the value norms with this CV (0 = Assumption 1 exactly)")
-        ->capture_default_str();
+    add_table_option(app, "norm_cv", c.norm_cv)->capture_default_str();
     app.add_option("--shard", o.shard,
                    "Run shard i of n (i/n): trials [i T/n, (i+1) T/n); combine with attngeo merge")
         ->capture_default_str();
@@ -113,9 +107,8 @@ void add_run_options(CLI::App& app, SimulateOptions& o) {
 
 nlohmann::json provenance(const CLI::App& app) {
     nlohmann::json from_preset = nlohmann::json::array();
-    for (const char* flag : {"--L", "--p-sink", "--T1", "--T2", "--eta", "--omega", "--C",
-                             "--lambda", "--beta", "--rho0", "--d"}) {
-        if (app.count(flag) == 0) from_preset.push_back(std::string(flag).substr(2));
+    for (const theory::ParameterDescriptor& p : theory::parameter_table()) {
+        if (p.from_preset && app.count(p.flag) == 0) from_preset.push_back(std::string(p.flag + 2));
     }
     return {{"command", command_line()},
             {"explicit_flags", explicit_flags(app)},
@@ -235,7 +228,7 @@ simulate::PlantedRequest planted_request(SimulateOptions& o, const CLI::App& app
     if (!std::isfinite(o.config.d) || o.config.d != std::floor(o.config.d) || o.config.d < 1 ||
         o.config.d > std::numeric_limits<int>::max())
         throw InputError("--d: " + o.d + ", expected a whole dimension >= 1 with --as-extract");
-    const theory::ModelParameters params = theory::load_model(source);
+    const theory::ModelParameters params = load_checked_model(app, o.config.model);
     simulate::PlantedRequest r;
     r.base.profile = params.profile;
     r.base.C = params.C;
@@ -278,37 +271,7 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
     check_output_folder(o.out, "--out");  // before any work (a sweep can take hours)
     finish_config(o, app);
     o.config.kind = kind;
-    if (kind == "sweep") {
-        if (o.sets.empty())
-            throw InputError("--set: a sweep needs at least one --set name=v1,v2,...");
-        const auto& allowed = simulate::sweepable_parameters();
-        for (const auto& set : o.sets) {
-            const auto eq = set.find('=');
-            if (eq == std::string::npos)
-                throw InputError("--set '" + set + "': expected name=v1,v2,...");
-            const std::string name = set.substr(0, eq);
-            if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-                std::string list;
-                for (const auto& a : allowed)
-                    list += (list.empty() ? "" : ", ") + a;
-                throw InputError("--set '" + set + "': unknown parameter '" + name +
-                                 "', expected one of " + list);
-            }
-            for (const auto& [existing, values] : o.config.sweep) {
-                if (existing == name)
-                    throw InputError("--set: parameter '" + name + "' given twice");
-            }
-            std::vector<double> values;
-            std::istringstream in(set.substr(eq + 1));
-            std::string item;
-            while (std::getline(in, item, ',')) {
-                values.push_back(item == "inf" ? std::numeric_limits<double>::infinity()
-                                               : parse_finite_double(item, "--set " + name));
-            }
-            if (values.empty()) throw InputError("--set '" + set + "': no values");
-            o.config.sweep.emplace_back(name, values);
-        }
-    }
+    if (kind == "sweep") o.config.sweep = simulate::parse_sweep_sets(o.sets);
     simulate::RunTimings timings;
     const std::int64_t trials = simulate::shard_trial_count(o.config);  // validates every point
     const simulate::Checkpointing checkpointing = prepare_state(o);
@@ -344,6 +307,14 @@ Runner register_simulate(CLI::App& app) {
     return [o, self] { run_simulate(*o, *self, "simulate"); };
 }
 
+// The parameters a sweep may vary, as the footer lists them.
+static std::string sweepable_list() {
+    std::string list;
+    for (const std::string& key : theory::sweepable_keys())
+        list += (list.empty() ? "" : " ") + key;
+    return list;
+}
+
 Runner register_sweep(CLI::App& app) {
     auto o = std::make_shared<SimulateOptions>();
     add_run_options(app, *o);
@@ -356,8 +327,8 @@ Runner register_sweep(CLI::App& app) {
         "Writes OUT/sweep.csv (one row per grid point, N and bound variant; "
         "docs/simulate-outputs.md), "
         "OUT/sums.csv and\n"
-        "OUT/manifest.json. Sweepable: d L C lambda beta rho0 p_sink T1 T2 eta omega kappa norm_cv "
-        "zipf_s.");
+        "OUT/manifest.json. Sweepable: " +
+        sweepable_list() + " (docs/parameters.md).");
     CLI::App* self = &app;
     return [o, self] { run_simulate(*o, *self, "sweep"); };
 }

@@ -16,7 +16,9 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     const std::string temp = path + ".tmp." + std::to_string(::getpid());
     {
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError("cannot write '" + path + "': cannot create " + temp);
+        if (!out)
+            throw InputError("cannot write '" + path + "': " + std::strerror(errno) +
+                             " (does its folder exist and is it writable?)");
         errno = 0;
         out.write(content.data(), static_cast<std::streamsize>(content.size()));
         out.flush();

@@ -690,7 +690,9 @@ void write_safetensors_streamed(const std::string& path, const std::vector<Tenso
     const std::string temp = path + ".tmp." + std::to_string(::getpid());
     try {
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError("cannot write '" + path + "': cannot create " + temp);
+        if (!out)
+            throw InputError("cannot write '" + path + "': " + std::strerror(errno) +
+                             " (does its folder exist and is it writable?)");
         out.write(length, 8);
         out.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
         for (std::size_t i = 0; i < tensors.size(); ++i) {

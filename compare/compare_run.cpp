@@ -916,10 +916,10 @@ void run_compare(const CompareRequest& r) {
                          ": missing (expected the per-document arrays of extract)");
     std::vector<PlantedTruth> truth;
     if (!r.truth.empty()) truth = read_planted_truth(r.truth, run.layers, run.heads);
-    // Stages for people and logs: read, fits, envelopes (κ scan over variants), correlation,
-    // write.
-    Progress progress("compare", 5, "stages", r.quiet);
     const CompareInputs in = read_inputs(r, std::move(run), settings.per_kv);
+    // Stages for people and logs: read, fits, envelopes (κ scan over variants), correlation,
+    // write; started once the inputs validate, so a bad folder gives one line.
+    Progress progress("compare", 5, "stages", r.quiet);
     timings["read_s"] = seconds_since(stage);
     progress.update(1, "read " + std::to_string(in.run.rows.size()) + " heads; fitting");
 

@@ -10,6 +10,7 @@
 
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "theory/parameter_table.hpp"
 
 namespace attngeo::compare {
 
@@ -35,25 +36,17 @@ std::vector<int> followed_sizes(const std::vector<int>& grid) {
 
 namespace {
 
-// The value Table 1 differentiates for `parameter` (theory/parametric.cpp's knobs).
+// The value Table 1 differentiates for `parameter` (theory/parameter_table's field).
 double knob_value(const std::string& parameter, const theory::ModelParameters& p,
                   const theory::BoundSettings& s) {
-    const std::pair<const char*, double> values[] = {{"d", s.d},
-                                                     {"kappa", s.kappa},
-                                                     {"L", p.profile.L},
-                                                     {"C", p.C},
-                                                     {"lambda", p.lambda},
-                                                     {"beta", p.beta},
-                                                     {"rho0", p.rho0},
-                                                     {"p_sink", p.profile.p_sink},
-                                                     {"T1", p.profile.T1},
-                                                     {"T2", p.profile.T2},
-                                                     {"eta", p.profile.eta},
-                                                     {"omega", p.profile.omega},
-                                                     {"zipf_s", p.profile_kind.zipf_exponent}};
-    for (const auto& [name, value] : values)
-        if (parameter == name) return value;
-    return std::nan("");
+    const theory::ParameterDescriptor* entry = theory::find_parameter(parameter);
+    if (entry == nullptr || entry->group == theory::ParameterGroup::generator)
+        return std::nan("");  // not a Table-1 parameter
+    // Read only: the fields are pointers into the caller's values.
+    theory::ParameterFields f = theory::parameter_fields(const_cast<theory::ModelParameters&>(p));
+    f.d = const_cast<double*>(&s.d);
+    f.kappa = const_cast<double*>(&s.kappa);
+    return theory::get_value(*entry, f);
 }
 
 // Why every derivative of `parameter` is NaN: at 0 on a log scale (d/d log x does not exist),

@@ -82,7 +82,13 @@ void run_capture(const CaptureRequest& r) {
     options.queries = r.queries == "all" ? QueryRows::all : QueryRows::last;
     options.hidden_states = r.hidden_states;
     const torch::Tensor ids = ids_tensor(rows);
-    const CaptureResult result = model.forward(ids, options);
+    const CaptureResult result = [&] {
+        try {
+            return model.forward(ids, options);
+        } catch (const InputError& e) {  // e.g. a sequence longer than the model's positions
+            throw InputError("--tokens '" + r.tokens_file + "': " + e.what());
+        }
+    }();
     std::vector<HostTensor> tensors;
     tensors.push_back(host_view("input_ids", ids));
     tensors.push_back(host_view("logits", result.logits));

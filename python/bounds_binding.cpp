@@ -5,12 +5,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "common/errors.hpp"
 #include "common/number_list.hpp"
 #include "common/run_schema.hpp"
 #include "python/array_input.hpp"
 #include "python/bindings.hpp"
 #include "python/model_arguments.hpp"
 #include "theory/bounds.hpp"
+#include "theory/parameter_table.hpp"
 
 namespace attngeo::python {
 namespace {
@@ -115,6 +117,18 @@ py::dict bounds(const py::dict& model, const py::handle& alpha, const py::handle
     const theory::ModelSource source = model_source(model, kFunction);
     const theory::ModelParameters params =
         model_parameters(source, alpha, norms, cosine, kFunction);
+    // The table's ranges, named by the Python keyword: "attngeo.bounds: kappa = -1: expected ...".
+    const theory::ParameterLabel label = [](const theory::ParameterDescriptor& p,
+                                            const std::string& value) {
+        return (p.key == std::string("lambda") ? "lambda_" : p.key) + (" = " + value);
+    };
+    try {
+        theory::check_head_parameters(params, label);
+        theory::check_value(theory::parameter("d"), d, label);
+        theory::check_value(theory::parameter("kappa"), kappa, label);
+    } catch (const InputError& e) {
+        throw InputError(kFunction + ": " + e.what());
+    }
     const int n = theory::token_count(params);
     const std::vector<int> sizes =
         parse_selection_sizes(selection_size_text(sizes_in, kFunction), n, kFunction + ": N");

@@ -6,6 +6,7 @@
 
 #include "common/format.hpp"
 #include "python/array_input.hpp"
+#include "theory/parameter_table.hpp"
 
 namespace attngeo::python {
 namespace {
@@ -95,7 +96,6 @@ Eigen::MatrixXd cosine_array(const py::handle& cosine, int n, const std::string&
 
 theory::ModelSource model_source(const py::dict& model, const std::string& function) {
     theory::ModelSource s;
-    auto& a3 = s.assumption3;
     for (const auto& [key_handle, value] : model) {
         const std::string key = py::str(key_handle).cast<std::string>();
         if (value.is_none()) continue;
@@ -105,20 +105,14 @@ theory::ModelSource model_source(const py::dict& model, const std::string& funct
                 throw_value_error(function, "preset = '" + s.preset + "', expected 'paper'");
         } else if (key == "profile") {
             s.profile = text_entry(value, key, function);
-        } else if (key == "L") {
-            a3.L = integer_entry(value, key, function);
-            s.length_given = true;
-        } else if (key == "T1" || key == "T2") {
-            (key == "T1" ? a3.T1 : a3.T2) = integer_entry(value, key, function);
-        } else if (key == "p_sink" || key == "eta" || key == "omega") {
-            (key == "p_sink" ? a3.p_sink
-             : key == "eta"  ? a3.eta
-                             : a3.omega) = real_entry(value, key, function);
-        } else if (key == "C" || key == "lambda" || key == "beta" || key == "rho0") {
-            (key == "C"        ? s.C
-             : key == "lambda" ? s.lambda
-             : key == "beta"   ? s.beta
-                               : s.rho0) = real_entry(value, key, function);
+        } else if (const theory::ParameterDescriptor* p = theory::find_parameter(key);
+                   p != nullptr && theory::is_head_flag(*p)) {
+            const theory::ParameterFields fields = theory::parameter_fields(s);
+            if (p->integer)
+                *p->whole(fields) = integer_entry(value, key, function);
+            else
+                *p->real(fields) = real_entry(value, key, function);
+            if (key == "L") s.length_given = true;
         } else if (key == "alpha_file" || key == "norms_file" || key == "cos_file") {
             (key == "alpha_file"   ? s.alpha_file
              : key == "norms_file" ? s.norms_file

@@ -1,5 +1,5 @@
 // The parametric head of Assumptions 1–3 as Python describes it: a dict of the CLI's model
-// flags (preset, profile, L, p_sink, T1, T2, eta, omega, C, lambda, beta, rho0, file paths)
+// flags (preset, profile, theory/parameter_table's head keys, file paths)
 // and, for the bounds, explicit α / norms / cosine arrays in place of the files.
 #pragma once
 #include <pybind11/pybind11.h>

@@ -12,6 +12,7 @@
 #include "python/bindings.hpp"
 #include "python/model_arguments.hpp"
 #include "simulate/run.hpp"
+#include "theory/parameter_table.hpp"
 
 namespace attngeo::python {
 namespace {
@@ -21,13 +22,13 @@ const std::string kFunction = "attngeo.simulate";
 using SweepValues = std::vector<std::pair<std::string, std::vector<double>>>;
 
 void check_sweep(const SweepValues& sweep) {
-    const auto& allowed = simulate::sweepable_parameters();
     for (std::size_t i = 0; i < sweep.size(); ++i) {
         const std::string& name = sweep[i].first;
-        if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        const theory::ParameterDescriptor* p = theory::find_parameter(name);
+        if (p == nullptr || !p->sweepable) {
             std::string list;
-            for (const auto& a : allowed)
-                list += (list.empty() ? "" : ", ") + a;
+            for (const std::string& key : theory::sweepable_keys())
+                list += (list.empty() ? "" : ", ") + key;
             throw_value_error(kFunction,
                               "sweep: unknown parameter '" + name + "', expected one of " + list);
         }
@@ -76,9 +77,29 @@ std::string simulate_run(const std::string& out, const py::dict& model, double d
     return manifest.dump();
 }
 
+// theory/parameter_table for the Python side: one dict per parameter, in table order.
+py::list parameter_table() {
+    py::list rows;
+    for (const theory::ParameterDescriptor& p : theory::parameter_table()) {
+        py::dict row;
+        row["key"] = p.key;
+        row["flag"] = p.flag;
+        row["head"] = theory::is_head_flag(p);
+        row["from_preset"] = p.from_preset;
+        row["sweepable"] = p.sweepable;
+        row["integer"] = p.integer;
+        row["default"] = p.default_value;
+        rows.append(row);
+    }
+    return rows;
+}
+
 }  // namespace
 
 void bind_simulate(py::module_& module) {
+    module.def("parameter_table", &parameter_table,
+               "The model parameters (key, flag, head, from_preset, sweepable, integer, default) "
+               "of theory/parameter_table, in its order.");
     module.def("simulate_run", &simulate_run, py::arg("out"), py::arg("model"), py::arg("d"),
                py::arg("kappa"), py::arg("trials"), py::arg("seed"), py::arg("threads"),
                py::arg("N"), py::arg("rank"), py::arg("distance"), py::arg("sink_mode"),

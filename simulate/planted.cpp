@@ -18,6 +18,7 @@
 #include "common/size_checks.hpp"
 #include "empirical/extract_folder.hpp"
 #include "empirical/extract_state.hpp"
+#include "theory/parameter_table.hpp"
 
 namespace attngeo::simulate {
 
@@ -30,24 +31,29 @@ namespace {
 constexpr std::uint32_t kPlantedDrawPoint = 0x706c0001u;
 constexpr std::uint32_t kPlantedDocumentPoint = 0x706c0002u;
 
-double* parameter_slot(PlantedParameters& p, const std::string& name) {
-    if (name == "C") return &p.C;
-    if (name == "lambda") return &p.lambda;
-    if (name == "beta") return &p.beta;
-    if (name == "rho0") return &p.rho0;
-    if (name == "p_sink") return &p.profile.p_sink;
-    if (name == "eta") return &p.profile.eta;
-    if (name == "omega") return &p.profile.omega;
-    if (name == "norm_cv") return &p.norm_cv;
-    return nullptr;  // T1, T2 are integers
+// Where theory/parameter_table's parameters live in a planted head.
+theory::ParameterFields planted_fields(PlantedParameters& p) {
+    theory::ParameterFields f;
+    f.profile = &p.profile;
+    f.C = &p.C;
+    f.lambda = &p.lambda;
+    f.beta = &p.beta;
+    f.rho0 = &p.rho0;
+    f.norm_cv = &p.norm_cv;
+    return f;
+}
+
+// A head's own parameters, which --draw may vary: the norms', cosines', profile's and the norm
+// noise (L is the run's).
+bool drawable(const theory::ParameterDescriptor& p) {
+    using G = theory::ParameterGroup;
+    return p.group == G::norms || p.group == G::cosines || p.group == G::assumption3 ||
+           p.group == G::generator;
 }
 
 void set_parameter(PlantedParameters& p, const std::string& name, double value) {
-    if (name == "T1" || name == "T2") {
-        (name == "T1" ? p.profile.T1 : p.profile.T2) = static_cast<int>(std::lround(value));
-        return;
-    }
-    *parameter_slot(p, name) = value;
+    const theory::ParameterDescriptor& parameter = theory::parameter(name);
+    theory::set_value(parameter, planted_fields(p), parameter.integer ? std::round(value) : value);
 }
 
 GeneratorSettings generator_settings(const PlantedParameters& p, int d, SinkMode sink_mode) {
@@ -160,6 +166,21 @@ ExtractRunInfo planted_run_info(const PlantedRequest& r, const StatisticsSetting
     return run;
 }
 
+// The base head's drawable parameters by key (manifest "base").
+nlohmann::json base_json(const PlantedParameters& base) {
+    PlantedParameters b = base;
+    const theory::ParameterFields f = planted_fields(b);
+    nlohmann::json j = nlohmann::json::object();
+    for (const theory::ParameterDescriptor& p : theory::parameter_table()) {
+        if (!drawable(p)) continue;
+        if (p.integer)
+            j[p.key] = *p.whole(f);
+        else
+            j[p.key] = *p.real(f);
+    }
+    return j;
+}
+
 nlohmann::json synthetic_json(const PlantedRequest& r,
                               const std::vector<PlantedParameters>& heads) {
     const PlantedParameters& b = r.base;
@@ -175,17 +196,7 @@ nlohmann::json synthetic_json(const PlantedRequest& r,
             {"seed", r.seed},
             {"alpha_noise", r.alpha_noise},
             {"sink_mode", to_string(r.sink_mode)},
-            {"base",
-             {{"C", b.C},
-              {"lambda", b.lambda},
-              {"beta", b.beta},
-              {"rho0", b.rho0},
-              {"p_sink", b.profile.p_sink},
-              {"eta", b.profile.eta},
-              {"omega", b.profile.omega},
-              {"T1", b.profile.T1},
-              {"T2", b.profile.T2},
-              {"norm_cv", b.norm_cv}}},
+            {"base", base_json(b)},
             {"draws", draws},
             {"model",
              "Each head: values from simulate's ValueGenerator (Assumptions 1-2 with the head's C, "
@@ -199,8 +210,12 @@ nlohmann::json synthetic_json(const PlantedRequest& r,
 }  // namespace
 
 const std::vector<std::string>& drawable_parameters() {
-    static const std::vector<std::string> names = {"C",   "lambda", "beta", "rho0", "p_sink",
-                                                   "eta", "omega",  "T1",   "T2",   "norm_cv"};
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> keys;
+        for (const theory::ParameterDescriptor& p : theory::parameter_table())
+            if (drawable(p)) keys.push_back(p.key);
+        return keys;
+    }();
     return names;
 }
 

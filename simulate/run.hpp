@@ -16,19 +16,21 @@
 
 namespace attngeo::simulate {
 
-// Parameters a sweep can vary (`--set name=v1,v2,...`).
-const std::vector<std::string>& sweepable_parameters();
+// The grid of `--set name=v1,v2,...` flags (names and ranges from theory/parameter_table; "inf"
+// allowed for d); InputError naming the --set flag.
+std::vector<std::pair<std::string, std::vector<double>>> parse_sweep_sets(
+    const std::vector<std::string>& sets);
 
 struct RunConfig {
     std::string kind = "simulate";  // simulate | sweep
     theory::ModelSource model;
-    double d = 128;               // +inf: the d → ∞ limit
-    std::optional<double> kappa;  // none: fitted per variant
+    double d = theory::paper_preset::d;  // +inf: the d → ∞ limit
+    std::optional<double> kappa;         // none: fitted per variant
     std::int64_t trials = 1000;
     std::uint64_t seed = 1;
     std::string sizes = "all";  // all | pow2 | list
     std::string rank = "attn", distance = "euclidean", sink_mode = "exact";
-    double norm_cv = 0;
+    double norm_cv = theory::paper_preset::norm_cv;
     std::vector<std::pair<std::string, std::vector<double>>> sweep;  // empty for simulate
     Shard shard;
 };

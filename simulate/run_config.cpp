@@ -4,14 +4,17 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 
+#include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
 #include "common/number_list.hpp"
 #include "simulate/run_internal.hpp"
+#include "theory/parameter_table.hpp"
 
 namespace attngeo::simulate {
 namespace {
@@ -33,46 +36,54 @@ std::string value_label(ConfigSource source, const std::string& flag, const std:
     return source == ConfigSource::flags ? flag + ": " + value : key + " = " + value;
 }
 
-void apply_value(PointSetup& setup, theory::ModelParameters& params, const std::string& name,
-                 double value, ConfigSource source) {
-    auto integer = [&](const char* what) {
-        if (value != std::floor(value) || std::abs(value) > 1e9) {
-            throw InputError(
-                value_label(source, "--set " + name, "sweep " + name, format_double(value)) +
-                " is not an integer (" + what + ")");
-        }
-        return static_cast<int>(value);
+// How a message names a parameter of this grid point: "--set beta=0" where the sweep set it,
+// its flag ("--beta 0") otherwise, or its manifest key ("beta = 0") for merge and report.
+theory::ParameterLabel point_label(ConfigSource source, const GridPoint& point) {
+    return [source, &point](const theory::ParameterDescriptor& p, const std::string& value) {
+        if (source == ConfigSource::manifest) return theory::key_label(p, value);
+        for (const auto& [name, unused] : point.values)
+            if (name == p.key) return "--set " + name + "=" + value;
+        return theory::flag_label(p, value);
     };
-    if (name == "d")
-        setup.d = value;
-    else if (name == "kappa")
-        setup.kappa = value;
-    else if (name == "L")
-        params.profile.L = integer("L");
-    else if (name == "T1")
-        params.profile.T1 = integer("T1");
-    else if (name == "T2")
-        params.profile.T2 = integer("T2");
-    else if (name == "p_sink")
-        params.profile.p_sink = value;
-    else if (name == "eta")
-        params.profile.eta = value;
-    else if (name == "omega")
-        params.profile.omega = value;
-    else if (name == "C")
-        params.C = value;
-    else if (name == "lambda")
-        params.lambda = value;
-    else if (name == "beta")
-        params.beta = value;
-    else if (name == "rho0")
-        params.rho0 = value;
-    else if (name == "norm_cv")
-        setup.spec.norm_cv = value;
-    else if (name == "zipf_s")
-        params.profile_kind.zipf_exponent = value;
-    else
-        throw InputError(value_label(source, "--set", "sweep", "unknown parameter '" + name + "'"));
+}
+
+// Where the table's parameters live for one grid point (kappa through `kappa`, copied back by
+// the caller).
+theory::ParameterFields point_fields(PointSetup& setup, theory::ModelParameters& params,
+                                     double& kappa) {
+    theory::ParameterFields f = theory::parameter_fields(params);
+    f.d = &setup.d;
+    f.kappa = &kappa;
+    f.norm_cv = &setup.spec.norm_cv;
+    return f;
+}
+
+// The grid point's swept values into the setup; integers are checked before they are cast.
+void apply_values(PointSetup& setup, theory::ModelParameters& params, const GridPoint& point,
+                  ConfigSource source, const theory::ParameterLabel& label) {
+    double kappa = setup.kappa.value_or(0);
+    const theory::ParameterFields fields = point_fields(setup, params, kappa);
+    for (const auto& [name, value] : point.values) {
+        const theory::ParameterDescriptor* p = theory::find_parameter(name);
+        if (p == nullptr || !p->sweepable)
+            throw InputError(
+                value_label(source, "--set", "sweep", "unknown parameter '" + name + "'"));
+        if (p->integer) theory::check_value(*p, value, label);
+        theory::set_value(*p, fields, value);
+        if (name == "kappa") setup.kappa = kappa;
+    }
+}
+
+// --set's values: numbers, or inf.
+std::vector<double> set_values(const std::string& set, const std::string& name) {
+    std::vector<double> values;
+    std::istringstream in(set.substr(name.size() + 1));
+    std::string item;
+    while (std::getline(in, item, ','))
+        values.push_back(item == "inf" ? std::numeric_limits<double>::infinity()
+                                       : parse_finite_double(item, "--set " + name));
+    if (values.empty()) throw InputError("--set '" + set + "': no values");
+    return values;
 }
 
 }  // namespace
@@ -81,11 +92,28 @@ std::vector<int> point_sizes(const RunConfig& config, int n) {
     return parse_selection_sizes(config.sizes, n, "--N");
 }
 
-const std::vector<std::string>& sweepable_parameters() {
-    static const std::vector<std::string> names = {"d",     "L",      "C",       "lambda", "beta",
-                                                   "rho0",  "p_sink", "T1",      "T2",     "eta",
-                                                   "omega", "kappa",  "norm_cv", "zipf_s"};
-    return names;
+std::vector<std::pair<std::string, std::vector<double>>> parse_sweep_sets(
+    const std::vector<std::string>& sets) {
+    if (sets.empty()) throw InputError("--set: a sweep needs at least one --set name=v1,v2,...");
+    std::vector<std::pair<std::string, std::vector<double>>> sweep;
+    for (const std::string& set : sets) {
+        const auto eq = set.find('=');
+        if (eq == std::string::npos)
+            throw InputError("--set '" + set + "': expected name=v1,v2,...");
+        const std::string name = set.substr(0, eq);
+        const theory::ParameterDescriptor* p = theory::find_parameter(name);
+        if (p == nullptr || !p->sweepable) {
+            std::string list;
+            for (const std::string& key : theory::sweepable_keys())
+                list += (list.empty() ? "" : ", ") + key;
+            throw InputError("--set '" + set + "': unknown parameter '" + name +
+                             "', expected one of " + list);
+        }
+        for (const auto& [existing, values] : sweep)
+            if (existing == name) throw InputError("--set: parameter '" + name + "' given twice");
+        sweep.emplace_back(name, set_values(set, name));
+    }
+    return sweep;
 }
 
 nlohmann::json to_json(const RunConfig& c) {
@@ -162,30 +190,24 @@ PointSetup setup_point(const RunConfig& config, const GridPoint& point, ConfigSo
     setup.kappa = config.kappa;
     theory::ModelParameters params = theory::load_model(config.model);
     setup.spec.norm_cv = config.norm_cv;
-    for (const auto& [name, value] : point.values)
-        apply_value(setup, params, name, value, source);
+    const theory::ParameterLabel parameter_label = point_label(source, point);
+    apply_values(setup, params, point, source, parameter_label);
+    theory::check_head_parameters(params, parameter_label);
     auto label = [&](const char* flag, const char* key, const std::string& value) {
         return value_label(source, flag, key, value);
     };
-    if (!(setup.d >= 1))
-        throw InputError(label("--d", "d", format_double(setup.d)) +
-                         ", expected an integer >= 1 or inf");
+    const theory::ParameterDescriptor& d = theory::parameter("d");
+    theory::check_value(d, setup.d, parameter_label);
     if (!std::isinf(setup.d) && (setup.d != std::floor(setup.d) || setup.d > 1e6)) {
-        throw InputError(label("--d", "d", format_double(setup.d)) +
-                         ", expected an integer >= 1 (at most 1e6) or inf");
+        throw InputError(parameter_label(d, theory::value_text(d, setup.d)) +
+                         ": expected an integer d >= 1 (at most 1e6) or inf");
     }
-    if (setup.kappa && !(*setup.kappa > 0 && std::isfinite(*setup.kappa))) {
-        throw InputError(label("--kappa", "kappa", format_double(*setup.kappa)) +
-                         ", expected kappa > 0");
-    }
+    if (setup.kappa) theory::check_value(theory::parameter("kappa"), *setup.kappa, parameter_label);
     if (config.trials < 2 || config.trials > kMaxTrials) {
         throw InputError(label("--trials", "trials", std::to_string(config.trials)) +
                          ", expected 2 <= trials <= " + std::to_string(kMaxTrials));
     }
-    if (!(setup.spec.norm_cv >= 0 && std::isfinite(setup.spec.norm_cv))) {
-        throw InputError(label("--norm-cv", "norm_cv", format_double(setup.spec.norm_cv)) +
-                         ", expected >= 0");
-    }
+    theory::check_value(theory::parameter("norm_cv"), setup.spec.norm_cv, parameter_label);
     setup.spec.model = params;
     setup.spec.d_infinite = std::isinf(setup.d);
     setup.spec.d = setup.spec.d_infinite ? 0 : static_cast<int>(setup.d);

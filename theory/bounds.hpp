@@ -10,6 +10,7 @@
 
 #include "theory/bound_kernels.hpp"
 #include "theory/metrics.hpp"
+#include "theory/parameter_table.hpp"
 
 namespace attngeo::theory {
 
@@ -38,8 +39,8 @@ void validate_head_model(const HeadModel& model, const char* function);
 
 // Envelope parameters: d and κ enter only as κ·d, but both are validated (d ≥ 1, κ > 0).
 struct BoundSettings {
-    double d = 128;
-    double kappa = 1;
+    double d = paper_preset::d;
+    double kappa = paper_preset::kappa;
     BoundVariant variant = BoundVariant::paper;
     Ranking ranking = Ranking::attention;  // how I_N is chosen (the theorems use α)
 };

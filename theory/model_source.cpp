@@ -118,39 +118,38 @@ ModelParameters load_model(const ModelSource& o) {
     return p;
 }
 
+// The head parameters of a ModelSource, in table order.
+template <typename Visit>
+void for_each_head_parameter(Visit visit) {
+    for (const ParameterDescriptor& p : parameter_table())
+        if (is_head_flag(p)) visit(p);
+}
+
 nlohmann::json to_json(const ModelSource& o) {
-    return {{"preset", o.preset},
-            {"profile", o.profile},
-            {"L", o.assumption3.L},
-            {"p_sink", o.assumption3.p_sink},
-            {"T1", o.assumption3.T1},
-            {"T2", o.assumption3.T2},
-            {"eta", o.assumption3.eta},
-            {"omega", o.assumption3.omega},
-            {"C", o.C},
-            {"lambda", o.lambda},
-            {"beta", o.beta},
-            {"rho0", o.rho0},
-            {"alpha_file", o.alpha_file},
-            {"norms_file", o.norms_file},
-            {"cos_file", o.cos_file},
-            {"L_given", o.length_given}};
+    nlohmann::json j = {{"preset", o.preset},         {"profile", o.profile},
+                        {"alpha_file", o.alpha_file}, {"norms_file", o.norms_file},
+                        {"cos_file", o.cos_file},     {"L_given", o.length_given}};
+    const ParameterFields f = parameter_fields(const_cast<ModelSource&>(o));
+    for_each_head_parameter([&](const ParameterDescriptor& p) {
+        if (p.integer)
+            j[p.key] = *p.whole(f);
+        else
+            j[p.key] = *p.real(f);
+    });
+    return j;
 }
 
 ModelSource model_source_from_json(const nlohmann::json& j) {
     ModelSource o;
     o.preset = j.at("preset").get<std::string>();
     o.profile = j.at("profile").get<std::string>();
-    o.assumption3.L = json_integer<int>(j.at("L"));
-    o.assumption3.p_sink = j.at("p_sink").get<double>();
-    o.assumption3.T1 = json_integer<int>(j.at("T1"));
-    o.assumption3.T2 = json_integer<int>(j.at("T2"));
-    o.assumption3.eta = j.at("eta").get<double>();
-    o.assumption3.omega = j.at("omega").get<double>();
-    o.C = j.at("C").get<double>();
-    o.lambda = j.at("lambda").get<double>();
-    o.beta = j.at("beta").get<double>();
-    o.rho0 = j.at("rho0").get<double>();
+    const ParameterFields f = parameter_fields(o);
+    for_each_head_parameter([&](const ParameterDescriptor& p) {
+        if (p.integer)
+            *p.whole(f) = json_integer<int>(j.at(p.key));
+        else
+            *p.real(f) = j.at(p.key).get<double>();
+    });
     o.alpha_file = j.at("alpha_file").get<std::string>();
     o.norms_file = j.at("norms_file").get<std::string>();
     o.cos_file = j.at("cos_file").get<std::string>();

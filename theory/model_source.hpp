@@ -14,7 +14,8 @@ struct ModelSource {
     std::string profile = "assumption3";  // assumption3 | uniform | zipf:s | file:PATH
     Assumption3Profile assumption3;       // L, p_sink, T1, T2, η, ω
     bool length_given = false;            // --L was set explicitly (checked against files)
-    double C = 1, lambda = 0.1, beta = 0.05, rho0 = 0;
+    double C = paper_preset::C, lambda = paper_preset::lambda, beta = paper_preset::beta,
+           rho0 = paper_preset::rho0;
     std::string alpha_file, norms_file, cos_file;  // empty = not given
 };
 

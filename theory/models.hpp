@@ -6,17 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "theory/parameter_table.hpp"
+
 namespace attngeo::theory {
 
 // Assumption 3: α_0 = p_sink; for 1 ≤ i ≤ L the shape w_i is 1 (i ≤ T1),
 // 1 + η cos(ωi) (T1 < i ≤ T2), e^{η(i−T2)} (i > T2), scaled by p_base so that Σα = 1.
 struct Assumption3Profile {
-    int L = 1024;         // last token index; n = L + 1 tokens
-    double p_sink = 0.3;  // exact mass of the sink token
-    int T1 = 100;         // end of the constant phase
-    int T2 = 800;         // end of the oscillatory phase / start of the exponential one
-    double eta = 0.02;    // oscillation amplitude and growth rate
-    double omega = 0.05;  // oscillation frequency (radians per token)
+    int L = paper_preset::L;               // last token index; n = L + 1 tokens
+    double p_sink = paper_preset::p_sink;  // exact mass of the sink token
+    int T1 = paper_preset::T1;             // end of the constant phase
+    int T2 = paper_preset::T2;       // end of the oscillatory phase / start of the exponential one
+    double eta = paper_preset::eta;  // oscillation amplitude and growth rate
+    double omega = paper_preset::omega;  // oscillation frequency (radians per token)
 };
 
 // Throws std::domain_error naming `function` unless 0 < p_sink < 1, η ≥ 0 (η < 1 when

@@ -3,7 +3,6 @@
 
 #include <array>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -64,61 +63,40 @@ std::optional<PhaseParameters> phase_parameters(const ModelParameters& p) {
 
 namespace {
 
-// One parameter of Table 1: how to read and move it, and whether its derivative is taken in
-// log x (real or integer steps) or in x itself.
+// One parameter of Table 1 (a row of theory/parameter_table): read and moved through its field,
+// its derivative taken in log x (real or integer steps) or in x itself.
 struct Knob {
-    std::string name;
+    const ParameterDescriptor* parameter;
     enum { log_real, log_integer, linear } kind;
-    std::function<double(const ModelParameters&, const BoundSettings&)> get;
-    std::function<void(ModelParameters&, BoundSettings&, double)> set;
+    double get(const ModelParameters& p, const BoundSettings& s) const {
+        return get_value(*parameter,
+                         fields(const_cast<ModelParameters&>(p), const_cast<BoundSettings&>(s)));
+    }
+    void set(ModelParameters& p, BoundSettings& s, double v) const {
+        set_value(*parameter, fields(p, s), v);
+    }
+    static ParameterFields fields(ModelParameters& p, BoundSettings& s) {
+        ParameterFields f = parameter_fields(p);
+        f.d = &s.d;
+        f.kappa = &s.kappa;
+        return f;
+    }
 };
 
-// Assumption 3's phase parameters.
-void add_phase_knobs(std::vector<Knob>& knobs) {
-    knobs.push_back({"p_sink", Knob::log_real, [](auto& p, auto&) { return p.profile.p_sink; },
-                     [](auto& p, auto&, double v) { p.profile.p_sink = v; }});
-    knobs.push_back({"T1", Knob::log_integer, [](auto& p, auto&) { return double(p.profile.T1); },
-                     [](auto& p, auto&, double v) { p.profile.T1 = int(v); }});
-    knobs.push_back({"T2", Knob::log_integer, [](auto& p, auto&) { return double(p.profile.T2); },
-                     [](auto& p, auto&, double v) { p.profile.T2 = int(v); }});
-    knobs.push_back({"eta", Knob::log_real, [](auto& p, auto&) { return p.profile.eta; },
-                     [](auto& p, auto&, double v) { p.profile.eta = v; }});
-    knobs.push_back({"omega", Knob::log_real, [](auto& p, auto&) { return p.profile.omega; },
-                     [](auto& p, auto&, double v) { p.profile.omega = v; }});
-}
-
-// The parameters that describe this head: d and κ always; the profile's, the norms' and the
-// cosines' only where they are not given explicitly.
+// The parameters that describe this head, in Table 1's order: d and kappa always; then the
+// length, the norms', the cosines' and the profile's, each group only where it is not given
+// explicitly (parameter_table's group_in_use).
 std::vector<Knob> sensitivity_knobs(const ModelParameters& params) {
-    std::vector<Knob> knobs = {
-        {"d", Knob::log_real, [](auto&, auto& s) { return s.d; },
-         [](auto&, auto& s, double v) { s.d = v; }},
-        {"kappa", Knob::log_real, [](auto&, auto& s) { return s.kappa; },
-         [](auto&, auto& s, double v) { s.kappa = v; }},
-    };
-    const bool profile_is_parametric = !params.alpha;
-    if (profile_is_parametric) {
-        knobs.push_back({"L", Knob::log_integer, [](auto& p, auto&) { return double(p.profile.L); },
-                         [](auto& p, auto&, double v) { p.profile.L = int(v); }});
-    }
-    if (!params.norms) {
-        knobs.push_back({"C", Knob::log_real, [](auto& p, auto&) { return p.C; },
-                         [](auto& p, auto&, double v) { p.C = v; }});
-        knobs.push_back({"lambda", Knob::log_real, [](auto& p, auto&) { return p.lambda; },
-                         [](auto& p, auto&, double v) { p.lambda = v; }});
-    }
-    if (!params.cosine) {
-        knobs.push_back({"beta", Knob::log_real, [](auto& p, auto&) { return p.beta; },
-                         [](auto& p, auto&, double v) { p.beta = v; }});
-        knobs.push_back({"rho0", Knob::linear, [](auto& p, auto&) { return p.rho0; },
-                         [](auto& p, auto&, double v) { p.rho0 = v; }});
-    }
-    if (profile_is_parametric && params.profile_kind.kind == ProfileSpec::Kind::assumption3)
-        add_phase_knobs(knobs);
-    if (profile_is_parametric && params.profile_kind.kind == ProfileSpec::Kind::zipf) {
-        knobs.push_back({"zipf_s", Knob::log_real,
-                         [](auto& p, auto&) { return p.profile_kind.zipf_exponent; },
-                         [](auto& p, auto&, double v) { p.profile_kind.zipf_exponent = v; }});
+    using G = ParameterGroup;
+    std::vector<Knob> knobs;
+    for (G group : {G::setting, G::length, G::norms, G::cosines, G::assumption3, G::zipf}) {
+        if (group != G::setting && !group_in_use(group, params)) continue;
+        for (const ParameterDescriptor& p : parameter_table()) {
+            if (p.group != group) continue;
+            knobs.push_back({&p, p.integer     ? Knob::log_integer
+                                 : p.log_scale ? Knob::log_real
+                                               : Knob::linear});
+        }
     }
     return knobs;
 }
@@ -175,7 +153,7 @@ std::vector<SensitivityRow> knob_rows(const Knob& knob, const ModelParameters& p
     for (std::size_t s = 0; s < sizes.size(); ++s) {
         SensitivityRow row;
         row.N = sizes[s];
-        row.parameter = knob.name;
+        row.parameter = knob.parameter->key;
         double* out[8] = {&row.precision_lower, &row.precision_upper, &row.recall_lower,
                           &row.recall_upper,    &row.fmax_lower,      &row.fmax_upper,
                           &row.fmin_lower,      &row.fmin_upper};

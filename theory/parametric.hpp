@@ -15,10 +15,10 @@ namespace attngeo::theory {
 struct ModelParameters {
     Assumption3Profile profile;            // L, p_sink, T1, T2, η, ω (defaults: the paper preset)
     ProfileSpec profile_kind;              // assumption3 (default), uniform, zipf:s, file:PATH
-    double C = 1;                          // Assumption 1: ‖v_i‖ = C
-    double lambda = 0.1;                   // Assumption 1: ‖v_0‖ = λC
-    double beta = 0.05;                    // Assumption 2: ρ_jk = e^{−β|j−k|}
-    double rho0 = 0;                       // Assumption 2: ρ_0k = ρ0
+    double C = paper_preset::C;            // Assumption 1: ‖v_i‖ = C
+    double lambda = paper_preset::lambda;  // Assumption 1: ‖v_0‖ = λC
+    double beta = paper_preset::beta;      // Assumption 2: ρ_jk = e^{−β|j−k|}
+    double rho0 = paper_preset::rho0;      // Assumption 2: ρ_0k = ρ0
     std::optional<Eigen::VectorXd> alpha;  // [n] explicit weights (replaces the profile)
     std::optional<Eigen::VectorXd> norms;  // [n] explicit norms (replaces C, λ)
     std::optional<Eigen::MatrixXd> cosine;  // [n, n] explicit cosines (replaces β, ρ0)

@@ -19,13 +19,24 @@ from ._core import HeadStatistics, metrics
 
 __all__ = ["metrics", "bounds", "simulate", "read_run", "read_table", "HeadStatistics"]
 
-# The model keywords shared by bounds() and simulate(), by their CLI flag names.
-_MODEL_FLAGS = {"preset": "--preset", "profile": "--profile", "L": "--L", "p_sink": "--p-sink",
-                "T1": "--T1", "T2": "--T2", "eta": "--eta", "omega": "--omega", "C": "--C",
-                "lambda_": "--lambda", "beta": "--beta", "rho0": "--rho0", "d": "--d",
-                "norm_cv": "--norm-cv", "sink_mode": "--sink-mode"}
+
+
+def _keyword(key):
+    """A parameter's Python keyword: its table key, lambda_ for lambda (a Python keyword)."""
+    return "lambda_" if key == "lambda" else key
+
+
+# The model parameters of theory/parameter_table (the CLI's and the manifests' table).
+_PARAMETERS = _core.parameter_table()
+# The head keywords shared by bounds() and simulate() (L, p_sink, ..., rho0), in table order.
+_HEAD_KEYWORDS = [_keyword(p["key"]) for p in _PARAMETERS if p["head"]]
+# The keywords of bounds() and simulate(), by their CLI flag names.
+_MODEL_FLAGS = {"preset": "--preset", "profile": "--profile", "sink_mode": "--sink-mode",
+                **{_keyword(p["key"]): p["flag"] for p in _PARAMETERS if p["flag"]}}
 # Parameters that come from the paper preset unless given (as `attngeo simulate` records).
-_PRESET_PARAMETERS = ["L", "p_sink", "T1", "T2", "eta", "omega", "C", "lambda_", "beta", "rho0"]
+_PRESET_PARAMETERS = [_keyword(p["key"]) for p in _PARAMETERS if p["from_preset"]]
+# The table's defaults (the paper preset's d, kappa = 1 for the bounds, norm_cv = 0).
+_DEFAULTS = {_keyword(p["key"]): p["default"] for p in _PARAMETERS}
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
 
@@ -142,8 +153,8 @@ def _is_path(value):
 
 def bounds(*, preset="paper", profile="assumption3", L=None, p_sink=None, T1=None, T2=None,
            eta=None, omega=None, C=None, lambda_=None, beta=None, rho0=None, alpha=None,
-           norms=None, cos=None, d=128.0, kappa=1.0, variant="paper", rank="attn", N="all",
-           sensitivity=False, frames=None):
+           norms=None, cos=None, d=_DEFAULTS["d"], kappa=_DEFAULTS["kappa"], variant="paper",
+           rank="attn", N="all", sensitivity=False, frames=None):
     """The envelopes of Theorems 1-2 and Corollary 1, as `attngeo bounds` prints them.
 
     The head: the paper preset with any of L, p_sink, T1, T2, eta, omega (Assumption 3), C,
@@ -154,8 +165,8 @@ def bounds(*, preset="paper", profile="assumption3", L=None, p_sink=None, T1=Non
     "all": paper, exact-mean, scale-invariant, corrected), rank ("attn" | "contrib"), N as in
     metrics(). Returns the CLI's columns with a `variant` column after N (one block of rows
     per variant); with sensitivity=True the Table-1 derivatives d(bound)/d(log parameter)."""
-    parameters = dict(L=L, p_sink=p_sink, T1=T1, T2=T2, eta=eta, omega=omega, C=C,
-                      lambda_=lambda_, beta=beta, rho0=rho0)
+    given = locals()
+    parameters = {name: given[name] for name in _HEAD_KEYWORDS}
     model = _model_dict(preset, profile, parameters)
     arrays = {}
     for name, value in (("alpha", alpha), ("norms", norms), ("cos", cos)):
@@ -185,9 +196,9 @@ def _write_input(folder, name, array):
 
 def simulate(out=None, *, preset="paper", profile="assumption3", L=None, p_sink=None, T1=None,
              T2=None, eta=None, omega=None, C=None, lambda_=None, beta=None, rho0=None,
-             alpha=None, norms=None, cos=None, d=128.0, kappa=None, trials=1000, seed=1,
-             threads=0, N="all", rank="attn", distance="euclidean", sink_mode="exact",
-             norm_cv=0.0, sweep=None, frames=None):
+             alpha=None, norms=None, cos=None, d=_DEFAULTS["d"], kappa=None, trials=1000,
+             seed=1, threads=0, N="all", rank="attn", distance="euclidean", sink_mode="exact",
+             norm_cv=_DEFAULTS["norm_cv"], sweep=None, frames=None):
     """A Monte Carlo run under Assumptions 1-3 with the bounds beside it, as `attngeo
     simulate` (or, with sweep={"beta": [0.01, 0.1], ...}, `attngeo sweep`) writes it.
 
@@ -203,8 +214,7 @@ def simulate(out=None, *, preset="paper", profile="assumption3", L=None, p_sink=
                      threads=threads, N=N, rank=rank, distance=distance, sink_mode=sink_mode,
                      norm_cv=norm_cv, sweep=sweep)
     provenance = _provenance(arguments)
-    parameters = dict(L=L, p_sink=p_sink, T1=T1, T2=T2, eta=eta, omega=omega, C=C,
-                      lambda_=lambda_, beta=beta, rho0=rho0)
+    parameters = {name: arguments[name] for name in _HEAD_KEYWORDS}
     sweep_items = [(str(k), [float(v) for v in np.atleast_1d(values)])
                    for k, values in (sweep or {}).items()]
     scratch = tempfile.mkdtemp(prefix="attngeo-simulate-") if out is None else None
@@ -253,5 +263,5 @@ def _provenance(arguments):
                       if isinstance(arguments[name], (str, int, float, dict, list, tuple)))
     return {"command": f"attngeo.simulate({shown})",
             "explicit_flags": [_MODEL_FLAGS.get(name, "--" + name) for name in given],
-            "from_preset": [_MODEL_FLAGS[name][2:] for name in _PRESET_PARAMETERS + ["d"]
+            "from_preset": [_MODEL_FLAGS[name][2:] for name in _PRESET_PARAMETERS
                             if name not in given]}

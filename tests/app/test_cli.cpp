@@ -322,7 +322,7 @@ TEST(CliBounds, ExplicitFilesAndOtherProfiles) {
 TEST(CliBounds, BadInputExitsTwoNamingTheProblem) {
     expect_bad_input("bounds --lambda 1.5", {"lambda"});
     expect_bad_input("bounds --beta 0", {"beta"});
-    expect_bad_input("bounds --d 0", {"d = 0"});
+    expect_bad_input("bounds --d 0", {"--d 0"});
     expect_bad_input("bounds --kappa -1", {"kappa"});
     expect_bad_input("bounds --T1 900 --T2 800", {"T1", "T2"});
     expect_bad_input("bounds --p-sink 1", {"p_sink"});

@@ -86,7 +86,7 @@ TEST(NamedErrors, MergeNamesTheManifestKeyNotAFlag) {
     const CliResult r = run("merge " + dir.string() + " --out " + out.string());
     expect_one_line(r);
     EXPECT_EQ(r.err.rfind("attngeo merge: '" + (dir / "manifest.json").string() +
-                              "': d = 1.8e+19, expected an integer >= 1",
+                              "': d = 1.8e+19: expected an integer d >= 1 (at most 1e6) or inf",
                           0),
               0u)
         << r.err;

@@ -331,3 +331,18 @@ TEST(AtomicFile, WritesCompletelyAndLeavesNoTemporary) {
     EXPECT_EQ(files, 1);
     EXPECT_THROW(write_file_atomic((dir / "missing" / "x.csv").string(), "x"), InputError);
 }
+
+// A file that cannot be created is named as the caller gave it, never by its temporary name.
+TEST(AtomicFile, AnUncreatableFileIsNamedNotItsTemporary) {
+    const std::string path = "/nonexistent-attngeo-folder/out.csv";
+    try {
+        write_file_atomic(path, "x\n");
+        ADD_FAILURE() << "wrote " << path;
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what, "cannot write '" + path +
+                            "': No such file or directory (does its folder exist and is it "
+                            "writable?)");
+        EXPECT_EQ(what.find(".tmp."), std::string::npos) << what;
+    }
+}

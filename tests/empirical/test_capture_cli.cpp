@@ -149,6 +149,12 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
     std::ofstream(scratch() / "big.txt") << "1 2 999\n";
     std::ofstream(scratch() / "words.txt") << "1 two 3\n";
     std::ofstream(scratch() / "ok.txt") << "1 2 3\n";
+    {
+        std::ofstream long_ids(scratch() / "long.txt");  // 100 ids; the model has 64 positions
+        for (int i = 0; i < 100; ++i)
+            long_ids << (i ? " " : "") << 1;
+        long_ids << "\n";
+    }
     std::ofstream(scratch() / "pytorch_model.bin") << "\x80\x02 pickle";
     const std::string common = " --out " + out.string();
     struct Case {
@@ -163,6 +169,10 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
         {"capture --model " + model.string() + " --tokens " + (scratch() / "words.txt").string() +
              common,
          "'two'"},
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "long.txt").string() +
+             common,
+         "--tokens '" + (scratch() / "long.txt").string() +
+             "': sequence length 100 exceeds the model's 64 positions"},
         {"capture --model /nonexistent/model --tokens " + (scratch() / "ok.txt").string() + common,
          "/nonexistent/model"},
         {"capture --model " + (scratch() / "pytorch_model.bin").string() + " --tokens " +

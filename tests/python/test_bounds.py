@@ -1,6 +1,7 @@
 # attngeo.bounds against a plain NumPy evaluation of the printed formulas (docs/design.md §3,
 # variant `paper`) and against `attngeo bounds` on the same parameters and files; bad input as the
 # CLI's one-line messages in a ValueError.
+import inspect
 import math
 
 import numpy as np
@@ -148,9 +149,9 @@ def test_data_frame_when_pandas_imports():
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(profile="bogus"), "--profile: 'bogus': expected assumption3, uniform, zipf:s"),
-    (dict(kappa=-1), "bounds_all: kappa = -1, expected kappa > 0"),
-    (dict(L=20), "assumption3_p_base: T1 = 100, T2 = 800, L = 20"),
-    (dict(lambda_=1.5), "lambda"),
+    (dict(kappa=-1), "attngeo.bounds: kappa = -1: expected kappa > 0"),
+    (dict(L=20), "attngeo.bounds: T1 = 100, T2 = 800, L = 20: expected 0 <= T1 <= T2 <= L"),
+    (dict(lambda_=1.5), "attngeo.bounds: lambda_ = 1.5: expected 0 < lambda < 1"),
     (dict(preset="llama"), "preset = 'llama', expected 'paper'"),
     (dict(L="x"), "L = 'x', expected an int"),
     (dict(beta="0.1"), "beta = '0.1', expected a number"),
@@ -181,6 +182,7 @@ def test_bad_input_is_a_value_error(kwargs, message):
 
 
 def test_messages_are_the_clis(cli):
+    """The CLI names the flag, Python the keyword; what is expected reads the same."""
     for flags, kwargs in [(["--profile", "bogus"], dict(profile="bogus")),
                           (["--kappa", "-1"], dict(kappa=-1)),
                           (["--L", "20"], dict(L=20))]:
@@ -188,4 +190,18 @@ def test_messages_are_the_clis(cli):
         assert done.returncode == 2
         with pytest.raises(ValueError) as error:
             attngeo.bounds(**kwargs)
-        assert str(error.value) in done.stderr
+        message = str(error.value)
+        assert message[message.index("expected"):] in done.stderr
+
+
+def test_keywords_follow_the_parameter_table():
+    """bounds() and simulate() take every head parameter of theory/parameter_table, in its
+    order, with the table's defaults for d (and kappa in bounds)."""
+    table = attngeo._core.parameter_table()
+    head = ["lambda_" if p["key"] == "lambda" else p["key"] for p in table if p["head"]]
+    defaults = {p["key"]: p["default"] for p in table}
+    for function in (attngeo.bounds, attngeo.simulate):
+        signature = inspect.signature(function).parameters
+        assert [name for name in signature if name in head] == head, function.__name__
+        assert signature["d"].default == defaults["d"] == 128
+    assert inspect.signature(attngeo.bounds).parameters["kappa"].default == defaults["kappa"]

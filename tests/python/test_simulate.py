@@ -90,7 +90,7 @@ def test_without_out_leaves_nothing_and_gives_frames(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(rho0=0.99, beta=0.001), "is infeasible with beta = 0.001 and L = 63: the largest"),
-    (dict(sweep={"gamma": [1]}), "sweep: unknown parameter 'gamma', expected one of d, L"),
+    (dict(sweep={"gamma": [1]}), "sweep: unknown parameter 'gamma', expected one of L, p_sink"),
     (dict(sweep={"beta": []}), "sweep: parameter 'beta' has no values"),
     (dict(trials=0), "trials = 0, expected >= 1"),
     (dict(threads=-2), "threads = -2, expected >= 0"),
