@@ -66,13 +66,7 @@ void check_sim_folder(const std::string& sim) {
     if (!fs::exists(manifest))
         throw InputError("--sim '" + sim +
                          "': no manifest.json (expected an attngeo simulate folder)");
-    const nlohmann::json json = read_json_file(manifest.string(), "a simulate manifest");
-    if (!json.is_object() || !json.contains("kind") || json.at("kind") != "simulate")
-        throw InputError(manifest.string() + ": kind is " +
-                         (json.is_object() && json.contains("kind") ? json.at("kind").dump()
-                                                                    : std::string("missing")) +
-                         ", expected \"simulate\" (a folder written by attngeo simulate)");
-    schema::check_format_version(json, manifest.string());
+    (void)read_run_manifest(sim, {schema::kind::simulate});  // its kind and format_version
     if (!fs::is_regular_file(fs::path(sim) / schema::file::simulate_estimates))
         throw InputError("--sim '" + sim +
                          "': no simulate.csv (expected an attngeo simulate folder)");
