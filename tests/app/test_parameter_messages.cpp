@@ -74,7 +74,8 @@ TEST(ParameterMessages, SimulateAndSweepNameTheFlagOrTheSetEntry) {
 }
 
 TEST(ParameterMessages, ExtractDocsSaysWhatItExpects) {
-    if (run("extract --help").exit_code != 0) GTEST_SKIP() << "built without libtorch: no extract";
+    if (!attngeo::test_support::extract_built(ATTNGEO_EXE, scratch()))
+        GTEST_SKIP() << "built without libtorch: no extract";
     const fs::path out = scratch() / "never_extract";
     expect_message(
         "extract --model /nonexistent --tokens /dev/null --docs -1 --out " + out.string(),

@@ -96,7 +96,7 @@ fs::path make_extract(int model) {
     std::ofstream(dir / "cos_by_lag.csv") << cos.str();
     std::ofstream(dir / "diag.csv") << diag.str();
     const nlohmann::json manifest = {{"format_version", 1},
-        {"kind", "extract"},
+                                     {"kind", "extract"},
                                      {"model",
                                       {{"family", "llama"},
                                        {"layers", s.layers},
@@ -495,32 +495,27 @@ std::vector<std::string> three_stories_compares() {
         const fs::path compare = scratch() / (std::string("s260k_c") + context + "-compare");
         fs::remove_all(extract);
         fs::remove_all(compare);
-        const auto e = test_support::run_program(
-            ATTNGEO_EXE,
-            "extract --model " + (model / "stories260K.bin").string() + " --corpus " +
-                corpus.string() + " --context " + context + " --docs 3 --quiet --out " + extract.string(),
-            scratch());
+        const auto e =
+            test_support::run_program(ATTNGEO_EXE,
+                                      "extract --model " + (model / "stories260K.bin").string() +
+                                          " --corpus " + corpus.string() + " --context " + context +
+                                          " --docs 3 --quiet --out " + extract.string(),
+                                      scratch());
         EXPECT_EQ(e.exit_code, 0) << e.err;
-        const auto c = test_support::run_program(
-            ATTNGEO_EXE,
-            "compare --emp " + extract.string() + " --replicates 100 --quiet --out " +
-                compare.string(),
-            scratch());
+        const auto c =
+            test_support::run_program(ATTNGEO_EXE,
+                                      "compare --emp " + extract.string() +
+                                          " --replicates 100 --quiet --out " + compare.string(),
+                                      scratch());
         EXPECT_EQ(c.exit_code, 0) << c.err;
         dirs.push_back(compare.string());
     }
     return dirs;
 }
 
-// Whether this attngeo has `extract`: a build without libtorch has no such subcommand, and
-// CLI11 answers `extract --help` with the main help (exit 0), so the help's text decides.
-bool extract_built() {
-    const auto help = test_support::run_program(ATTNGEO_EXE, "extract --help", scratch());
-    return help.exit_code == 0 && help.out.find("--corpus") != std::string::npos;
-}
-
 TEST(ModelsReport, ThreeStoriesComparesAtThreeContexts) {
-    if (!extract_built()) GTEST_SKIP() << "attngeo was built without libtorch: no extract";
+    if (!test_support::extract_built(ATTNGEO_EXE, scratch()))
+        GTEST_SKIP() << "attngeo was built without libtorch: no extract";
     REQUIRE_SHARED_FILE(test_support::shared_folder() / "models" / "stories260K");
     const std::vector<std::string> dirs = three_stories_compares();
     if (::testing::Test::HasFailure()) return;

@@ -55,6 +55,14 @@ inline CliResult run_program(const std::string& executable, const std::string& a
     return r;
 }
 
+// Whether `executable` was built with `extract` (libtorch): a build without it has no such
+// subcommand, and CLI11 answers `extract --help` with the main help (exit 0), so the help's
+// text decides, never the exit code.
+inline bool extract_built(const std::string& executable, const std::filesystem::path& scratch) {
+    const CliResult help = run_program(executable, "extract --help", scratch);
+    return help.exit_code == 0 && help.out.find("--corpus") != std::string::npos;
+}
+
 // Runs `action`, which must throw InputError whose one-line message holds every phrase.
 inline void expect_input_error(const std::function<void()>& action,
                                const std::vector<std::string>& phrases) {
