@@ -1,13 +1,17 @@
 // `attngeo capture` and `attngeo generate`: real checkpoints through libtorch (docs/design.md §6);
 // the work is in empirical/capture.hpp (the CLI stays free of torch headers).
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
 #include "app/commands.hpp"
 #include "common/errors.hpp"
+#include "common/output_folder.hpp"
+#include "compare/truncation_summary.hpp"
 #include "empirical/capture.hpp"
 #include "empirical/extract.hpp"
+#include "empirical/truncate.hpp"
 
 namespace attngeo::cli {
 namespace {
@@ -77,8 +81,8 @@ namespace attngeo::cli {
 
 namespace {
 
-// What is read and how the statistics are taken: model, documents, windows, N, ranking, dtype.
-void add_extract_input_options(CLI::App& app, empirical::ExtractRequest* r) {
+// What is read: model, documents, windows, dtype and device (extract and truncate).
+void add_window_options(CLI::App& app, empirical::ExtractRequest* r) {
     app.add_option("--model", r->model, "Hugging Face folder, llama2.c .bin or .gguf")->required();
     app.add_option("--tokens", r->tokens_file,
                    "Pre-tokenised documents: one per line, space-separated ids");
@@ -100,6 +104,15 @@ void add_extract_input_options(CLI::App& app, empirical::ExtractRequest* r) {
         ->capture_default_str();
     app.add_option("--seed", r->seed, "Document order: 0 = file order, else a seeded shuffle")
         ->capture_default_str();
+    app.add_option("--dtype", r->dtype, "float32, bfloat16, float16 or float64")
+        ->capture_default_str();
+    app.add_option("--device", r->device, "cpu, cuda or cuda:k")->capture_default_str();
+    app.add_flag("--quiet", r->quiet, "No progress on stderr");
+}
+
+// How extract's statistics are taken: N, ranking, distance, lags, the engine.
+void add_extract_input_options(CLI::App& app, empirical::ExtractRequest* r) {
+    add_window_options(app, r);
     app.add_option("--max-lag", r->max_lag, "Cosine by lag 1..max-lag")->capture_default_str();
     app.add_option("--N", r->sizes, "Selection sizes: all | pow2 | list")->capture_default_str();
     app.add_option("--rank", r->rank, "attn or contrib")
@@ -108,9 +121,6 @@ void add_extract_input_options(CLI::App& app, empirical::ExtractRequest* r) {
     app.add_option("--distance", r->distance, "euclidean or cosine")
         ->check(CLI::IsMember({"euclidean", "cosine"}))
         ->capture_default_str();
-    app.add_option("--dtype", r->dtype, "float32, bfloat16, float16 or float64")
-        ->capture_default_str();
-    app.add_option("--device", r->device, "cpu, cuda or cuda:k")->capture_default_str();
     app.add_option("--engine", r->engine,
                    "Forward: torch (libtorch, any family and device), runc (llama2.c .bin on "
                    "CPU: a scalar port of run.c, bit-identical to it), auto (runc where it "
@@ -121,7 +131,6 @@ void add_extract_input_options(CLI::App& app, empirical::ExtractRequest* r) {
 
 // How the run proceeds: progress, resuming, sharding, checkpoints, the snapshot, stopping early.
 void add_extract_run_options(CLI::App& app, empirical::ExtractRequest* r) {
-    app.add_flag("--quiet", r->quiet, "No progress on stderr");
     app.add_flag("--resume", r->resume,
                  "Continue an interrupted run in --out from its last checkpoint");
     app.add_option("--shard", r->shard,
@@ -171,6 +180,67 @@ Runner register_extract(CLI::App& app) {
         r->metrics_on_device =
             *metrics == "device" || (*metrics == "auto" && r->device.rfind("cuda", 0) == 0);
         empirical::run_extract(*r);
+    };
+}
+
+Runner register_truncate(CLI::App& app) {
+    auto r = std::make_shared<empirical::TruncateRequest>();
+    r->windows.context = 256;
+    add_window_options(app, &r->windows);
+    app.add_option("--N", r->sizes, "Tokens kept per head and query: all | pow2 | list")
+        ->capture_default_str();
+    app.add_option("--policy", r->policies,
+                   "Which N keys a head keeps (comma-separated): attn (largest alpha), contrib "
+                   "(largest alpha*|v|), random (seeded), window (token 0 + the N-1 most recent)")
+        ->capture_default_str();
+    app.add_option("--renorm", r->renorm,
+                   "no: keep the original weights (the output is s(N)); yes: divide them by "
+                   "their sum; both")
+        ->capture_default_str();
+    app.add_option("--scope", r->scope,
+                   "all: every head at once; layer: one layer at a time; head: one head at a "
+                   "time (with each head's geometry on the same windows)")
+        ->capture_default_str();
+    app.add_option("--heads", r->heads,
+                   "The units to truncate: L:H,... with --scope head, L,... with --scope layer "
+                   "(default: every one)");
+    app.add_option("--eval-positions", r->eval_positions,
+                   "Positions whose next token is scored: all or last:K")
+        ->capture_default_str();
+    app.add_option("--tau", r->tau, "Loss thresholds (nats) for the effective size N*_tau")
+        ->capture_default_str();
+    app.add_option("--random-seed", r->random_seed, "Seed of the random policy's draws")
+        ->capture_default_str();
+    auto threads = std::make_shared<std::string>();
+    app.add_option("--threads", *threads,
+                   "libtorch threads (default: libtorch's); the outputs do not depend on it");
+    app.add_option("--replicates", r->replicates,
+                   "Bootstrap resamples of the documents for the intervals of N*_tau and the "
+                   "geometry link (0: none)")
+        ->capture_default_str();
+    app.add_option("--shard", r->windows.shard,
+                   "Run shard i of n (i/n): windows [i W/n, (i+1) W/n); combine with attngeo merge")
+        ->capture_default_str();
+    app.add_flag("--resume", r->windows.resume,
+                 "Continue an interrupted run in --out from its last finished window");
+    app.add_option("--stop-after", r->windows.stop_after,
+                   "Stop (resumably, exit 130) after this many windows in this invocation")
+        ->capture_default_str();
+    app.footer(
+        "Writes truncate.csv, effective_size.csv, per_doc.safetensors, windows.txt, "
+        "manifest.json and, with --scope head, geometry_link.csv, head_link.csv, "
+        "link_summary.json and extract/ (the geometry of the same windows); "
+        "docs/truncate-outputs.md.");
+    return [r, threads] {
+        r->windows.command_line = command_line();
+        if (!threads->empty()) r->threads = parse_thread_count(*threads);
+        OutputFolder folder(r->windows.out, "--out");
+        const empirical::ExtractRequest geometry = empirical::run_truncate(*r, folder.staging());
+        if (r->scope == "head") empirical::run_extract(geometry);
+        std::filesystem::remove(geometry.tokens_file);
+        compare::summarise_truncation(folder.staging());
+        folder.commit();
+        empirical::remove_truncate_partial(r->windows.out);
     };
 }
 

@@ -15,6 +15,8 @@
 #include "common/format.hpp"
 #include "common/output_folder.hpp"
 #include "common/progress.hpp"
+#include "compare/truncation_summary.hpp"
+#include "empirical/truncate_merge.hpp"
 #include "simulate/planted.hpp"
 #include "simulate/run.hpp"
 #include "theory/bounds.hpp"
@@ -345,7 +347,8 @@ Runner register_merge(CLI::App& app) {
     app.add_option("--out", o->out, "Output folder")->required();
     app.add_option("--threads", o->threads, "Threads for the kappa fit")->capture_default_str();
     app.footer(
-        "Adds the shards' exact sums (simulate, sweep or extract runs): the result equals the "
+        "Adds the shards' exact sums (simulate, sweep or extract runs) or concatenates their "
+        "windows (truncate runs): the result equals the "
         "unsharded run byte for byte (except the manifest).");
     return [o] {
 #ifdef ATTNGEO_WITH_EMPIRICAL
@@ -355,6 +358,14 @@ Runner register_merge(CLI::App& app) {
             return;
         }
 #endif
+        if (empirical::is_truncate_run(o->dirs.front())) {
+            OutputFolder folder(o->out, "--out");
+            empirical::merge_truncate(o->dirs, folder.staging(), command_line());
+            compare::summarise_truncation(folder.staging());
+            folder.commit();
+            std::cout << "merged " << o->dirs.size() << " truncate shards into " << o->out << "\n";
+            return;
+        }
         const auto manifest =
             simulate::merge_runs(o->dirs, o->out, o->threads, {{"command", command_line()}});
         print_summary(manifest, o->out);

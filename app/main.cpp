@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
         "greedy text generation, to see a checkpoint is alive");
     add(attngeo::cli::register_extract, "extract",
         "per-head statistics of a checkpoint over a corpus (libtorch)");
+    add(attngeo::cli::register_truncate, "truncate",
+        "keep each head's top-N tokens and measure the next-token loss (libtorch)");
 #endif
 
     try {

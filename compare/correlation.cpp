@@ -28,28 +28,6 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
     return text + "]";
 }
 
-HostTensor fetch(const SafetensorsFile& file, const std::string& name, DType dtype,
-                 const std::vector<std::int64_t>& expected_shape) {
-    if (!file.contains(name))
-        throw InputError(file.path() + ": tensor \"" + name + "\" is missing (expected " +
-                         to_string(dtype) + " " + shape_text(expected_shape) + ")");
-    HostTensor t = file.get(name);
-    if (t.dtype != dtype)
-        throw InputError(file.path() + ": tensor \"" + name + "\" has dtype " + to_string(t.dtype) +
-                         ", expected " + to_string(dtype));
-    bool match = t.shape.size() == expected_shape.size();
-    for (std::size_t i = 0; match && i < t.shape.size(); ++i)
-        match = expected_shape[i] < 0 || t.shape[i] == expected_shape[i];
-    if (!match) {
-        std::vector<std::int64_t> shown = expected_shape;
-        for (std::size_t i = 0; i < shown.size() && i < t.shape.size(); ++i)
-            if (shown[i] < 0) shown[i] = t.shape[i];
-        throw InputError(file.path() + ": tensor \"" + name + "\" has shape " +
-                         shape_text(t.shape) + ", expected " + shape_text(shown));
-    }
-    return t;
-}
-
 std::vector<float> floats(const HostTensor& t) {
     std::vector<float> out(static_cast<std::size_t>(t.numel()));
     if (!out.empty()) std::memcpy(out.data(), t.data, out.size() * sizeof(float));
@@ -90,15 +68,37 @@ std::vector<double> correlations_for(const PerDocArrays& a, const std::vector<do
 
 }  // namespace
 
+HostTensor fetch_tensor(const SafetensorsFile& file, const std::string& name, DType dtype,
+                        const std::vector<std::int64_t>& expected_shape) {
+    if (!file.contains(name))
+        throw InputError(file.path() + ": tensor \"" + name + "\" is missing (expected " +
+                         to_string(dtype) + " " + shape_text(expected_shape) + ")");
+    HostTensor t = file.get(name);
+    if (t.dtype != dtype)
+        throw InputError(file.path() + ": tensor \"" + name + "\" has dtype " + to_string(t.dtype) +
+                         ", expected " + to_string(dtype));
+    bool match = t.shape.size() == expected_shape.size();
+    for (std::size_t i = 0; match && i < t.shape.size(); ++i)
+        match = expected_shape[i] < 0 || t.shape[i] == expected_shape[i];
+    if (!match) {
+        std::vector<std::int64_t> shown = expected_shape;
+        for (std::size_t i = 0; i < shown.size() && i < t.shape.size(); ++i)
+            if (shown[i] < 0) shown[i] = t.shape[i];
+        throw InputError(file.path() + ": tensor \"" + name + "\" has shape " +
+                         shape_text(t.shape) + ", expected " + shape_text(shown));
+    }
+    return t;
+}
+
 PerDocArrays read_per_doc(const std::string& path) {
     const SafetensorsFile file(path);
-    const HostTensor sizes = fetch(file, "N", DType::I64, {-1});
-    const HostTensor rho0 = fetch(file, "rho0", DType::F32, {-1, -1, -1});
+    const HostTensor sizes = fetch_tensor(file, "N", DType::I64, {-1});
+    const HostTensor rho0 = fetch_tensor(file, "rho0", DType::F32, {-1, -1, -1});
     const std::int64_t S = sizes.shape[0];
     const auto& dlh = rho0.shape;
-    const HostTensor lambda = fetch(file, "lambda", DType::F32, dlh);
-    const HostTensor P = fetch(file, "P", DType::F32, {dlh[0], dlh[1], dlh[2], S});
-    const HostTensor R = fetch(file, "R", DType::F32, {dlh[0], dlh[1], dlh[2], S});
+    const HostTensor lambda = fetch_tensor(file, "lambda", DType::F32, dlh);
+    const HostTensor P = fetch_tensor(file, "P", DType::F32, {dlh[0], dlh[1], dlh[2], S});
+    const HostTensor R = fetch_tensor(file, "R", DType::F32, {dlh[0], dlh[1], dlh[2], S});
     PerDocArrays a;
     a.docs = static_cast<int>(dlh[0]);
     a.layers = static_cast<int>(dlh[1]);
@@ -117,14 +117,16 @@ PerDocArrays read_per_doc(const std::string& path) {
     a.rho0 = floats(rho0);
     a.lambda = floats(lambda);
     if (file.contains("cos_by_lag")) {
-        const HostTensor cos = fetch(file, "cos_by_lag", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
-        const HostTensor alpha = fetch(file, "alpha", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
+        const HostTensor cos =
+            fetch_tensor(file, "cos_by_lag", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
+        const HostTensor alpha =
+            fetch_tensor(file, "alpha", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
         a.has_fit_arrays = true;
         a.max_lag = static_cast<int>(cos.shape[3]);
         a.context = static_cast<int>(alpha.shape[3]);
         a.cos_by_lag = floats(cos);
         a.alpha = floats(alpha);
-        a.C = floats(fetch(file, "C", DType::F32, dlh));
+        a.C = floats(fetch_tensor(file, "C", DType::F32, dlh));
     }
     return a;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "common/safetensors.hpp"
+
 namespace attngeo::compare {
 
 struct PerDocArrays {
@@ -27,6 +29,11 @@ struct PerDocArrays {
 // [D, L, H, n] and "C" [D, L, H]. A missing tensor, wrong dtype or inconsistent shape is an
 // InputError naming the file, the tensor and both shapes.
 PerDocArrays read_per_doc(const std::string& path);
+
+// The tensor `name` of `file` with this dtype and shape (−1: any extent); an InputError naming
+// the file, the tensor and both shapes otherwise.
+HostTensor fetch_tensor(const SafetensorsFile& file, const std::string& name, DType dtype,
+                        const std::vector<std::int64_t>& expected_shape);
 
 struct CorrelationRow {
     int N = 0;

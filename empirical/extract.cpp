@@ -3,48 +3,20 @@
 #include "empirical/extract.hpp"
 #include "empirical/head_snapshot.hpp"
 
-#include <signal.h>
-
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 
 #include "common/errors.hpp"
 #include "common/manifest_values.hpp"
 #include "common/progress.hpp"
 #include "empirical/extract_plan.hpp"
-#include "empirical/token_file.hpp"
-#include "empirical/tokenizer.hpp"
+#include "empirical/interrupt_guard.hpp"
+#include "empirical/run_documents.hpp"
 
 namespace attngeo::empirical {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// SIGINT/SIGTERM set a flag; the loop finishes the current window, checkpoints and stops.
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) {
-    g_interrupted = 1;
-}
-class InterruptGuard {
-  public:
-    InterruptGuard() {
-        g_interrupted = 0;
-        struct sigaction action {};
-        action.sa_handler = on_interrupt;
-        sigemptyset(&action.sa_mask);
-        ::sigaction(SIGINT, &action, &old_int_);
-        ::sigaction(SIGTERM, &action, &old_term_);
-    }
-    ~InterruptGuard() {
-        ::sigaction(SIGINT, &old_int_, nullptr);
-        ::sigaction(SIGTERM, &old_term_, nullptr);
-    }
-
-  private:
-    struct sigaction old_int_ {
-    }, old_term_{};
-};
 
 // Wall time of the pipeline's parts, for the manifest and the benchmark.
 struct TimingSplit {
@@ -57,68 +29,6 @@ struct TimingSplit {
         return seconds;
     }
 };
-
-// The run's documents as token ids within the model's vocabulary, and the tokenizer used.
-struct Documents {
-    std::vector<std::vector<std::int64_t>> ids;
-    std::string tokenizer = "none (--tokens)";
-};
-
-// The model's tokenizer; one it cannot read (Qwen2's or LLaMA-3's tokenizer.json pre-tokenise
-// with their own regex) points at --tokens, which any model takes.
-std::unique_ptr<Tokenizer> tokenizer_of(const std::string& model, int vocab_size) {
-    try {
-        return tokenizer_for_model(model, vocab_size);
-    } catch (const InputError& e) {
-        throw InputError(std::string(e.what()) + "; or pass the documents as token ids (--tokens)");
-    }
-}
-
-Documents load_documents(const ExtractPlan& plan, int vocab_size) {
-    Documents documents;
-    if (!plan.tokens_file.empty()) {
-        documents.ids = read_token_file(plan.tokens_file, false, vocab_size);
-    } else {
-        const auto tokenizer = tokenizer_of(plan.model, vocab_size);
-        documents.tokenizer = tokenizer->name();
-        for (const std::string& text : read_corpus(plan.corpus)) {
-            std::vector<std::int64_t> ids;
-            for (int id : tokenizer->encode(text))
-                ids.push_back(id);
-            if (!ids.empty()) documents.ids.push_back(std::move(ids));
-        }
-        if (documents.ids.empty()) throw InputError("--corpus '" + plan.corpus + "': no documents");
-    }
-    for (const auto& doc : documents.ids)
-        for (std::int64_t id : doc)
-            if (id < 0 || id >= vocab_size)
-                throw InputError(plan.documents_flag() + "': token id " + std::to_string(id) +
-                                 " outside the model's vocabulary 0.." +
-                                 std::to_string(vocab_size - 1));
-    return documents;
-}
-
-// Every window of the run in run order, and this shard's range [first, first + count).
-struct RunWindows {
-    std::vector<std::vector<std::int64_t>> all;
-    std::int64_t skipped = 0, first = 0, count = 0;
-};
-
-RunWindows cut_windows(const ExtractPlan& plan, std::vector<std::vector<std::int64_t>> documents,
-                       int bos_id) {
-    if (plan.seed != 0) seeded_shuffle(documents, plan.seed);
-    RunWindows windows;
-    windows.all = make_windows(documents, plan.settings.context, bos_id, plan.bos, plan.stride,
-                               plan.docs, windows.skipped);
-    if (windows.all.empty())
-        throw InputError(plan.documents_flag() + "': no document has " +
-                         std::to_string(plan.settings.context) + " tokens (all " +
-                         std::to_string(windows.skipped) + " skipped); lower --context");
-    const std::int64_t W = static_cast<std::int64_t>(windows.all.size());
-    windows.first = W * plan.shard.index / plan.shard.count;
-    windows.count = W * (plan.shard.index + 1) / plan.shard.count - windows.first;
-    return windows;
-}
 
 std::string metrics_description(const ExtractPlan& plan) {
     if (!uses_gram_path(plan.settings)) return "per-N reference (sparse N grid)";
@@ -206,7 +116,8 @@ bool run_windows(const ExtractPlan& plan, ForwardEngine& engine, const RunWindow
     WindowRecord record(state.layout());
     bool finished = true;
     for (std::int64_t w = started_at; w < D; ++w) {
-        if (g_interrupted || (plan.stop_after > 0 && w - started_at >= plan.stop_after)) {
+        if (InterruptGuard::interrupted() ||
+            (plan.stop_after > 0 && w - started_at >= plan.stop_after)) {
             finished = false;
             break;
         }

@@ -371,7 +371,7 @@ void Transformer::require_finite(const torch::Tensor& t, std::size_t layer,
                          std::to_string(layer) + " (" + tensor + ")");
 }
 
-torch::Tensor Transformer::attention(const torch::Tensor& x, const Layer& l,
+torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, const Layer& l,
                                      const torch::Tensor& cos, const torch::Tensor& sin,
                                      const CaptureOptions& options, LayerCapture& capture) const {
     const std::int64_t B = x.size(0), T = x.size(1), H = config_.num_heads,
@@ -410,7 +410,10 @@ torch::Tensor Transformer::attention(const torch::Tensor& x, const Layer& l,
             torch::matmul(q.slice(2, r0, r1).to(torch::kFloat32), k_all.transpose(2, 3)) / scale;
         scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
         const auto probs = torch::softmax(scores, -1);  // α in float32
-        out.slice(2, r0, r1).copy_(torch::matmul(probs.to(v.scalar_type()), v_all));
+        const auto mixing = options.edit != nullptr
+                                ? options.edit->edit(layer_index, r0, scores, probs, v_all)
+                                : probs;
+        out.slice(2, r0, r1).copy_(torch::matmul(mixing.to(v.scalar_type()), v_all));
         if (keep_all) {
             capture.attention.slice(2, r0, r1).copy_(probs);
         } else if (keep_last && r1 == T) {
@@ -439,7 +442,7 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
     for (std::size_t layer = 0; layer < layers_.size(); ++layer) {
         const Layer& l = layers_[layer];
         LayerCapture capture;
-        const auto attended = attention(x, l, cos, sin, options, capture);
+        const auto attended = attention(x, static_cast<int>(layer), l, cos, sin, options, capture);
         require_finite(attended, layer, "attention output");
         if (config_.parallel_residual) {
             x = x + attended + mlp(norm(x, l.mlp_norm, l.mlp_norm_bias), l);

@@ -31,12 +31,27 @@ struct LoadOptions {
 
 enum class QueryRows { last, all };
 
+// A change to the attention weights inside the forward (truncation, truncating_edit.hpp): called
+// for each layer and block of query rows after the softmax, it returns the weights that multiply
+// the values in place of `probs`. Everything else in the forward is unchanged.
+class AttentionEdit {
+  public:
+    virtual ~AttentionEdit() = default;
+    // scores: [B, H, rows, T] float32 q·kᵀ/√d of queries first_row..first_row + rows − 1 with
+    // −inf where the mask forbids a key; probs: their softmax rows; values: [B, H, T, d_head] the
+    // value states each query head reads (GQA repeated), in the model's dtype. Returns
+    // [B, H, rows, T] float32.
+    virtual torch::Tensor edit(int layer, std::int64_t first_row, const torch::Tensor& scores,
+                               const torch::Tensor& probs, const torch::Tensor& values) = 0;
+};
+
 struct CaptureOptions {
     QueryRows queries = QueryRows::last;
-    bool capture = true;         // false: a plain forward (α and values not kept)
-    bool hidden_states = false;  // embeddings, each layer's output, the final-normed output
-    bool all_logits = true;      // logits for every position, else only the last
-    int query_chunk = 256;       // rows of attention computed at once: memory O(chunk·T)
+    bool capture = true;            // false: a plain forward (α and values not kept)
+    bool hidden_states = false;     // embeddings, each layer's output, the final-normed output
+    bool all_logits = true;         // logits for every position, else only the last
+    int query_chunk = 256;          // rows of attention computed at once: memory O(chunk·T)
+    AttentionEdit* edit = nullptr;  // when set, the weights every layer's values are mixed with
 };
 
 // What one forward returns, float32 on the host-or-device of the model.
@@ -85,9 +100,9 @@ class Transformer {
     std::pair<torch::Tensor, torch::Tensor> rotary_tables(std::int64_t T) const;
     // One layer's attention block: the output projection of softmax(q kᵀ/√d) v, with the
     // captured α rows and values in `capture` as options ask.                     [B, T, hidden]
-    torch::Tensor attention(const torch::Tensor& x, const Layer& layer, const torch::Tensor& cos,
-                            const torch::Tensor& sin, const CaptureOptions& options,
-                            LayerCapture& capture) const;
+    torch::Tensor attention(const torch::Tensor& x, int layer_index, const Layer& layer,
+                            const torch::Tensor& cos, const torch::Tensor& sin,
+                            const CaptureOptions& options, LayerCapture& capture) const;
     // InputError naming the checkpoint, layer and tensor when `t` holds NaN or inf.
     void require_finite(const torch::Tensor& t, std::size_t layer, const char* tensor) const;
 
