@@ -21,6 +21,7 @@ inline constexpr const char* sweep = "sweep";
 inline constexpr const char* extract = "extract";
 inline constexpr const char* compare = "compare";
 inline constexpr const char* report_files = "report-files";
+inline constexpr const char* truncate = "truncate";
 }  // namespace kind
 
 // Files of the folders (docs/simulate-outputs.md, docs/extract-outputs.md,
@@ -49,6 +50,14 @@ inline constexpr const char* contributions = "contributions.csv";
 inline constexpr const char* per_document = "per_doc.safetensors";
 inline constexpr const char* exact_state = "sums.safetensors";
 inline constexpr const char* planted_truth = "planted.csv";
+// truncate (docs/truncate-outputs.md; per_doc.safetensors and an extract/ subfolder too)
+inline constexpr const char* truncation = "truncate.csv";
+inline constexpr const char* effective_size = "effective_size.csv";
+inline constexpr const char* geometry_link = "geometry_link.csv";
+inline constexpr const char* head_link = "head_link.csv";
+inline constexpr const char* link_summary = "link_summary.json";
+inline constexpr const char* windows = "windows.txt";
+inline constexpr const char* geometry_extract = "extract";
 // compare
 inline constexpr const char* fits = "fits.csv";
 inline constexpr const char* profile = "profile.csv";
