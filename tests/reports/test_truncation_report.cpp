@@ -335,3 +335,30 @@ TEST(TruncationReport, TwoFoldersOverlayTheirDeltaNllInOneFigure) {
               std::string::npos)
         << "one folder draws no overlay";
 }
+
+TEST(TruncationReport, LinkSummaryEntriesMayBeKeyedByPolicyAndRenorm) {
+    const fs::path dir = make_truncate("keyed", "head");
+    nlohmann::json entry = {{"best_predictor", "lambda"},
+                            {"mean_abs_spearman", {{"lambda", 0.5}}},
+                            {"N_largest_F", 4},
+                            {"N_knee", nullptr},
+                            {"largest_F_before_knee", nullptr}};
+    const nlohmann::json keyed = {{"attn", {{"no", entry}}}, {"random,no", entry}};
+    write_text(dir / "link_summary.json", keyed.dump(2));
+    const fs::path out = report({dir}, "keyed_out");
+    const std::string html = slurp(out / "index.html");
+    for (const char* policy : {"attn", "random"})
+        EXPECT_NE(html.find(std::string(policy) +
+                            ", renorm no: the best predictor of a head's ΔNLL is "
+                            "<code>lambda</code> (mean |ρ| 0.5); the largest head-mean F is at "
+                            "N = 4, the knee (ΔNLL at most 10% of its first value) is not reached"),
+                  std::string::npos)
+            << policy;
+    const auto points = dat_rows(out / "figures" / "run0_truncate_link1.dat");
+    ASSERT_EQ(points.size(), static_cast<std::size_t>(kLayers * kHeads));
+    for (const auto& point : points)
+        EXPECT_EQ(point[2], 0.25) << "x is head_link.csv's lambda";
+
+    write_text(dir / "link_summary.json", R"({"attn": {"no": {"best_predictor": "top1"}}})");
+    EXPECT_NE(error_of({dir}, "keyed_bad_out").find("link_summary.json"), std::string::npos);
+}
