@@ -15,7 +15,8 @@ Runner register_report(CLI::App& app) {
     };
     auto o = std::make_shared<ReportOptions>();
     app.add_option("--in", o->in,
-                   "Run folders (simulate, sweep, extract, compare), each with its manifest.json")
+                   "Run folders (simulate, sweep, extract, compare, truncate), each with its "
+                   "manifest.json")
         ->required();
     app.add_option("--out", o->out,
                    "Report folder: index.html, figures/*.svg|png with gnuplot scripts and data")
@@ -25,8 +26,8 @@ Runner register_report(CLI::App& app) {
                    "model's name from each manifest)");
     app.footer(
         "The report is self-contained (figures inlined as SVG) and opens offline from file://. "
-        "Several extract or compare folders (or several simulate folders) are also drawn "
-        "together, one colour per model (figures models_*).");
+        "Several extract or compare folders (or several simulate folders, or several truncate "
+        "folders) are also drawn together, one colour per model (figures models_*).");
     return [o] { std::cout << reports::write_report(o->in, o->out, o->labels) << "\n"; };
 }
 

@@ -47,6 +47,12 @@ bool is_empirical(const RunFolder& run) {
     return kind == "extract" || kind == "compare";
 }
 
+// Folders labelled by their model: a truncate folder's manifest names its model as extract's
+// does (model.path, parameters.context).
+bool named_by_model(const RunFolder& run) {
+    return is_empirical(run) || kind_of(run) == schema::kind::truncate;
+}
+
 // The folder's own name ("runs/a/" → "a").
 std::string folder_name(const std::string& dir) {
     fs::path path = fs::path(dir).lexically_normal();
@@ -147,10 +153,10 @@ std::vector<std::string> run_labels(const std::vector<RunFolder>& runs,
     std::vector<std::string> labels;
     for (const auto& run : runs)
         labels.push_back(kind_of(run) == "simulate" ? simulations.at(run.index)
-                         : is_empirical(run)        ? model_name(run)
+                         : named_by_model(run)      ? model_name(run)
                                                     : folder_name(run.dir));
     separate_equal_labels(labels, [&](std::size_t i) {
-        const std::string context = is_empirical(runs[i]) ? context_of(runs[i]) : "";
+        const std::string context = named_by_model(runs[i]) ? context_of(runs[i]) : "";
         return context.empty() ? std::string() : " (context " + context + ")";
     });
     separate_equal_labels(labels, [](std::size_t i) { return " #" + std::to_string(i + 1); });

@@ -12,9 +12,9 @@ namespace attngeo::reports {
 
 // The name each run is drawn under, [runs]: `given` when not empty (--label, one per run in
 // order; InputError naming --label for a wrong count or an empty name), else the model's name
-// from the manifest (extract: model.path, compare: emp_model.path, simulate: the settings that
-// differ between the simulate runs, else the folder's name), made unique by the context length
-// and then by the position on the command line.
+// from the manifest (extract and truncate: model.path, compare: emp_model.path, simulate: the
+// settings that differ between the simulate runs, else the folder's name), made unique by the
+// context length and then by the position on the command line.
 std::vector<std::string> run_labels(const std::vector<RunFolder>& runs,
                                     const std::vector<std::string>& given);
 

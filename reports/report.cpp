@@ -37,6 +37,7 @@ const std::map<std::string, SectionBuilder>& builders() {
         {"sweep", sweep_sections},
         {"extract", extract_sections},
         {"compare", compare_sections},
+        {schema::kind::truncate, truncate_sections},
     };
     return table;
 }
@@ -191,7 +192,7 @@ RunFolder read_run_folder(const std::string& dir, int index) {
             : "";
     if (!builders().count(kind)) {
         throw InputError("--in '" + dir + "': run kind '" + kind +
-                         "' has no report (known: simulate, sweep, extract, compare)");
+                         "' has no report (known: simulate, sweep, extract, compare, truncate)");
     }
     schema::check_format_version(run.manifest, manifest_path.string());
     return run;
@@ -391,7 +392,9 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
     const std::vector<std::string> run_names = run_labels(runs, labels);
     // Build every section before writing anything.
     const RunSections parts = build_sections(runs);
-    const std::vector<Section> across_models = models_sections(runs, run_names);
+    std::vector<Section> across_models = models_sections(runs, run_names);
+    const std::vector<Section> across_truncations = truncate_overlay_sections(runs, run_names);
+    across_models.insert(across_models.end(), across_truncations.begin(), across_truncations.end());
 
     // Figures and index.html appear together or not at all (the folder may be the run's own).
     OutputFolder folder(out_dir, "--out");

@@ -39,6 +39,13 @@ std::vector<Section> sweep_sections(const RunFolder& run);
 // Section-4 figures; a compare report includes its extract folder's figures with overlays.
 std::vector<Section> extract_sections(const RunFolder& run);
 std::vector<Section> compare_sections(const RunFolder& run);
+// `attngeo truncate` folders (truncation_report.cpp): ΔNLL and KL against N, N*_τ, and for
+// scope head each head's ΔNLL against its geometry.
+std::vector<Section> truncate_sections(const RunFolder& run);
+// The truncate folders among `runs` overlaid (models_truncate_delta_nll) when there are at
+// least two; empty otherwise. `labels` [runs] as run_labels returns.
+std::vector<Section> truncate_overlay_sections(const std::vector<RunFolder>& runs,
+                                               const std::vector<std::string>& labels);
 
 // Writes OUT/index.html, OUT/figures/* and OUT/report_files.json (the files this report wrote);
 // returns the path of index.html. `labels`: one name per run folder to draw it under in the
