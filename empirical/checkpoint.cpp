@@ -14,12 +14,18 @@ namespace fs = std::filesystem;
 namespace attngeo::empirical {
 namespace {
 
-// Pickles start with the protocol opcode 0x80, torch.save zips with "PK".
-bool looks_like_pickle(const std::string& path) {
+// What a file's first bytes prove it to be: a pickle starts with the PROTO opcode 0x80 and its
+// protocol (2 to 5 for any torch.save); torch.save's zip format is a zip ("PK\3\4") whose
+// entries include data.pkl, named within the first local headers.
+bool is_pickle_checkpoint(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    char magic[2] = {0, 0};
-    in.read(magic, 2);
-    return (static_cast<unsigned char>(magic[0]) == 0x80) || (magic[0] == 'P' && magic[1] == 'K');
+    std::string head(65536, '\0');
+    in.read(&head[0], static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x80 && head[1] >= 2 &&
+        head[1] <= 5)
+        return true;
+    return head.rfind("PK\3\4", 0) == 0 && head.find("data.pkl") != std::string::npos;
 }
 
 }  // namespace
@@ -41,7 +47,10 @@ CheckpointFormat checkpoint_format(const std::string& path) {
     if (!fs::exists(path)) throw InputError("--model '" + path + "': no such file or folder");
     const std::string extension = fs::path(path).extension().string();
     if (extension == ".gguf") return CheckpointFormat::gguf;
-    if (looks_like_pickle(path) || extension == ".pt" || extension == ".pth") {
+    // The header decides before the name: a llama2.c file whose dim is 128 mod 256 begins
+    // with 0x80 like a pickle, but only a llama2.c header adds up to the file's length.
+    if (is_llama2c_checkpoint(path)) return CheckpointFormat::llama2c;
+    if (is_pickle_checkpoint(path) || extension == ".pt" || extension == ".pth") {
         throw InputError(
             "--model '" + path +
             "': a PyTorch pickle checkpoint; attngeo never unpickles (it can run code). "

@@ -184,6 +184,18 @@ std::vector<float> rope_interleaved_to_half(const std::vector<float>& weight, in
     return out;
 }
 
+bool is_llama2c_checkpoint(const std::string& path) {
+    try {
+        const std::uint64_t file_bytes = regular_file_size(path, "llama2.c checkpoint");
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return false;
+        require_exact_size(read_header(in, path, file_bytes), path, file_bytes);
+        return true;
+    } catch (const InputError&) {
+        return false;
+    }
+}
+
 Llama2cCheckpoint::Llama2cCheckpoint(const std::string& path)
     : MapTensorStore(path, "llama2.c checkpoint") {
     require_little_endian_host();

@@ -37,6 +37,11 @@ std::vector<float> rope_interleaved_to_half(const std::vector<float>& weight, in
                                             int head_dim, std::int64_t in_features);
 
 // A llama2.c .bin checkpoint, read whole into float32 buffers owned by the returned tensors.
+// Whether `path` proves to be a legacy llama2.c checkpoint: a header that passes the checks below
+// and whose tensors add up to the file's exact length. (A header with dim = 128 mod 256 starts
+// with the byte 0x80, as a pickle does; only the sizes tell them apart.)
+bool is_llama2c_checkpoint(const std::string& path);
+
 // The constructor validates the header (positive sizes, vocab ≠ 0, dim % n_heads == 0,
 // n_heads % n_kv_heads == 0, even head_dim) and that the file holds exactly the bytes the
 // header implies, including run.c's legacy freq_cis block; anything else is an InputError

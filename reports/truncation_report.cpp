@@ -384,54 +384,22 @@ const std::vector<std::string> kGeometryLinkColumns = {
 const std::set<std::string> kPredictors = {"precision",    "recall", "f_score", "dropped_mass",
                                            "output_error", "lambda", "rho0",    "beta"};
 
-std::string renorm_text(const nlohmann::json& value) {
-    if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
-    return value.get<std::string>();
-}
-
-// link_summary.json's entries by (policy, renorm): any object with a best_predictor, named by
-// its own policy and renorm or else by the keys above it ({"attn": {"no": {...}}} or
-// {"attn,no": {...}}), so a list or a map of entries reads the same.
-void collect_summaries(const nlohmann::json& node, std::vector<std::string>& keys,
-                       const std::string& path, std::map<CurveKey, nlohmann::json>& found) {
-    if (node.is_object() && node.contains("best_predictor")) {
-        std::vector<std::string> names = keys;
-        if (!names.empty()) {  // "attn,no" or "attn/no" as one key
-            const auto split = names.back().find_first_of(",/:");
-            if (split != std::string::npos) {
-                const std::string both = names.back();
-                names.back() = both.substr(0, split);
-                names.push_back(both.substr(split + 1));
-            }
-        }
-        std::string policy = names.size() >= 2 ? names[names.size() - 2] : "";
-        std::string renorm = names.empty() ? "" : names.back();
-        if (node.contains("policy")) policy = node.at("policy").get<std::string>();
-        if (node.contains("renorm")) renorm = renorm_text(node.at("renorm"));
-        if (policy.empty() || renorm.empty())
-            throw InputError("'" + path +
-                             "': an entry with best_predictor names no policy and renorm");
-        found[{policy, renorm}] = node;
-        return;
-    }
-    if (node.is_object()) {
-        for (const auto& [key, value] : node.items()) {
-            keys.push_back(key);
-            collect_summaries(value, keys, path, found);
-            keys.pop_back();
-        }
-    } else if (node.is_array()) {
-        for (const auto& value : node)
-            collect_summaries(value, keys, path, found);
-    }
-}
-
+// link_summary.json (docs/truncate-outputs.md): a list of entries, one per (policy, renorm), each
+// with its policy, renorm ("no" | "yes") and best_predictor.
 std::map<CurveKey, nlohmann::json> read_link_summary(const std::string& path) {
     const nlohmann::json summary = read_json(path);
     std::map<CurveKey, nlohmann::json> found;
-    std::vector<std::string> keys;
     with_json_context(path, [&] {
-        collect_summaries(summary, keys, path, found);
+        if (!summary.is_array())
+            throw InputError("'" + path + "': expected a list of entries per policy and renorm");
+        for (const nlohmann::json& entry : summary) {
+            const CurveKey key{entry.at("policy").get<std::string>(),
+                               entry.at("renorm").get<std::string>()};
+            (void)entry.at("best_predictor").get<std::string>();
+            if (!found.emplace(key, entry).second)
+                throw InputError("'" + path + "': two entries for policy " + key.first +
+                                 ", renorm " + key.second);
+        }
         return 0;
     });
     return found;

@@ -105,3 +105,36 @@ def test_damaged_folders_are_value_errors(tmp_path):
     (tmp_path / "bad.csv").write_text("")
     with pytest.raises(ValueError, match=r"bad.csv' is empty, expected a header line"):
         attngeo.read_run(tmp_path)
+
+
+def test_a_truncate_folder_reads_with_its_extract_subfolder(tmp_path, cli):
+    """attngeo truncate --scope head writes truncate.csv, head_link.csv, ... and extract/;
+    read_run gives each as a table, the numbers as the CSV's text says."""
+    import os
+    shared = os.environ.get("ATTNGEO_SHARED", os.path.join(os.path.dirname(__file__),
+                                                            "..", "..", "..", "shared"))
+    model = os.path.join(shared, "golden", "stories260k-hf")
+    windows = os.path.join(shared, "golden", "truncation", "stories260k_windows96.txt")
+    if not os.path.isfile(os.path.join(model, "model.safetensors")):
+        if os.environ.get("ATTNGEO_REQUIRE_SHARED") == "1":
+            pytest.fail(f"shared model {model} not found (ATTNGEO_REQUIRE_SHARED=1)")
+        pytest.skip(f"shared model {model} not found")
+    help_text = cli.failing("truncate", "--help").stdout
+    if "--policy" not in help_text:
+        pytest.skip("attngeo built without libtorch: no truncate")
+    out = tmp_path / "truncate"
+    cli("truncate", "--model", model, "--tokens", windows, "--context", 96, "--docs", 2,
+        "--N", "1,8", "--scope", "head", "--heads", "0:0,1:1,2:2", "--replicates", 10,
+        "--quiet", "--out", out)
+    run = attngeo.read_run(out, frames=False)
+    assert run["manifest"]["kind"] == "truncate"
+    tables = run["tables"]
+    for name in ["truncate", "effective_size", "geometry_link", "head_link", "extract/heads"]:
+        assert name in tables, name
+    truncate = tables["truncate"]
+    text = (out / "truncate.csv").read_text().strip().splitlines()
+    header = text[0].split(",")
+    column = header.index("delta_nll")
+    assert truncate["delta_nll"].tolist() == [float(line.split(",")[column]) for line in text[1:]]
+    assert sorted(set(truncate["head"].tolist())) == [0, 1, 2]
+    assert set(tables["head_link"]["regime"].tolist()) <= {"Retriever", "Mixer", "Reset"}

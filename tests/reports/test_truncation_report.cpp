@@ -132,7 +132,7 @@ void write_link_files(const fs::path& dir) {
     }
     write_text(dir / "head_link.csv", heads.str());
     write_text(dir / "geometry_link.csv", geometry.str());
-    write_text(dir / "link_summary.json", nlohmann::json({{"summaries", summaries}}).dump(2));
+    write_text(dir / "link_summary.json", summaries.dump(2));
 }
 
 // A truncate folder of `scope` (all or head) for model `model`; `folder` shifts its ΔNLL.
@@ -336,15 +336,18 @@ TEST(TruncationReport, TwoFoldersOverlayTheirDeltaNllInOneFigure) {
         << "one folder draws no overlay";
 }
 
-TEST(TruncationReport, LinkSummaryEntriesMayBeKeyedByPolicyAndRenorm) {
+TEST(TruncationReport, LinkSummaryIsAListOfEntriesPerPolicyAndRenorm) {
     const fs::path dir = make_truncate("keyed", "head");
-    nlohmann::json entry = {{"best_predictor", "lambda"},
-                            {"mean_abs_spearman", {{"lambda", 0.5}}},
-                            {"N_largest_F", 4},
-                            {"N_knee", nullptr},
-                            {"largest_F_before_knee", nullptr}};
-    const nlohmann::json keyed = {{"attn", {{"no", entry}}}, {"random,no", entry}};
-    write_text(dir / "link_summary.json", keyed.dump(2));
+    nlohmann::json entries = nlohmann::json::array();
+    for (const char* policy : {"attn", "random"})
+        entries.push_back({{"policy", policy},
+                           {"renorm", "no"},
+                           {"best_predictor", "lambda"},
+                           {"mean_abs_spearman", {{"lambda", 0.5}}},
+                           {"N_largest_F", 4},
+                           {"N_knee", nullptr},
+                           {"largest_F_before_knee", nullptr}});
+    write_text(dir / "link_summary.json", entries.dump(2));
     const fs::path out = report({dir}, "keyed_out");
     const std::string html = slurp(out / "index.html");
     for (const char* policy : {"attn", "random"})
@@ -359,6 +362,14 @@ TEST(TruncationReport, LinkSummaryEntriesMayBeKeyedByPolicyAndRenorm) {
     for (const auto& point : points)
         EXPECT_EQ(point[2], 0.25) << "x is head_link.csv's lambda";
 
-    write_text(dir / "link_summary.json", R"({"attn": {"no": {"best_predictor": "top1"}}})");
-    EXPECT_NE(error_of({dir}, "keyed_bad_out").find("link_summary.json"), std::string::npos);
+    const std::string bad[] = {
+        R"([{"policy": "attn", "renorm": "no", "best_predictor": "top1"}])",  // not a column
+        R"({"attn": {"no": {"best_predictor": "lambda"}}})",                  // not a list
+        R"([{"policy": "attn", "best_predictor": "lambda"}])",                // no renorm
+    };
+    for (const std::string& text : bad) {
+        write_text(dir / "link_summary.json", text);
+        EXPECT_NE(error_of({dir}, "keyed_bad_out").find("link_summary.json"), std::string::npos)
+            << text;
+    }
 }
