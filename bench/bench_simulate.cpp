@@ -8,10 +8,10 @@
 
 #include "simulate/montecarlo.hpp"
 #include "simulate/rng.hpp"
-#include "theory/single_gram.hpp"
 #include "theory/bounds.hpp"
 #include "theory/gram_kernels.hpp"
 #include "theory/metrics.hpp"
+#include "theory/single_gram.hpp"
 
 using namespace attngeo;
 

@@ -18,12 +18,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "common/order_statistics.hpp"
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
+#include "common/order_statistics.hpp"
 #include "common/output_folder.hpp"
 #include "common/progress.hpp"
 #include "common/run_schema.hpp"

@@ -81,7 +81,7 @@ struct VariantResult {
     theory::BoundVariant variant = theory::BoundVariant::paper;
     double kappa = 1;            // the rows' κ: the interval-score κ, or the given one
     bool kappa_fitted = false;   // false when given or d = ∞
-    KappaScan scan;    // points in head order, then N: the scan and the verdict
+    KappaScan scan;              // points in head order, then N: the scan and the verdict
     double fraction_inside = 0;  // over all (head, N, metric ∈ {P, R}) points, at kappa
     double mean_width = 0;       // mean over those points of upper − lower
     std::vector<std::vector<theory::BoundRow>> rows;    // [heads][S] at κ

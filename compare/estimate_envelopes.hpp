@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/kappa_scan.hpp"
 #include "common/exact_sums.hpp"
+#include "compare/kappa_scan.hpp"
 #include "theory/bounds.hpp"
 
 namespace attngeo::compare {

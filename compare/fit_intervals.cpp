@@ -11,8 +11,8 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
-#include "common/order_statistics.hpp"
 #include "common/errors.hpp"
+#include "common/order_statistics.hpp"
 #include "compare/bootstrap.hpp"
 #include "compare/parallel_for.hpp"
 

@@ -12,8 +12,8 @@
 
 #include <boost/math/distributions/binomial.hpp>
 
-#include "common/order_statistics.hpp"
 #include "common/errors.hpp"
+#include "common/order_statistics.hpp"
 #include "theory/bounds.hpp"
 
 namespace attngeo::compare {

@@ -7,9 +7,9 @@
 #include <set>
 #include <sstream>
 
-#include "common/order_statistics.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/order_statistics.hpp"
 #include "compare/fits.hpp"
 #include "theory/cosine_geometry.hpp"
 
@@ -133,8 +133,7 @@ double realised_truth(const std::string& parameter, double planted, const Plante
     if (!decay || beta == head.values.end() || !(beta->second > 0)) return planted;
     std::vector<double> cosines(lags);
     for (int k = 1; k <= lags; ++k)
-        cosines[k - 1] =
-            theory::expected_normalized_cosine(std::exp(-beta->second * k), dimension);
+        cosines[k - 1] = theory::expected_normalized_cosine(std::exp(-beta->second * k), dimension);
     if (parameter == "beta") return fit_exponential_decay(cosines).beta;
     if (lags < 2) return planted;  // the offset model has two parameters
     const OffsetDecayFit offset = fit_offset_exponential_decay(cosines);

@@ -5,13 +5,13 @@
 #include <cstdint>
 #include <string>
 
+#include "common/shard.hpp"
 #include "empirical/checkpoint.hpp"
 #include "empirical/compute_options.hpp"
 #include "empirical/extract.hpp"
 #include "empirical/extract_windows.hpp"
 #include "empirical/forward_engine.hpp"
 #include "empirical/statistics.hpp"
-#include "common/shard.hpp"
 
 namespace attngeo::empirical {
 

@@ -13,9 +13,9 @@
 
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
-#include "empirical/statistics_kernels.hpp"
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "empirical/statistics_kernels.hpp"
 
 namespace attngeo::empirical {
 namespace {

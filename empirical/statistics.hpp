@@ -177,8 +177,8 @@ class HeadStatistics {
     std::vector<std::int64_t> lag_pairs_;  // [max_lag + 1]
     Sum sink_mass_, last_mass_, m_sink_, m_last_, m_rest_;
     std::vector<MomentSums> precision_, recall_, fmax_, fmin_;  // [|sizes|]
-    std::vector<std::int64_t> exact_decisions_;                           // [|sizes|]
-    std::vector<std::array<Sum, 5>> diag_;                                // [|sizes|]
+    std::vector<std::int64_t> exact_decisions_;                 // [|sizes|]
+    std::vector<std::array<Sum, 5>> diag_;                      // [|sizes|]
 };
 
 }  // namespace attngeo::empirical

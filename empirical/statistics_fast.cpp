@@ -88,8 +88,7 @@ void all_sizes_metrics(DocumentScratch& s, const RankedGram* ranked_gram,
             scale_exponent = theory::single_precision_scale_exponent(s.ranked);
             ld = theory::single_gram_leading_dimension(n);
             s.single_gram.resize(ld, n);
-            theory::single_gram_lower(s.ranked, scale_exponent, s.single_gram.data(), ld,
-                                        s.panels);
+            theory::single_gram_lower(s.ranked, scale_exponent, s.single_gram.data(), ld, s.panels);
         } else {
             scale_exponent = theory::scaled_single_precision(s.ranked, s.scaled);
             s.single_gram.setZero(n, n);

@@ -260,7 +260,9 @@ void add_lag_cosines(const double* dots, double own, const double* other, int la
     add_lag_cosines_plain(dots, own, other, lags, totals);
 }
 
-double median_of(std::vector<double> x) { return x.empty() ? 0 : median(std::move(x)); }
+double median_of(std::vector<double> x) {
+    return x.empty() ? 0 : median(std::move(x));
+}
 
 void add_exact(ExactSum& sum, double x) {
     if (!(std::fabs(x) < 0x1p62)) {
@@ -280,8 +282,7 @@ void add_exact(ExactSum& sum, double x) {
         const std::uint64_t significand =
             (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
         const UInt128 magnitude = static_cast<UInt128>(significand) << shift;
-        q = (bits >> 63) != 0 ? -static_cast<Int128>(magnitude)
-                              : static_cast<Int128>(magnitude);
+        q = (bits >> 63) != 0 ? -static_cast<Int128>(magnitude) : static_cast<Int128>(magnitude);
     }
     constexpr Int128 limit = static_cast<Int128>(1) << 126;
     sum.fixed += q;
@@ -290,4 +291,3 @@ void add_exact(ExactSum& sum, double x) {
 }
 
 }  // namespace attngeo::empirical::statistics_kernels
-

@@ -328,7 +328,7 @@ void text_seeds(const fs::path& shared) {
             lags += lh + std::to_string(lag) + ",0.5," + std::to_string(4 - lag) + "\n";
     }
     const nlohmann::json manifest = {{"format_version", 1},
-        {"kind", "extract"},
+                                     {"kind", "extract"},
                                      {"model", {{"layers", 1}, {"heads", 2}, {"head_dim", 4}}},
                                      {"parameters", {{"context", 4}}}};
     seed("extract_folder", "small",

@@ -565,7 +565,10 @@ std::vector<Section> head_link_sections(const std::string& prefix, const RunFold
     require_columns(geometry, kGeometryLinkColumns);
     std::vector<Section> sections;
     int k = 0;
-    for (const auto& [key, by_n] : heads) {
+    for (const auto& curve : heads) {
+        // Named copies: a lambda cannot capture a structured binding in C++17 (clang refuses).
+        const CurveKey& key = curve.first;
+        const auto& by_n = curve.second;
         const nlohmann::json& entry = summaries.at(key);
         const std::string best = entry.at("best_predictor").get<std::string>();
         bool varies = false;

@@ -48,8 +48,8 @@ int single_gram_of(const theory::RowMatrix& ranked, theory::SingleRowMatrix& sca
     gram.resize(theory::single_gram_leading_dimension(n), n);
     if (use_avx2_fma()) {
         const int scale_exponent = theory::single_precision_scale_exponent(ranked);
-        theory::single_gram_lower(ranked, scale_exponent, gram.data(), static_cast<int>(gram.rows()),
-                          panels);
+        theory::single_gram_lower(ranked, scale_exponent, gram.data(),
+                                  static_cast<int>(gram.rows()), panels);
         return scale_exponent;
     }
     const int scale_exponent = theory::scaled_single_precision(ranked, scaled);

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulate/generator.hpp"
 #include "common/exact_sums.hpp"
+#include "simulate/generator.hpp"
 #include "theory/bounds.hpp"
 #include "theory/metrics.hpp"
 #include "theory/parametric.hpp"

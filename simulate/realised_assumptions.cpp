@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/manifest_values.hpp"
 #include "common/exact_sums.hpp"
+#include "common/manifest_values.hpp"
 #include "theory/parametric.hpp"
 
 namespace attngeo::simulate {

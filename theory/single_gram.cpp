@@ -147,8 +147,7 @@ int single_gram_leading_dimension(int n) {
     return (n + kRows - 1) / kRows * kRows;
 }
 
-void single_gram_lower_plain(const RowMatrix& ranked, int scale_exponent, float* lower,
-                             int ld) {
+void single_gram_lower_plain(const RowMatrix& ranked, int scale_exponent, float* lower, int ld) {
     check_layout(ranked, ld, "single_gram_lower_plain");
     const int n = static_cast<int>(ranked.rows()), d = static_cast<int>(ranked.cols());
     const Scale scale(scale_exponent);
@@ -169,8 +168,8 @@ void single_gram_lower_plain(const RowMatrix& ranked, int scale_exponent, float*
 }
 
 #if ATTNGEO_X86
-void single_gram_lower_avx2(const RowMatrix& ranked, int scale_exponent, float* lower,
-                            int ld, std::vector<float>& panels) {
+void single_gram_lower_avx2(const RowMatrix& ranked, int scale_exponent, float* lower, int ld,
+                            std::vector<float>& panels) {
     check_layout(ranked, ld, "single_gram_lower_avx2");
     const float* packed = pack_panels(ranked, Scale(scale_exponent), panels);
     single_gram_avx2(packed, static_cast<int>(ranked.rows()), static_cast<int>(ranked.cols()),

@@ -25,13 +25,12 @@ void single_gram_lower(const RowMatrix& ranked,  // [n, d]
                        int scale_exponent,
                        float* lower,  // [ld, n] column-major
                        int ld, std::vector<float>& panels);
-void single_gram_lower_plain(const RowMatrix& ranked, int scale_exponent, float* lower,
-                             int ld);
+void single_gram_lower_plain(const RowMatrix& ranked, int scale_exponent, float* lower, int ld);
 #if ATTNGEO_X86
 // The tiles themselves (the tests compare them with the plain loop whatever the dispatcher
 // takes); only where cpu_has_avx2_fma().
-void single_gram_lower_avx2(const RowMatrix& ranked, int scale_exponent, float* lower,
-                            int ld, std::vector<float>& panels);
+void single_gram_lower_avx2(const RowMatrix& ranked, int scale_exponent, float* lower, int ld,
+                            std::vector<float>& panels);
 #endif
 
 }  // namespace attngeo::theory

@@ -14,8 +14,8 @@
 
 #include "compare/estimate_envelopes.hpp"
 #include "compare/kappa_scan.hpp"
-#include "simulate/montecarlo.hpp"
 #include "compare/verdict_output.hpp"
+#include "simulate/montecarlo.hpp"
 #include "theory/bounds.hpp"
 #include "theory/models.hpp"
 

@@ -239,8 +239,8 @@ void check_against_llama2c_dumps(const std::string& engine) {
                 std::max(worst_rho0, std::abs(heads.number(row, "rho0") - expected.rho0()));
             for (int i = 0; i < T; ++i) {
                 const std::size_t r = row * T + i;
-                const double dp = std::abs(pr.number(r, "P_mean") -
-                                           estimate(expected.precision(i)).mean);
+                const double dp =
+                    std::abs(pr.number(r, "P_mean") - estimate(expected.precision(i)).mean);
                 const double dr =
                     std::abs(pr.number(r, "R_mean") - estimate(expected.recall(i)).mean);
                 worst_pr = std::max({worst_pr, dp, dr});

@@ -110,8 +110,9 @@ fs::path make_extract(const std::string& name) {
     write(dir / "by_position.csv", by_position.str());
     write(dir / "cos_by_lag.csv", cos.str());
     write(dir / "diag.csv", diag.str());
-    write(dir / "manifest.json",
-          R"({"format_version": 1, "kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
+    write(
+        dir / "manifest.json",
+        R"({"format_version": 1, "kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
               "kv_heads": 1, "head_dim": 4, "vocab": 32, "path": "synthetic.bin"},
               "parameters": {"context": 8}, "documents": {"windows_used": 4},
               "decisions": ["synthetic test data"], "version": "test", "git_commit": "none",

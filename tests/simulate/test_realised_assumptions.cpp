@@ -9,10 +9,10 @@
 #include <map>
 #include <string>
 
-#include "simulate/montecarlo.hpp"
-#include "simulate/realised_assumptions.hpp"
 #include "common/exact_sums.hpp"
 #include "compare/table1.hpp"
+#include "simulate/montecarlo.hpp"
+#include "simulate/realised_assumptions.hpp"
 #include "theory/parametric.hpp"
 
 namespace attngeo::simulate {
