@@ -191,7 +191,8 @@ Runner register_truncate(CLI::App& app) {
         ->capture_default_str();
     app.add_option("--policy", r->policies,
                    "Which N keys a head keeps (comma-separated): attn (largest alpha), contrib "
-                   "(largest alpha*|v|), random (seeded), window (token 0 + the N-1 most recent)")
+                   "(largest alpha*|v|), random (seeded), window (token 0 + the N-1 most recent), "
+                   "recent (the N most recent, no sink)")
         ->capture_default_str();
     app.add_option("--renorm", r->renorm,
                    "no: keep the original weights (the output is s(N)); yes: divide them by "

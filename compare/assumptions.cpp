@@ -1,6 +1,7 @@
 // The per-head assumption checks of compare; see assumptions.hpp.
 #include "compare/assumptions.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -61,6 +62,27 @@ std::vector<theory::AssumptionCheck> check_heads(const EmpiricalRun& run,
         checks.push_back(theory::check_assumptions(in));
     }
     return checks;
+}
+
+nlohmann::json strongest_sinks(const EmpiricalRun& run,
+                               const std::vector<theory::AssumptionCheck>& checks, int top) {
+    if (checks.size() != run.rows.size() || top < 0)
+        throw_domain_error("attngeo::compare::strongest_sinks",
+                           std::to_string(checks.size()) + " checks for " +
+                               std::to_string(run.rows.size()) + " heads, top " +
+                               std::to_string(top));
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < checks.size(); ++i)
+        if (checks[i].sink_exists) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return run.rows[a].sink_mass > run.rows[b].sink_mass;
+    });
+    nlohmann::json heads = nlohmann::json::array();
+    for (std::size_t k = 0; k < order.size() && k < static_cast<std::size_t>(top); ++k) {
+        const EmpiricalHead& h = run.rows[order[k]];
+        heads.push_back({{"layer", h.layer}, {"head", h.head}, {"sink_mass", h.sink_mass}});
+    }
+    return heads;
 }
 
 std::string assumptions_csv(const EmpiricalRun& run, const std::vector<PointFits>& points,

@@ -23,6 +23,12 @@ std::vector<theory::AssumptionCheck> check_heads(const EmpiricalRun& run,
                                                  const std::vector<PointFits>& points,
                                                  const std::vector<ParameterIntervals>& intervals);
 
+// Where the sinks are: the heads whose check found one (p_sink > p_base), by the mass the last
+// query puts on position 0, largest first (ties: run order), at most `top` of them, as
+// [{"layer", "head", "sink_mass"}] for the manifest's assumptions block.
+nlohmann::json strongest_sinks(const EmpiricalRun& run,
+                               const std::vector<theory::AssumptionCheck>& checks, int top = 3);
+
 // assumptions.csv (docs/compare-outputs.md): one row per head.
 std::string assumptions_csv(const EmpiricalRun& run, const std::vector<PointFits>& points,
                             const std::vector<theory::AssumptionCheck>& checks,

@@ -953,8 +953,10 @@ void run_compare(const CompareRequest& r) {
     outputs.fitted_params = fitted_params_json(
         r, in, fits, summary, from_failed_checks(in, checked.heads, checked.global));
     outputs.table1_csv = table1_csv(table1);
-    outputs.manifest = compare_manifest(r, settings, in, fits, summary, envelopes, table1,
-                                        theory::assumptions_summary(checked.heads));
+    nlohmann::json assumptions = theory::assumptions_summary(checked.heads);
+    assumptions["strongest_sinks"] = strongest_sinks(in.run, checked.heads);
+    outputs.manifest =
+        compare_manifest(r, settings, in, fits, summary, envelopes, table1, assumptions);
     outputs.truth = r.truth.empty() ? nullptr : &truth;
     outputs.lags_fitted = in.lags_fitted;
     write_outputs(r, outputs, timings, start);

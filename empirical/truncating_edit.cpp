@@ -16,14 +16,15 @@ torch::Tensor top_n_mask(const torch::Tensor& score, int N) {
     return torch::zeros_like(score, score.options().dtype(torch::kBool)).scatter_(-1, kept, true);
 }
 
-// [1, 1, rows, T] bool: token 0 and the N − 1 keys up to and including each row's query.
+// [1, 1, rows, T] bool: the N − 1 keys up to and including each row's query and token 0
+// (keep_sink: the window policy), or the N keys up to it (the recent policy).
 torch::Tensor window_mask(std::int64_t first_row, std::int64_t rows, std::int64_t T, int N,
-                          torch::Device device) {
+                          bool keep_sink, torch::Device device) {
     const auto options = torch::TensorOptions().dtype(torch::kInt64).device(device);
     const auto key = torch::arange(T, options).unsqueeze(0);
     const auto query = torch::arange(first_row, first_row + rows, options).unsqueeze(1);
-    const auto recent = (key > query - N + 1) & (key <= query);
-    return (recent | (key == 0)).unsqueeze(0).unsqueeze(0);
+    const auto recent = (key > query - N + (keep_sink ? 1 : 0)) & (key <= query);
+    return (keep_sink ? recent | (key == 0) : recent).unsqueeze(0).unsqueeze(0);
 }
 
 // [B, H, rows, T] bool from random_keep_set, row by row on the host, for the cut heads' long
@@ -84,7 +85,10 @@ torch::Tensor TruncatingEdit::keep_mask(int layer, std::int64_t first_row,
         case TruncationPolicy::random:
             return random_mask(cut_, layer, first_row, probs);
         case TruncationPolicy::window:
-            mask = window_mask(first_row, rows, T, cut_.N, probs.device()).expand_as(probs);
+        case TruncationPolicy::recent:
+            mask = window_mask(first_row, rows, T, cut_.N, cut_.policy == TruncationPolicy::window,
+                               probs.device())
+                       .expand_as(probs);
             break;
     }
     return mask | long_rows.logical_not();

@@ -77,23 +77,34 @@ const char* to_string(TruncationPolicy policy) {
             return "random";
         case TruncationPolicy::window:
             return "window";
+        case TruncationPolicy::recent:
+            return "recent";
     }
     return "?";
 }
 
+const std::vector<TruncationPolicy>& truncation_policies() {
+    static const std::vector<TruncationPolicy> all{
+        TruncationPolicy::attn, TruncationPolicy::contrib, TruncationPolicy::random,
+        TruncationPolicy::window, TruncationPolicy::recent};
+    return all;
+}
+
 std::vector<TruncationPolicy> parse_truncation_policies(const std::string& list) {
-    const TruncationPolicy all[] = {TruncationPolicy::attn, TruncationPolicy::contrib,
-                                    TruncationPolicy::random, TruncationPolicy::window};
+    const std::vector<TruncationPolicy>& all = truncation_policies();
+    std::string names;
+    for (TruncationPolicy p : all)
+        names += (names.empty() ? "" : ", ") + std::string(to_string(p));
     std::vector<TruncationPolicy> policies;
     std::size_t start = 0;
     while (start <= list.size()) {
         const std::size_t comma = std::min(list.find(',', start), list.size());
         const std::string name = list.substr(start, comma - start);
-        const auto* found = std::find_if(std::begin(all), std::end(all),
-                                         [&](TruncationPolicy p) { return name == to_string(p); });
-        if (found == std::end(all))
+        const auto found = std::find_if(all.begin(), all.end(),
+                                        [&](TruncationPolicy p) { return name == to_string(p); });
+        if (found == all.end())
             throw InputError("--policy '" + list + "': unknown policy '" + name +
-                             "', expected a list of attn, contrib, random, window");
+                             "', expected a list of " + names);
         if (std::find(policies.begin(), policies.end(), *found) != policies.end())
             throw InputError("--policy '" + list + "': '" + name + "' given twice");
         policies.push_back(*found);
@@ -161,6 +172,12 @@ std::vector<int> keep_set_reference(TruncationPolicy policy, const float* alpha,
         case TruncationPolicy::window: {
             std::vector<int> keys{0};
             for (int i = t - (N - 1) + 1; i <= t; ++i)
+                keys.push_back(i);
+            return keys;
+        }
+        case TruncationPolicy::recent: {
+            std::vector<int> keys;
+            for (int i = t - N + 1; i <= t; ++i)
                 keys.push_back(i);
             return keys;
         }

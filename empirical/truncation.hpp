@@ -15,7 +15,10 @@ enum class TruncationPolicy {
     contrib,  // the N largest α_i‖v_i‖ (ties: the lower index)
     random,   // N distinct keys drawn uniformly (Philox keyed by seed, window, layer, head, t)
     window,   // token 0 and the N − 1 most recent keys (StreamingLLM's sink + recent window)
+    recent,   // the N most recent keys, without the sink (StreamingLLM's plain window)
 };
+// Every policy, in the order the help and errors list them.
+const std::vector<TruncationPolicy>& truncation_policies();
 const char* to_string(TruncationPolicy policy);
 // "attn,contrib,..." (each at most once, in the order given); InputError naming --policy.
 std::vector<TruncationPolicy> parse_truncation_policies(const std::string& list);

@@ -321,6 +321,29 @@ std::vector<std::vector<std::string>> table_cells(const std::vector<VerdictSide>
 
 }  // namespace
 
+namespace {
+
+// " (strongest: layer 0 head 2, 61 % of the last query's attention on position 0; …)" from the
+// block's strongest_sinks, or "" where it has none (a folder from before it was written).
+std::string where_sinks_are(const nlohmann::json& assumptions) {
+    if (!assumptions.contains("strongest_sinks") || !assumptions.at("strongest_sinks").is_array())
+        return "";
+    std::string text;
+    for (const nlohmann::json& h : assumptions.at("strongest_sinks")) {
+        if (!h.is_object() || !h.contains("layer") || !h.contains("head") ||
+            !h.contains("sink_mass") || !h.at("sink_mass").is_number())
+            continue;
+        text += text.empty() ? " (strongest: " : "; ";
+        text += "layer " + h.at("layer").dump() + " head " + h.at("head").dump() + ", " +
+                number3(100 * h.at("sink_mass").get<double>()) + " %";
+        if (text.find("last query") == std::string::npos)
+            text += " of the last query's attention on position 0";
+    }
+    return text.empty() ? "" : text + ")";
+}
+
+}  // namespace
+
 std::string assumptions_opening(const nlohmann::json& manifest) {
     if (!manifest.is_object() || !manifest.contains("assumptions") ||
         !manifest.at("assumptions").is_object())
@@ -348,7 +371,7 @@ std::string assumptions_opening(const nlohmann::json& manifest) {
     if (count("sink_exists") == 0)
         s << "<span class=\"bad\">no head has a sink</span>";
     else
-        s << "a sink in " << count("sink_exists");
+        s << "a sink in " << count("sink_exists") << where_sinks_are(a);
     if (a.contains("median_sink_mass") && a.at("median_sink_mass").is_number())
         s << ", median sink mass " << number3(a.at("median_sink_mass").get<double>());
     s << "). ";

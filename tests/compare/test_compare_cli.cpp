@@ -1007,6 +1007,22 @@ void expect_assumptions_recount(const fs::path& emp, const fs::path& out) {
     for (const auto& [name, count] : counts)
         EXPECT_EQ(block.at(name), count) << name;
     EXPECT_DOUBLE_EQ(block.at("median_sink_mass").get<double>(), median_of(masses));
+    // Where the sinks are: a plain scan for the largest masses among the heads with a sink.
+    std::vector<std::size_t> remaining;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (flag(rows[i], "sink_exists")) remaining.push_back(i);
+    const auto& strongest = block.at("strongest_sinks");
+    ASSERT_EQ(strongest.size(), std::min<std::size_t>(3, remaining.size()));
+    for (const auto& listed : strongest) {
+        std::size_t best = 0;
+        for (std::size_t k = 1; k < remaining.size(); ++k)
+            if (masses[remaining[k]] > masses[remaining[best]]) best = k;
+        const std::size_t i = remaining[best];
+        EXPECT_EQ(listed.at("layer").dump(), heads[i].at("layer"));
+        EXPECT_EQ(listed.at("head").dump(), heads[i].at("head"));
+        EXPECT_DOUBLE_EQ(listed.at("sink_mass").get<double>(), masses[i]);
+        remaining.erase(remaining.begin() + static_cast<long>(best));
+    }
 }
 
 }  // namespace

@@ -68,8 +68,7 @@ TEST(TruncatingEdit, EveryPolicyMatchesThePlainPerRowReference) {
     const auto values = torch::randn({1, H, T, d}, torch::TensorOptions().dtype(torch::kFloat32));
     const auto norms = values.norm(2, -1).contiguous();
     int compared = 0;
-    for (TruncationPolicy policy : {TruncationPolicy::attn, TruncationPolicy::contrib,
-                                    TruncationPolicy::random, TruncationPolicy::window})
+    for (TruncationPolicy policy : truncation_policies())
         for (int N : {1, 2, 3, 5, 12}) {
             TruncationCut cut;
             cut.policy = policy;
@@ -150,8 +149,7 @@ TEST(Truncate, NAtTheContextIsTheUntruncatedForwardBitForBit) {
     CaptureOptions options;
     options.capture = false;
     const auto full = model.forward(ids, options).logits;
-    for (TruncationPolicy policy : {TruncationPolicy::attn, TruncationPolicy::contrib,
-                                    TruncationPolicy::random, TruncationPolicy::window})
+    for (TruncationPolicy policy : truncation_policies())
         for (bool renorm : {false, true}) {
             TruncationCut cut;
             cut.policy = policy;

@@ -48,6 +48,17 @@ TEST(TruncationKeepSet, WindowKeepsTheSinkAndTheMostRecent) {
               std::vector<int>({0, 2, 3, 4}));
 }
 
+TEST(TruncationKeepSet, RecentKeepsTheMostRecentWithoutTheSink) {
+    const std::vector<float> alpha(10, 0.1f);
+    EXPECT_EQ(keep_set_reference(TruncationPolicy::recent, alpha.data(), alpha.data(), 9, 1, {}),
+              std::vector<int>({9}));
+    EXPECT_EQ(keep_set_reference(TruncationPolicy::recent, alpha.data(), alpha.data(), 9, 4, {}),
+              std::vector<int>({6, 7, 8, 9}));
+    // A row with no more than N keys keeps them all, the sink included.
+    EXPECT_EQ(keep_set_reference(TruncationPolicy::recent, alpha.data(), alpha.data(), 3, 4, {}),
+              std::vector<int>({0, 1, 2, 3}));
+}
+
 TEST(TruncationKeepSet, RandomIsSeededDistinctAndUniform) {
     RandomRowKey key{7, 3, 1, 2};
     const auto once = random_keep_set(key, 40, 5);
@@ -89,6 +100,9 @@ TEST(TruncationFlags, ParseAndNameTheFlag) {
     const auto policies = parse_truncation_policies("window,attn");
     ASSERT_EQ(policies.size(), 2u);
     EXPECT_EQ(policies[0], TruncationPolicy::window);
+    for (TruncationPolicy p : truncation_policies())
+        EXPECT_EQ(parse_truncation_policies(to_string(p)).at(0), p);
+    EXPECT_EQ(truncation_policies().size(), 5u);
     EXPECT_THROW(parse_truncation_policies("attn,bogus"), InputError);
     EXPECT_THROW(parse_truncation_policies("attn,attn"), InputError);
     EXPECT_THROW(parse_truncation_policies(""), InputError);
