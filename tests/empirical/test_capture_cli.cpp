@@ -179,7 +179,7 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
              (scratch() / "ok.txt").string() + common,
          "pickle"},
         {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
-             common + " --device cuda",
+             common + " --device cuda:7",  // no machine has eight GPUs here
          "--device"},
         {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
              common + " --queries some",

@@ -49,8 +49,8 @@ fs::path compared_tinysink() {
         const auto e = attngeo_cli("extract --model " + (tinysink() / "hf").string() +
                                    tinysink_windows(24) + " --N pow2 --out " + ext.string());
         EXPECT_EQ(e.exit_code, 0) << e.err;
-        const auto c = attngeo_cli("compare --emp " + ext.string() + " --out " + cmp.string() +
-                                   " --quiet");
+        const auto c =
+            attngeo_cli("compare --emp " + ext.string() + " --out " + cmp.string() + " --quiet");
         EXPECT_EQ(c.exit_code, 0) << c.err;
         return scratch();
     }();
@@ -58,8 +58,7 @@ fs::path compared_tinysink() {
 }
 
 // truncate.csv's rows as (policy, N) → row index, for one renorm setting.
-std::map<std::pair<std::string, int>, std::size_t> rows_by_policy(
-    const attngeo::CsvTable& table) {
+std::map<std::pair<std::string, int>, std::size_t> rows_by_policy(const attngeo::CsvTable& table) {
     std::map<std::pair<std::string, int>, std::size_t> rows;
     for (std::size_t i = 0; i < table.rows.size(); ++i)
         rows[{table.text(i, "policy"), static_cast<int>(table.integer(i, "N"))}] = i;
@@ -120,8 +119,8 @@ TEST(Tinysink, CompareAndReportSayWhereTheSinkIs) {
     }
     const fs::path report = scratch() / "report";
     fs::remove_all(report);
-    const auto r = attngeo_cli("report --in " + (dir / "compare").string() + " --out " +
-                               report.string());
+    const auto r =
+        attngeo_cli("report --in " + (dir / "compare").string() + " --out " + report.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::stringstream html;
     html << std::ifstream(report / "index.html").rdbuf();
@@ -154,7 +153,8 @@ TEST(Tinysink, ARecentWindowWorksOnlyWhenItKeepsTheSink) {
     const auto plain = attngeo::read_csv_table((plain_out / "truncate.csv").string());
     const auto sink_rows = rows_by_policy(sink), plain_rows = rows_by_policy(plain);
     for (int N : {8, 16}) {
-        const std::size_t window = sink_rows.at({"window", N}), recent = sink_rows.at({"recent", N});
+        const std::size_t window = sink_rows.at({"window", N}),
+                          recent = sink_rows.at({"recent", N});
         std::cout << "tinysink N = " << N << ": dNLL window " << sink.number(window, "delta_nll")
                   << ", recent " << sink.number(recent, "delta_nll") << "; stories260K: window "
                   << plain.number(plain_rows.at({"window", N}), "delta_nll") << ", recent "
