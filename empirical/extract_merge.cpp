@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
@@ -171,6 +174,35 @@ std::pair<SafetensorsFile, std::int64_t> add_shard(const Shard& s, const MergedS
 
 }  // namespace
 
+namespace {
+
+// The --snapshot files come from the one shard that held the snapshot's window (a shard without
+// it writes none), so the merged folder holds what the unsharded run writes.
+std::map<std::string, std::string> snapshot_files(const std::vector<Shard>& shards) {
+    const char* names[] = {schema::file::snapshot_table, schema::file::snapshot_scalars,
+                           schema::file::contributions};
+    std::map<std::string, std::string> files;
+    std::string holder;
+    for (const Shard& s : shards) {
+        if (!fs::exists(fs::path(s.dir) / schema::file::snapshot_scalars)) continue;
+        if (!holder.empty())
+            throw InputError("merge: '" + holder + "' and '" + s.dir +
+                             "' both hold snapshot files; expected one shard to");
+        holder = s.dir;
+        for (const char* name : names) {
+            const fs::path path = fs::path(s.dir) / name;
+            std::ifstream in(path, std::ios::binary);
+            if (!in) throw InputError("merge: '" + path.string() + "': missing or unreadable");
+            std::ostringstream text;
+            text << in.rdbuf();
+            files[name] = text.str();
+        }
+    }
+    return files;
+}
+
+}  // namespace
+
 nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::string& out_dir,
                              const std::string& command_line) {
     if (dirs.empty()) throw InputError("merge: no run folders given");
@@ -209,7 +241,7 @@ nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::st
                              static_cast<std::streamsize>(t.bytes));
             }
         },
-        meta, manifest);
+        meta, manifest, snapshot_files(shards));
     return manifest;
 }
 

@@ -212,7 +212,8 @@ TEST(ExtractOperation, ResumedShardedAndDeviceRunsEqualTheUninterruptedRun) {
 
     for (const char* variant : {"device", "merged", "resumed"}) {
         for (const char* file : {"heads.csv", "pr.csv", "by_position.csv", "cos_by_lag.csv",
-                                 "diag.csv", "per_doc.safetensors", "sums.safetensors"}) {
+                                 "diag.csv", "per_doc.safetensors", "sums.safetensors",
+                                 "snapshot.csv", "snapshot.json", "contributions.csv"}) {
             const std::string expected = slurp(dir / "full" / file);
             ASSERT_FALSE(expected.empty()) << file;
             EXPECT_TRUE(slurp(dir / variant / file) == expected)
