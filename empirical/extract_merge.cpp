@@ -12,6 +12,7 @@
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
 #include "empirical/extract_folder.hpp"
+#include "empirical/head_snapshot.hpp"
 
 namespace fs = std::filesystem;
 
@@ -172,15 +173,9 @@ std::pair<SafetensorsFile, std::int64_t> add_shard(const Shard& s, const MergedS
     return {std::move(per_doc), docs};
 }
 
-}  // namespace
-
-namespace {
-
 // The --snapshot files come from the one shard that held the snapshot's window (a shard without
 // it writes none), so the merged folder holds what the unsharded run writes.
 std::map<std::string, std::string> snapshot_files(const std::vector<Shard>& shards) {
-    const char* names[] = {schema::file::snapshot_table, schema::file::snapshot_scalars,
-                           schema::file::contributions};
     std::map<std::string, std::string> files;
     std::string holder;
     for (const Shard& s : shards) {
@@ -189,7 +184,7 @@ std::map<std::string, std::string> snapshot_files(const std::vector<Shard>& shar
             throw InputError("merge: '" + holder + "' and '" + s.dir +
                              "' both hold snapshot files; expected one shard to");
         holder = s.dir;
-        for (const char* name : names) {
+        for (const char* name : kSnapshotFiles) {
             const fs::path path = fs::path(s.dir) / name;
             std::ifstream in(path, std::ios::binary);
             if (!in) throw InputError("merge: '" + path.string() + "': missing or unreadable");

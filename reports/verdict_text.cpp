@@ -319,10 +319,6 @@ std::vector<std::vector<std::string>> table_cells(const std::vector<VerdictSide>
     return cells;
 }
 
-}  // namespace
-
-namespace {
-
 // " (strongest: layer 0 head 2, 61 % of the last query's attention on position 0; …)" from the
 // block's strongest_sinks, or "" where it has none (a folder from before it was written).
 std::string where_sinks_are(const nlohmann::json& assumptions) {
@@ -333,11 +329,11 @@ std::string where_sinks_are(const nlohmann::json& assumptions) {
         if (!h.is_object() || !h.contains("layer") || !h.contains("head") ||
             !h.contains("sink_mass") || !h.at("sink_mass").is_number())
             continue;
-        text += text.empty() ? " (strongest: " : "; ";
+        const bool first = text.empty();
+        text += first ? " (strongest: " : "; ";
         text += "layer " + h.at("layer").dump() + " head " + h.at("head").dump() + ", " +
                 number3(100 * h.at("sink_mass").get<double>()) + " %";
-        if (text.find("last query") == std::string::npos)
-            text += " of the last query's attention on position 0";
+        if (first) text += " of the last query's attention on position 0";
     }
     return text.empty() ? "" : text + ")";
 }

@@ -30,11 +30,11 @@ case $MODE in
   mpi) needed=(mpirun) ;;
   *) echo "usage: cluster_test.sh slurm|mpi ATTNGEO_EXE SOURCE_DIR" >&2; exit 2 ;;
 esac
+export PATH="$PATH:/usr/sbin:/sbin"  # the daemons live there; a user's PATH may lack it
 for program in "${needed[@]}"; do
-  command -v "$program" >/dev/null || PATH="$PATH:/usr/sbin:/sbin" command -v "$program" \
-    >/dev/null || skip_or_fail "$program is not installed (scripts/install-deps.sh installs it)"
+  command -v "$program" >/dev/null ||
+    skip_or_fail "$program is not installed (scripts/install-deps.sh installs it)"
 done
-export PATH="$PATH:/usr/sbin:/sbin"
 [ -f "$MODEL" ] || skip_or_fail "no $MODEL (ATTNGEO_SHARED)"
 
 WORK=$(mktemp -d /tmp/attngeo-cluster.XXXXXX)

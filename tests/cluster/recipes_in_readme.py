@@ -6,9 +6,9 @@ import sys
 
 root = pathlib.Path(sys.argv[1])
 readme = (root / "README.md").read_text()
-missing = [p.name for p in sorted((root / "examples" / "cluster").iterdir())
-           if p.read_text() not in readme]
+recipes = sorted((root / "examples" / "cluster").iterdir())
+missing = [p.name for p in recipes if p.read_text() not in readme]
 for name in missing:
     print(f"README.md does not show examples/cluster/{name} verbatim")
-print(f"{len(list((root / 'examples' / 'cluster').iterdir())) - len(missing)} recipes shown verbatim")
+print(f"{len(recipes) - len(missing)} recipes shown verbatim")
 sys.exit(1 if missing else 0)
