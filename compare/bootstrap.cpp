@@ -10,23 +10,6 @@
 
 namespace attngeo::compare {
 
-std::uint64_t SplitMix64::next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-std::uint64_t SplitMix64::below(std::uint64_t bound) {
-    std::uint64_t mask = bound - 1;
-    for (int shift = 1; shift < 64; shift *= 2)
-        mask |= mask >> shift;
-    for (;;) {
-        const std::uint64_t x = next() & mask;
-        if (x < bound) return x;
-    }
-}
-
 std::vector<double> resample_counts(std::uint64_t seed, int replicate, int documents) {
     const std::uint64_t key = SplitMix64(seed).next();
     SplitMix64 rng(SplitMix64(key + static_cast<std::uint64_t>(replicate)).next());

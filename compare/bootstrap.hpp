@@ -5,21 +5,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/splitmix64.hpp"
+
 namespace attngeo::compare {
 
-// SplitMix64 (Steele, Lea, Flood 2014): a fixed 64-bit recurrence, identical everywhere
-// (std:: distributions are implementation-defined).
-class SplitMix64 {
-  public:
-    explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-    std::uint64_t next();
-    // Uniform on {0, …, bound−1} without modulo bias: draws masked to the next power of two
-    // above bound − 1, rejecting those ≥ bound (fewer than half are rejected on average).
-    std::uint64_t below(std::uint64_t bound);
-
-  private:
-    std::uint64_t state_;
-};
+using attngeo::SplitMix64;  // common/splitmix64.hpp
 
 // How often each of `documents` documents is drawn in replicate `replicate` of a bootstrap
 // keyed by `seed`: replicate r draws from SplitMix64(SplitMix64(key + r).next()) with

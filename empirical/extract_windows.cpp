@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/errors.hpp"
+#include "common/splitmix64.hpp"
 
 namespace fs = std::filesystem;
 
@@ -74,15 +75,9 @@ std::vector<std::string> read_corpus(const std::string& path) {
 }
 
 void seeded_shuffle(std::vector<std::vector<std::int64_t>>& documents, std::uint64_t seed) {
-    std::uint64_t state = seed;
-    auto next = [&] {
-        std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    };
+    SplitMix64 rng(seed);
     for (std::size_t i = documents.size(); i > 1; --i)
-        std::swap(documents[i - 1], documents[next() % i]);
+        std::swap(documents[i - 1], documents[rng.next() % i]);
 }
 
 std::vector<std::vector<std::int64_t>> make_windows(
