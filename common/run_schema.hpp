@@ -22,6 +22,7 @@ inline constexpr const char* extract = "extract";
 inline constexpr const char* compare = "compare";
 inline constexpr const char* report_files = "report-files";
 inline constexpr const char* truncate = "truncate";
+inline constexpr const char* normalization = "normalization";
 }  // namespace kind
 
 // Files of the folders (docs/simulate-outputs.md, docs/extract-outputs.md,
@@ -58,6 +59,12 @@ inline constexpr const char* head_link = "head_link.csv";
 inline constexpr const char* link_summary = "link_summary.json";
 inline constexpr const char* windows = "windows.txt";
 inline constexpr const char* geometry_extract = "extract";
+// normalization (docs/normalization-outputs.md): the predecessor paper's measurements
+inline constexpr const char* selection_distance = "distance.csv";
+inline constexpr const char* separability = "separability.csv";
+inline constexpr const char* sensitivity = "sensitivity.csv";
+inline constexpr const char* critical_n = "critical_n.csv";
+inline constexpr const char* critical_n_by_length = "critical_n_by_length.csv";
 // compare
 inline constexpr const char* fits = "fits.csv";
 inline constexpr const char* profile = "profile.csv";
