@@ -8,9 +8,11 @@
 #include "app/commands.hpp"
 #include "common/errors.hpp"
 #include "common/output_folder.hpp"
+#include "compare/normalization_summary.hpp"
 #include "compare/truncation_summary.hpp"
 #include "empirical/capture.hpp"
 #include "empirical/extract.hpp"
+#include "empirical/normalization.hpp"
 #include "empirical/truncate.hpp"
 
 namespace attngeo::cli {
@@ -242,6 +244,52 @@ Runner register_truncate(CLI::App& app) {
         compare::summarise_truncation(folder.staging());
         folder.commit();
         empirical::remove_truncate_partial(r->windows.out);
+    };
+}
+
+Runner register_normalization(CLI::App& app) {
+    auto r = std::make_shared<empirical::NormalizationRequest>();
+    r->windows.context = 256;
+    add_window_options(app, &r->windows);
+    app.add_option("--queries", r->queries,
+                   "Query positions t measured in each window (keys 0..t, L = t + 1): last, "
+                   "all, every:K (the last and every K-th before it) or positions:a,b,...")
+        ->capture_default_str();
+    app.add_option("--length-bins", r->length_bins,
+                   "Bins of equal width over L = 1..context that the rows are averaged in")
+        ->capture_default_str();
+    app.add_option("--N", r->sizes, "Selection sizes: all | pow2 | list")->capture_default_str();
+    app.add_option("--subsets", r->subsets,
+                   "Random N-subsets per query for the Monte Carlo expectation E")
+        ->capture_default_str();
+    app.add_option("--random-seed", r->random_seed,
+                   "Seed of the random subsets and of the sensitivity's directions")
+        ->capture_default_str();
+    app.add_option("--temperatures", r->temperatures,
+                   "Temperatures T of the sensitivity g(T, eps): lo:hi:count (a log grid) or a "
+                   "comma list")
+        ->capture_default_str();
+    app.add_option("--epsilons", r->epsilons, "Step sizes eps of g(T, eps), comma-separated")
+        ->capture_default_str();
+    app.add_option("--ks-level", r->ks_level,
+                   "Level of the KS test behind the critical N (the predecessor's text: 0.01; "
+                   "its pseudocode: 0.05)")
+        ->capture_default_str();
+    auto threads = std::make_shared<std::string>();
+    app.add_option("--threads", *threads,
+                   "Threads over a layer's heads (default: every core); the outputs do not "
+                   "depend on it");
+    app.footer(
+        "The measurements of 'Limitations of Normalization in Attention Mechanism' (NeurIPS "
+        "2025): writes distance.csv, separability.csv, sensitivity.csv, critical_n.csv, "
+        "critical_n_by_length.csv and manifest.json (docs/normalization-outputs.md).");
+    return [r, threads] {
+        r->windows.command_line = command_line();
+        if (!threads->empty()) r->threads = parse_thread_count(*threads);
+        OutputFolder folder(r->windows.out, "--out");
+        empirical::run_normalization(*r, folder.staging());
+        compare::summarise_normalization(folder.staging());
+        folder.commit();
     };
 }
 

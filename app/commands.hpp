@@ -20,6 +20,7 @@ Runner register_capture(CLI::App& app);
 Runner register_generate(CLI::App& app);
 Runner register_extract(CLI::App& app);
 Runner register_truncate(CLI::App& app);
+Runner register_normalization(CLI::App& app);
 
 // The command line as typed, for manifests.
 const std::string& command_line();

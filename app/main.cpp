@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
         "per-head statistics of a checkpoint over a corpus (libtorch)");
     add(attngeo::cli::register_truncate, "truncate",
         "keep each head's top-N tokens and measure the next-token loss (libtorch)");
+    add(attngeo::cli::register_normalization, "normalization",
+        "the predecessor paper's distance, critical N, separability and softmax sensitivity "
+        "over every query position (libtorch)");
 #endif
 
     try {
