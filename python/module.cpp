@@ -21,4 +21,5 @@ PYBIND11_MODULE(_core, module) {
     attngeo::python::bind_bounds(module);
     attngeo::python::bind_simulate(module);
     attngeo::python::bind_head_statistics(module);
+    attngeo::python::bind_normalization(module);
 }

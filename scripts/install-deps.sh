@@ -14,7 +14,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   clang libfuzzer-14-dev \
   gnuplot-nox \
   munge slurmctld slurmd slurm-client openmpi-bin \
-  pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-torch \
+  pybind11-dev python3-dev python3-numpy python3-scipy python3-pytest python3-pandas python3-torch \
   python3-setuptools python3-pip >/dev/null
 # Headless Chromium renders the HTML report in its screenshot test (not needed to run attngeo).
 if [ "${ATTNGEO_WITH_CHROMIUM:-1}" = "1" ]; then

@@ -24,8 +24,8 @@ void require_rows(const RowMatrix& contributions, const char* function) {
 
 void require_size(int N, Eigen::Index n, const char* function) {
     if (N < 1 || N > n)
-        throw_domain_error(function, "N = " + std::to_string(N) + ", expected 1 <= N <= n = " +
-                                         std::to_string(n));
+        throw_domain_error(
+            function, "N = " + std::to_string(N) + ", expected 1 <= N <= n = " + std::to_string(n));
 }
 
 // Y = Σ_i y_i, summed in token order.                                                  [d]
@@ -38,7 +38,8 @@ Eigen::VectorXd total_contribution(const RowMatrix& contributions) {
 
 }  // namespace
 
-std::vector<double> selection_distance(const RowMatrix& contributions, const std::vector<int>& order,
+std::vector<double> selection_distance(const RowMatrix& contributions,
+                                       const std::vector<int>& order,
                                        const std::vector<int>& sizes) {
     const char* function = "attngeo::theory::selection_distance";
     require_rows(contributions, function);
@@ -94,7 +95,10 @@ MonteCarloEstimate random_selection_distance(const RowMatrix& contributions, int
     const int drawn = static_cast<int>(std::min<Eigen::Index>(N, n - N));
     std::vector<int> tokens(n);
     SplitMix64 rng(seed);
-    double sum = 0, sum_sq = 0;
+    // Welford's running mean and sum of squared deviations: Σd² − s·mean² cancels to rounding
+    // noise (a standard error of ~1e-9·mean where every draw gives the same distance, as at
+    // N = n or n = 1, instead of 0).
+    double mean = 0, squared_deviations = 0;
     for (int s = 0; s < subsets; ++s) {
         std::iota(tokens.begin(), tokens.end(), 0);
         Eigen::VectorXd chosen = Eigen::VectorXd::Zero(contributions.cols());
@@ -104,15 +108,14 @@ MonteCarloEstimate random_selection_distance(const RowMatrix& contributions, int
             chosen += contributions.row(tokens[k]).transpose();
         }
         const double distance = (total - 2.0 * chosen).norm();
-        sum += distance;
-        sum_sq += distance * distance;
+        const double before = distance - mean;
+        mean += before / (s + 1);
+        squared_deviations += before * (distance - mean);
     }
     MonteCarloEstimate estimate;
     estimate.samples = subsets;
-    estimate.mean = sum / subsets;
-    const double variance =
-        std::max(0.0, (sum_sq - subsets * estimate.mean * estimate.mean) / (subsets - 1));
-    estimate.standard_error = std::sqrt(variance / subsets);
+    estimate.mean = mean;
+    estimate.standard_error = std::sqrt(squared_deviations / (subsets - 1) / subsets);
     return estimate;
 }
 
@@ -141,11 +144,11 @@ double softmax_sensitivity(const std::vector<double>& scores, const std::vector<
                                          std::to_string(direction.size()) +
                                          ", expected the same n >= 1");
     if (!(temperature > 0) || !std::isfinite(temperature))
-        throw_domain_error(function, "temperature = " + std::to_string(temperature) +
-                                         ", expected a finite T > 0");
+        throw_domain_error(
+            function, "temperature = " + std::to_string(temperature) + ", expected a finite T > 0");
     if (!(epsilon > 0) || !std::isfinite(epsilon))
-        throw_domain_error(function, "epsilon = " + std::to_string(epsilon) +
-                                         ", expected a finite epsilon > 0");
+        throw_domain_error(
+            function, "epsilon = " + std::to_string(epsilon) + ", expected a finite epsilon > 0");
     bool any_finite = false;
     for (std::size_t i = 0; i < scores.size(); ++i) {
         if (std::isnan(scores[i]) || scores[i] == std::numeric_limits<double>::infinity())
@@ -155,8 +158,14 @@ double softmax_sensitivity(const std::vector<double>& scores, const std::vector<
     }
     if (!any_finite) throw_domain_error(function, "every score is -inf, expected one finite");
     std::vector<double> moved(scores.size());
-    for (std::size_t i = 0; i < scores.size(); ++i)
+    for (std::size_t i = 0; i < scores.size(); ++i) {
         moved[i] = scores[i] + epsilon * direction[i];
+        // An overflow would read as +inf (a NaN softmax) or, through ε·v, as a masked key.
+        if (std::isfinite(scores[i]) && !std::isfinite(moved[i]))
+            throw_domain_error(function, "score " + std::to_string(i) +
+                                             " + epsilon * direction overflows, expected a "
+                                             "finite moved score");
+    }
     const std::vector<double> before = tempered_softmax(scores, temperature);
     const std::vector<double> after = tempered_softmax(moved, temperature);
     double squares = 0;

@@ -16,7 +16,8 @@ namespace attngeo::theory {
 // [n, d] in token order and I_N the first N entries of `order` (π, selection_order): evaluated
 // as ‖Y − 2 s(N)‖ with Y = Σ_i y_i summed in token order and s(N) in rank order. At N = n it is
 // ‖Y‖.                                                                          [|sizes|]
-std::vector<double> selection_distance(const RowMatrix& contributions, const std::vector<int>& order,
+std::vector<double> selection_distance(const RowMatrix& contributions,
+                                       const std::vector<int>& order,
                                        const std::vector<int>& sizes);
 
 // E_J ‖Σ_{i∉J} y_i − Σ_{i∈J} y_i‖² over J uniform among the N-subsets of the n tokens, exactly:
@@ -40,7 +41,8 @@ MonteCarloEstimate random_selection_distance(const RowMatrix& contributions, int
 
 // g(T, ε) = ‖softmax((l + ε v)/T) − softmax(l/T)‖₂ / ε for scores l [n] (−∞ allowed: a masked
 // key has weight 0 at every T; at least one finite), a direction v [n], T > 0 and ε > 0. Both
-// softmaxes in double, each shifted by its own row maximum.
+// softmaxes in double, each shifted by its own row maximum; a finite score whose l + εv
+// overflows is refused.
 double softmax_sensitivity(const std::vector<double>& scores, const std::vector<double>& direction,
                            double temperature, double epsilon);
 

@@ -15,9 +15,13 @@ import tempfile
 import numpy as np
 
 from . import _core
-from ._core import HeadStatistics, metrics
+from ._core import (HeadStatistics, ks_2samp, metrics, random_selection_distance,
+                    random_selection_mean_square, random_unit_direction, selection_distance,
+                    softmax_sensitivity)
 
-__all__ = ["metrics", "bounds", "simulate", "read_run", "read_table", "HeadStatistics"]
+__all__ = ["metrics", "bounds", "simulate", "read_run", "read_table", "HeadStatistics",
+           "selection_distance", "random_selection_mean_square", "random_selection_distance",
+           "softmax_sensitivity", "random_unit_direction", "ks_2samp"]
 
 
 
