@@ -38,6 +38,7 @@ const std::map<std::string, SectionBuilder>& builders() {
         {"extract", extract_sections},
         {"compare", compare_sections},
         {schema::kind::truncate, truncate_sections},
+        {schema::kind::normalization, normalization_sections},
     };
     return table;
 }
@@ -191,8 +192,9 @@ RunFolder read_run_folder(const std::string& dir, int index) {
             ? kind_field->get<std::string>()
             : "";
     if (!builders().count(kind)) {
-        throw InputError("--in '" + dir + "': run kind '" + kind +
-                         "' has no report (known: simulate, sweep, extract, compare, truncate)");
+        throw InputError(
+            "--in '" + dir + "': run kind '" + kind +
+            "' has no report (known: simulate, sweep, extract, compare, truncate, normalization)");
     }
     schema::check_format_version(run.manifest, manifest_path.string());
     return run;

@@ -42,6 +42,10 @@ std::vector<Section> compare_sections(const RunFolder& run);
 // `attngeo truncate` folders (truncation_report.cpp): ΔNLL and KL against N, N*_τ, and for
 // scope head each head's ΔNLL against its geometry.
 std::vector<Section> truncate_sections(const RunFolder& run);
+// `attngeo normalization` folders (normalization_report.cpp): the predecessor paper's figures
+// (docs/design.md §14) — d̃(N) against L and N beside a random selection, the critical N against
+// L, separability per N across heads, the softmax sensitivity g against T.
+std::vector<Section> normalization_sections(const RunFolder& run);
 // The truncate folders among `runs` overlaid (models_truncate_delta_nll) when there are at
 // least two; empty otherwise. `labels` [runs] as run_labels returns.
 std::vector<Section> truncate_overlay_sections(const std::vector<RunFolder>& runs,

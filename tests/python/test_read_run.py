@@ -138,3 +138,27 @@ def test_a_truncate_folder_reads_with_its_extract_subfolder(tmp_path, cli):
     assert truncate["delta_nll"].tolist() == [float(line.split(",")[column]) for line in text[1:]]
     assert sorted(set(truncate["head"].tolist())) == [0, 1, 2]
     assert set(tables["head_link"]["regime"].tolist()) <= {"Retriever", "Mixer", "Reset"}
+
+
+def test_a_normalization_folder_reads_like_the_others(tmp_path):
+    """docs/normalization-outputs.md: critical_N is `nan` where no N is indistinguishable, so
+    the column is float64 with NaN, not text; read_run needs no list of kinds."""
+    root = tmp_path / "run"
+    root.mkdir()
+    manifest = {"kind": "normalization", "format_version": attngeo.FORMAT_VERSION,
+                "parameters": {"ks_level": 0.01}}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    (root / "critical_n_by_length.csv").write_text(
+        "length_lo,length_hi,length_mean,critical_N,fraction\n"
+        "2,3,2.5,nan,nan\n"
+        "4,7,5.5,2,0.36363636363636365\n")
+    (root / "sensitivity.csv").write_text(
+        "layer,head,temperature,epsilon,queries,g\n0,1,0.01,0.001,42,0.5\n")
+    run = attngeo.read_run(root, frames=False)
+    assert run["manifest"]["kind"] == "normalization"
+    assert sorted(run["tables"]) == ["critical_n_by_length", "sensitivity"]
+    by_length = run["tables"]["critical_n_by_length"]
+    assert by_length["length_lo"].dtype == np.int64
+    assert by_length["critical_N"].dtype == np.float64
+    assert math.isnan(by_length["critical_N"][0]) and by_length["critical_N"][1] == 2
+    assert run["tables"]["sensitivity"]["temperature"].tolist() == [0.01]
