@@ -123,6 +123,14 @@ void add_extract_input_options(CLI::App& app, empirical::ExtractRequest* r) {
     app.add_option("--distance", r->distance, "euclidean or cosine")
         ->check(CLI::IsMember({"euclidean", "cosine"}))
         ->capture_default_str();
+    app.add_option("--queries", r->queries,
+                   "Query positions measured besides the final row, over keys 0..t: last (only "
+                   "the final row), all, every:K (the last and every K-th before it) or "
+                   "positions:a,b,...; writes by_length.csv and heads_by_length.csv")
+        ->capture_default_str();
+    app.add_option("--length-bins", r->length_bins,
+                   "With --queries: bins of equal width over L = t + 1 = 1..context")
+        ->capture_default_str();
     app.add_option("--engine", r->engine,
                    "Forward: torch (libtorch, any family and device), runc (llama2.c .bin on "
                    "CPU: a scalar port of run.c, bit-identical to it), auto (runc where it "

@@ -51,6 +51,8 @@ inline constexpr const char* contributions = "contributions.csv";
 inline constexpr const char* per_document = "per_doc.safetensors";
 inline constexpr const char* exact_state = "sums.safetensors";
 inline constexpr const char* planted_truth = "planted.csv";
+inline constexpr const char* by_length = "by_length.csv";
+inline constexpr const char* heads_by_length = "heads_by_length.csv";
 // truncate (docs/truncate-outputs.md; per_doc.safetensors and an extract/ subfolder too)
 inline constexpr const char* truncation = "truncate.csv";
 inline constexpr const char* effective_size = "effective_size.csv";

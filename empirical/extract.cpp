@@ -58,6 +58,7 @@ ExtractRunInfo describe_run(const ExtractPlan& plan, const ForwardEngine& engine
     p.stride = plan.stride;
     p.seed = plan.seed;
     p.sizes_spec = plan.sizes_spec;
+    p.queries = plan.queries_spec;
     p.engine = to_string(engine.kind());
     p.metrics = metrics_description(plan);
     p.shard = std::to_string(plan.shard.index) + "/" + std::to_string(plan.shard.count);
@@ -97,6 +98,14 @@ void add_layer(ForwardEngine& engine, int layer, const ExtractPlan& plan, Statis
         records[h] = grid[layer][h].add_document(alpha(h), values(h), d,
                                                  plan.device_gram ? &ranked : nullptr);
     });
+    const std::vector<int>& positions = plan.settings.positions;
+    if (!positions.empty())
+        for_each_head(H, plan.threads, [&](int h) {
+            for (std::size_t p = 0; p < positions.size(); ++p)
+                grid[layer][h].add_query(
+                    view.query_rows + (static_cast<std::size_t>(h) * positions.size() + p) * T,
+                    values(h), positions[p], d);
+        });
     for (int h = 0; h < H; ++h)
         record.set(layer, h, records[h]);
     if (snapshot.active())
@@ -161,8 +170,9 @@ void run_extract(const ExtractRequest& request) {
     const auto start = Clock::now();
     const ExtractPlan plan = plan_extract(request);
     const SnapshotRequest snapshot_request = parse_snapshot_request(request.snapshot);
-    const std::unique_ptr<ForwardEngine> engine = make_forward_engine(
-        open_checkpoint(plan.model, plan.format), plan.engine, plan.device, plan.dtype);
+    const std::unique_ptr<ForwardEngine> engine =
+        make_forward_engine(open_checkpoint(plan.model, plan.format), plan.engine, plan.device,
+                            plan.dtype, plan.settings.positions);
     TimingSplit timing;
     timing.load = seconds_since(start);
     const ModelConfig& config = engine->config();

@@ -27,6 +27,11 @@ struct ExtractRequest {
     int max_lag = 128;
     std::string sizes = "all";  // all | pow2 | list
     std::string rank = "attn", distance = "euclidean";
+    // --queries: last (the final row only) | all | every:K | positions:a,b,… — the other query
+    // positions t ≥ 1 also measured over keys 0..t, averaged in --length-bins bins of L = t + 1
+    // (by_length.csv, heads_by_length.csv; docs/design.md §14).
+    std::string queries = "last";
+    int length_bins = 8;
     std::string dtype = "float32", device = "cpu";
     // auto: the run.c port for llama2.c .bin checkpoints on CPU in float32, libtorch otherwise.
     std::string engine = "auto";

@@ -16,6 +16,7 @@
 #include "common/output_folder.hpp"
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
+#include "theory/head_regime.hpp"
 
 namespace fs = std::filesystem;
 
@@ -41,6 +42,7 @@ nlohmann::json decisions() {
 // The five CSV tables of a folder, filled head by head.
 struct CsvTables {
     std::ostringstream heads, pr, by_position, lags, diag;
+    std::ostringstream by_length, heads_by_length;  // only with --queries
 
     CsvTables() {
         heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,"
@@ -49,6 +51,36 @@ struct CsvTables {
         by_position << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
         lags << "layer,head,lag,cos_mean,pairs\n";
         diag << "layer,head,N,s_norm,s_norm_no_sink,s_norm_no_last,cos_s_v0,cos_s_vL\n";
+        by_length << "layer,head,length_lo,length_hi,N,queries,P_mean,P_se,R_mean,R_se\n";
+        heads_by_length << "layer,head,length_lo,length_hi,queries,lambda,rho0,sink_mass,m_sink,"
+                           "m_last,m_rest,regime\n";
+    }
+
+    // by_length.csv and heads_by_length.csv: the query rows of --queries, per length bin.
+    void add_lengths(int l, int h, const HeadStatistics& s, const StatisticsSettings& settings) {
+        auto f = [](double x) { return format_double(x); };
+        auto se = [](double x) { return std::isfinite(x) ? format_double(x) : std::string(); };
+        for (std::size_t b = 0; b < settings.length_bins.size(); ++b) {
+            const LengthBin& bin = settings.length_bins[b];
+            const HeadStatistics::LengthSums& sums = s.by_length()[b];
+            const double q = static_cast<double>(sums.queries);
+            auto mean = [&](const ExactSum& sum) { return q > 0 ? sum.value() / q : 0.0; };
+            const double m_sink = mean(sums.m_sink), m_last = mean(sums.m_last),
+                         m_rest = mean(sums.m_rest);
+            heads_by_length << l << ',' << h << ',' << bin.lo << ',' << bin.hi << ','
+                            << sums.queries << ',' << f(mean(sums.lambda)) << ','
+                            << f(mean(sums.rho0)) << ',' << f(mean(sums.sink_mass)) << ','
+                            << f(m_sink) << ',' << f(m_last) << ',' << f(m_rest) << ','
+                            << theory::to_string(theory::classify_head(m_sink, m_last, m_rest))
+                            << '\n';
+            for (std::size_t i = 0; i < settings.sizes.size(); ++i) {
+                if (settings.sizes[i] > bin.shortest) break;
+                const auto p = estimate(sums.precision[i]), r = estimate(sums.recall[i]);
+                by_length << l << ',' << h << ',' << bin.lo << ',' << bin.hi << ','
+                          << settings.sizes[i] << ',' << sums.queries << ',' << f(p.mean) << ','
+                          << se(p.se) << ',' << f(r.mean) << ',' << se(r.se) << '\n';
+            }
+        }
     }
 
     void add_head(int l, int h, int kv_head, const HeadStatistics& s,
@@ -115,17 +147,24 @@ void write_per_doc(const fs::path& path, const StatisticsSettings& settings, int
 
 std::string extract_settings_text(const StatisticsSettings& settings,
                                   const ExtractModelInfo& model) {
-    const nlohmann::json json = {{"context", settings.context},
-                                 {"max_lag", settings.max_lag},
-                                 {"sizes", settings.sizes},
-                                 {"rank", theory::to_string(settings.ranking)},
-                                 {"distance", theory::to_string(settings.distance)},
-                                 {"layers", model.layers},
-                                 {"heads", model.heads},
-                                 {"kv_heads", model.kv_heads},
-                                 {"head_dim", model.head_dim},
-                                 {"family", model.family},
-                                 {"dtype", model.dtype}};
+    nlohmann::json json = {{"context", settings.context},
+                           {"max_lag", settings.max_lag},
+                           {"sizes", settings.sizes},
+                           {"rank", theory::to_string(settings.ranking)},
+                           {"distance", theory::to_string(settings.distance)},
+                           {"layers", model.layers},
+                           {"heads", model.heads},
+                           {"kv_heads", model.kv_heads},
+                           {"head_dim", model.head_dim},
+                           {"family", model.family},
+                           {"dtype", model.dtype}};
+    if (!settings.positions.empty()) {  // --queries: absent otherwise, as before it existed
+        json["positions"] = settings.positions;
+        nlohmann::json bins = nlohmann::json::array();
+        for (const LengthBin& bin : settings.length_bins)
+            bins.push_back({bin.lo, bin.hi, bin.shortest});
+        json["length_bins"] = bins;
+    }
     return json.dump();
 }
 
@@ -136,6 +175,30 @@ std::map<std::string, std::string> extract_state_metadata(const StatisticsSettin
             {"windows", std::to_string(run.documents.windows_used)},
             {"settings", extract_settings_text(settings, run.model)}};
 }
+
+namespace {
+
+// The manifest's parameters.length_bins of a --queries run.
+nlohmann::json length_bins_json(const StatisticsSettings& settings) {
+    nlohmann::json bins = nlohmann::json::array();
+    for (const LengthBin& bin : settings.length_bins) {
+        double lengths = 0;
+        int count = 0;
+        for (int t : settings.positions)
+            if (t + 1 >= bin.lo && t + 1 <= bin.hi) {
+                lengths += t + 1;
+                ++count;
+            }
+        bins.push_back({{"lo", bin.lo},
+                        {"hi", bin.hi},
+                        {"shortest", bin.shortest},
+                        {"positions", count},
+                        {"length_mean", count > 0 ? lengths / count : 0.0}});
+    }
+    return bins;
+}
+
+}  // namespace
 
 nlohmann::json extract_manifest(const StatisticsSettings& settings, const ExtractRunInfo& run) {
     const ExtractModelInfo& m = run.model;
@@ -163,6 +226,11 @@ nlohmann::json extract_manifest(const StatisticsSettings& settings, const Extrac
                               {"shard", p.shard},
                               {"tokens", p.tokens_file},
                               {"corpus", p.corpus}};
+    if (!settings.positions.empty()) {
+        manifest["parameters"]["queries"] = p.queries;
+        manifest["parameters"]["positions"] = settings.positions;
+        manifest["parameters"]["length_bins"] = length_bins_json(settings);
+    }
     manifest["run_fingerprint"] = run.run_fingerprint;
     const ExtractDocumentsInfo& d = run.documents;
     manifest["documents"] = {{"windows_used", d.windows_used},
@@ -186,6 +254,10 @@ void write_extract_outputs(const std::string& out, const StatisticsSettings& set
     for (int l = 0; l < L; ++l)
         for (int h = 0; h < H; ++h)
             tables.add_head(l, h, h / group, grid[l][h], settings);
+    if (!settings.positions.empty())
+        for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H; ++h)
+                tables.add_lengths(l, h, grid[l][h], settings);
     // Staged beside `out` and moved in whole (docs/design.md §10): a failure leaves no output file
     // behind.
     OutputFolder folder(out, "--out");
@@ -197,6 +269,10 @@ void write_extract_outputs(const std::string& out, const StatisticsSettings& set
     folder.write(schema::file::by_position, tables.by_position.str());
     folder.write(schema::file::cos_by_lag, tables.lags.str());
     folder.write(schema::file::diagnostics, tables.diag.str());
+    if (!settings.positions.empty()) {
+        folder.write(schema::file::by_length, tables.by_length.str());
+        folder.write(schema::file::heads_by_length, tables.heads_by_length.str());
+    }
     for (const auto& [name, contents] : extra_files)
         folder.write(name, contents);
     folder.write(schema::file::manifest, manifest.dump(2) + "\n");

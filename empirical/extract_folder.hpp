@@ -36,6 +36,7 @@ struct ExtractParameters {
     std::string metrics;             // how P/R were formed, in words
     std::string shard = "0/1";       // i/n
     std::string tokens_file, corpus;
+    std::string queries = "last";  // --queries as given (docs/design.md §14)
 };
 
 // How many documents and windows went into the run (manifest "documents").

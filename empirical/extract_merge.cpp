@@ -103,6 +103,14 @@ StatisticsSettings settings_from_json(const nlohmann::json& j) {
         s.sizes.push_back(json_integer<int>(size));
     s.ranking = theory::parse_ranking(j.at("rank").get<std::string>());
     s.distance = theory::parse_distance(j.at("distance").get<std::string>());
+    if (j.contains("positions")) {  // --queries (docs/design.md §14)
+        for (const nlohmann::json& t : j.at("positions").get_ref<const nlohmann::json::array_t&>())
+            s.positions.push_back(json_integer<int>(t));
+        for (const nlohmann::json& bin :
+             j.at("length_bins").get_ref<const nlohmann::json::array_t&>())
+            s.length_bins.push_back({json_integer<int>(bin.at(0)), json_integer<int>(bin.at(1)),
+                                     json_integer<int>(bin.at(2))});
+    }
     return s;
 }
 

@@ -17,11 +17,15 @@ ForwardEngineKind choose_engine(const std::string& engine, const ExtractPlan& pl
         throw InputError("--engine: '" + engine + "', expected auto, torch or runc");
     const bool runc_applies = plan.format == CheckpointFormat::llama2c && plan.device.is_cpu() &&
                               plan.dtype == ComputeDtype::float32;
+    if (engine == "runc" && !plan.settings.positions.empty())
+        throw InputError("--engine runc: keeps the final query row only; --queries '" +
+                         plan.queries_spec + "' needs --engine torch (or auto)");
     if (engine == "runc" && !runc_applies)
         throw InputError(
             "--engine runc: only for a llama2.c .bin checkpoint with --device cpu "
             "and --dtype float32");
-    const bool runc = engine == "runc" || (engine == "auto" && runc_applies);
+    const bool runc =
+        engine == "runc" || (engine == "auto" && runc_applies && plan.settings.positions.empty());
     return runc ? ForwardEngineKind::runc : ForwardEngineKind::torch;
 }
 
@@ -34,6 +38,16 @@ StatisticsSettings plan_statistics(const ExtractRequest& r) {
     settings.sizes = parse_selection_sizes(r.sizes, r.context, "--N");
     settings.ranking = theory::parse_ranking(r.rank);
     settings.distance = theory::parse_distance(r.distance);
+    if (r.queries != "last") {
+        // Position 0 reads no key but the sink itself: nothing to select from, no λ or ρ0.
+        for (int t : parse_query_positions(r.queries, r.context))
+            if (t > 0) settings.positions.push_back(t);
+        if (settings.positions.empty())
+            throw InputError("--queries '" + r.queries +
+                             "': only position 0, which reads no key but itself; expected a "
+                             "position t >= 1");
+        settings.length_bins = make_length_bins(r.length_bins, r.context, settings.positions);
+    }
     return settings;
 }
 
@@ -65,8 +79,9 @@ ExtractPlan plan_extract(const ExtractRequest& r) {
     plan.device = parse_device(r.device);
     plan.model = r.model;
     plan.format = checkpoint_format(r.model);
-    plan.engine = choose_engine(r.engine, plan);
     plan.settings = plan_statistics(r);
+    plan.queries_spec = r.queries;
+    plan.engine = choose_engine(r.engine, plan);
     plan.sizes_spec = r.sizes;
     plan.device_gram = plan.engine == ForwardEngineKind::torch && r.metrics_on_device &&
                        uses_gram_path(plan.settings);

@@ -24,8 +24,9 @@ struct ExtractPlan {
     DeviceSpec device;
     StatisticsSettings settings;  // context, max_lag (≤ context − 2), the N grid, rank, distance
     std::string sizes_spec;       // --N as given, for the manifest
-    bool device_gram = false;     // all-N Gram matrices formed by the engine on its device
-    int threads = 1;              // OpenMP threads over a layer's heads (statistics_threads)
+    std::string queries_spec = "last";  // --queries as given, for the manifest
+    bool device_gram = false;           // all-N Gram matrices formed by the engine on its device
+    int threads = 1;                    // OpenMP threads over a layer's heads (statistics_threads)
     Shard shard;
     // Documents: exactly one of tokens_file and corpus.
     std::string tokens_file, corpus;

@@ -7,6 +7,7 @@
 
 #include "empirical/device_metrics.hpp"
 #include "empirical/llama2c.hpp"
+#include "empirical/query_row_recorder.hpp"
 #include "empirical/runc_forward.hpp"
 #include "empirical/transformer.hpp"
 
@@ -15,10 +16,16 @@ namespace {
 
 class TorchEngine : public ForwardEngine {
   public:
-    TorchEngine(const Checkpoint& checkpoint, const LoadOptions& options)
+    TorchEngine(const Checkpoint& checkpoint, const LoadOptions& options,
+                const std::vector<int>& query_positions)
         : ForwardEngine(checkpoint.config), model_(checkpoint.config, *checkpoint.store, options) {
         options_.queries = QueryRows::last;
         options_.all_logits = false;
+        if (!query_positions.empty()) {
+            recorder_ = std::make_unique<QueryRowRecorder>(config_.num_layers, config_.num_heads,
+                                                           query_positions);
+            options_.edit = recorder_.get();
+        }
     }
 
     void run(const std::vector<std::int64_t>& window) override {
@@ -29,7 +36,8 @@ class TorchEngine : public ForwardEngine {
     LayerView layer(int index) override {
         attention_ = result_.layers[index].attention.to(torch::kCPU).contiguous();  // [1,H,1,T]
         values_ = result_.layers[index].values.to(torch::kCPU).contiguous();        // [1,Hkv,T,d]
-        return {attention_.data_ptr<float>(), values_.data_ptr<float>()};
+        return {attention_.data_ptr<float>(), values_.data_ptr<float>(),
+                recorder_ ? recorder_->layer_rows(index) : nullptr};
     }
 
     std::vector<Eigen::MatrixXd> ranked_grams(
@@ -43,6 +51,7 @@ class TorchEngine : public ForwardEngine {
 
   private:
     Transformer model_;
+    std::unique_ptr<QueryRowRecorder> recorder_;  // extract --queries: the chosen rows
     CaptureOptions options_;
     CaptureResult result_;
     torch::Tensor attention_, values_;  // the host copies layer() points into
@@ -97,14 +106,16 @@ std::vector<Eigen::MatrixXd> ForwardEngine::ranked_grams(int,
 
 std::unique_ptr<ForwardEngine> make_forward_engine(const Checkpoint& checkpoint,
                                                    ForwardEngineKind kind, DeviceSpec device,
-                                                   ComputeDtype dtype) {
+                                                   ComputeDtype dtype,
+                                                   const std::vector<int>& query_positions) {
     if (kind == ForwardEngineKind::runc) {
-        if (!checkpoint.llama2c() || !device.is_cpu() || dtype != ComputeDtype::float32)
+        if (!checkpoint.llama2c() || !device.is_cpu() || dtype != ComputeDtype::float32 ||
+            !query_positions.empty())
             throw std::logic_error(
                 "make_forward_engine: runc needs a llama2.c checkpoint on the CPU in float32");
         return std::make_unique<RunCEngine>(checkpoint);
     }
-    return std::make_unique<TorchEngine>(checkpoint, LoadOptions{device, dtype});
+    return std::make_unique<TorchEngine>(checkpoint, LoadOptions{device, dtype}, query_positions);
 }
 
 }  // namespace attngeo::empirical

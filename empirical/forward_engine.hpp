@@ -24,6 +24,9 @@ struct LayerView {
     const float* attention = nullptr;  // [H, T] final query row of each query head
     const float* values =
         nullptr;  // [H_kv, T, d_head] value states (query head h reads h / (H/H_kv))
+    // [H, P, T] the weights of the engine's query positions (make_forward_engine), row p over
+    // keys 0..positions[p] (zero beyond); null without positions.
+    const float* query_rows = nullptr;
 };
 
 class ForwardEngine {
@@ -48,8 +51,11 @@ class ForwardEngine {
 
 // The engine of `kind` for `checkpoint` (runc: a llama2.c checkpoint, on the CPU in float32;
 // the caller's plan has checked that). The engine keeps what it needs: the checkpoint may go.
+// query_positions (extract --queries; the torch engine only): the positions whose rows
+// LayerView::query_rows holds besides the final row.
 std::unique_ptr<ForwardEngine> make_forward_engine(const Checkpoint& checkpoint,
                                                    ForwardEngineKind kind, DeviceSpec device,
-                                                   ComputeDtype dtype);
+                                                   ComputeDtype dtype,
+                                                   const std::vector<int>& query_positions = {});
 
 }  // namespace attngeo::empirical

@@ -13,6 +13,7 @@
 #include "empirical/extract_plan.hpp"
 #include "empirical/interrupt_guard.hpp"
 #include "empirical/normalization_measures.hpp"
+#include "empirical/query_row_recorder.hpp"
 #include "empirical/run_documents.hpp"
 #include "empirical/statistics.hpp"
 #include "empirical/transformer.hpp"
@@ -58,68 +59,6 @@ NormalizationPlan plan_normalization(const NormalizationRequest& request) {
     plan.threads = statistics_threads(request.threads);
     return plan;
 }
-
-// Keeps the scores and weights of the chosen query rows of every layer as the forward computes
-// them, and leaves the forward unchanged (it returns the weights it was given).
-class QueryRowRecorder : public AttentionEdit {
-  public:
-    QueryRowRecorder(int layers, int heads, int tokens, std::vector<int> positions)
-        : heads_(heads),
-          tokens_(tokens),
-          positions_(std::move(positions)),
-          scores_(layers),
-          alpha_(layers) {
-        const std::size_t floats = static_cast<std::size_t>(heads) * positions_.size() * tokens;
-        for (int l = 0; l < layers; ++l) {
-            scores_[l].assign(floats, 0.0f);
-            alpha_[l].assign(floats, 0.0f);
-        }
-    }
-
-    torch::Tensor edit(int layer, std::int64_t first_row, const torch::Tensor& scores,
-                       const torch::Tensor& probs, const torch::Tensor&) override {
-        const std::int64_t rows = scores.size(2);
-        std::vector<std::int64_t> local, slots;
-        for (std::size_t p = 0; p < positions_.size(); ++p)
-            if (positions_[p] >= first_row && positions_[p] < first_row + rows) {
-                local.push_back(positions_[p] - first_row);
-                slots.push_back(static_cast<std::int64_t>(p));
-            }
-        if (local.empty()) return probs;
-        const auto index = torch::tensor(local, torch::kInt64).to(scores.device());
-        copy_rows(scores[0].index_select(1, index), slots, scores_[layer]);
-        copy_rows(probs[0].index_select(1, index), slots, alpha_[layer]);
-        return probs;
-    }
-
-    // [T] of query row `slot` (positions()[slot]) of (layer, head).
-    const float* scores(int layer, int head, std::size_t slot) const {
-        return scores_[layer].data() + offset(head, slot);
-    }
-    const float* alpha(int layer, int head, std::size_t slot) const {
-        return alpha_[layer].data() + offset(head, slot);
-    }
-
-  private:
-    std::size_t offset(int head, std::size_t slot) const {
-        return (static_cast<std::size_t>(head) * positions_.size() + slot) * tokens_;
-    }
-    // rows: [H, k, T] on any device → the slots of `target` ([H, P, T] on the host).
-    void copy_rows(const torch::Tensor& rows, const std::vector<std::int64_t>& slots,
-                   std::vector<float>& target) const {
-        const auto host = rows.to(torch::kCPU, torch::kFloat32).contiguous();
-        const float* data = host.data_ptr<float>();
-        for (int h = 0; h < heads_; ++h)
-            for (std::size_t k = 0; k < slots.size(); ++k)
-                std::memcpy(target.data() + offset(h, slots[k]),
-                            data + (static_cast<std::size_t>(h) * slots.size() + k) * tokens_,
-                            sizeof(float) * tokens_);
-    }
-
-    int heads_, tokens_;
-    std::vector<int> positions_;
-    std::vector<std::vector<float>> scores_, alpha_;  // [layers] of [H, P, T]
-};
 
 // One window's recorded rows and values into every head's sums.
 void add_window(const CaptureResult& result, const QueryRowRecorder& recorder,
@@ -241,7 +180,7 @@ void run_normalization(const NormalizationRequest& request, const std::string& s
         config.num_layers,
         std::vector<HeadNormalization>(config.num_heads, HeadNormalization(plan.settings)));
     const int T = plan.base.settings.context;
-    QueryRowRecorder recorder(config.num_layers, config.num_heads, T, plan.settings.positions);
+    QueryRowRecorder recorder(config.num_layers, config.num_heads, plan.settings.positions);
     CaptureOptions options;
     options.queries = QueryRows::last;
     options.all_logits = false;

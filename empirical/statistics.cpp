@@ -49,8 +49,13 @@ HeadStatistics::HeadStatistics(const StatisticsSettings& settings)
       fmax_(settings.sizes.size()),
       fmin_(settings.sizes.size()),
       exact_decisions_(settings.sizes.size(), 0),
-      diag_(settings.sizes.size()) {
+      diag_(settings.sizes.size()),
+      by_length_(settings.length_bins.size()) {
     if (settings.context < 2) throw std::domain_error("HeadStatistics: context must be >= 2");
+    for (LengthSums& bin : by_length_) {
+        bin.precision.resize(settings.sizes.size());
+        bin.recall.resize(settings.sizes.size());
+    }
     for (int N : settings.sizes) {
         if (N < 1 || N > settings.context)
             throw std::domain_error("HeadStatistics: N = " + std::to_string(N) +
@@ -110,6 +115,64 @@ DocumentRecord HeadStatistics::add_document_reference(const float* alpha, const 
     add_diagnostics(doc);
     ++documents_;
     return record;
+}
+
+void HeadStatistics::add_query(const float* alpha, const float* values, int t, int d) {
+    int bin = -1;
+    for (std::size_t b = 0; b < settings_.length_bins.size(); ++b)
+        if (t + 1 >= settings_.length_bins[b].lo && t + 1 <= settings_.length_bins[b].hi)
+            bin = static_cast<int>(b);
+    if (t < 1 || t >= settings_.context || bin < 0)
+        throw std::invalid_argument("HeadStatistics::add_query: position " + std::to_string(t) +
+                                    " is not in the run's length bins");
+    const int L = t + 1;
+    DocumentGeometry doc;
+    doc.d = d;
+    doc.tokens.alpha.resize(L);
+    doc.tokens.values.resize(L, d);
+    doc.norm.resize(L);
+    for (int i = 0; i < L; ++i) {
+        doc.tokens.alpha[i] = alpha[i];
+        double sq = 0;
+        for (int k = 0; k < d; ++k) {
+            const double x = values[static_cast<std::size_t>(i) * d + k];
+            doc.tokens.values(i, k) = x;
+            sq += x * x;
+        }
+        doc.norm[i] = std::sqrt(sq);
+    }
+    theory::validate_token_geometry(doc.tokens, "HeadStatistics::add_query");
+    LengthSums& sums = by_length_[bin];
+    std::vector<int> sizes;
+    for (int N : settings_.sizes)
+        if (N <= settings_.length_bins[bin].shortest) sizes.push_back(N);
+    // The same path add_document takes for a grid this dense (identical counts either way).
+    const auto rows = static_cast<int>(sizes.size()) == L
+                          ? theory::selection_metrics_gram(doc.tokens, sizes, settings_.ranking,
+                                                           settings_.distance)
+                          : theory::selection_metrics_reference(
+                                doc.tokens, sizes, settings_.ranking, settings_.distance);
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        sums.precision[k].add(rows[k].precision_at_rmax);
+        sums.recall[k].add(rows[k].recall_at_rmin);
+    }
+    double rho0 = 0;
+    for (int j = 1; j < L; ++j)
+        rho0 += cosine(doc.row(0), doc.norm[0], doc.row(j), doc.norm[j], d);
+    sums.rho0.add(rho0 / (L - 1));
+    const double median =
+        statistics_kernels::median_of(std::vector<double>(doc.norm.begin() + 1, doc.norm.end()));
+    sums.lambda.add(median > 0 ? doc.norm[0] / median : 0.0);
+    const auto& a = doc.tokens.alpha;
+    sums.sink_mass.add(a[0]);
+    sums.m_sink.add(a[0] * doc.norm[0]);
+    sums.m_last.add(a[t] * doc.norm[t]);
+    std::vector<double> rest(d, 0.0);
+    for (int i = 1; i < t; ++i)
+        for (int k = 0; k < d; ++k)
+            rest[k] += a[i] * doc.row(i)[k];
+    sums.m_rest.add(theory::euclidean_norm(rest.data(), d));
+    ++sums.queries;
 }
 
 void HeadStatistics::add_profiles(const DocumentGeometry& doc) {
@@ -269,6 +332,19 @@ void HeadStatistics::visit_state(Self& self, Visit&& visit) {
             visit(x.fixed);
     for (auto& count : self.exact_decisions_)
         visit(count);
+    // Only with --queries (empty otherwise, so the state of a final-row run is unchanged).
+    for (auto& bin : self.by_length_) {
+        visit(bin.queries);
+        for (auto* x :
+             {&bin.lambda, &bin.rho0, &bin.sink_mass, &bin.m_sink, &bin.m_last, &bin.m_rest})
+            visit(x->fixed);
+        for (auto* moments : {&bin.precision, &bin.recall})
+            for (auto& m : *moments) {
+                visit(m.count);
+                visit(m.sum);
+                visit(m.sum_squares);
+            }
+    }
 }
 
 void HeadStatistics::save(std::vector<std::int64_t>& words) const {
@@ -308,7 +384,9 @@ void HeadStatistics::load(const std::int64_t*& cursor, const std::int64_t* end) 
 
 void HeadStatistics::merge(const HeadStatistics& other) {
     if (other.settings_.context != settings_.context ||
-        other.settings_.max_lag != settings_.max_lag || other.settings_.sizes != settings_.sizes)
+        other.settings_.max_lag != settings_.max_lag || other.settings_.sizes != settings_.sizes ||
+        other.settings_.positions != settings_.positions ||
+        other.by_length_.size() != by_length_.size())
         throw std::invalid_argument("HeadStatistics::merge: different settings");
     // Field-wise integer addition, in the order of the saved layout.
     std::vector<Int128> theirs;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/exact_sums.hpp"
+#include "empirical/query_positions.hpp"
 #include "theory/metrics.hpp"
 
 namespace attngeo::empirical {
@@ -20,6 +21,11 @@ struct StatisticsSettings {
     std::vector<int> sizes;  // the N grid for P/R/F and the diagnostics, within 1..n
     theory::Ranking ranking = theory::Ranking::attention;
     theory::Distance distance = theory::Distance::euclidean;
+    // --queries other than last (docs/design.md §14): the query positions t ≥ 1 measured over
+    // keys 0..t besides the final row, and the bins of L = t + 1 they are averaged in
+    // (by_length.csv, heads_by_length.csv). Empty: the final row only, as without --queries.
+    std::vector<int> positions;
+    std::vector<LengthBin> length_bins;
 };
 
 // π for one head: token indices by descending score (α, or α‖v‖ with --rank contrib), ties to
@@ -85,6 +91,21 @@ class HeadStatistics {
     // cosines, the s(N) diagnostics one reduction at a time.
     DocumentRecord add_document_reference(const float* alpha, const float* values, int d,
                                           const RankedGram* ranked = nullptr);
+
+    // One more query row of the window (settings.positions): α over keys 0..t, t ≥ 1, and the
+    // value rows [≥ t+1, d], into its length bin's sums — P(r_max,N) and R(r_min,N) for the N
+    // ≤ the bin's shortest L, λ = ‖v_0‖ / median_{1≤i≤t}‖v_i‖, ρ0 = mean_{1≤j≤t} cos(v_0, v_j),
+    // α_0 and the three magnitudes with t as the last token. At t = context − 1 each equals
+    // what add_document adds for the window. std::domain_error for α < 0 or non-finite inputs.
+    void add_query(const float* alpha, const float* values, int t, int d);
+
+    // The sums of one length bin (settings.length_bins[b]).
+    struct LengthSums {
+        std::int64_t queries = 0;
+        ExactSum lambda, rho0, sink_mass, m_sink, m_last, m_rest;
+        std::vector<MomentSums> precision, recall;  // [|sizes|]; N ≤ the bin's shortest L
+    };
+    const std::vector<LengthSums>& by_length() const { return by_length_; }
 
     // Adds another head's sums (same settings); throws std::invalid_argument otherwise.
     void merge(const HeadStatistics& other);
@@ -179,6 +200,7 @@ class HeadStatistics {
     std::vector<MomentSums> precision_, recall_, fmax_, fmin_;  // [|sizes|]
     std::vector<std::int64_t> exact_decisions_;                 // [|sizes|]
     std::vector<std::array<Sum, 5>> diag_;                      // [|sizes|]
+    std::vector<LengthSums> by_length_;                         // [|length_bins|]
 };
 
 }  // namespace attngeo::empirical
