@@ -51,6 +51,7 @@ inline constexpr const char* contributions = "contributions.csv";
 inline constexpr const char* per_document = "per_doc.safetensors";
 inline constexpr const char* exact_state = "sums.safetensors";
 inline constexpr const char* planted_truth = "planted.csv";
+// extract with --queries other than last (docs/design.md §14): statistics by context length
 inline constexpr const char* by_length = "by_length.csv";
 inline constexpr const char* heads_by_length = "heads_by_length.csv";
 // truncate (docs/truncate-outputs.md; per_doc.safetensors and an extract/ subfolder too)
@@ -84,6 +85,9 @@ inline constexpr const char* contrib_by_regime = "contrib_by_regime.csv";
 inline constexpr const char* fitted_params = "fitted_params.json";
 inline constexpr const char* recovery = "recovery.csv";
 inline constexpr const char* recovery_coverage = "recovery_coverage.csv";
+// compare of an extract folder with by_length.csv
+inline constexpr const char* by_length_summary = "by_length_summary.csv";
+inline constexpr const char* regimes_by_length = "regimes_by_length.csv";
 // report
 inline constexpr const char* report_files = "report_files.json";
 }  // namespace file

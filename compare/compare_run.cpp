@@ -34,6 +34,7 @@
 #include "compare/envelopes.hpp"
 #include "compare/fit_intervals.hpp"
 #include "compare/fits.hpp"
+#include "compare/length_summary.hpp"
 #include "compare/parallel_for.hpp"
 #include "compare/recovery.hpp"
 #include "compare/table1.hpp"
@@ -713,6 +714,19 @@ AssumptionResults check_all(const CompareInputs& in, const FitResults& fits) {
 
 // ---- step 7: the manifest and the files ------------------------------------------------------
 
+// The manifest's "by_length" block: what the by-length summaries cover.
+nlohmann::json by_length_manifest(const ByLengthRun& by_length, const EmpiricalRun& run) {
+    const nlohmann::json& parameters = run.manifest.value("parameters", nlohmann::json::object());
+    nlohmann::json bins = nlohmann::json::array();
+    for (const auto& bin : by_length.bins)
+        bins.push_back({{"lo", bin.lo}, {"hi", bin.hi}, {"length_mean", bin.length_mean}});
+    return {{"queries",
+             parameters.contains("queries") ? parameters.at("queries") : nlohmann::json(nullptr)},
+            {"bins", bins},
+            {"heads", run.rows.size()},
+            {"files", {schema::file::by_length_summary, schema::file::regimes_by_length}}};
+}
+
 nlohmann::json compare_decisions() {
     return nlohmann::json::array({
         "beta per head: least squares of exp(-beta k) to cos_mean at lags k = 1..K, K = "
@@ -853,6 +867,9 @@ struct CompareOutputs {
     std::string table1_csv;
     const std::vector<PlantedTruth>* truth = nullptr;  // --truth: recovery files; else null
     int lags_fitted = 0;  // K of the decay fits, for the realised truth of β
+    // The extract's by-length files (extract --queries other than last); null: none, and no
+    // by_length_summary.csv or regimes_by_length.csv.
+    const ByLengthRun* by_length = nullptr;
 };
 
 // recovery.csv and recovery_coverage.csv from the staged fits.csv and profile.csv, so that
@@ -887,6 +904,12 @@ void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::j
     write_correlation_csv(*o.correlation, (out / schema::file::corr_rho0).string());
     write_file_atomic((out / schema::file::fitted_params).string(), o.fitted_params.dump(2) + "\n");
     write_file_atomic((out / schema::file::table1).string(), o.table1_csv);
+    if (o.by_length) {
+        write_file_atomic((out / schema::file::by_length_summary).string(),
+                          by_length_summary_csv(*o.by_length));
+        write_file_atomic((out / schema::file::regimes_by_length).string(),
+                          regimes_by_length_csv(*o.by_length));
+    }
     nlohmann::json manifest = o.manifest;
     if (o.truth) manifest["recovery"] = write_recovery(r, *o.truth, o.lags_fitted, out);
     timings["write_s"] = seconds_since(stage);
@@ -910,6 +933,7 @@ void run_compare(const CompareRequest& r) {
                          ": missing (expected the per-document arrays of extract)");
     std::vector<PlantedTruth> truth;
     if (!r.truth.empty()) truth = read_planted_truth(r.truth, run.layers, run.heads);
+    const std::optional<ByLengthRun> by_length = read_by_length(run);
     const CompareInputs in = read_inputs(r, std::move(run), settings.per_kv);
     // Stages for people and logs: read, fits, envelopes (κ scan over variants), correlation,
     // write; started once the inputs validate, so a bad folder gives one line.
@@ -959,6 +983,16 @@ void run_compare(const CompareRequest& r) {
         compare_manifest(r, settings, in, fits, summary, envelopes, table1, assumptions);
     outputs.truth = r.truth.empty() ? nullptr : &truth;
     outputs.lags_fitted = in.lags_fitted;
+    if (by_length) {
+        outputs.by_length = &*by_length;
+        outputs.manifest["by_length"] = by_length_manifest(*by_length, in.run);
+        outputs.manifest["decisions"].push_back(
+            "by_length_summary.csv and regimes_by_length.csv (the extract ran with --queries "
+            "other than last): per length bin of L = t + 1, the mean and the standard deviation "
+            "(n - 1 divisor) over every query head of the heads' P_mean and R_mean from "
+            "by_length.csv, and the share of heads in each regime of heads_by_length.csv; no "
+            "bound or fit is evaluated per bin.");
+    }
     write_outputs(r, outputs, timings, start);
     progress.finish("wrote '" + r.out + "'");
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reports/empirical_data.hpp"
@@ -75,5 +76,26 @@ std::optional<Figure> contribution_scatter_figure(const std::string& prefix, con
 // coloured by regime I–V, with the median over heads; nullopt without usable rows.
 std::optional<Figure> margin_trend_figure(const std::string& prefix,
                                           const std::string& bounds_path);
+
+// length_figures.cpp: statistics against the context length L of an extract run with
+// --queries other than last (docs/design.md §14).
+using LengthBinKey = std::pair<int, int>;  // (length_lo, length_hi) of L = t + 1
+struct LengthCurves {
+    std::map<LengthBinKey, double> length_mean;  // the x of each bin
+    bool length_is_midpoint = false;  // some bin's length_mean was not recorded: its midpoint
+    std::map<int, std::map<LengthBinKey, MeanPR>> pr;  // N → bin → means over heads
+    // bin → (share of heads per regime, heads)
+    std::map<LengthBinKey, std::pair<PerRegime<double>, int>> regimes;
+    std::string pr_source, regime_source;
+};
+// From the extract's by_length.csv and heads_by_length.csv (length_mean from the manifest's
+// parameters.length_bins); nullopt without by_length.csv. InputError naming a missing
+// heads_by_length.csv or a damaged file.
+std::optional<LengthCurves> extract_length_curves(const ExtractData& e);
+// From a compare folder's by_length_summary.csv and regimes_by_length.csv; nullopt without the
+// summary.
+std::optional<LengthCurves> compare_length_curves(const std::string& dir);
+// The section of the two figures: P and R against L at up to four N, regime shares against L.
+Section length_section(const std::string& prefix, const LengthCurves& curves);
 
 }  // namespace attngeo::reports::empirical

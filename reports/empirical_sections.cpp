@@ -39,6 +39,9 @@ struct Overlays {
     PrOverlays pr;
     std::vector<Section> after_norms, after_alpha, after_pr;
     bool per_kv = true;  // compare --count-per kv (an extract folder alone: kv too)
+    // The figures against L from the compare folder's summaries; empty: from the extract's
+    // by_length.csv when it has one.
+    std::optional<Section> by_length;
 };
 
 Section titled(const std::string& title) {
@@ -101,6 +104,10 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     sections.insert(sections.end(), o.after_pr.begin(), o.after_pr.end());
 
     sections.push_back(extract_regimes_section(prefix, e));
+    if (o.by_length)
+        sections.push_back(*o.by_length);
+    else if (const auto curves = extract_length_curves(e))
+        sections.push_back(length_section(prefix, *curves));
     return sections;
 }
 
@@ -243,7 +250,8 @@ Section compare_regimes_section(const std::string& prefix, const std::string& di
 
 // Everything from the compare folder alone, in the order the extract-based report has it.
 std::vector<Section> compare_only_sections(const RunFolder& run, const CompareFolder& c,
-                                           const CompareParts& parts, const PrOverlays& pr_over) {
+                                           const CompareParts& parts, const PrOverlays& pr_over,
+                                           const std::optional<Section>& by_length) {
     const std::string prefix = prefix_of(run);
     std::vector<Section> sections;
     Section norms = titled("Value-state norms (Figure 2)");
@@ -262,6 +270,7 @@ std::vector<Section> compare_only_sections(const RunFolder& run, const CompareFo
     sections.push_back(parts.margins);
     sections.push_back(parts.corr);
     sections.push_back(compare_regimes_section(prefix, run.dir));
+    if (by_length) sections.push_back(*by_length);
     return sections;
 }
 
@@ -314,6 +323,9 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         pr_over.simulation = &*simulation;
         pr_over.simulation_source = sim_csv;
     }
+    std::optional<Section> by_length;
+    if (const auto curves = compare_length_curves(run.dir))
+        by_length = length_section(prefix_of(run), *curves);
     std::vector<Section> body;
     if (e) {
         Overlays o;
@@ -324,9 +336,10 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         o.after_norms = {parts.cosines};
         o.after_alpha = {parts.profile};
         o.after_pr = {parts.kappa, parts.margins, parts.corr};
+        o.by_length = by_length;
         body = extract_sections_of(prefix_of(run), *e, o);
     } else {
-        body = compare_only_sections(run, c, parts, pr_over);
+        body = compare_only_sections(run, c, parts, pr_over, by_length);
     }
     sections.insert(sections.end(), body.begin(), body.end());
     if (fs::exists(path_in(run.dir, schema::file::recovery_coverage))) {

@@ -24,6 +24,7 @@
 #include "common/format.hpp"
 #include "common/safetensors.hpp"
 #include "compare/emp_run.hpp"
+#include "compare/length_summary.hpp"
 #include "tests/support/sensitivity_reference.hpp"
 // test_compare is built without ATTNGEO_SOURCE_DIR; shared_data.hpp needs the repository root,
 // three folders above this file (and above tests/support/shared_data.hpp).
@@ -1162,6 +1163,237 @@ TEST(CompareCli, AClampedGlobalProfileIsListedAndMarkedAsFromFailedChecks) {
     EXPECT_EQ(manifest.at("assumptions").at("sink_exists"), 0);
     EXPECT_EQ(manifest.at("assumptions").at("A3_holds"), 0);
     expect_assumptions_recount(dir, out);
+}
+
+}  // namespace attngeo::compare
+
+namespace attngeo::compare {
+
+// ---- extract --queries: the by-length files and compare's summaries of them ------------------
+
+// Three length bins of L over the context 64 and the N grid 1, 2, 4 (all ≤ every bin's
+// shortest measured L); head i = layer · kHeads + head, bin b, N index s.
+struct SyntheticBin {
+    int lo, hi, shortest;
+    double length_mean;
+};
+const SyntheticBin kBins[3] = {{1, 21, 8, 14.5}, {22, 42, 22, 32}, {43, 64, 43, 53.5}};
+const int kBinSizes[3] = {1, 2, 4};
+// Regime of head i in bin b.
+const char* const kBinRegime[3][4] = {{"Retriever", "Mixer", "Mixer", "Reset"},
+                                      {"Mixer", "Mixer", "Mixer", "Reset"},
+                                      {"Reset", "Reset", "Retriever", "Reset"}};
+double by_length_P(int i, int b, int s) {
+    return 0.3 + 0.05 * i * i + 0.1 * b - 0.02 * s;
+}
+double by_length_R(int i, int b, int s) {
+    return 0.2 + 0.07 * i - 0.03 * b * i + 0.05 * s;
+}
+
+// The folder of make_extract_folder with by_length.csv, heads_by_length.csv and the
+// manifest's parameters.queries and length_bins, as extract --queries every:7 writes them.
+fs::path make_by_length_folder(const std::string& name) {
+    const fs::path dir = make_extract_folder(name);
+    nlohmann::json manifest = nlohmann::json::parse(slurp(dir / "manifest.json"));
+    manifest["parameters"]["queries"] = "every:7";
+    nlohmann::json bins = nlohmann::json::array();
+    for (const auto& bin : kBins)
+        bins.push_back({{"lo", bin.lo},
+                        {"hi", bin.hi},
+                        {"shortest", bin.shortest},
+                        {"positions", 3},
+                        {"length_mean", bin.length_mean}});
+    manifest["parameters"]["length_bins"] = bins;
+    put(dir / "manifest.json", manifest.dump(2));
+    std::ostringstream pr, heads;
+    pr << "layer,head,length_lo,length_hi,N,queries,P_mean,P_se,R_mean,R_se\n";
+    heads << "layer,head,length_lo,length_hi,queries,lambda,rho0,sink_mass,m_sink,m_last,m_rest,"
+             "regime\n";
+    for (int l = 0; l < kLayers; ++l)
+        for (int h = 0; h < kHeads; ++h) {
+            const int i = l * kHeads + h;
+            for (int b = 0; b < 3; ++b) {
+                const auto& bin = kBins[b];
+                for (int s = 0; s < 3; ++s)
+                    pr << l << ',' << h << ',' << bin.lo << ',' << bin.hi << ',' << kBinSizes[s]
+                       << ",9," << format_double(by_length_P(i, b, s)) << ",0.01,"
+                       << format_double(by_length_R(i, b, s)) << ",0.02\n";
+                heads << l << ',' << h << ',' << bin.lo << ',' << bin.hi << ",9,0.5,"
+                      << format_double(0.1 * i) << ",0.3,0.2,0.4,0.3," << kBinRegime[b][i] << '\n';
+            }
+        }
+    put(dir / "by_length.csv", pr.str());
+    put(dir / "heads_by_length.csv", heads.str());
+    return dir;
+}
+
+// read_by_length must fail with one InputError line naming `file`.
+void expect_input_error_in(const fs::path& dir, const std::string& file) {
+    attngeo::test_support::expect_input_error(
+        [&] { (void)read_by_length(read_empirical_run(dir.string())); }, {file});
+}
+
+TEST(CompareByLength, SummariesMatchAnIndependentComputation) {
+    const auto dir = make_by_length_folder("by_length");
+    const fs::path out = compare_into(dir, "by_length_out", "--threads 2");
+    const int heads = kLayers * kHeads;
+
+    const auto summary = read_csv(out / "by_length_summary.csv");
+    EXPECT_EQ(first_line(out / "by_length_summary.csv"),
+              "length_lo,length_hi,length_mean,N,heads,P_mean,R_mean,P_head_sd,R_head_sd");
+    ASSERT_EQ(summary.size(), 9u);
+    double largest = 0;
+    for (int b = 0; b < 3; ++b)
+        for (int s = 0; s < 3; ++s) {
+            const auto& row = summary[b * 3 + s];  // by bin, then N
+            EXPECT_EQ(std::stoi(row.at("length_lo")), kBins[b].lo);
+            EXPECT_EQ(std::stoi(row.at("length_hi")), kBins[b].hi);
+            EXPECT_EQ(std::stod(row.at("length_mean")), kBins[b].length_mean);
+            EXPECT_EQ(std::stoi(row.at("N")), kBinSizes[s]);
+            EXPECT_EQ(std::stoi(row.at("heads")), heads);
+            // The reference: sums and sums of squares, sd = √((Σx² − n·mean²)/(n − 1)).
+            double sum[2] = {0, 0}, squares[2] = {0, 0};
+            for (int i = 0; i < heads; ++i) {
+                const double x[2] = {by_length_P(i, b, s), by_length_R(i, b, s)};
+                for (int m = 0; m < 2; ++m)
+                    sum[m] += x[m], squares[m] += x[m] * x[m];
+            }
+            const char* means[2] = {"P_mean", "R_mean"};
+            const char* sds[2] = {"P_head_sd", "R_head_sd"};
+            for (int m = 0; m < 2; ++m) {
+                const double mean = sum[m] / heads;
+                const double sd = std::sqrt((squares[m] - heads * mean * mean) / (heads - 1));
+                largest = std::max({largest, std::abs(std::stod(row.at(means[m])) - mean),
+                                    std::abs(std::stod(row.at(sds[m])) - sd)});
+            }
+        }
+    std::cout << "largest difference, by_length_summary.csv vs the reference: " << largest << "\n";
+    EXPECT_LE(largest, 1e-12);
+
+    const auto regimes = read_csv(out / "regimes_by_length.csv");
+    EXPECT_EQ(first_line(out / "regimes_by_length.csv"),
+              "length_lo,length_hi,length_mean,heads,Retriever,Mixer,Reset");
+    ASSERT_EQ(regimes.size(), 3u);
+    for (int b = 0; b < 3; ++b) {
+        EXPECT_EQ(std::stoi(regimes[b].at("length_lo")), kBins[b].lo);
+        EXPECT_EQ(std::stod(regimes[b].at("length_mean")), kBins[b].length_mean);
+        EXPECT_EQ(std::stoi(regimes[b].at("heads")), heads);
+        for (const char* regime : {"Retriever", "Mixer", "Reset"}) {
+            int count = 0;
+            for (int i = 0; i < heads; ++i)
+                count += std::string(kBinRegime[b][i]) == regime;
+            EXPECT_DOUBLE_EQ(std::stod(regimes[b].at(regime)), count / 4.0) << b << regime;
+        }
+    }
+    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
+    ASSERT_TRUE(manifest.contains("by_length"));
+    EXPECT_EQ(manifest.at("by_length").at("queries"), "every:7");
+    EXPECT_EQ(manifest.at("by_length").at("bins").size(), 3u);
+    EXPECT_EQ(manifest.at("emp_parameters").at("queries"), "every:7");
+
+    // The new files read with the types docs/compare-outputs.md lists.
+    const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    if (std::system((python + " -c '' 2>/dev/null").c_str()) == 0) {
+        const fs::path source = fs::path(__FILE__).parent_path().parent_path().parent_path();
+        const fs::path log = scratch() / "by_length_dtypes.log";
+        const int status =
+            std::system((python + " " + (source / "tests/python/check_csv_dtypes.py").string() +
+                         " " + (source / "docs/compare-outputs.md").string() + " " + out.string() +
+                         " > " + log.string() + " 2>&1")
+                            .c_str());
+        EXPECT_EQ(status, 0) << slurp(log);
+        const fs::path extract_log = scratch() / "by_length_extract_dtypes.log";
+        const fs::path only = scratch() / "by_length_files";
+        fs::remove_all(only);
+        fs::create_directories(only);
+        for (const char* file : {"by_length.csv", "heads_by_length.csv"})
+            fs::copy_file(dir / file, only / file);
+        const int extract_status =
+            std::system((python + " " + (source / "tests/python/check_csv_dtypes.py").string() +
+                         " " + (source / "docs/extract-outputs.md").string() + " " + only.string() +
+                         " > " + extract_log.string() + " 2>&1")
+                            .c_str());
+        EXPECT_EQ(extract_status, 0) << slurp(extract_log);
+    }
+}
+
+// Without by_length.csv (extract --queries last) compare writes exactly what it wrote before;
+// with it, every other file is byte-identical and the manifest only gains its by_length block
+// and one decision.
+TEST(CompareByLength, WithoutByLengthNothingChanges) {
+    const auto plain = make_extract_folder("by_length_plain");
+    const auto with = make_by_length_folder("by_length_with");
+    EXPECT_FALSE(read_by_length(read_empirical_run(plain.string())).has_value());
+    const fs::path plain_out = compare_into(plain, "by_length_plain_out", "--threads 2");
+    const fs::path with_out = compare_into(with, "by_length_with_out", "--threads 2");
+    for (const char* file : {"by_length_summary.csv", "regimes_by_length.csv"}) {
+        EXPECT_FALSE(fs::exists(plain_out / file)) << file;
+        EXPECT_TRUE(fs::exists(with_out / file)) << file;
+    }
+    int compared = 0;
+    for (const auto& entry : fs::directory_iterator(plain_out)) {
+        const std::string name = entry.path().filename().string();
+        if (name == "manifest.json") continue;
+        EXPECT_EQ(slurp(entry.path()), slurp(with_out / name)) << name;
+        ++compared;
+    }
+    EXPECT_GT(compared, 10);
+    auto plain_manifest = nlohmann::json::parse(slurp(plain_out / "manifest.json"));
+    auto with_manifest = nlohmann::json::parse(slurp(with_out / "manifest.json"));
+    EXPECT_FALSE(plain_manifest.contains("by_length"));
+    EXPECT_EQ(with_manifest.at("decisions").size(), plain_manifest.at("decisions").size() + 1);
+    for (auto* m : {&plain_manifest, &with_manifest})
+        for (const char* key : {"timings", "emp", "emp_parameters", "by_length", "decisions",
+                                "command", "started", "finished", "host"})
+            m->erase(key);
+    EXPECT_EQ(plain_manifest.dump(), with_manifest.dump());
+}
+
+TEST(CompareByLength, BadFilesExitTwoNamingTheFileAndWriteNothing) {
+    struct Breakage {
+        std::string name, file;
+        std::function<void(const fs::path&)> apply;
+    };
+    const std::vector<Breakage> cases = {
+        {"no_P_mean", "by_length.csv",
+         [](const fs::path& d) { drop_column(d / "by_length.csv", "P_mean"); }},
+        {"no_regime", "heads_by_length.csv",
+         [](const fs::path& d) { drop_column(d / "heads_by_length.csv", "regime"); }},
+        {"no_heads_by_length", "heads_by_length.csv",
+         [](const fs::path& d) { fs::remove(d / "heads_by_length.csv"); }},
+        {"unknown_bin", "by_length.csv",
+         [](const fs::path& d) {
+             edit_line(d / "by_length.csv", "1,1,22,42,2,", "1,1,22,41,2,9,0.5,0.01,0.5,0.01");
+         }},
+        {"missing_head", "by_length.csv",
+         [](const fs::path& d) { edit_line(d / "by_length.csv", "1,1,43,64,4,", ""); }},
+        {"empty_se", "by_length.csv",
+         [](const fs::path& d) {
+             edit_line(d / "by_length.csv", "0,1,1,21,2,", "0,1,1,21,2,9,0.5,,0.5,0.01");
+         }},
+        {"N_off_grid", "by_length.csv",
+         [](const fs::path& d) {
+             edit_line(d / "by_length.csv", "0,0,1,21,4,", "0,0,1,21,3,9,0.5,0.01,0.5,0.01");
+         }},
+        {"no_length_bins", "manifest.json",
+         [](const fs::path& d) {
+             auto m = nlohmann::json::parse(slurp(d / "manifest.json"));
+             m["parameters"].erase("length_bins");
+             put(d / "manifest.json", m.dump(2));
+         }},
+    };
+    for (const Breakage& b : cases) {
+        const auto dir = make_by_length_folder("by_length_broken_" + b.name);
+        b.apply(dir);
+        expect_input_error_in(dir, b.file);
+        const fs::path out = scratch() / ("by_length_broken_out_" + b.name);
+        fs::remove_all(out);
+        const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string());
+        EXPECT_EQ(r.exit_code, 2) << b.name << ": " << r.err;
+        EXPECT_NE(r.err.find(b.file), std::string::npos) << b.name << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << b.name << ": " << r.err;
+        EXPECT_FALSE(fs::exists(out)) << b.name;
+    }
 }
 
 }  // namespace attngeo::compare

@@ -162,3 +162,28 @@ def test_a_normalization_folder_reads_like_the_others(tmp_path):
     assert by_length["critical_N"].dtype == np.float64
     assert math.isnan(by_length["critical_N"][0]) and by_length["critical_N"][1] == 2
     assert run["tables"]["sensitivity"]["temperature"].tolist() == [0.01]
+
+
+def test_an_extract_folder_with_by_length_files_reads_them(tmp_path):
+    """extract --queries other than last adds by_length.csv and heads_by_length.csv; compare
+    then adds by_length_summary.csv and regimes_by_length.csv. read_run lists no files, so
+    they are read with the rest: empty standard errors (one query) as NaN, regimes as text."""
+    root = tmp_path / "run"
+    root.mkdir()
+    manifest = dict(MANIFEST, parameters={"queries": "all", "length_bins": [
+        {"lo": 1, "hi": 4, "shortest": 1, "positions": 4, "length_mean": 2.5}]})
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    (root / "by_length.csv").write_text(
+        "layer,head,length_lo,length_hi,N,queries,P_mean,P_se,R_mean,R_se\n"
+        "0,0,1,4,1,1,1,,1,\n0,0,1,4,2,3,0.5,0.125,0.75,0.25\n")
+    (root / "heads_by_length.csv").write_text(
+        "layer,head,length_lo,length_hi,queries,lambda,rho0,sink_mass,m_sink,m_last,m_rest,"
+        "regime\n0,0,1,4,4,0.5,0.25,0.75,0.5,0.125,0.25,Reset\n")
+    run = attngeo.read_run(root, frames=False)
+    assert sorted(run["tables"]) == ["by_length", "heads_by_length"]
+    by_length = run["tables"]["by_length"]
+    assert by_length["N"].dtype == np.int64
+    assert by_length["P_se"].dtype == np.float64 and math.isnan(by_length["P_se"][0])
+    assert by_length["R_se"][1] == 0.25
+    assert run["tables"]["heads_by_length"]["regime"].tolist() == ["Reset"]
+    assert run["manifest"]["parameters"]["length_bins"][0]["length_mean"] == 2.5

@@ -825,3 +825,183 @@ TEST(EmpiricalReport, SplitProfileFilesAndTable2Trend) {
             << regime;
     EXPECT_FALSE(fs::exists(out / "figures" / "run0_table2_margin_trend_IV.dat"));
 }
+
+// ---- extract --queries: figures against the context length L ---------------------------------
+
+namespace {
+
+// Three length bins of L over make_extract's context 8 and the N grid 1, 2, 4 (an N only where
+// it is at most the bin's shortest L); head k = 3·layer + head, bin b.
+struct ReportBin {
+    int lo, hi, shortest;
+    double length_mean;
+};
+const ReportBin kReportBins[3] = {{1, 2, 2, 1.5}, {3, 5, 4, 4.5}, {6, 8, 6, 7}};
+const char* const kReportBinRegime[3][6] = {
+    {"Retriever", "Mixer", "Reset", "Mixer", "Mixer", "Reset"},
+    {"Retriever", "Retriever", "Reset", "Mixer", "Mixer", "Mixer"},
+    {"Reset", "Reset", "Reset", "Mixer", "Retriever", "Reset"}};
+double bin_P(int k, int b, int N) {
+    return 0.2 + 0.05 * k + 0.1 * b + 0.01 * N;
+}
+double bin_R(int k, int b, int N) {
+    return 0.9 - 0.03 * k * b - 0.02 * N;
+}
+
+fs::path make_extract_by_length(const std::string& name) {
+    const fs::path dir = make_extract(name);
+    nlohmann::json manifest = nlohmann::json::parse(slurp(dir / "manifest.json"));
+    manifest["parameters"]["queries"] = "all";
+    for (const auto& bin : kReportBins)
+        manifest["parameters"]["length_bins"].push_back({{"lo", bin.lo},
+                                                         {"hi", bin.hi},
+                                                         {"shortest", bin.shortest},
+                                                         {"positions", bin.hi - bin.lo + 1},
+                                                         {"length_mean", bin.length_mean}});
+    write(dir / "manifest.json", manifest.dump(2));
+    std::ostringstream pr, heads;
+    pr << "layer,head,length_lo,length_hi,N,queries,P_mean,P_se,R_mean,R_se\n";
+    heads << "layer,head,length_lo,length_hi,queries,lambda,rho0,sink_mass,m_sink,m_last,m_rest,"
+             "regime\n";
+    for (int k = 0; k < 6; ++k)
+        for (int b = 0; b < 3; ++b) {
+            const auto& bin = kReportBins[b];
+            for (int N : {1, 2, 4})
+                if (N <= bin.shortest)
+                    pr << k / 3 << ',' << k % 3 << ',' << bin.lo << ',' << bin.hi << ',' << N
+                       << ",1," << format_double(bin_P(k, b, N)) << ",,"
+                       << format_double(bin_R(k, b, N)) << ",\n";
+            heads << k / 3 << ',' << k % 3 << ',' << bin.lo << ',' << bin.hi
+                  << ",4,0.5,0.1,0.3,0.2,0.4,0.3," << kReportBinRegime[b][k] << '\n';
+        }
+    write(dir / "by_length.csv", pr.str());
+    write(dir / "heads_by_length.csv", heads.str());
+    return dir;
+}
+
+}  // namespace
+
+TEST(EmpiricalReport, ByLengthFiguresOfAnExtractFolder) {
+    const fs::path emp = make_extract_by_length("extract_by_length");
+    const fs::path out = scratch() / "report_by_length";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({emp.string()}, out.string()));
+    check_references(out, html);
+    EXPECT_EQ(count(html, "<svg"), 10u);  // the 8 of an extract folder and the two against L
+    EXPECT_EQ(html.find("not drawn"), std::string::npos);
+    for (const char* needle : {"P(r_max,N) and R(r_min,N) against L", "Regime shares against L"})
+        EXPECT_NE(html.find(needle), std::string::npos) << needle;
+
+    // One block per N (1, 2, 4: each in at least two bins), rows by bin: length_mean, then the
+    // means over the six heads.
+    const auto pr = dat_rows(out / "figures" / "run0_precision_recall_vs_length.dat");
+    ASSERT_EQ(pr.size(), 3u + 3u + 2u);
+    std::size_t row = 0;
+    double largest = 0;
+    for (int N : {1, 2, 4})
+        for (int b = 0; b < 3; ++b) {
+            if (N > kReportBins[b].shortest) continue;
+            const auto& fields = pr.at(row++);
+            EXPECT_EQ(std::stod(fields[0]), kReportBins[b].length_mean) << N << ' ' << b;
+            double P = 0, R = 0;
+            for (int k = 0; k < 6; ++k)
+                P += bin_P(k, b, N) / 6, R += bin_R(k, b, N) / 6;
+            largest = std::max(
+                {largest, std::abs(std::stod(fields[1]) - P), std::abs(std::stod(fields[2]) - R)});
+            EXPECT_EQ(fields[3], "6");
+        }
+    std::cout << "largest difference, P and R against L vs the reference: " << largest << "\n";
+    EXPECT_LE(largest, 1e-12);
+    const std::string script = slurp(out / "figures" / "run0_precision_recall_vs_length.gp");
+    EXPECT_EQ(count(script, "dt 2"), 3u);  // R dashed, one per N
+
+    const auto regimes = dat_rows(out / "figures" / "run0_regime_shares_vs_length.dat");
+    ASSERT_EQ(regimes.size(), 3u);
+    for (int b = 0; b < 3; ++b) {
+        EXPECT_EQ(std::stod(regimes[b][0]), kReportBins[b].length_mean);
+        const char* names[3] = {"Retriever", "Mixer", "Reset"};
+        for (int r = 0; r < 3; ++r) {
+            int heads = 0;
+            for (int k = 0; k < 6; ++k)
+                heads += std::string(kReportBinRegime[b][k]) == names[r];
+            EXPECT_NEAR(std::stod(regimes[b][1 + r]), heads / 6.0, 1e-15) << b << names[r];
+        }
+        EXPECT_EQ(regimes[b][4], "6");
+    }
+
+    // An extract folder without by_length.csv has neither figure.
+    const fs::path plain = make_extract("extract");
+    const fs::path plain_out = scratch() / "report_no_by_length";
+    fs::remove_all(plain_out);
+    const std::string plain_html =
+        slurp(reports::write_report({plain.string()}, plain_out.string()));
+    EXPECT_EQ(count(plain_html, "<svg"), 8u);
+    EXPECT_EQ(plain_html.find("against L"), std::string::npos);
+    EXPECT_FALSE(fs::exists(plain_out / "figures" / "run0_precision_recall_vs_length.dat"));
+    EXPECT_FALSE(fs::exists(plain_out / "figures" / "run0_regime_shares_vs_length.dat"));
+}
+
+TEST(EmpiricalReport, ByLengthFiguresOfACompareFolderComeFromItsSummaries) {
+    const fs::path emp = make_extract_by_length("extract_by_length_for_compare");
+    const fs::path cmp = make_compare("compare_by_length", fs::absolute(emp).string(), "");
+    // Numbers unlike the extract's, so the figures show which files they came from.
+    write(cmp / "by_length_summary.csv",
+          "length_lo,length_hi,length_mean,N,heads,P_mean,R_mean,P_head_sd,R_head_sd\n"
+          "1,2,1.5,1,6,0.125,0.875,0.01,0.02\n3,5,4.5,1,6,0.25,0.75,0.01,0.02\n"
+          "3,5,4.5,2,6,0.375,0.625,,\n6,8,7,2,6,0.5,0.5,0.01,0.02\n");
+    write(cmp / "regimes_by_length.csv",
+          "length_lo,length_hi,length_mean,heads,Retriever,Mixer,Reset\n"
+          "1,2,1.5,6,0.5,0.25,0.25\n3,5,4.5,6,0,1,0\n6,8,7,6,0.25,0.25,0.5\n");
+    const fs::path out = scratch() / "report_compare_by_length";
+    fs::remove_all(out);
+    const std::string html = slurp(reports::write_report({cmp.string()}, out.string()));
+    check_references(out, html);
+    EXPECT_EQ(count(html, "<svg"), 18u);  // the 16 of a compare folder and the two against L
+    EXPECT_EQ(count(html, "P(r_max,N) and R(r_min,N) against L"), 1u);
+    const auto pr = dat_rows(out / "figures" / "run0_precision_recall_vs_length.dat");
+    ASSERT_EQ(pr.size(), 4u);
+    EXPECT_EQ(pr[0], (std::vector<std::string>{"1.5", "0.125", "0.875", "6", "1", "2"}));
+    EXPECT_EQ(pr[3], (std::vector<std::string>{"7", "0.5", "0.5", "6", "6", "8"}));
+    const auto regimes = dat_rows(out / "figures" / "run0_regime_shares_vs_length.dat");
+    ASSERT_EQ(regimes.size(), 3u);
+    EXPECT_EQ(regimes[2], (std::vector<std::string>{"7", "0.25", "0.25", "0.5", "6", "6", "8"}));
+
+    // Without the summaries (a compare folder of an older attngeo) the extract's files are drawn.
+    fs::remove(cmp / "by_length_summary.csv");
+    fs::remove(cmp / "regimes_by_length.csv");
+    const fs::path out_extract = scratch() / "report_compare_by_length_extract";
+    fs::remove_all(out_extract);
+    const std::string html_extract =
+        slurp(reports::write_report({cmp.string()}, out_extract.string()));
+    EXPECT_EQ(count(html_extract, "<svg"), 18u);
+    EXPECT_NE(html_extract.find("by_length.csv"), std::string::npos);
+}
+
+TEST(EmpiricalReport, DamagedByLengthFilesAreInputErrorsNamingThem) {
+    struct Breakage {
+        std::string name, file, column;
+    };
+    for (const Breakage& b : {Breakage{"no_P_mean", "by_length.csv", "P_mean"},
+                              Breakage{"no_regime", "heads_by_length.csv", "regime"},
+                              Breakage{"no_P_se", "by_length.csv", "P_se"}}) {
+        const fs::path emp = make_extract_by_length("extract_by_length_" + b.name);
+        std::string text = slurp(emp / b.file);
+        const std::size_t at = text.find(b.column);
+        text.replace(at, b.column.size(), "renamed");
+        write(emp / b.file, text);
+        try {
+            reports::write_report({emp.string()}, (scratch() / ("r_" + b.name)).string());
+            ADD_FAILURE() << b.name << ": expected InputError";
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(b.file), std::string::npos) << e.what();
+        }
+    }
+    const fs::path emp = make_extract_by_length("extract_by_length_no_heads");
+    fs::remove(emp / "heads_by_length.csv");
+    try {
+        reports::write_report({emp.string()}, (scratch() / "r_no_heads").string());
+        ADD_FAILURE() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("heads_by_length.csv"), std::string::npos) << e.what();
+    }
+}
