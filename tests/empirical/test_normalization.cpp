@@ -349,3 +349,39 @@ TEST(Normalization, BadFlagsExitTwoAndWriteNothing) {
         EXPECT_FALSE(fs::exists(out)) << flags;
     }
 }
+
+// The gpt2 golden model (byte vocabulary) over windows of the example corpus's bytes: the
+// report of its folder has the predecessor's figures.
+TEST(Normalization, Gpt2GoldenReportHasThePredecessorsFigures) {
+    const fs::path model = shared_folder() / "golden" / "gpt2";
+    REQUIRE_SHARED_FILE(model);
+    const std::string text = attngeo::test_support::slurp(fs::path(ATTNGEO_SOURCE_DIR) /
+                                                          "examples" / "stories260K_corpus.txt");
+    ASSERT_GE(text.size(), 64u * 8);
+    const fs::path tokens = scratch() / "gpt2_bytes.txt";
+    {
+        std::ofstream out(tokens);
+        for (int w = 0; w < 8; ++w) {
+            for (int t = 0; t < 64; ++t)
+                out << (t ? " " : "")
+                    << static_cast<int>(static_cast<unsigned char>(text[w * 64 + t]));
+            out << "\n";
+        }
+    }
+    const fs::path out = scratch() / "gpt2_bytes_run", report = scratch() / "gpt2_bytes_report";
+    fs::remove_all(out);
+    fs::remove_all(report);
+    const auto r =
+        attngeo_cli("normalization --model " + model.string() + " --tokens " + tokens.string() +
+                    " --bos no --context 64 --queries every:4 --length-bins 4 --quiet "
+                    "--out " +
+                    out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rep = attngeo_cli("report --in " + out.string() + " --out " + report.string());
+    ASSERT_EQ(rep.exit_code, 0) << rep.err;
+    const std::string html = attngeo::test_support::slurp(report / "index.html");
+    for (const char* figure :
+         {"distance_vs_length", "distance_vs_n", "critical_n", "separability", "sensitivity"})
+        EXPECT_NE(html.find(std::string("run0_normalization_") + figure), std::string::npos)
+            << figure;
+}
