@@ -176,30 +176,6 @@ std::map<std::string, std::string> extract_state_metadata(const StatisticsSettin
             {"settings", extract_settings_text(settings, run.model)}};
 }
 
-namespace {
-
-// The manifest's parameters.length_bins of a --queries run.
-nlohmann::json length_bins_json(const StatisticsSettings& settings) {
-    nlohmann::json bins = nlohmann::json::array();
-    for (const LengthBin& bin : settings.length_bins) {
-        double lengths = 0;
-        int count = 0;
-        for (int t : settings.positions)
-            if (t + 1 >= bin.lo && t + 1 <= bin.hi) {
-                lengths += t + 1;
-                ++count;
-            }
-        bins.push_back({{"lo", bin.lo},
-                        {"hi", bin.hi},
-                        {"shortest", bin.shortest},
-                        {"positions", count},
-                        {"length_mean", count > 0 ? lengths / count : 0.0}});
-    }
-    return bins;
-}
-
-}  // namespace
-
 nlohmann::json extract_manifest(const StatisticsSettings& settings, const ExtractRunInfo& run) {
     const ExtractModelInfo& m = run.model;
     const ExtractParameters& p = run.parameters;
@@ -229,7 +205,8 @@ nlohmann::json extract_manifest(const StatisticsSettings& settings, const Extrac
     if (!settings.positions.empty()) {
         manifest["parameters"]["queries"] = p.queries;
         manifest["parameters"]["positions"] = settings.positions;
-        manifest["parameters"]["length_bins"] = length_bins_json(settings);
+        manifest["parameters"]["length_bins"] =
+            length_bins_json(settings.length_bins, settings.positions);
     }
     manifest["run_fingerprint"] = run.run_fingerprint;
     const ExtractDocumentsInfo& d = run.documents;

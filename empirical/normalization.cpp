@@ -86,23 +86,11 @@ void add_window(const CaptureResult& result, const QueryRowRecorder& recorder,
     }
 }
 
-nlohmann::json length_bins_json(const NormalizationSettings& s, std::int64_t windows) {
-    nlohmann::json bins = nlohmann::json::array();
-    for (const LengthBin& bin : s.bins) {
-        double lengths = 0;
-        int count = 0;
-        for (int t : s.positions)
-            if (t + 1 >= bin.lo && t + 1 <= bin.hi) {
-                lengths += t + 1;
-                ++count;
-            }
-        bins.push_back({{"lo", bin.lo},
-                        {"hi", bin.hi},
-                        {"shortest", bin.shortest},
-                        {"positions", count},
-                        {"queries_per_head", count * windows},
-                        {"length_mean", lengths / count}});
-    }
+// The bins as extract lists them, with the queries each head averages in a bin.
+nlohmann::json length_bins_with_queries(const NormalizationSettings& s, std::int64_t windows) {
+    nlohmann::json bins = length_bins_json(s.bins, s.positions);
+    for (auto& bin : bins)
+        bin["queries_per_head"] = bin["positions"].get<std::int64_t>() * windows;
     return bins;
 }
 
@@ -123,7 +111,7 @@ nlohmann::json normalization_manifest(const NormalizationPlan& plan, const Model
         {"context", base.settings.context},
         {"queries", plan.queries},
         {"positions", s.positions},
-        {"length_bins", length_bins_json(s, windows.count)},
+        {"length_bins", length_bins_with_queries(s, windows.count)},
         {"sizes", s.sizes},
         {"sizes_spec", base.sizes_spec},
         {"subsets", s.subsets},

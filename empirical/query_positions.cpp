@@ -75,4 +75,24 @@ std::vector<LengthBin> make_length_bins(int count, int context, const std::vecto
     return kept;
 }
 
+nlohmann::json length_bins_json(const std::vector<LengthBin>& bins,
+                                const std::vector<int>& positions) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const LengthBin& bin : bins) {
+        double lengths = 0;
+        int count = 0;
+        for (int t : positions)
+            if (t + 1 >= bin.lo && t + 1 <= bin.hi) {
+                lengths += t + 1;
+                ++count;
+            }
+        list.push_back({{"lo", bin.lo},
+                        {"hi", bin.hi},
+                        {"shortest", bin.shortest},
+                        {"positions", count},
+                        {"length_mean", count > 0 ? lengths / count : 0.0}});
+    }
+    return list;
+}
+
 }  // namespace attngeo::empirical

@@ -2,6 +2,7 @@
 // docs/design.md §14) and the bins of context length L = t + 1 their rows are averaged in.
 // Torch-free (attngeo::empirical_core).
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,10 @@ struct LengthBin {
 // hi = ⌊(b+1)·context/K⌋; K is capped at context), keeping the bins a position falls in.
 // InputError naming --length-bins for K < 1.
 std::vector<LengthBin> make_length_bins(int count, int context, const std::vector<int>& positions);
+
+// The bins as a manifest lists them: [{lo, hi, shortest, positions, length_mean}, …] with
+// `positions` the chosen positions in the bin and length_mean their mean L.
+nlohmann::json length_bins_json(const std::vector<LengthBin>& bins,
+                                const std::vector<int>& positions);
 
 }  // namespace attngeo::empirical

@@ -84,9 +84,8 @@ bool uses_gram_path(const StatisticsSettings& settings) {
     return static_cast<int>(settings.sizes.size()) == settings.context;
 }
 
-DocumentRecord HeadStatistics::add_document_reference(const float* alpha, const float* values,
-                                                      int d, const RankedGram* ranked_gram) {
-    const int n = settings_.context;
+HeadStatistics::DocumentGeometry HeadStatistics::geometry_of(const float* alpha,
+                                                             const float* values, int n, int d) {
     DocumentGeometry doc;
     doc.d = d;
     doc.tokens.alpha.resize(n);
@@ -102,6 +101,13 @@ DocumentRecord HeadStatistics::add_document_reference(const float* alpha, const 
         }
         doc.norm[i] = std::sqrt(sq);
     }
+    return doc;
+}
+
+DocumentRecord HeadStatistics::add_document_reference(const float* alpha, const float* values,
+                                                      int d, const RankedGram* ranked_gram) {
+    const int n = settings_.context;
+    const DocumentGeometry doc = geometry_of(alpha, values, n, d);
     add_profiles(doc);
     DocumentRecord record;
     add_cosines(doc, record);
@@ -126,21 +132,7 @@ void HeadStatistics::add_query(const float* alpha, const float* values, int t, i
         throw std::invalid_argument("HeadStatistics::add_query: position " + std::to_string(t) +
                                     " is not in the run's length bins");
     const int L = t + 1;
-    DocumentGeometry doc;
-    doc.d = d;
-    doc.tokens.alpha.resize(L);
-    doc.tokens.values.resize(L, d);
-    doc.norm.resize(L);
-    for (int i = 0; i < L; ++i) {
-        doc.tokens.alpha[i] = alpha[i];
-        double sq = 0;
-        for (int k = 0; k < d; ++k) {
-            const double x = values[static_cast<std::size_t>(i) * d + k];
-            doc.tokens.values(i, k) = x;
-            sq += x * x;
-        }
-        doc.norm[i] = std::sqrt(sq);
-    }
+    const DocumentGeometry doc = geometry_of(alpha, values, L, d);
     theory::validate_token_geometry(doc.tokens, "HeadStatistics::add_query");
     LengthSums& sums = by_length_[bin];
     std::vector<int> sizes;

@@ -172,6 +172,8 @@ class HeadStatistics {
             return tokens.values.data() + static_cast<std::size_t>(i) * d;
         }
     };
+    // The first n tokens of α [n] and the values [n, d] in double, with their norms.
+    static DocumentGeometry geometry_of(const float* alpha, const float* values, int n, int d);
     void add_profiles(const DocumentGeometry& doc);  // by-position and pooled norm sums
     // ρ0 and cos by lag into the sums and the document's record.
     void add_cosines(const DocumentGeometry& doc, DocumentRecord& record);
