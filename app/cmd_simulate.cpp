@@ -171,30 +171,6 @@ void print_summary(const nlohmann::json& manifest, const std::string& out) {
     std::cout << s.str();
 }
 
-// OUT/.partial holds an interrupted run's exact state: refused without --resume (so a second
-// command cannot silently mix with it), continued with it.
-simulate::Checkpointing prepare_state(const SimulateOptions& o) {
-    if (!(o.checkpoint_every >= 0)) throw InputError("--checkpoint-every: expected seconds >= 0");
-    simulate::Checkpointing c;
-    c.state_dir = (fs::path(o.out) / ".partial").string();
-    c.every_s = o.checkpoint_every;
-    std::error_code ec;
-    const bool saved = fs::exists(fs::path(c.state_dir) / "run.json", ec);
-    if (saved && !o.resume)
-        throw InputError("--out '" + o.out +
-                         "': holds an interrupted run (.partial/); pass --resume to continue it, "
-                         "or remove that folder");
-    c.resume = o.resume && saved;
-    if (!c.resume) fs::remove_all(c.state_dir, ec);  // a state killed before its first save
-    return c;
-}
-
-void discard_state(const std::string& out, const simulate::Checkpointing& c) {
-    std::error_code ec;
-    fs::remove_all(c.state_dir, ec);
-    if (fs::is_empty(out, ec)) fs::remove(out, ec);
-}
-
 void add_planted_options(CLI::App& app, SimulateOptions& o) {
     app.add_option("--as-extract", o.as_extract,
                    "Instead of the Monte Carlo run: write an extract folder of --heads planted "
@@ -276,7 +252,8 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
     if (kind == "sweep") o.config.sweep = simulate::parse_sweep_sets(o.sets);
     simulate::RunTimings timings;
     const std::int64_t trials = simulate::shard_trial_count(o.config);  // validates every point
-    const simulate::Checkpointing checkpointing = prepare_state(o);
+    const simulate::Checkpointing checkpointing =
+        simulate::open_checkpointing(o.out, o.checkpoint_every, o.resume);
     try {
         Progress progress(kind, trials, "trials", o.quiet);
         const auto sums =
@@ -287,7 +264,7 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
         progress.finish("wrote '" + o.out + "'");
         print_summary(manifest, o.out);
     } catch (const InputError&) {
-        discard_state(o.out, checkpointing);  // not resumable: leave nothing behind
+        simulate::discard_checkpointing(o.out, checkpointing);
         throw;
     }
 }

@@ -35,6 +35,10 @@ inline constexpr const char* simulate_estimates = "simulate.csv";
 inline constexpr const char* sweep_estimates = "sweep.csv";
 inline constexpr const char* monte_carlo_sums = "sums.csv";
 inline constexpr const char* table1 = "table1.csv";
+// an interrupted run of any command keeps its resumable state in OUT/.partial/ (simulate and
+// sweep: sums.csv so far and run.json, the configuration they belong to)
+inline constexpr const char* resume_state_folder = ".partial";
+inline constexpr const char* resume_config = "run.json";
 // simulate, sweep and compare
 inline constexpr const char* bounds = "bounds.csv";
 inline constexpr const char* kappa_scan = "kappa_scan.csv";

@@ -40,4 +40,26 @@ std::pair<std::int64_t, std::int64_t> shard_trials(std::int64_t total, Shard sha
     return {first, last};
 }
 
+void check_shard_set(const std::vector<ShardFolder>& folders) {
+    if (folders.empty()) throw InputError("merge: no run folders given");
+    const int count = folders[0].shard.count;
+    const std::string range = "0/" + std::to_string(count) + " .. " + std::to_string(count - 1) +
+                              "/" + std::to_string(count);
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        const ShardFolder& f = folders[i];
+        if (f.run_fingerprint != folders[0].run_fingerprint)
+            throw InputError("merge: '" + f.dir + "' is from a different run than '" +
+                             folders[0].dir + "' (model, windows or settings differ)");
+        if (f.shard.count != count || f.shard.index != static_cast<int>(i))
+            throw InputError("merge: shards must be " + range + ", each once; got '" + f.dir +
+                             "' as " + std::to_string(f.shard.index) + "/" +
+                             std::to_string(f.shard.count));
+    }
+    if (static_cast<int>(folders.size()) != count)
+        throw InputError("merge: " + std::to_string(folders.size()) +
+                         " shard folders given, the run has " + std::to_string(count) + "; shard " +
+                         std::to_string(folders.size()) + "/" + std::to_string(count) +
+                         " is missing");
+}
+
 }  // namespace attngeo

@@ -92,6 +92,18 @@ std::string MapTensorStore::absence_note(const std::string&) const {
     return "";
 }
 
+HostTensor tensor_view(std::string name, DType dtype, std::vector<std::int64_t> shape,
+                       const void* data, std::size_t bytes, std::shared_ptr<const void> owner) {
+    HostTensor t;
+    t.name = std::move(name);
+    t.dtype = dtype;
+    t.shape = std::move(shape);
+    t.data = data;
+    t.bytes = bytes;
+    t.owner = std::move(owner);
+    return t;
+}
+
 HostTensor owned_float_tensor(std::string name, std::string file, std::vector<std::int64_t> shape,
                               std::vector<float> values) {
     auto buffer = std::make_shared<std::vector<float>>(std::move(values));

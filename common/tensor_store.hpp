@@ -26,6 +26,11 @@ struct HostTensor {
     std::int64_t numel() const;
 };
 
+// A tensor viewing `bytes` bytes at `data`: kept alive by `owner` when given, by the caller
+// otherwise (a buffer written out before it goes).
+HostTensor tensor_view(std::string name, DType dtype, std::vector<std::int64_t> shape,
+                       const void* data, std::size_t bytes, std::shared_ptr<const void> owner = {});
+
 // A checkpoint's tensors by name.
 class TensorStore {
   public:

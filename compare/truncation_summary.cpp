@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -243,6 +244,9 @@ struct LinkInputs {
     EmpiricalRun geometry;
     PerDocArrays per_doc;
     std::vector<double> beta;  // [layers · heads] fitted on the extract's mean cos by lag
+    // [configs] each configuration's head means over every document (head_means with weight 1),
+    // for head_link.csv and link_summary.json; empty where the extract lacks the configuration's N
+    std::vector<std::optional<std::array<double, kQuantities + 1>>> plain_means;
 };
 
 LinkInputs read_link_inputs(const TruncationRun& run, const std::string& dir) {
@@ -299,6 +303,21 @@ std::array<double, kQuantities + 1> head_means(const LinkInputs& in, std::int64_
         s_ /= total;
     sums[8] = in.beta[unit];
     return sums;
+}
+
+// Every configuration's head means with every document weighted 1 (none where the extract has
+// no statistics at the configuration's N).
+std::vector<std::optional<std::array<double, kQuantities + 1>>> plain_head_means(
+    const LinkInputs& in) {
+    const TruncationRun& run = *in.run;
+    const std::vector<double> everyone(static_cast<std::size_t>(run.docs), 1.0);
+    std::vector<std::optional<std::array<double, kQuantities + 1>>> means(
+        static_cast<std::size_t>(run.configs));
+    for (std::int64_t c = 0; c < run.configs; ++c) {
+        const int s = size_index(in.per_doc, run.N[c]);
+        if (s >= 0) means[c] = head_means(in, c, s, everyone);
+    }
+    return means;
 }
 
 // Per quantity, Spearman across the heads of `configs` (one N) of ΔNLL with the quantity.
@@ -382,16 +401,14 @@ void write_geometry_link(const TruncationRun& run, const std::vector<LinkRow>& r
 
 void write_head_link(const LinkInputs& in, const std::string& path) {
     const TruncationRun& run = *in.run;
-    const std::vector<double> everyone(static_cast<std::size_t>(run.docs), 1.0);
     std::ostringstream out;
     out << "policy,renorm,layer,head,N,delta_nll";
     for (const char* name : kQuantityNames)
         out << ',' << name;
     out << ",regime\n";
     for (std::int64_t c = 0; c < run.configs; ++c) {
-        const int s = size_index(in.per_doc, run.N[c]);
-        if (s < 0) continue;
-        const auto means = head_means(in, c, s, everyone);
+        if (!in.plain_means[c]) continue;
+        const auto& means = *in.plain_means[c];
         out << run.policies[run.policy[c]] << ',' << renorm_name(run.renorm[c]) << ','
             << run.layer[c] << ',' << run.head[c] << ',' << run.N[c];
         for (double m : means)
@@ -412,7 +429,6 @@ nlohmann::json link_summary(const LinkInputs& in, const std::vector<LinkRow>& ro
     std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const LinkRow*>> by_curve;
     for (const LinkRow& row : rows)
         by_curve[{row.policy, row.renorm}].push_back(&row);
-    const std::vector<double> everyone(static_cast<std::size_t>(run.docs), 1.0);
     for (const auto& [key, curve] : by_curve) {
         std::array<double, kQuantities> strength{};
         std::array<int, kQuantities> counted{};
@@ -425,14 +441,12 @@ nlohmann::json link_summary(const LinkInputs& in, const std::vector<LinkRow>& ro
                     ++counted[q];
                 }
             double loss_sum = 0, f_sum = 0;
-            const int s = size_index(in.per_doc, row->N);
             int heads = 0;
             for (std::int64_t c = 0; c < run.configs; ++c)
                 if (run.policy[c] == key.first && run.renorm[c] == key.second &&
-                    run.N[c] == row->N) {
-                    const auto means = head_means(in, c, s, everyone);
-                    loss_sum += means[0];
-                    f_sum += means[3];
+                    run.N[c] == row->N && in.plain_means[c]) {
+                    loss_sum += (*in.plain_means[c])[0];
+                    f_sum += (*in.plain_means[c])[3];
                     ++heads;
                 }
             sizes.push_back(static_cast<int>(row->N));
@@ -481,7 +495,8 @@ void summarise_truncation(const std::string& dir) {
     write_truncation_table(run, (folder / schema::file::truncation).string());
     write_effective_sizes(run, run.replicates, (folder / schema::file::effective_size).string());
     if (run.scope != "head") return;
-    const LinkInputs inputs = read_link_inputs(run, dir);
+    LinkInputs inputs = read_link_inputs(run, dir);
+    inputs.plain_means = plain_head_means(inputs);
     const std::vector<LinkRow> rows = geometry_link(inputs, run.replicates);
     write_geometry_link(run, rows, (folder / schema::file::geometry_link).string());
     write_head_link(inputs, (folder / schema::file::head_link).string());

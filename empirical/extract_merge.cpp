@@ -11,6 +11,7 @@
 #include "common/json_file.hpp"
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
+#include "common/shard.hpp"
 #include "empirical/extract_folder.hpp"
 #include "empirical/head_snapshot.hpp"
 
@@ -20,24 +21,20 @@ namespace attngeo::empirical {
 namespace {
 
 // One shard folder: its manifest and the metadata of its sums.safetensors.
-struct Shard {
+struct ExtractShard {
     std::string dir;
     nlohmann::json manifest;
     std::map<std::string, std::string> meta;
     int index = 0, count = 0;
 };
 
-Shard read_shard(const std::string& dir) {
-    Shard s;
+ExtractShard read_shard(const std::string& dir) {
+    ExtractShard s;
     s.dir = dir;
     const std::string manifest_path = (fs::path(dir) / schema::file::manifest).string();
     if (!fs::exists(manifest_path))
         throw InputError("merge: '" + dir + "': no manifest.json (an unfinished shard?)");
-    s.manifest = read_json_file(manifest_path, "an extract manifest");
-    if (!s.manifest.is_object() || !s.manifest.contains("kind") ||
-        s.manifest.at("kind") != "extract")
-        throw InputError("merge: '" + dir + "': not an extract run");
-    schema::check_format_version(s.manifest, manifest_path);
+    s.manifest = read_run_manifest(dir, {schema::kind::extract});
     s.meta = SafetensorsFile((fs::path(dir) / schema::file::exact_state).string()).metadata();
     if (!s.meta.count("shard") || !s.meta.count("run_fingerprint") || !s.meta.count("settings"))
         throw InputError("merge: '" + dir + "/sums.safetensors': no shard metadata");
@@ -47,30 +44,18 @@ Shard read_shard(const std::string& dir) {
     return s;
 }
 
-// Shards sorted by index must be 0/n .. n−1/n of one fingerprint, each once.
-void check_shard_set(const std::vector<Shard>& shards) {
-    const int count = shards[0].count;
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-        if (shards[i].meta.at("run_fingerprint") != shards[0].meta.at("run_fingerprint"))
-            throw InputError("merge: '" + shards[i].dir + "' is from a different run than '" +
-                             shards[0].dir + "' (model, windows or settings differ)");
-        if (shards[i].count != count || shards[i].index != static_cast<int>(i))
-            throw InputError("merge: shards must be 0/" + std::to_string(count) + " .. " +
-                             std::to_string(count - 1) + "/" + std::to_string(count) +
-                             ", each once; got '" + shards[i].dir + "' as " +
-                             shards[i].meta.at("shard"));
-    }
-    if (static_cast<int>(shards.size()) != count)
-        throw InputError("merge: " + std::to_string(shards.size()) +
-                         " shard folders given, the run has " + std::to_string(count) + "; shard " +
-                         std::to_string(shards.size()) + "/" + std::to_string(count) +
-                         " is missing");
+// The shard set's identities for common/shard's check.
+std::vector<ShardFolder> shard_folders(const std::vector<ExtractShard>& shards) {
+    std::vector<ShardFolder> folders;
+    for (const ExtractShard& s : shards)
+        folders.push_back({s.dir, s.meta.at("run_fingerprint"), {s.index, s.count}});
+    return folders;
 }
 
 // What must agree between shards of one run: every parameter and the model's description, up to
 // --shard, --device and the folders (a run may move between machines; the run fingerprint
 // already covers the token windows, and the model file's name stands in for its weights).
-nlohmann::json command_identity(const Shard& shard) {
+nlohmann::json command_identity(const ExtractShard& shard) {
     return with_json_context((fs::path(shard.dir) / schema::file::manifest).string(), [&] {
         nlohmann::json parameters = shard.manifest.at("parameters"),
                        model = shard.manifest.at("model");
@@ -83,7 +68,7 @@ nlohmann::json command_identity(const Shard& shard) {
 }
 
 // Refuses shards whose commands differ, naming the shard and the first value that differs.
-void check_same_command(const std::vector<Shard>& shards) {
+void check_same_command(const std::vector<ExtractShard>& shards) {
     const nlohmann::json first = command_identity(shards[0]);
     for (std::size_t i = 1; i < shards.size(); ++i) {
         const nlohmann::json other = command_identity(shards[i]);
@@ -120,7 +105,7 @@ struct MergedShape {
     int layers = 0, heads = 0, group = 1;
 };
 
-MergedShape read_merged_shape(const Shard& first) {
+MergedShape read_merged_shape(const ExtractShard& first) {
     const std::string sums = (fs::path(first.dir) / schema::file::exact_state).string();
     const nlohmann::json json =
         parse_json_text(first.meta.at("settings"), sums, "extract settings");
@@ -144,7 +129,7 @@ MergedShape read_merged_shape(const Shard& first) {
 
 // Adds one shard's sums into `total` and checks its window count and per_doc shapes; returns
 // the shard's per_doc.safetensors and window count.
-std::pair<SafetensorsFile, std::int64_t> add_shard(const Shard& s, const MergedShape& shape,
+std::pair<SafetensorsFile, std::int64_t> add_shard(const ExtractShard& s, const MergedShape& shape,
                                                    StatisticsGrid& total) {
     const int L = shape.layers, H = shape.heads;
     StatisticsGrid part = make_grid(L, H, shape.settings);
@@ -183,10 +168,10 @@ std::pair<SafetensorsFile, std::int64_t> add_shard(const Shard& s, const MergedS
 
 // The --snapshot files come from the one shard that held the snapshot's window (a shard without
 // it writes none), so the merged folder holds what the unsharded run writes.
-std::map<std::string, std::string> snapshot_files(const std::vector<Shard>& shards) {
+std::map<std::string, std::string> snapshot_files(const std::vector<ExtractShard>& shards) {
     std::map<std::string, std::string> files;
     std::string holder;
-    for (const Shard& s : shards) {
+    for (const ExtractShard& s : shards) {
         if (!fs::exists(fs::path(s.dir) / schema::file::snapshot_scalars)) continue;
         if (!holder.empty())
             throw InputError("merge: '" + holder + "' and '" + s.dir +
@@ -209,18 +194,18 @@ std::map<std::string, std::string> snapshot_files(const std::vector<Shard>& shar
 nlohmann::json merge_extract(const std::vector<std::string>& dirs, const std::string& out_dir,
                              const std::string& command_line) {
     if (dirs.empty()) throw InputError("merge: no run folders given");
-    std::vector<Shard> shards;
+    std::vector<ExtractShard> shards;
     for (const std::string& dir : dirs)
         shards.push_back(read_shard(dir));
     std::sort(shards.begin(), shards.end(),
-              [](const Shard& a, const Shard& b) { return a.index < b.index; });
-    check_shard_set(shards);
+              [](const ExtractShard& a, const ExtractShard& b) { return a.index < b.index; });
+    check_shard_set(shard_folders(shards));
     check_same_command(shards);
     const MergedShape shape = read_merged_shape(shards[0]);
     StatisticsGrid total = make_grid(shape.layers, shape.heads, shape.settings);
     std::vector<SafetensorsFile> per_doc;
     std::int64_t D = 0;
-    for (const Shard& s : shards) {
+    for (const ExtractShard& s : shards) {
         auto [file, docs] = add_shard(s, shape, total);
         per_doc.push_back(std::move(file));
         D += docs;

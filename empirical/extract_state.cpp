@@ -176,7 +176,7 @@ std::map<std::string, std::string> load_state(const std::string& path, Statistic
 ExtractState::ExtractState(const std::string& out, StatisticsGrid grid, const PerDocLayout& layout,
                            std::map<std::string, std::string> metadata, std::int64_t windows)
     : out_(out),
-      partial_(out_ / ".partial"),
+      partial_(out_ / schema::file::resume_state_folder),
       state_path_(partial_ / "state.safetensors"),
       spill_path_(partial_ / "per_doc.bin"),
       grid_(std::move(grid)),

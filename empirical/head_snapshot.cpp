@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "common/run_schema.hpp"
 #include "empirical/statistics_kernels.hpp"
 
 namespace attngeo::empirical {
@@ -245,7 +246,7 @@ namespace fs = std::filesystem;
 
 void stage_snapshot(const SnapshotCollector& collector, const std::string& out) {
     if (!collector.complete()) return;
-    const fs::path staged = fs::path(out) / ".partial";
+    const fs::path staged = fs::path(out) / schema::file::resume_state_folder;
     fs::create_directories(staged);
     write_file_atomic((staged / kSnapshotFiles[0]).string(), collector.snapshot_csv());
     write_file_atomic((staged / kSnapshotFiles[1]).string(), collector.snapshot_json());
@@ -253,7 +254,7 @@ void stage_snapshot(const SnapshotCollector& collector, const std::string& out) 
 }
 
 void publish_snapshot(const std::string& out) {
-    const fs::path staged = fs::path(out) / ".partial";
+    const fs::path staged = fs::path(out) / schema::file::resume_state_folder;
     for (const char* name : kSnapshotFiles) {
         const fs::path from = staged / name, to = fs::path(out) / name;
         if (!fs::exists(from)) {

@@ -237,17 +237,6 @@ void write_windows_file(const std::string& path, const RunWindows& windows, std:
     write_file_atomic(path, text.str());
 }
 
-HostTensor host_tensor(const std::string& name, DType dtype, std::vector<std::int64_t> shape,
-                       const void* data, std::size_t bytes) {
-    HostTensor t;
-    t.name = name;
-    t.dtype = dtype;
-    t.shape = std::move(shape);
-    t.data = data;
-    t.bytes = bytes;
-    return t;
-}
-
 void write_per_doc(const std::string& path, const PerDocMeasures& measures,
                    const std::vector<TruncationCut>& cuts, const TruncatePlan& plan,
                    std::int64_t windows) {
@@ -263,15 +252,15 @@ void write_per_doc(const std::string& path, const PerDocMeasures& measures,
     }
     std::vector<HostTensor> tensors;
     for (int m = 0; m < PerDocMeasures::kCount; ++m)
-        tensors.push_back(host_tensor(PerDocMeasures::kNames[m], DType::F64, {C, windows},
+        tensors.push_back(tensor_view(PerDocMeasures::kNames[m], DType::F64, {C, windows},
                                       measures.values[m].data(), C * windows * sizeof(double)));
-    tensors.push_back(host_tensor("nll_full", DType::F64, {windows}, measures.nll_full.data(),
+    tensors.push_back(tensor_view("nll_full", DType::F64, {windows}, measures.nll_full.data(),
                                   windows * sizeof(double)));
     const std::pair<const char*, const std::vector<std::int64_t>*> columns[] = {
         {"policy", &policy}, {"renorm", &renorm}, {"layer", &layer}, {"head", &head}, {"N", &N}};
     for (const auto& [name, column] : columns)
         tensors.push_back(
-            host_tensor(name, DType::I64, {C}, column->data(), C * sizeof(std::int64_t)));
+            tensor_view(name, DType::I64, {C}, column->data(), C * sizeof(std::int64_t)));
     write_safetensors(path, tensors);
 }
 
@@ -345,7 +334,7 @@ nlohmann::json truncate_manifest(const TruncatePlan& plan, const ModelConfig& co
 class TruncatePartial {
   public:
     TruncatePartial(const std::string& out, const std::string& fingerprint, std::size_t doubles)
-        : folder_(std::filesystem::path(out) / ".partial"),
+        : folder_(std::filesystem::path(out) / schema::file::resume_state_folder),
           header_("attngeo truncate partial " + fingerprint + " " + std::to_string(doubles) + "\n"),
           doubles_(doubles) {}
 
@@ -502,7 +491,8 @@ ExtractRequest run_truncate(const TruncateRequest& request, const std::string& s
 
 void remove_truncate_partial(const std::string& out) {
     std::error_code ignored;
-    std::filesystem::remove_all(std::filesystem::path(out) / ".partial", ignored);
+    std::filesystem::remove_all(std::filesystem::path(out) / schema::file::resume_state_folder,
+                                ignored);
 }
 
 }  // namespace attngeo::empirical

@@ -15,6 +15,7 @@
 #include "common/json_file.hpp"
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
+#include "common/shard.hpp"
 #include "empirical/extract_folder.hpp"
 
 namespace fs = std::filesystem;
@@ -44,23 +45,13 @@ TruncateShard read_truncate_shard(const std::string& dir) {
     return s;
 }
 
-// Shards sorted by index must be 0/n .. n−1/n of one run, each once.
-void check_truncate_shards(const std::vector<TruncateShard>& shards) {
-    const int count = shards[0].count;
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-        if (shards[i].manifest.at("run_fingerprint") != shards[0].manifest.at("run_fingerprint"))
-            throw InputError("merge: '" + shards[i].dir + "' is from a different run than '" +
-                             shards[0].dir + "' (model, windows or settings differ)");
-        if (shards[i].count != count || shards[i].index != static_cast<int>(i))
-            throw InputError("merge: shards must be 0/" + std::to_string(count) + " .. " +
-                             std::to_string(count - 1) + "/" + std::to_string(count) +
-                             ", each once; got '" + shards[i].dir + "' as " +
-                             std::to_string(shards[i].index) + "/" +
-                             std::to_string(shards[i].count));
-    }
-    if (static_cast<int>(shards.size()) != count)
-        throw InputError("merge: " + std::to_string(shards.size()) +
-                         " shard folders given, the run has " + std::to_string(count));
+// The shard set's identities for common/shard's check.
+std::vector<ShardFolder> shard_folders(const std::vector<TruncateShard>& shards) {
+    std::vector<ShardFolder> folders;
+    for (const TruncateShard& s : shards)
+        folders.push_back(
+            {s.dir, s.manifest.at("run_fingerprint").get<std::string>(), {s.index, s.count}});
+    return folders;
 }
 
 // Tensor `name` of every shard, concatenated along its last dimension (the windows) for the
@@ -170,7 +161,7 @@ void merge_truncate(const std::vector<std::string>& dirs, const std::string& sta
         shards.push_back(read_truncate_shard(dir));
     std::sort(shards.begin(), shards.end(),
               [](const auto& a, const auto& b) { return a.index < b.index; });
-    check_truncate_shards(shards);
+    check_shard_set(shard_folders(shards));
     merge_per_doc(shards, staging);
     merge_windows(shards, staging);
     if (fs::exists(fs::path(shards[0].dir) / schema::file::geometry_extract)) {

@@ -3,6 +3,7 @@
 // documented, std::domain_error) is the expected way to reject an input; anything else aborts.
 #pragma once
 #include <unistd.h>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -10,8 +11,11 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -74,6 +78,67 @@ class ScratchFolder {
     }
     std::filesystem::path path_;
 };
+
+// Valid folders written once per process under $TMPDIR/attngeo-fuzz-NAME-PID/ (one subfolder per
+// entry, by its writer) and removed at exit: the templates a folder target damages.
+class TemplateFolders {
+  public:
+    using Writer = std::function<void(const std::filesystem::path&)>;
+    TemplateFolders(const std::string& name,
+                    const std::vector<std::pair<std::string, Writer>>& folders) {
+        const char* tmp = std::getenv("TMPDIR");
+        root_ = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /
+                ("attngeo-fuzz-" + name + "-" + std::to_string(::getpid()));
+        std::filesystem::remove_all(root_);
+        for (const auto& [subfolder, write] : folders) {
+            dirs_.push_back(root_ / subfolder);  // the writer creates it
+            write(dirs_.back());
+        }
+    }
+    TemplateFolders(const TemplateFolders&) = delete;
+    TemplateFolders& operator=(const TemplateFolders&) = delete;
+    ~TemplateFolders() {
+        std::error_code ignored;
+        std::filesystem::remove_all(root_, ignored);
+    }
+    const std::filesystem::path& at(std::size_t i) const { return dirs_.at(i); }
+
+  private:
+    std::filesystem::path root_;
+    std::vector<std::filesystem::path> dirs_;
+};
+
+// A copy of `source` in the scratch folder with one file damaged by the input: byte 0 picks the
+// file (its low 6 bits, over the regular files by name; bit 7 is the target's, e.g. which
+// template); with bit 6 set the rest replaces the whole file, else bytes 1-2 are an offset, byte
+// 3 how many bytes to delete there and the rest what to insert (so even tiny inputs damage a
+// valid file). Returns the copy; `damaged` is the file's name. `size` must be at least 1.
+inline std::filesystem::path copy_with_one_file_edited(const std::filesystem::path& source,
+                                                       const std::uint8_t* data, std::size_t size,
+                                                       std::string& damaged) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(source))
+        if (entry.is_regular_file()) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    const fs::path& victim = files[(data[0] & 0x3f) % files.size()];
+    std::ifstream in(victim, std::ios::binary);
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (data[0] & 0x40) {
+        text.assign(reinterpret_cast<const char*>(data) + 1, size - 1);
+    } else if (size >= 4) {
+        const std::size_t at = (data[1] | (std::size_t(data[2]) << 8)) % (text.size() + 1);
+        const std::size_t erase = std::min<std::size_t>(data[3], text.size() - at);
+        text.replace(at, erase, reinterpret_cast<const char*>(data) + 4, size - 4);
+    }
+    auto& scratch = ScratchFolder::instance();
+    scratch.clear();
+    const fs::path copy = scratch.path() / "run";
+    fs::copy(source, copy);
+    std::ofstream(copy / victim.filename(), std::ios::binary | std::ios::trunc) << text;
+    damaged = victim.filename().string();
+    return copy;
+}
 
 // Runs `parse`; the rejections a parser is allowed are swallowed, anything else escaping is a
 // finding: its message is printed and the process aborts so that libFuzzer saves the input.

@@ -2,12 +2,9 @@
 // and what `attngeo report` reads (truncate.csv, effective_size.csv): one file of a valid
 // scope-all folder, written once per process, is damaged by the input, and the folder is
 // summarised (when the damaged file is an input of the summary) and read for the report.
-#include <unistd.h>
-
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <string>
 #include <vector>
 
 #include "common/run_schema.hpp"
@@ -22,17 +19,6 @@ namespace {
 
 using namespace attngeo;
 
-HostTensor tensor(const std::string& name, DType dtype, std::vector<std::int64_t> shape,
-                  const void* data, std::size_t bytes) {
-    HostTensor t;
-    t.name = name;
-    t.dtype = dtype;
-    t.shape = std::move(shape);
-    t.data = data;
-    t.bytes = bytes;
-    return t;
-}
-
 // A scope-all truncate folder of two policies at N = 1, 4 over three windows, summarised.
 void write_valid_folder(const fs::path& dir) {
     fs::create_directories(dir);
@@ -44,13 +30,13 @@ void write_valid_folder(const fs::path& dir) {
                                     N = {1, 4, 1, 4};
     std::vector<HostTensor> tensors;
     for (const char* m : {"delta_nll", "kl", "top1", "dropped_mass", "output_error"})
-        tensors.push_back(tensor(m, DType::F64, {C, D}, loss.data(), loss.size() * 8));
-    tensors.push_back(tensor("nll_full", DType::F64, {D}, loss.data(), D * 8));
-    tensors.push_back(tensor("policy", DType::I64, {C}, policy.data(), C * 8));
-    tensors.push_back(tensor("renorm", DType::I64, {C}, zero.data(), C * 8));
-    tensors.push_back(tensor("layer", DType::I64, {C}, minus.data(), C * 8));
-    tensors.push_back(tensor("head", DType::I64, {C}, minus.data(), C * 8));
-    tensors.push_back(tensor("N", DType::I64, {C}, N.data(), C * 8));
+        tensors.push_back(tensor_view(m, DType::F64, {C, D}, loss.data(), loss.size() * 8));
+    tensors.push_back(tensor_view("nll_full", DType::F64, {D}, loss.data(), D * 8));
+    tensors.push_back(tensor_view("policy", DType::I64, {C}, policy.data(), C * 8));
+    tensors.push_back(tensor_view("renorm", DType::I64, {C}, zero.data(), C * 8));
+    tensors.push_back(tensor_view("layer", DType::I64, {C}, minus.data(), C * 8));
+    tensors.push_back(tensor_view("head", DType::I64, {C}, minus.data(), C * 8));
+    tensors.push_back(tensor_view("N", DType::I64, {C}, N.data(), C * 8));
     write_safetensors((dir / schema::file::per_document).string(), tensors);
     const nlohmann::json manifest = {
         {"tool", "attngeo"},
@@ -71,70 +57,15 @@ void write_valid_folder(const fs::path& dir) {
     compare::summarise_truncation(dir.string());
 }
 
-std::vector<fs::path> files_of(const fs::path& dir) {
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir))
-        if (entry.is_regular_file()) files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    return files;
-}
-
-std::string slurp(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// The valid folder, written once per process and removed at exit.
-class TemplateFolder {
-  public:
-    static const fs::path& get() {
-        static const TemplateFolder folder;
-        return folder.dir_;
-    }
-    ~TemplateFolder() {
-        std::error_code ignored;
-        fs::remove_all(dir_, ignored);
-    }
-
-  private:
-    TemplateFolder() {
-        const char* tmp = std::getenv("TMPDIR");
-        dir_ = fs::path(tmp && *tmp ? tmp : "/tmp") /
-               ("attngeo-fuzz-truncate-" + std::to_string(::getpid()));
-        fs::remove_all(dir_);
-        write_valid_folder(dir_);
-    }
-    fs::path dir_;
-};
-
-// The input as an edit of one file: byte 0 picks the file; with bit 6 set the rest replaces the
-// whole file, else bytes 1-2 are an offset, byte 3 how many bytes to delete there and the rest
-// what to insert.
-std::string edited(const std::string& original, const std::uint8_t* data, std::size_t size) {
-    if (data[0] & 0x40) return std::string(reinterpret_cast<const char*>(data) + 1, size - 1);
-    if (size < 4) return original;
-    const std::size_t at = (data[1] | (std::size_t(data[2]) << 8)) % (original.size() + 1);
-    const std::size_t erase = std::min<std::size_t>(data[3], original.size() - at);
-    std::string text = original;
-    text.replace(at, erase, reinterpret_cast<const char*>(data) + 4, size - 4);
-    return text;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
-    const fs::path& source = TemplateFolder::get();
-    const std::vector<fs::path> files = files_of(source);
-    const fs::path& victim = files[(data[0] & 0x3f) % files.size()];
-    auto& scratch = fuzz::ScratchFolder::instance();
-    scratch.clear();
-    const fs::path run = scratch.path() / "run";
-    fs::copy(source, run);
-    std::ofstream(run / victim.filename(), std::ios::binary | std::ios::trunc)
-        << edited(slurp(victim), data, size);
-    const bool summary_input = victim.filename() == schema::file::manifest ||
-                               victim.filename() == schema::file::per_document;
+    static const fuzz::TemplateFolders templates("truncate", {{"run", write_valid_folder}});
+    std::string damaged;
+    const fs::path run = fuzz::copy_with_one_file_edited(templates.at(0), data, size, damaged);
+    const bool summary_input =
+        damaged == schema::file::manifest || damaged == schema::file::per_document;
     fuzz::expect_only_input_errors(
         [&] {
             if (summary_input) compare::summarise_truncation(run.string());

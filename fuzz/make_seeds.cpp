@@ -17,6 +17,7 @@
 #include "common/safetensors.hpp"
 #include "fuzz/fuzz_support.hpp"
 #include "simulate/run.hpp"
+#include "tests/support/tiny_run.hpp"
 
 namespace fs = std::filesystem;
 using attngeo::fuzz::kFileSeparator;
@@ -341,16 +342,8 @@ void text_seeds(const fs::path& shared) {
 void run_folder_seeds() {
     using namespace attngeo::simulate;
     for (const bool sweep : {false, true}) {
-        RunConfig config;
-        config.model.assumption3.L = 15;
-        config.model.assumption3.T1 = 3;
-        config.model.assumption3.T2 = 10;
-        config.model.length_given = true;
-        config.d = 8;
-        config.trials = 4;
-        config.sizes = "pow2";
-        config.kappa = 1.0;
-        if (sweep) config.kind = "sweep", config.sweep = {{"beta", {0.05, 0.1}}};
+        const RunConfig config =
+            attngeo::test_support::tiny_run_config(sweep ? "sweep" : "simulate");
         RunTimings timings;
         const auto sums = run_grid(config, 1, nullptr, timings);
         const fs::path dir = g_out / "tmp_run";

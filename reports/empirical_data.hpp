@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "compare/emp_run.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
@@ -63,13 +64,14 @@ struct HeadRow {
     theory::HeadRegime regime = theory::HeadRegime::retriever;
     double cv_positional = 0, cv_pooled = 0, lambda = 0, rho0 = 0, norm_median = 0;
     double m_sink = 0, m_last = 0, m_rest = 0;
-    double regime_margin_column = std::numeric_limits<double>::quiet_NaN();  // NaN: not recorded
+    double regime_margin = 1;  // >= 1 (+inf allowed), heads.csv's regime_margin
 };
 
 // Everything the extract figures need, aggregated over heads.
 struct ExtractData {
     std::string dir;
     nlohmann::json manifest;
+    compare::EmpiricalRun run;  // the folder as read, per head (figures of single heads)
     std::vector<HeadRow> heads;
     std::unordered_map<long long, int> head_index;  // layer << 32 | head → heads[]
     PositionStats norm, alpha;
@@ -86,7 +88,8 @@ struct ExtractData {
     }
 };
 
-// Reads heads.csv, by_position.csv and pr.csv of `dir` (manifest.json when present).
+// Reads `dir` through compare's strict extract reader (the one reader of an extract folder)
+// and aggregates heads.csv, by_position.csv and pr.csv over heads.
 ExtractData load_extract(const std::string& dir);
 
 // Streams the named numeric columns of a CSV row by row (CsvTable would keep every field of
@@ -132,10 +135,10 @@ CompareFolder load_compare(const RunFolder& run);
 // The fitted global profile (profile_global.csv's row) at positions 0..L; nullopt when the row
 // is missing or not a valid Assumption-3 profile.
 std::optional<FittedProfile> global_profile(const CsvTable& profile_global, int L);
-// The fit-lag count from the compare manifest's parameters, whatever its spelling (64 if none).
-int fit_lag_count(const nlohmann::json& manifest);
-// simulate.csv's E[P], E[R] by N.
-std::map<int, MeanPR> read_simulation(const std::string& path);
+// The compare manifest's parameters.max_lag_fit (InputError naming `manifest_path` otherwise).
+int fit_lag_count(const nlohmann::json& manifest, const std::string& manifest_path);
+// E[P], E[R] by N of the simulate folder `dir`, read through the simulate-folder reader.
+std::map<int, MeanPR> read_simulation(const std::string& dir);
 
 // "…" for captions: what one value of a histogram or median stands for.
 std::string counting_unit(bool per_kv);

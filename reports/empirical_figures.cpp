@@ -717,14 +717,13 @@ std::optional<Figure> fit_examples_figure(const std::string& prefix, const Extra
         picked[k] = usable[static_cast<std::size_t>(
             std::lround(quantiles[k] * static_cast<double>(usable.size() - 1)))];
     std::array<std::map<int, double>, 3> measured;
-    const std::string cos_path = path_in(e.dir, schema::file::cos_by_lag);
-    stream_numeric_csv(cos_path, {"layer", "head", "lag", "cos_mean"},
-                       [&](const std::vector<double>& v) {
-                           for (int k = 0; k < 3; ++k)
-                               if (picked[k]->layer == static_cast<int>(v[0]) &&
-                                   picked[k]->head == static_cast<int>(v[1]))
-                                   measured[k][static_cast<int>(v[2])] = v[3];
-                       });
+    for (int k = 0; k < 3; ++k) {
+        const int h = e.find(picked[k]->layer, picked[k]->head);
+        if (h < 0) continue;
+        const auto& cosines = e.run.rows[static_cast<std::size_t>(h)].cos_by_lag;  // lags 1..K
+        for (std::size_t lag = 1; lag <= cosines.size(); ++lag)
+            measured[k][static_cast<int>(lag)] = cosines[lag - 1];
+    }
     Figure f;
     f.id = prefix + "fig3_fit_examples";
     f.title = "Figure 3 (right): cosine by lag and the fitted decay, three example heads";
@@ -769,7 +768,7 @@ std::optional<Figure> fit_examples_figure(const std::string& prefix, const Extra
     f.script = s.str();
     std::ostringstream caption;
     caption << "Measured mean cos(v<sub>i</sub>, v<sub>i+k</sub>) by lag (points, from "
-            << code(cos_path)
+            << code(path_in(e.dir, schema::file::cos_by_lag))
             << ") with the fitted e<sup>−βk</sup> (solid) and the offset "
                "model c<sub>∞</sub> + (1 − c<sub>∞</sub>)e<sup>−βk</sup> (dashed), from "
             << code(fits_source)

@@ -131,8 +131,9 @@ std::optional<ExtractData> named_extract(const RunFolder& run, std::string& warn
 std::optional<std::map<int, MeanPR>> named_simulation(const RunFolder& run, std::string& sim_csv,
                                                       std::string& warnings) {
     if (!run.manifest.contains("sim") || !run.manifest.at("sim").is_string()) return std::nullopt;
-    sim_csv = path_in(run.manifest.at("sim").get<std::string>(), schema::file::simulate_estimates);
-    if (fs::exists(sim_csv)) return read_simulation(sim_csv);
+    const std::string sim_dir = run.manifest.at("sim").get<std::string>();
+    sim_csv = path_in(sim_dir, schema::file::simulate_estimates);
+    if (fs::exists(sim_csv)) return read_simulation(sim_dir);
     warnings += "<p class=\"warn\">The simulation named by \"sim\" has no " + code(sim_csv) +
                 ": Figure 5 is drawn without it.</p>\n";
     return std::nullopt;
@@ -168,8 +169,7 @@ CompareParts compare_parts(const RunFolder& run, const CompareFolder& c, const E
     parts.cosines = titled("Cosine decay fits (Figure 3)");
     parts.cosines.figures.push_back(mae_figure(prefix, c.mae, c.fits.path, c.unit));
     if (e) {
-        const int lags =
-            with_json_context(manifest_path, [&] { return fit_lag_count(run.manifest); });
+        const int lags = fit_lag_count(run.manifest, manifest_path);
         if (auto examples = fit_examples_figure(prefix, *e, c.fit_rows, lags, c.fits.path))
             parts.cosines.figures.push_back(*examples);
     }

@@ -126,7 +126,7 @@ std::vector<double> head_column(const ExtractData& e, double HeadRow::*field, bo
 std::string near_boundary_of(const ExtractData& e) {
     std::vector<std::pair<int, double>> pairs;
     for (const auto& h : e.heads)
-        pairs.push_back({regime_index(h.regime), h.regime_margin_column});
+        pairs.push_back({regime_index(h.regime), h.regime_margin});
     return near_boundary_text(pairs);
 }
 

@@ -13,7 +13,9 @@
 #include "common/format.hpp"
 #include "common/json_file.hpp"
 #include "common/run_schema.hpp"
+#include "compare/emp_run.hpp"
 #include "reports/empirical_data.hpp"
+#include "reports/simulation_tables.hpp"
 #include "reports/verdict.hpp"
 #include "theory/models.hpp"
 
@@ -121,33 +123,23 @@ PositionStats position_stats(const std::vector<std::vector<double>>& by_position
     return s;
 }
 
-// A folder without manifest.json still loads; only the model table then lacks the run's details.
-void read_manifest_if_any(ExtractData& e) {
-    const std::string path = path_in(e.dir, schema::file::manifest);
-    if (!fs::exists(path)) return;
-    e.manifest = read_json_file(path, "an extract manifest");
-    schema::check_format_version(e.manifest, path);
-}
-
-void read_heads(ExtractData& e) {
-    const std::string heads_path = path_in(e.dir, schema::file::heads);
-    const CsvTable heads = read_csv_table(heads_path);
-    for (std::size_t r = 0; r < heads.rows.size(); ++r) {
+// The per-head scalars of heads.csv, in the reader's (layer, head) order.
+void collect_heads(const compare::EmpiricalRun& run, ExtractData& e) {
+    for (const compare::EmpiricalHead& row : run.rows) {
         HeadRow h;
-        h.layer = static_cast<int>(heads.number(r, "layer"));
-        h.head = static_cast<int>(heads.number(r, "head"));
-        h.regime = parse_regime(heads.text(r, "regime"), heads_path);
-        h.cv_positional = heads.number(r, "cv_positional");
-        h.cv_pooled = heads.number(r, "cv_pooled");
-        h.lambda = heads.number(r, "lambda");
-        h.rho0 = heads.number(r, "rho0");
-        h.norm_median = heads.number(r, "norm_median");
-        h.m_sink = heads.number(r, "m_sink");
-        h.m_last = heads.number(r, "m_last");
-        h.m_rest = heads.number(r, "m_rest");
-        if (heads.has_column("kv_head")) h.kv_head = static_cast<int>(heads.number(r, "kv_head"));
-        if (heads.has_column("regime_margin"))
-            h.regime_margin_column = heads.number(r, "regime_margin");
+        h.layer = row.layer;
+        h.head = row.head;
+        h.kv_head = row.kv_head;
+        h.regime = theory::parse_head_regime(row.regime);  // the reader checked the name
+        h.cv_positional = row.cv_positional;
+        h.cv_pooled = row.cv_pooled;
+        h.lambda = row.lambda;
+        h.rho0 = row.rho0;
+        h.norm_median = row.norm_median;
+        h.m_sink = row.m_sink;
+        h.m_last = row.m_last;
+        h.m_rest = row.m_rest;
+        h.regime_margin = row.regime_margin;
         e.head_index[(static_cast<long long>(h.layer) << 32) | h.head] =
             static_cast<int>(e.heads.size());
         e.regime_heads[regime_index(h.regime)]++;
@@ -156,64 +148,52 @@ void read_heads(ExtractData& e) {
 }
 
 // Norms and α by position over all heads, and the contribution by position per regime.
-void read_by_position(ExtractData& e) {
-    std::vector<std::vector<double>> norms, alphas;
+void aggregate_by_position(const compare::EmpiricalRun& run, ExtractData& e) {
+    const auto positions = static_cast<std::size_t>(run.context);
+    std::vector<std::vector<double>> norms(positions), alphas(positions);
     PerRegime<std::vector<double>> contrib_sum;
     PerRegime<std::vector<int>> contrib_count;
-    const std::string by_position = path_in(e.dir, schema::file::by_position);
-    stream_numeric_csv(by_position,
-                       {"layer", "head", "pos", "norm_mean", "alpha_mean", "contrib_mean"},
-                       [&](const std::vector<double>& v) {
-                           const double pos = v[2];
-                           if (!(pos >= 0 && pos < 1e8)) {
-                               throw InputError("'" + by_position + "': position " +
-                                                format_double(pos) + " out of range");
-                           }
-                           const auto p = static_cast<std::size_t>(pos);
-                           if (p >= norms.size()) {
-                               norms.resize(p + 1);
-                               alphas.resize(p + 1);
-                               for (int r = 0; r < kRegimeCount; ++r) {
-                                   contrib_sum[r].resize(p + 1, 0.0);
-                                   contrib_count[r].resize(p + 1, 0);
-                               }
-                           }
-                           norms[p].push_back(v[3]);
-                           alphas[p].push_back(v[4]);
-                           const int h = e.find(static_cast<int>(v[0]), static_cast<int>(v[1]));
-                           if (h >= 0 && std::isfinite(v[5])) {
-                               const int r = regime_index(e.heads[h].regime);
-                               contrib_sum[r][p] += v[5];
-                               contrib_count[r][p]++;
-                           }
-                       });
-    e.positions = static_cast<int>(norms.size());
+    for (int r = 0; r < kRegimeCount; ++r) {
+        contrib_sum[r].assign(positions, 0.0);
+        contrib_count[r].assign(positions, 0);
+    }
+    for (std::size_t i = 0; i < run.rows.size(); ++i) {
+        const compare::EmpiricalHead& row = run.rows[i];
+        const int r = regime_index(e.heads[i].regime);
+        for (std::size_t p = 0; p < positions; ++p) {
+            norms[p].push_back(row.norm_by_position[p]);
+            alphas[p].push_back(row.alpha_by_position[p]);
+            contrib_sum[r][p] += row.contrib_by_position[p];
+            contrib_count[r][p]++;
+        }
+    }
+    e.positions = run.context;
     e.norm = position_stats(norms);
     e.alpha = position_stats(alphas);
     for (int r = 0; r < kRegimeCount; ++r) {
-        e.contrib_by_regime[r].resize(norms.size());
-        for (std::size_t p = 0; p < norms.size(); ++p)
+        e.contrib_by_regime[r].resize(positions);
+        for (std::size_t p = 0; p < positions; ++p)
             e.contrib_by_regime[r][p] =
                 contrib_count[r][p] ? contrib_sum[r][p] / contrib_count[r][p] : std::nan("");
     }
 }
 
 // Mean P and R by N over all heads and per regime.
-void read_pr(ExtractData& e) {
-    stream_numeric_csv(path_in(e.dir, schema::file::precision_recall),
-                       {"layer", "head", "N", "P_mean", "R_mean"},
-                       [&](const std::vector<double>& v) {
-                           const int N = static_cast<int>(v[2]);
-                           e.max_n = std::max(e.max_n, N);
-                           auto add = [&](MeanPR& m) {
-                               m.p += v[3];
-                               m.r += v[4];
-                               m.heads++;
-                           };
-                           add(e.pr_global[N]);
-                           const int h = e.find(static_cast<int>(v[0]), static_cast<int>(v[1]));
-                           if (h >= 0) add(e.pr_by_regime[regime_index(e.heads[h].regime)][N]);
-                       });
+void aggregate_pr(const compare::EmpiricalRun& run, ExtractData& e) {
+    for (std::size_t i = 0; i < run.rows.size(); ++i) {
+        const compare::EmpiricalHead& row = run.rows[i];
+        for (std::size_t k = 0; k < run.sizes.size(); ++k) {
+            const int N = run.sizes[k];
+            e.max_n = std::max(e.max_n, N);
+            auto add = [&](MeanPR& m) {
+                m.p += row.P_mean[k];
+                m.r += row.R_mean[k];
+                m.heads++;
+            };
+            add(e.pr_global[N]);
+            add(e.pr_by_regime[regime_index(e.heads[i].regime)][N]);
+        }
+    }
     auto finish = [](std::map<int, MeanPR>& series) {
         for (auto& [N, m] : series)
             if (m.heads) m.p /= m.heads, m.r /= m.heads;
@@ -228,10 +208,11 @@ void read_pr(ExtractData& e) {
 ExtractData load_extract(const std::string& dir) {
     ExtractData e;
     e.dir = dir;
-    read_manifest_if_any(e);
-    read_heads(e);
-    read_by_position(e);
-    read_pr(e);
+    e.run = compare::read_empirical_run(dir);
+    e.manifest = e.run.manifest;
+    collect_heads(e.run, e);
+    aggregate_by_position(e.run, e);
+    aggregate_pr(e.run, e);
     return e;
 }
 
@@ -358,20 +339,14 @@ std::optional<FittedProfile> global_profile(const CsvTable& profile, int L) {
     return std::nullopt;
 }
 
-// A fit-lag count from the compare manifest's parameters, whatever its spelling.
-int fit_lag_count(const nlohmann::json& manifest) {
-    if (manifest.contains("parameters") && manifest.at("parameters").is_object()) {
-        for (const char* key : {"max_lag_fit", "max-lag-fit", "max_lag"}) {
-            const auto& p = manifest.at("parameters");
-            if (p.contains(key) && p.at(key).is_number_integer())
-                return json_integer<int>(p.at(key));
-        }
-    }
-    return 64;
+int fit_lag_count(const nlohmann::json& manifest, const std::string& manifest_path) {
+    return static_cast<int>(
+        json_integer_at(manifest, "/parameters/max_lag_fit", 2, 1 << 24, manifest_path));
 }
 
-std::map<int, MeanPR> read_simulation(const std::string& path) {
-    const CsvTable sim = read_csv_table(path);
+std::map<int, MeanPR> read_simulation(const std::string& dir) {
+    const RunFolder run{dir, read_run_manifest(dir, {schema::kind::simulate}), 0};
+    const CsvTable sim = read_simulate_tables(run).estimates;
     std::map<int, MeanPR> out;
     for (std::size_t r = 0; r < sim.rows.size(); ++r) {
         MeanPR& m = out[static_cast<int>(sim.number(r, "N"))];

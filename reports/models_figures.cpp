@@ -20,6 +20,7 @@
 #include "reports/empirical_data.hpp"
 #include "reports/empirical_tables.hpp"
 #include "reports/palette.hpp"
+#include "reports/simulation_tables.hpp"
 #include "reports/verdict.hpp"
 #include "theory/bounds.hpp"
 
@@ -298,19 +299,18 @@ CurveRows extract_correlation(const ExtractData& e) {
         if (group_of.emplace(key, rho0.size()).second) rho0.push_back(h.rho0);
     }
     std::map<int, std::vector<std::pair<double, int>>> recall;  // N → [groups] (sum, heads)
-    stream_numeric_csv(
-        path_in(e.dir, schema::file::precision_recall), {"layer", "head", "N", "R_mean"},
-        [&](const std::vector<double>& v) {
-            const int h = e.find(static_cast<int>(v[0]), static_cast<int>(v[1]));
-            if (h < 0 || !std::isfinite(v[3])) return;
-            const HeadRow& head = e.heads[h];
-            auto& sums = recall[static_cast<int>(v[2])];
+    for (std::size_t h = 0; h < e.heads.size(); ++h) {
+        const HeadRow& head = e.heads[h];
+        const compare::EmpiricalHead& row = e.run.rows[h];
+        for (std::size_t k = 0; k < e.run.sizes.size(); ++k) {
+            auto& sums = recall[e.run.sizes[k]];
             sums.resize(rho0.size());
             auto& group =
                 sums[group_of.at((static_cast<long long>(head.layer) << 32) | head.kv_head)];
-            group.first += v[3];
+            group.first += row.R_mean[k];
             group.second++;
-        });
+        }
+    }
     CurveRows corr;
     for (const auto& [N, sums] : recall) {
         std::vector<double> r, rho;
@@ -336,8 +336,9 @@ void read_extract_model(const RunFolder& run, ModelCurves& m) {
 // simulate.csv's means and 95% intervals with bounds.csv's paper and corrected envelopes (at
 // each side's κ* where the run has them), as P and R curves.
 void read_simulate_model(const RunFolder& run, ModelCurves& m) {
-    const CsvTable sim = read_csv_table(path_in(run.dir, schema::file::simulate_estimates));
-    const CsvTable bounds = read_csv_table(path_in(run.dir, schema::file::bounds));
+    const SimulateTables tables = read_simulate_tables(run);
+    const CsvTable& sim = tables.estimates;
+    const CsvTable& bounds = tables.bounds;
     const char* metrics[2] = {"P", "R"};
     for (std::size_t r = 0; r < sim.rows.size(); ++r)
         for (int k = 0; k < 2; ++k) {

@@ -21,7 +21,6 @@
 #include "common/manifest_values.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/models_figures.hpp"
-#include "reports/simulation_tables.hpp"
 
 namespace fs = std::filesystem;
 
@@ -202,15 +201,15 @@ RunFolder read_run_folder(const std::string& dir, int index) {
 
 std::vector<Section> run_sections(const RunFolder& run) {
     // A key missing from, or of the wrong type in, any file of the folder is bad input. A
-    // simulate or sweep folder's only JSON is its manifest, so that file is named; the tables
-    // are checked first, each error naming its file. Extract and compare sections read several
-    // JSON files (manifest.json, kappa.json, fitted_params.json, snapshot.json) and name each
-    // where it is read (empirical_sections.cpp); the folder is named only as a last resort.
+    // simulate or sweep folder's only JSON is its manifest, so that file is named; the sections
+    // read their tables first (simulation_tables.hpp), each error naming its file. Extract and
+    // compare sections read several JSON files (manifest.json, kappa.json, fitted_params.json,
+    // snapshot.json) and name each where it is read (empirical_sections.cpp); the folder is named
+    // only as a last resort.
     const std::string kind = run.manifest.at("kind").get<std::string>();
     const bool simulation = kind == "simulate" || kind == "sweep";
     const std::string json_source = simulation ? run_manifest_path(run.dir) : run.dir;
     try {
-        if (simulation) check_simulation_tables(run);
         return with_json_context(json_source, [&] { return builders().at(kind)(run); });
     } catch (const std::invalid_argument& e) {  // a reader that missed a damaged value
         throw InputError("--in '" + run.dir + "': a file of the run folder is damaged (" +

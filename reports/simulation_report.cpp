@@ -19,6 +19,7 @@
 #include "reports/csv_table.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
+#include "reports/simulation_tables.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 #include "simulate/run.hpp"
@@ -856,9 +857,9 @@ Section sweep_agreement_section(const RunFolder& run, const CsvTable& sweep) {
 }  // namespace
 
 std::vector<Section> simulation_sections(const RunFolder& run) {
-    const CsvTable sim =
-        read_csv_table((fs::path(run.dir) / schema::file::simulate_estimates).string());
-    const CsvTable bounds = read_csv_table((fs::path(run.dir) / schema::file::bounds).string());
+    const SimulateTables tables = read_simulate_tables(run);
+    const CsvTable& sim = tables.estimates;
+    const CsvTable& bounds = tables.bounds;
     const auto& point = run.manifest.at("points").at(0);
     const int n = json_integer<int>(point.at("n"));
     const nlohmann::json regimes =
@@ -908,8 +909,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
 }
 
 std::vector<Section> sweep_sections(const RunFolder& run) {
-    const CsvTable sweep =
-        read_csv_table((fs::path(run.dir) / schema::file::sweep_estimates).string());
+    const CsvTable sweep = read_sweep_table(run);
     const simulate::RunConfig config = simulate::run_config_from_json(run.manifest.at("config"));
     std::vector<Section> sections = {verdict_section(run, nullptr)};
     Section overview;

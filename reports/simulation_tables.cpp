@@ -1,5 +1,5 @@
-// check_simulation_tables: a simulate or sweep folder's tables read back against its manifest;
-// see simulation_tables.hpp.
+// The one reader of a simulate or sweep folder's tables, checked against its manifest; see
+// simulation_tables.hpp.
 #include "reports/simulation_tables.hpp"
 
 #include <algorithm>
@@ -65,35 +65,31 @@ std::vector<int> manifest_sizes(const RunFolder& run) {
     });
 }
 
-void check_simulate_folder(const RunFolder& run) {
-    const CsvTable sim =
-        read_csv_table((fs::path(run.dir) / schema::file::simulate_estimates).string());
-    const CsvTable bounds = read_csv_table((fs::path(run.dir) / schema::file::bounds).string());
-    const std::vector<int> grid = manifest_sizes(run);
-    std::vector<std::size_t> all(sim.rows.size());
-    for (std::size_t r = 0; r < all.size(); ++r)
-        all[r] = r;
-    check_sizes(sim, all, grid, "");
-    std::map<std::string, std::vector<std::size_t>> by_variant;
-    for (std::size_t r = 0; r < bounds.rows.size(); ++r)
-        by_variant[bounds.text(r, "variant")].push_back(r);
-    for (theory::BoundVariant v : theory::bound_variants()) {
-        const std::string name = theory::to_string(v);
-        check_sizes(bounds, by_variant[name], grid, " for variant '" + name + "'");
-    }
-}
-
 }  // namespace
 
-void check_simulation_tables(const RunFolder& run) {
-    const std::string kind = run.manifest.value("kind", std::string());
-    if (kind == "simulate") {
-        check_simulate_folder(run);
-    } else if (kind == "sweep") {
-        const CsvTable sweep =
-            read_csv_table((fs::path(run.dir) / schema::file::sweep_estimates).string());
-        check_integer_columns(sweep, {"grid", "N"});
+SimulateTables read_simulate_tables(const RunFolder& run) {
+    SimulateTables tables{
+        read_csv_table((fs::path(run.dir) / schema::file::simulate_estimates).string()),
+        read_csv_table((fs::path(run.dir) / schema::file::bounds).string())};
+    const std::vector<int> grid = manifest_sizes(run);
+    std::vector<std::size_t> all(tables.estimates.rows.size());
+    for (std::size_t r = 0; r < all.size(); ++r)
+        all[r] = r;
+    check_sizes(tables.estimates, all, grid, "");
+    std::map<std::string, std::vector<std::size_t>> by_variant;
+    for (std::size_t r = 0; r < tables.bounds.rows.size(); ++r)
+        by_variant[tables.bounds.text(r, "variant")].push_back(r);
+    for (theory::BoundVariant v : theory::bound_variants()) {
+        const std::string name = theory::to_string(v);
+        check_sizes(tables.bounds, by_variant[name], grid, " for variant '" + name + "'");
     }
+    return tables;
+}
+
+CsvTable read_sweep_table(const RunFolder& run) {
+    CsvTable sweep = read_csv_table((fs::path(run.dir) / schema::file::sweep_estimates).string());
+    check_integer_columns(sweep, {"grid", "N"});
+    return sweep;
 }
 
 }  // namespace attngeo::reports

@@ -1,14 +1,25 @@
-// Up-front checks of a simulate or sweep folder's tables against its manifest, before any
-// section is built: the key columns (grid, N) hold integers and, for a simulate folder,
-// simulate.csv and bounds.csv (per bound variant) hold exactly the manifest's N grid.
+// The one reader of a simulate or sweep folder's tables (every report section and the
+// across-models figures read them through it): the key columns (grid, N) hold integers and, for a
+// simulate folder, simulate.csv and bounds.csv (per bound variant) hold exactly the manifest's N
+// grid.
 #pragma once
+#include "reports/csv_table.hpp"
 #include "reports/report.hpp"
 
 namespace attngeo::reports {
 
-// InputError naming the file (and its line and column, or the first missing N) when a table
-// of `run` is damaged or does not cover the manifest's grid, so no report is built on a table
-// with a row missing.
-void check_simulation_tables(const RunFolder& run);
+// A simulate folder's tables.
+struct SimulateTables {
+    CsvTable estimates;  // simulate.csv: one row per N of the manifest's grid
+    CsvTable bounds;     // bounds.csv: one row per (N, bound variant)
+};
+
+// simulate.csv and bounds.csv of `run` (a simulate folder), read and checked: InputError naming
+// the file (and its line and column, or the first missing N) when a table is damaged or does not
+// cover the manifest's grid, so no report is built on a table with a row missing.
+SimulateTables read_simulate_tables(const RunFolder& run);
+
+// sweep.csv of `run` (a sweep folder), its grid and N columns checked as integers.
+CsvTable read_sweep_table(const RunFolder& run);
 
 }  // namespace attngeo::reports

@@ -77,6 +77,14 @@ struct Checkpointing {
     bool resume = false;  // continue from the saved state (which must be this configuration's)
 };
 
+// The checkpointing of a run writing into `out`: its state lives in OUT/.partial. A saved state
+// is refused without `resume` (so a second command cannot silently mix with it; InputError naming
+// --out) and continued with it; without one, any half-made state folder is removed.
+Checkpointing open_checkpointing(const std::string& out, double every_s, bool resume);
+// Removes the state folder, and `out` itself when that leaves it empty: a run that failed on bad
+// input is not resumable and leaves nothing behind.
+void discard_checkpointing(const std::string& out, const Checkpointing& checkpointing);
+
 // Runs this shard's trials for every grid point (nothing to run when d = ∞), reporting the
 // trials done to `progress` when given and saving the state as `checkpointing` says. A resumed
 // run gives the same sums, bit for bit, as an uninterrupted one.

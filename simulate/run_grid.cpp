@@ -44,7 +44,7 @@ void save_checkpoint(const Checkpointing& c, const std::vector<PointSetup>& setu
 
 // The sums of an interrupted run, after checking they belong to this configuration.
 std::vector<SimulationSums> load_checkpoint(const Checkpointing& c, const RunConfig& config) {
-    const std::string config_path = (fs::path(c.state_dir) / "run.json").string();
+    const std::string config_path = (fs::path(c.state_dir) / schema::file::resume_config).string();
     std::ifstream in(config_path);
     std::ostringstream saved;
     saved << in.rdbuf();
@@ -59,6 +59,28 @@ std::vector<SimulationSums> load_checkpoint(const Checkpointing& c, const RunCon
 }
 
 }  // namespace
+
+Checkpointing open_checkpointing(const std::string& out, double every_s, bool resume) {
+    if (!(every_s >= 0)) throw InputError("--checkpoint-every: expected seconds >= 0");
+    Checkpointing c;
+    c.state_dir = (fs::path(out) / schema::file::resume_state_folder).string();
+    c.every_s = every_s;
+    std::error_code ec;
+    const bool saved = fs::exists(fs::path(c.state_dir) / schema::file::resume_config, ec);
+    if (saved && !resume)
+        throw InputError("--out '" + out +
+                         "': holds an interrupted run (.partial/); pass --resume to continue it, "
+                         "or remove that folder");
+    c.resume = resume && saved;
+    if (!c.resume) fs::remove_all(c.state_dir, ec);  // a state killed before its first save
+    return c;
+}
+
+void discard_checkpointing(const std::string& out, const Checkpointing& checkpointing) {
+    std::error_code ec;
+    fs::remove_all(checkpointing.state_dir, ec);
+    if (fs::is_empty(out, ec)) fs::remove(out, ec);
+}
 
 std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, Progress* progress,
                                      RunTimings& timings, const Checkpointing& checkpointing) {
@@ -76,8 +98,9 @@ std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, Progr
         if (ec)
             throw InputError("--out: cannot create '" + checkpointing.state_dir +
                              "': " + ec.message());
-        write_file_atomic((fs::path(checkpointing.state_dir) / "run.json").string(),
-                          checkpoint_config_text(config));
+        write_file_atomic(
+            (fs::path(checkpointing.state_dir) / schema::file::resume_config).string(),
+            checkpoint_config_text(config));
     }
     const auto [first, last] = shard_trials(config.trials, config.shard);
     // Trials run in chunks so progress can be reported and the state saved; the sums are exact

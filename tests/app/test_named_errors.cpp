@@ -181,7 +181,8 @@ fs::path folder_of(const std::string& name,
 }  // namespace
 
 // A value of the wrong type in an extract or compare folder's manifest.json is named as that
-// file and the value's pointer (it was `'D': (/git_commit) type must be string…`, the folder).
+// file and the value's pointer (it was `'D': (/git_commit) type must be string…`, the folder);
+// an extract folder is read by compare's strict reader, which checks the model's shape first.
 TEST(NamedErrors, ReportNamesTheJsonFileOfExtractAndCompareFolders) {
     const fs::path extract = folder_of(
         "extract_bad_commit",
@@ -191,7 +192,7 @@ TEST(NamedErrors, ReportNamesTheJsonFileOfExtractAndCompareFolders) {
          {"by_position.csv", "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n"},
          {"pr.csv", "layer,head,N,P_mean,R_mean\n"},
          {"manifest.json",
-          R"({"format_version": 1, "kind": "extract", "version": "test", "git_commit": 7})"}});
+          R"({"format_version": 1, "kind": "extract", "model": {"layers": "2"}})"}});
     const fs::path compare = folder_of(
         "compare_bad_count_per",
         {{"fits.csv", "layer,head,beta,mae,beta_offset,c_inf,mae_offset,cv_positional,cv_pooled\n"},
@@ -205,7 +206,7 @@ TEST(NamedErrors, ReportNamesTheJsonFileOfExtractAndCompareFolders) {
          {"manifest.json",
           R"({"format_version": 1, "kind": "compare", "parameters": {"count_per": 5}})"}});
     for (const auto& [dir, pointer] :
-         {std::pair{extract, "(/git_commit)"}, std::pair{compare, "(/parameters/count_per)"}}) {
+         {std::pair{extract, "(/model/layers)"}, std::pair{compare, "(/parameters/count_per)"}}) {
         const fs::path out = scratch() / ("json_out_" + dir.filename().string());
         const CliResult r = run("report --in " + dir.string() + " --out " + out.string());
         expect_one_line(r);

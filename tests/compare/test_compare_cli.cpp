@@ -76,14 +76,8 @@ void put(const fs::path& path, const std::string& content) {
 
 HostTensor tensor(const std::string& name, DType dtype, std::vector<std::int64_t> shape,
                   std::shared_ptr<void> data, std::size_t bytes) {
-    HostTensor t;
-    t.name = name;
-    t.dtype = dtype;
-    t.shape = std::move(shape);
-    t.data = data.get();
-    t.bytes = bytes;
-    t.owner = data;
-    return t;
+    const void* at = data.get();
+    return tensor_view(name, dtype, std::move(shape), at, bytes, std::move(data));
 }
 
 // A complete extract folder: manifest.json, heads.csv, pr.csv, by_position.csv,

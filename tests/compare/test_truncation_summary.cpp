@@ -24,17 +24,6 @@ using attngeo::compare::summarise_truncation;
 
 namespace {
 
-HostTensor tensor(const std::string& name, DType dtype, std::vector<std::int64_t> shape,
-                  const void* data, std::size_t bytes) {
-    HostTensor t;
-    t.name = name;
-    t.dtype = dtype;
-    t.shape = std::move(shape);
-    t.data = data;
-    t.bytes = bytes;
-    return t;
-}
-
 // A scope-all truncate folder of one attn curve at N = 1, 2, 4 over `loss` [3][D] (ΔNLL per
 // document); the other measures are copies scaled by 2.
 fs::path write_folder(const std::string& name, const std::vector<std::vector<double>>& loss,
@@ -53,14 +42,14 @@ fs::path write_folder(const std::string& name, const std::vector<std::vector<dou
     std::vector<std::int64_t> zero(C, 0), minus(C, -1), N = {1, 2, 4};
     std::vector<HostTensor> tensors;
     for (const char* m : {"delta_nll", "kl"})
-        tensors.push_back(tensor(m, DType::F64, {C, D}, flat.data(), flat.size() * 8));
+        tensors.push_back(tensor_view(m, DType::F64, {C, D}, flat.data(), flat.size() * 8));
     for (const char* m : {"top1", "dropped_mass", "output_error"})
-        tensors.push_back(tensor(m, DType::F64, {C, D}, twice.data(), twice.size() * 8));
-    tensors.push_back(tensor("policy", DType::I64, {C}, zero.data(), C * 8));
-    tensors.push_back(tensor("renorm", DType::I64, {C}, zero.data(), C * 8));
-    tensors.push_back(tensor("layer", DType::I64, {C}, minus.data(), C * 8));
-    tensors.push_back(tensor("head", DType::I64, {C}, minus.data(), C * 8));
-    tensors.push_back(tensor("N", DType::I64, {C}, N.data(), C * 8));
+        tensors.push_back(tensor_view(m, DType::F64, {C, D}, twice.data(), twice.size() * 8));
+    tensors.push_back(tensor_view("policy", DType::I64, {C}, zero.data(), C * 8));
+    tensors.push_back(tensor_view("renorm", DType::I64, {C}, zero.data(), C * 8));
+    tensors.push_back(tensor_view("layer", DType::I64, {C}, minus.data(), C * 8));
+    tensors.push_back(tensor_view("head", DType::I64, {C}, minus.data(), C * 8));
+    tensors.push_back(tensor_view("N", DType::I64, {C}, N.data(), C * 8));
     write_safetensors((dir / schema::file::per_document).string(), tensors);
     const nlohmann::json manifest = {
         {"tool", "attngeo"},

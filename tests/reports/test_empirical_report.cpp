@@ -19,6 +19,7 @@
 #include "common/format.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/report.hpp"
+#include "simulate/run.hpp"
 #include "tests/reports/report_checks.hpp"
 #include "tests/support/test_files.hpp"
 
@@ -73,12 +74,43 @@ const double kMagnitudes[6][3] = {  // m_sink, m_last, m_rest
     {0.1, 0.8, 0.1},   {0.2, 0.3, 0.5}, {0.5, 0.1, 0.4},
     {0.3, 0.35, 0.35}, {0.1, 0.4, 0.7}, {0.45, 0.0, 0.55}};
 
+// regime_margin from the sorted magnitudes: m_last against its nearest neighbour below
+// (strictly smaller) and above (equal or larger), as heads.csv defines it.
+double margin_reference(const double m[3]) {
+    std::vector<double> others = {m[0], m[2]};
+    double below = -1, above = -1;
+    for (double o : others) {
+        if (o < m[1]) below = std::max(below, o);
+        if (o >= m[1]) above = above < 0 ? o : std::min(above, o);
+    }
+    const double up = above < 0 ? HUGE_VAL : above / m[1];
+    const double down = below < 0 ? HUGE_VAL : m[1] / below;
+    return std::min(up, down);
+}
+
+// A small simulate run as long as the synthetic extract (n = kPositions), written through the
+// library as the CLI does.
+fs::path make_simulation(const std::string& name) {
+    const fs::path dir = scratch() / name;
+    fs::remove_all(dir);
+    simulate::RunConfig config;
+    config.model.assumption3.L = kPositions - 1;
+    config.model.assumption3.T1 = 2;
+    config.model.assumption3.T2 = 5;
+    config.d = 8;
+    config.trials = 16;
+    simulate::RunTimings timings;
+    const auto sums = simulate::run_grid(config, 1, nullptr, timings);
+    simulate::write_run(dir.string(), config, sums, 1, {{"command", "test"}}, timings);
+    return dir;
+}
+
 fs::path make_extract(const std::string& name) {
     const fs::path dir = scratch() / name;
     fs::create_directories(dir);
     std::ostringstream heads, pr, by_position, cos, diag;
     heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,rho0,"
-             "sink_mass,last_mass,m_sink,m_last,m_rest,regime\n";
+             "sink_mass,last_mass,m_sink,m_last,m_rest,regime,regime_margin\n";
     pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
     by_position << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
     cos << "layer,head,lag,cos_mean,pairs\n";
@@ -88,7 +120,7 @@ fs::path make_extract(const std::string& name) {
         const auto& m = kMagnitudes[k];
         heads << layer << ',' << head << ",0,4,2,2," << 0.02 + 0.01 * k << ',' << 0.2 + 0.05 * k
               << ',' << 0.25 << ',' << 0.1 * k << ",0.3,0.1," << m[0] << ',' << m[1] << ',' << m[2]
-              << ',' << kRegime[k] << '\n';
+              << ',' << kRegime[k] << ',' << format_double(margin_reference(m)) << '\n';
         for (int N = 1; N <= kPositions; ++N) {
             pr << layer << ',' << head << ',' << N << ",4," << 1.0 / N + 0.01 * k << ",0,"
                << 1.0 - 0.5 / N << ",0,0.5,0.5\n";
@@ -333,9 +365,8 @@ TEST(EmpiricalReport, ExtractFiguresCarryTheFoldersNumbers) {
 
 TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     const fs::path emp = make_extract("extract");
-    const fs::path sim = scratch() / "sim";
-    fs::create_directories(sim);
-    write(sim / "simulate.csv", "N,P_mean,R_mean\n1,0.875,0.5\n2,0.625,0.75\n");
+    const fs::path sim = make_simulation("sim_of_compare");
+    const auto simulated = reports::read_csv_table((sim / "simulate.csv").string());
     const fs::path cmp = make_compare("compare", fs::absolute(emp).string(), sim.string());
     const fs::path out = scratch() / "report_compare";
     fs::remove_all(out);
@@ -387,8 +418,9 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     }
     std::cout << "largest difference, Figure 5 envelopes vs bounds.csv means: " << largest << "\n";
     EXPECT_LE(largest, 1e-15);
-    EXPECT_EQ(pr[1][19], "0.625");  // simulation P at N = 2
-    EXPECT_EQ(pr[2][19], "nan");
+    ASSERT_EQ(simulated.rows.size(), pr.size());
+    for (std::size_t r = 0; r < pr.size(); ++r)  // simulation P, read through the folder reader
+        EXPECT_EQ(std::stod(pr[r][19]), simulated.number(r, "P_mean")) << "N = " << pr[r][0];
     const std::size_t fig5 =
         html.find("Figure 5: Precision and Recall against N with the envelopes.");
     ASSERT_NE(fig5, std::string::npos);
@@ -581,46 +613,14 @@ TEST(EmpiricalReport, MissingFilesAreInputErrorsNamingThem) {
             EXPECT_NE(message.find((emp_bad_manifest / "manifest.json").string()),
                       std::string::npos)
                 << message;
-            EXPECT_NE(message.find("expected an extract manifest"), std::string::npos) << message;
+            EXPECT_NE(message.find("expected an attngeo extract manifest"), std::string::npos)
+                << message;
         }
     }
 }
 
-namespace {
-
-// regime_margin from the sorted magnitudes: m_last against its nearest neighbour below
-// (strictly smaller) and above (equal or larger), as heads.csv defines it.
-double margin_reference(const double m[3]) {
-    std::vector<double> others = {m[0], m[2]};
-    double below = -1, above = -1;
-    for (double o : others) {
-        if (o < m[1]) below = std::max(below, o);
-        if (o >= m[1]) above = above < 0 ? o : std::min(above, o);
-    }
-    const double up = above < 0 ? HUGE_VAL : above / m[1];
-    const double down = below < 0 ? HUGE_VAL : m[1] / below;
-    return std::min(up, down);
-}
-
-// The synthetic extract folder with heads.csv's regime_margin column added.
-fs::path make_extract_with_margins(const std::string& name) {
-    const fs::path dir = make_extract(name);
-    std::istringstream in(slurp(dir / "heads.csv"));
-    std::ostringstream out;
-    std::string line;
-    for (int row = -1; std::getline(in, line); ++row)
-        out << line << ','
-            << (row < 0 ? std::string("regime_margin")
-                        : format_double(margin_reference(kMagnitudes[row])))
-            << '\n';
-    write(dir / "heads.csv", out.str());
-    return dir;
-}
-
-}  // namespace
-
 TEST(EmpiricalReport, Figure8CountsTheHeadsNearTheRegimeBoundary) {
-    const fs::path emp = make_extract_with_margins("extract_margins");
+    const fs::path emp = make_extract("extract_margins");
     const fs::path out = scratch() / "report_margins";
     fs::remove_all(out);
     const std::string html = slurp(reports::write_report({emp.string()}, out.string()));
@@ -637,17 +637,10 @@ TEST(EmpiricalReport, Figure8CountsTheHeadsNearTheRegimeBoundary) {
     std::cout << "expected in Figure 8's caption: " << expected.str() << "\n";
     EXPECT_NE(html.find("Near the boundary (regime_margin &lt; 1.1"), std::string::npos);
     EXPECT_NE(html.find(expected.str()), std::string::npos) << expected.str();
-    // Without the column (older folders) the caption says nothing about the boundary.
-    const fs::path old = make_extract("extract");
-    const fs::path out_old = scratch() / "report_no_margins";
-    fs::remove_all(out_old);
-    EXPECT_EQ(
-        slurp(reports::write_report({old.string()}, out_old.string())).find("Near the boundary"),
-        std::string::npos);
 }
 
 TEST(EmpiricalReport, MissingValuesReadNaAndCountingFollowsTheCompareManifest) {
-    const fs::path emp = make_extract_with_margins("extract_gqa");
+    const fs::path emp = make_extract("extract_gqa");
     // heads.csv as a GQA model: heads 0 and 1 of a layer share key/value head 0, head 2 has 1.
     {
         std::string heads = slurp(emp / "heads.csv");

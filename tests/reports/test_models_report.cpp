@@ -64,7 +64,7 @@ fs::path make_extract(int model) {
     fs::create_directories(dir);
     std::ostringstream heads, pr, by_position, cos, diag;
     heads << "layer,head,kv_head,docs,norm_mean,norm_median,cv_positional,cv_pooled,lambda,rho0,"
-             "sink_mass,last_mass,m_sink,m_last,m_rest,regime\n";
+             "sink_mass,last_mass,m_sink,m_last,m_rest,regime,regime_margin\n";
     pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
     by_position << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
     cos << "layer,head,lag,cos_mean,pairs\n";
@@ -78,7 +78,7 @@ fs::path make_extract(int model) {
             const int regime = (layer + head + model) % 3;
             heads << layer << ',' << head << ',' << kv << ",4,2,2,0.1,0.2,0.25,"
                   << rho0_of(model, layer, kv) << ",0.3,0.1,0.3,0.2,0.5," << regimes[regime]
-                  << '\n';
+                  << ",1.5\n";
             for (int N = 1; N <= s.context; ++N) {
                 pr << layer << ',' << head << ',' << N << ",4," << 1.0 / N << ",0,"
                    << recall_of(model, layer, head, N) << ",0,0.5,0.5\n";

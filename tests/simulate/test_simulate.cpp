@@ -26,6 +26,7 @@
 #include "simulate/run.hpp"
 #include "tests/support/sensitivity_reference.hpp"
 #include "tests/support/test_files.hpp"
+#include "tests/support/tiny_run.hpp"
 #include "theory/parametric.hpp"
 
 using namespace attngeo;
@@ -60,19 +61,7 @@ double se_of(const std::vector<double>& x) {
     return std::sqrt(ss / (x.size() - 1) / x.size());
 }
 
-// A run small enough for merge tests: n = 16 tokens, d = 8, 4 trials, N = powers of two.
-RunConfig tiny_run_config() {
-    RunConfig config;
-    config.model.assumption3.L = 15;
-    config.model.assumption3.T1 = 3;
-    config.model.assumption3.T2 = 10;
-    config.model.length_given = true;
-    config.d = 8;
-    config.trials = 4;
-    config.sizes = "pow2";
-    config.kappa = 1.0;
-    return config;
-}
+using attngeo::test_support::tiny_run_config;  // n = 16, d = 8, 4 trials, N = powers of two
 
 }  // namespace
 
