@@ -220,11 +220,10 @@ Section compare_regimes_section(const std::string& prefix, const std::string& di
     }
     std::vector<std::pair<int, double>> margins;
     const CsvTable regimes_csv = read_csv_table(path_in(dir, schema::file::regimes));
-    if (regimes_csv.has_column("regime_margin"))
-        for (std::size_t r = 0; r < regimes_csv.rows.size(); ++r)
-            margins.push_back(
-                {regime_index(parse_regime(regimes_csv.text(r, "regime"), regimes_csv.path)),
-                 regimes_csv.number(r, "regime_margin")});
+    for (std::size_t r = 0; r < regimes_csv.rows.size(); ++r)
+        margins.push_back(
+            {regime_index(parse_regime(regimes_csv.text(r, "regime"), regimes_csv.path)),
+             regimes_csv.number(r, "regime_margin")});
     regimes.figures.push_back(
         regime_counts_figure(prefix, counts, counts_csv.path, near_boundary_text(margins)));
     PerRegime<std::vector<double>> curves;

@@ -134,11 +134,9 @@ std::string fits_table(const CsvTable& fits, const std::string& unit) {
     std::vector<std::vector<std::string>> rows;
     for (const char* column : {"beta", "mae", "beta_offset", "c_inf", "mae_offset", "lambda", "C",
                                "rho0", "cv_positional", "cv_pooled"}) {
-        if (!fits.has_column(column)) continue;
         std::vector<double> v;
         for (std::size_t r = 0; r < fits.rows.size(); ++r)
-            if (!fits.has_column("counted") || fits.number(r, "counted") != 0)
-                v.push_back(fits.number(r, column));
+            if (fits.integer(r, "counted") != 0) v.push_back(fits.number(r, column));
         int finite = 0;
         for (double x : v)
             finite += std::isfinite(x);
@@ -176,17 +174,16 @@ std::string profile_table(const CsvTable& profile, const CsvTable& profile_globa
         rows.push_back(row);
     }
     std::vector<double> r2;
-    int clamped = 0;  // heads with a fitted value at a clamp (synthetic folders may lack the flag)
-    const bool flagged = profile.has_column("at_bound");
+    int clamped = 0;                  // heads with a fitted value at a clamp
     std::vector<std::string> failed;  // "layer L head H" of heads whose fit failed (n/a)
     for (std::size_t r = 0; r < profile.rows.size(); ++r) {
-        if (profile.has_column("fit_failed") && profile.text(r, "fit_failed") == "1") {
+        if (profile.text(r, "fit_failed") == "1") {
             failed.push_back("layer " + profile.text(r, "layer") + " head " +
                              profile.text(r, "head"));
             continue;
         }
         r2.push_back(profile.number(r, "r2_log"));
-        if (flagged && profile.text(r, "at_bound") == "1") ++clamped;
+        if (profile.text(r, "at_bound") == "1") ++clamped;
     }
     std::ostringstream out;
     out << "<p>Assumption-3 profile fitted to the mean α by position (" << code(profile_global.path)
@@ -196,10 +193,9 @@ std::string profile_table(const CsvTable& profile, const CsvTable& profile_globa
             << short_number(quantile(r2, 0.5)) << " (interquartile "
             << short_number(quantile(r2, 0.25)) << "–" << short_number(quantile(r2, 0.75)) << ", "
             << r2.size() << " heads).";
-    if (flagged)
-        out << " " << clamped << " of " << r2.size()
-            << " per-head fits have a value at a clamp of the search (η at its limit, ω at 0 or "
-               "π, p<sub>sink</sub> below 10<sup>−9</sup>; column <code>at_bound</code>).";
+    out << " " << clamped << " of " << r2.size()
+        << " per-head fits have a value at a clamp of the search (η at its limit, ω at 0 or "
+           "π, p<sub>sink</sub> below 10<sup>−9</sup>; column <code>at_bound</code>).";
     if (!failed.empty())
         out << " <span class=\"warn\">" << failed.size() << " of " << failed.size() + r2.size()
             << " per-head fits failed and are n/a (column <code>fit_failed</code>; why in "

@@ -228,7 +228,7 @@ void read_fit_rows(CompareFolder& c) {
                               static_cast<int>(fits.number(r, "head")), fits.number(r, "beta"),
                               fits.number(r, "mae"), fits.number(r, "beta_offset"),
                               fits.number(r, "c_inf"), fits.number(r, "mae_offset")});
-        if (fits.has_column("counted") && fits.number(r, "counted") == 0) continue;
+        if (fits.integer(r, "counted") == 0) continue;
         c.mae.push_back(c.fit_rows.back().mae);
         c.cv_positional.push_back(fits.number(r, "cv_positional"));
         c.cv_pooled.push_back(fits.number(r, "cv_pooled"));
@@ -258,26 +258,10 @@ void read_envelopes(CompareFolder& c, const std::string& dir) {
     c.envelopes_at_star = true;
 }
 
-// profile_global.csv, or where a folder has none the layer −1 row of profile.csv (moved out,
-// so c.profile holds heads only).
+// profile.csv (one row per head) and profile_global.csv (the fit to the mean over heads).
 void read_profiles(CompareFolder& c, const std::string& dir) {
     c.profile = read_csv_table(path_in(dir, schema::file::profile));
-    const std::string global = path_in(dir, schema::file::profile_global);
-    if (fs::exists(global)) {
-        c.profile_global = read_csv_table(global);
-        return;
-    }
-    c.profile_global.path = c.profile.path;
-    c.profile_global.header = c.profile.header;
-    CsvTable heads = c.profile;
-    heads.rows.clear();
-    heads.line_numbers.clear();
-    for (std::size_t r = 0; r < c.profile.rows.size(); ++r) {
-        CsvTable& into = c.profile.text(r, "layer") == "-1" ? c.profile_global : heads;
-        into.rows.push_back(c.profile.rows[r]);
-        into.line_numbers.push_back(c.profile.line_numbers[r]);
-    }
-    c.profile = std::move(heads);
+    c.profile_global = read_csv_table(path_in(dir, schema::file::profile_global));
 }
 
 }  // namespace
@@ -292,11 +276,15 @@ CompareFolder load_compare(const RunFolder& run) {
     c.violations = read_csv_table(path_in(dir, schema::file::violations));
     c.corr = read_csv_table(path_in(dir, schema::file::corr_rho0));
     c.kappa = read_json(path_in(dir, schema::file::kappa));
-    // compare --count-per: a folder from before the option counted every query head.
+    // compare --count-per: query or kv. Read in place, not copied, so a bad value's pointer
+    // still starts at /parameters.
     c.per_kv = with_json_context(run_manifest_path(dir), [&] {
-        // Read in place, not copied, so a bad value's pointer still starts at /parameters.
-        return run.manifest.contains("parameters") &&
-               run.manifest.at("parameters").value("count_per", std::string("query")) == "kv";
+        const std::string count_per =
+            run.manifest.at("parameters").at("count_per").get<std::string>();
+        if (count_per != "query" && count_per != "kv")
+            throw InputError("'" + run_manifest_path(dir) + "': parameters.count_per '" +
+                             count_per + "', expected query or kv");
+        return count_per == "kv";
     });
     c.unit = counting_unit(c.per_kv);
     read_fit_rows(c);

@@ -241,15 +241,18 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
     fs::create_directories(dir);
     std::ostringstream fits, profile, bounds, envelope, regimes, counts, pr_regime, contrib;
     fits << "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,cv_pooled,"
-            "rho0\n";
-    profile << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log\n";
+            "rho0,kv_head,counted\n";
+    profile << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,"
+               "omega_at_bound,p_sink_at_bound,at_bound,fit_failed\n";
     for (int k = 0; k < 6; ++k) {
         fits << k / 3 << ',' << k % 3 << ",0.3," << 0.01 * (k + 1) << ",0.35,0.02,"
              << 0.005 * (k + 1) << ",0.25,2," << 0.02 + 0.01 * k << ',' << 0.2 + 0.05 * k << ','
-             << 0.1 * k << '\n';
-        profile << k / 3 << ',' << k % 3 << ",0.3,0.1,0.02,0.5,2,5,0.9,0.1\n";
+             << 0.1 * k << ",0,1\n";
+        profile << k / 3 << ',' << k % 3 << ",0.3,0.1,0.02,0.5,2,5,0.9,0.1,0,0,0,0,0\n";
     }
-    profile << "-1,-1,0.3,0.1,0.02,0.5,2,5,0.95,0.05\n";
+    write(dir / "profile_global.csv",
+          "p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
+          "p_sink_at_bound,at_bound\n0.3,0.1,0.02,0.5,2,5,0.95,0.05,0,0,0,0\n");
     envelope << "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper\n";
     for (const char* v : {"paper", "exact-mean", "scale-invariant"})
         for (int N = 1; N <= kPositions; ++N)
@@ -276,9 +279,10 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
     write(dir / "corr_rho0.csv",
           "N,heads,corr,ci_lo,ci_hi,replicates\n1,6,0.25,-0.5,0.75,200\n2,6,0.625,0.125,0.875,200\n"
           "3,6,0.5,0,0.75,200\n8,6,nan,nan,nan,200\n");
-    regimes << "layer,head,regime,m_sink,m_last,m_rest,sink_mass,last_mass\n";
+    regimes << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass\n";
     for (int k = 0; k < 6; ++k)
-        regimes << k / 3 << ',' << k % 3 << ',' << kRegime[k] << ",0,0,0,0,0\n";
+        regimes << k / 3 << ',' << k % 3 << ',' << kRegime[k] << ','
+                << format_double(margin_reference(kMagnitudes[k])) << ",0,0,0,0,0\n";
     write(dir / "regimes.csv", regimes.str());
     write(dir / "regime_counts.csv", "layer,Retriever,Mixer,Reset\n0,1,1,1\n1,0,2,1\n");
     pr_regime << "regime,N,heads,P_mean,R_mean\n";
@@ -301,7 +305,7 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
         {"table1", {{"d", 4.0}, {"kappa", 0.5}, {"variant", "paper"}, {"error", nullptr}}},
         {"emp", emp},
         {"sim", sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(sim)},
-        {"parameters", {{"cosines", "parametric"}, {"max_lag_fit", 64}}},
+        {"parameters", {{"cosines", "parametric"}, {"max_lag_fit", 64}, {"count_per", "query"}}},
         {"decisions", {"synthetic compare"}},
         {"version", "test"},
         {"git_commit", "none"},
@@ -654,18 +658,20 @@ TEST(EmpiricalReport, MissingValuesReadNaAndCountingFollowsTheCompareManifest) {
     const fs::path cmp = make_compare("compare_one_doc", fs::absolute(emp).string(), "");
     write(cmp / "corr_rho0.csv",
           "N,heads,corr,ci_lo,ci_hi,replicates\n1,4,0.25,,,0\n2,4,0.5,,,0\n8,4,,,,0\n");
-    // fits.csv with compare's kv_head and counted columns: 4 of 6 heads counted.
+    // fits.csv's kv_head and counted columns (its last two) as --count-per kv writes them: 4 of 6
+    // heads counted.
     {
         std::istringstream in(slurp(cmp / "fits.csv"));
         std::ostringstream fits;
         std::string line;
         for (int row = -1; std::getline(in, line); ++row) {
             const int head = row % 3;
-            fits << line
-                 << (row < 0
-                         ? ",kv_head,counted"
-                         : "," + std::to_string(head / 2) + "," + std::to_string(head != 1 ? 1 : 0))
-                 << '\n';
+            if (row < 0) {
+                fits << line << '\n';
+                continue;
+            }
+            line.erase(line.rfind(',', line.rfind(',') - 1));
+            fits << line << ',' << head / 2 << ',' << (head != 1 ? 1 : 0) << '\n';
         }
         write(cmp / "fits.csv", fits.str());
     }
@@ -753,10 +759,10 @@ TEST(EmpiricalReport, SplitProfileFilesAndTable2Trend) {
     const fs::path cmp = make_compare("compare_tidy", fs::absolute(emp).string(), "");
     std::ostringstream profile, bounds;
     profile << "layer,head,p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,"
-               "omega_at_bound,p_sink_at_bound,at_bound\n";
+               "omega_at_bound,p_sink_at_bound,at_bound,fit_failed\n";
     for (int k = 0; k < 6; ++k)
         profile << k / 3 << ',' << k % 3 << ",0.3,0.1,0.02,0.5,2,5,0.9,0.1,"
-                << (k < 2 ? "1,0,0,1" : "0,0,0,0") << '\n';
+                << (k < 2 ? "1,0,0,1,0" : "0,0,0,0,0") << '\n';
     write(cmp / "profile.csv", profile.str());
     write(cmp / "profile_global.csv",
           "p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
