@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -71,9 +70,8 @@ struct HeadRow {
 struct ExtractData {
     std::string dir;
     nlohmann::json manifest;
-    compare::EmpiricalRun run;  // the folder as read, per head (figures of single heads)
-    std::vector<HeadRow> heads;
-    std::unordered_map<long long, int> head_index;  // layer << 32 | head → heads[]
+    compare::EmpiricalRun run;   // the folder as read, per head (figures of single heads)
+    std::vector<HeadRow> heads;  // [layers · heads] in run.rows' order
     PositionStats norm, alpha;
     PerRegime<std::vector<double>> contrib_by_regime;  // [regimes][positions]
     PerRegime<int> regime_heads{};
@@ -82,9 +80,10 @@ struct ExtractData {
     int positions = 0;
     int max_n = 1;
 
+    // The index in heads (and run.rows) of (layer, head); −1 when the model has no such head.
     int find(int layer, int head) const {
-        const auto it = head_index.find((static_cast<long long>(layer) << 32) | head);
-        return it == head_index.end() ? -1 : it->second;
+        if (layer < 0 || layer >= run.layers || head < 0 || head >= run.heads) return -1;
+        return layer * run.heads + head;
     }
 };
 

@@ -140,8 +140,6 @@ void collect_heads(const compare::EmpiricalRun& run, ExtractData& e) {
         h.m_last = row.m_last;
         h.m_rest = row.m_rest;
         h.regime_margin = row.regime_margin;
-        e.head_index[(static_cast<long long>(h.layer) << 32) | h.head] =
-            static_cast<int>(e.heads.size());
         e.regime_heads[regime_index(h.regime)]++;
         e.heads.push_back(h);
     }
