@@ -278,4 +278,18 @@ CsvTable read_csv_table(const std::string& path) {
     return table;
 }
 
+void for_each_csv_row(
+    const std::string& path, const std::string& what, const std::vector<std::string>& names,
+    bool rows_required,
+    const std::function<void(const CsvRow&, const std::vector<std::size_t>&)>& visit) {
+    CsvReader reader(path, what);
+    std::vector<std::size_t> columns;
+    columns.reserve(names.size());
+    for (const auto& name : names)
+        columns.push_back(reader.column(name));
+    while (reader.next())
+        visit(reader.row(), columns);
+    if (rows_required && reader.rows_read() == 0) throw InputError("'" + path + "': no data rows");
+}
+
 }  // namespace attngeo

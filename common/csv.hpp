@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,6 +88,15 @@ class CsvReader {
     std::int64_t rows_read_ = 0;
     CsvRow row_;
 };
+
+// Streams the table at `path` to `visit`: every data row with the indices of the columns
+// `names` lists, in that order (a missing column is an InputError naming the file). `what`
+// describes the file as for CsvReader. With `rows_required`, a header without rows is an
+// error ("no data rows"), as for tables that hold one row per head.
+void for_each_csv_row(
+    const std::string& path, const std::string& what, const std::vector<std::string>& names,
+    bool rows_required,
+    const std::function<void(const CsvRow&, const std::vector<std::size_t>&)>& visit);
 
 // A whole header CSV in memory, addressed by column name (small outputs such as a run's
 // simulate.csv or compare's fits.csv). A header with no rows is a valid table.

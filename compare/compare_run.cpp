@@ -84,7 +84,7 @@ void check_per_doc(const PerDocArrays& a, const EmpiricalRun& run, const std::st
                          " sizes, expected the N grid of pr.csv (" +
                          std::to_string(run.sizes.size()) + " sizes)");
     if (a.docs < 1) throw InputError(path + ": no documents");
-    if (a.has_fit_arrays && a.context != run.context)
+    if (a.context != run.context)
         throw InputError(path + ": tensor \"alpha\" has " + std::to_string(a.context) +
                          " positions, expected the context " + std::to_string(run.context) +
                          " of manifest.json");
@@ -231,7 +231,7 @@ FitIntervals bootstrap_fits(const CompareRequest& r, const CompareInputs& in,
     settings.seed = r.seed;
     settings.threads = threads;
     settings.counted = in.counted;
-    if (in.per_doc.has_fit_arrays && in.lags_fitted > in.per_doc.max_lag)
+    if (in.lags_fitted > in.per_doc.max_lag)
         throw InputError(per_doc_path(r) + ": tensor \"cos_by_lag\" has " +
                          std::to_string(in.per_doc.max_lag) + " lags, compare fits " +
                          std::to_string(in.lags_fitted) + " (cos_by_lag.csv's)");
@@ -415,14 +415,14 @@ std::string regimes_csv(const EmpiricalRun& run) {
     std::ostringstream csv;
     csv << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass\n";
     for (const EmpiricalHead& h : run.rows)
-        csv << h.layer << ',' << h.head << ',' << h.regime << ',' << f(h.regime_margin) << ','
-            << f(h.m_sink) << ',' << f(h.m_last) << ',' << f(h.m_rest) << ',' << f(h.sink_mass)
-            << ',' << f(h.last_mass) << '\n';
+        csv << h.layer << ',' << h.head << ',' << theory::to_string(h.regime) << ','
+            << f(h.regime_margin) << ',' << f(h.m_sink) << ',' << f(h.m_last) << ',' << f(h.m_rest)
+            << ',' << f(h.sink_mass) << ',' << f(h.last_mass) << '\n';
     return csv.str();
 }
 
 bool in_regime(const EmpiricalHead& h, theory::HeadRegime regime) {
-    return h.regime == theory::to_string(regime);
+    return h.regime == regime;
 }
 
 std::string regime_counts_csv(const EmpiricalRun& run) {

@@ -116,18 +116,14 @@ PerDocArrays read_per_doc(const std::string& path) {
     a.R = floats(R);
     a.rho0 = floats(rho0);
     a.lambda = floats(lambda);
-    if (file.contains("cos_by_lag")) {
-        const HostTensor cos =
-            fetch_tensor(file, "cos_by_lag", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
-        const HostTensor alpha =
-            fetch_tensor(file, "alpha", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
-        a.has_fit_arrays = true;
-        a.max_lag = static_cast<int>(cos.shape[3]);
-        a.context = static_cast<int>(alpha.shape[3]);
-        a.cos_by_lag = floats(cos);
-        a.alpha = floats(alpha);
-        a.C = floats(fetch_tensor(file, "C", DType::F32, dlh));
-    }
+    const HostTensor cos =
+        fetch_tensor(file, "cos_by_lag", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
+    const HostTensor alpha = fetch_tensor(file, "alpha", DType::F32, {dlh[0], dlh[1], dlh[2], -1});
+    a.max_lag = static_cast<int>(cos.shape[3]);
+    a.context = static_cast<int>(alpha.shape[3]);
+    a.cos_by_lag = floats(cos);
+    a.alpha = floats(alpha);
+    a.C = floats(fetch_tensor(file, "C", DType::F32, dlh));
     return a;
 }
 

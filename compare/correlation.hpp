@@ -15,9 +15,7 @@ struct PerDocArrays {
     std::vector<int> sizes;           // [S] the N grid
     std::vector<float> P, R;          // [docs, layers, heads, S] row-major
     std::vector<float> rho0, lambda;  // [docs, layers, heads] row-major
-    // What the fit intervals refit (extract writes them since issue 24; an older folder lacks
-    // them and has_fit_arrays is false, the three vectors empty).
-    bool has_fit_arrays = false;
+    // What the fit intervals refit.
     int max_lag = 0, context = 0;   // K and n of the two arrays below
     std::vector<float> cos_by_lag;  // [docs, layers, heads, K] mean cos at lags 1..K per document
     std::vector<float> alpha;       // [docs, layers, heads, n] α by position per document
@@ -25,9 +23,9 @@ struct PerDocArrays {
 };
 
 // Reads per_doc.safetensors: float32 "P", "R" [D, L, H, S], "rho0", "lambda" [D, L, H] and
-// int64 "N" [S]; when "cos_by_lag" is present, also "cos_by_lag" [D, L, H, K], "alpha"
-// [D, L, H, n] and "C" [D, L, H]. A missing tensor, wrong dtype or inconsistent shape is an
-// InputError naming the file, the tensor and both shapes.
+// int64 "N" [S], "cos_by_lag" [D, L, H, K], "alpha" [D, L, H, n] and "C" [D, L, H]. A missing
+// tensor, wrong dtype or inconsistent shape is an InputError naming the file, the tensor and both
+// shapes.
 PerDocArrays read_per_doc(const std::string& path);
 
 // The tensor `name` of `file` with this dtype and shape (−1: any extent); an InputError naming

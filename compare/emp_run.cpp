@@ -23,18 +23,11 @@ namespace fs = std::filesystem;
 namespace attngeo::compare {
 namespace {
 
-// Streams one extract table: the indices of its required columns, in `names`' order, and every
-// row to `visit`; a table without rows is an error (extract writes every head).
+// Streams one extract table; a table without rows is an error (extract writes every head).
 void for_each_row(
     const std::string& path, const std::vector<std::string>& names,
     const std::function<void(const CsvRow&, const std::vector<std::size_t>&)>& visit) {
-    CsvReader reader(path, "an attngeo extract table");
-    std::vector<std::size_t> columns;
-    for (const auto& name : names)
-        columns.push_back(reader.column(name));
-    while (reader.next())
-        visit(reader.row(), columns);
-    if (reader.rows_read() == 0) throw InputError("'" + path + "': no data rows");
+    for_each_csv_row(path, "an attngeo extract table", names, true, visit);
 }
 
 // (layer, head) of a row, range-checked against the manifest.
@@ -65,9 +58,9 @@ std::optional<double> standard_error(const CsvRow& row, std::size_t column, bool
 }
 
 // The regime name as theory spells it (Retriever, Mixer, Reset).
-std::string checked_regime(const CsvRow& row, std::size_t column) {
+theory::HeadRegime checked_regime(const CsvRow& row, std::size_t column) {
     try {
-        return theory::to_string(theory::parse_head_regime(row.text(column)));
+        return theory::parse_head_regime(row.text(column));
     } catch (const std::domain_error&) {
         throw InputError(row.where(column) + ": '" + row.text(column) +
                          "', expected Retriever, Mixer or Reset");

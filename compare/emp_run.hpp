@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "theory/head_regime.hpp"
+
 namespace attngeo::compare {
 
 // Everything measured for one (layer, head).
@@ -19,7 +21,7 @@ struct EmpiricalHead {
     double norm_mean = 0, norm_median = 0, cv_positional = 0, cv_pooled = 0;
     double lambda = 0, rho0 = 0, sink_mass = 0, last_mass = 0;
     double m_sink = 0, m_last = 0, m_rest = 0;  // ‖α_0v_0‖, ‖α_Lv_L‖, ‖Σ_rest α_iv_i‖
-    std::string regime;                         // Retriever | Mixer | Reset
+    theory::HeadRegime regime = theory::HeadRegime::retriever;  // heads.csv's regime
     double regime_margin = 1;  // >= 1 (+inf allowed): how clearly the magnitudes decide it
     // pr.csv, over the run's N grid.                                               [S]
     std::vector<double> P_mean, R_mean, Fmax_mean, Fmin_mean;

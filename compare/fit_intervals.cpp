@@ -204,9 +204,6 @@ std::vector<Values> replicate_global(const PerDocArrays& a,
 }
 
 std::string why_no_intervals(const PerDocArrays& a, int replicates) {
-    if (!a.has_fit_arrays)
-        return "per_doc.safetensors has no cos_by_lag, alpha and C (an extract folder written "
-               "before they were kept): no fit intervals; extract again to get them";
     if (a.docs < kBootstrapMinimumDocuments) return bootstrap_note(a.docs);
     if (replicates == 0) return "--replicates 0: no fit intervals";
     return "";
@@ -222,7 +219,6 @@ void validate(const PerDocArrays& a, const std::vector<PointFits>& points,
                                    std::to_string(H) + " heads");
     if (s.replicates < 0)
         throw_domain_error(fn, "replicates = " + std::to_string(s.replicates) + " < 0");
-    if (!a.has_fit_arrays) return;
     if (s.lags < 1 || s.lags > a.max_lag)
         throw_domain_error(fn, "lags = " + std::to_string(s.lags) + ", expected 1.." +
                                    std::to_string(a.max_lag) + " (the per-document lags)");

@@ -110,52 +110,43 @@ void check_standard_error(const CsvRow& row, std::size_t column, bool defined) {
                          "fewer than 2 queries)");
 }
 
-void stream(const std::string& path, const std::vector<std::string>& names,
-            const std::function<void(const CsvRow&, const std::vector<std::size_t>&)>& visit) {
-    CsvReader reader(path, "an attngeo extract table");
-    std::vector<std::size_t> columns;
-    for (const auto& name : names)
-        columns.push_back(reader.column(name));
-    while (reader.next())
-        visit(reader.row(), columns);
-}
-
 void read_pr_by_length(const EmpiricalRun& run, ByLengthRun& out) {
     const std::string manifest_path = run_manifest_path(run.dir);
     const std::size_t heads = run.rows.size();
     std::map<std::pair<int, int>, std::vector<char>> seen;
-    stream(out.by_length_path,
-           {"layer", "head", "length_lo", "length_hi", "N", "queries", "P_mean", "P_se", "R_mean",
-            "R_se"},
-           [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-               const auto index = head_index(row, c[0], c[1], run);
-               const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
-               const auto N = row.integer(c[4]);
-               if (std::find(run.sizes.begin(), run.sizes.end(), N) == run.sizes.end() ||
-                   N > out.bins[bin].hi)
-                   throw InputError(row.where(c[4]) + ": N = " + std::to_string(N) +
-                                    ", expected an N of pr.csv's grid at most the bin's " +
-                                    std::to_string(out.bins[bin].hi));
-               const bool defined = checked_queries(row, c[5]) >= 2;
-               const double P = row.finite_number(c[6]), R = row.finite_number(c[8]);
-               check_standard_error(row, c[7], defined);
-               check_standard_error(row, c[9], defined);
-               const std::pair<int, int> key{bin, static_cast<int>(N)};
-               auto& flags = seen[key];
-               auto& values = out.pr[key];
-               if (flags.empty()) {
-                   flags.assign(heads, 0);
-                   values.first.assign(heads, 0);
-                   values.second.assign(heads, 0);
-               }
-               if (flags[index])
-                   throw InputError(row.where() + ": " + head_name(index, run.heads) + " " +
-                                    bin_name(out.bins[bin]) + " N = " + std::to_string(N) +
-                                    " appears twice");
-               flags[index] = 1;
-               values.first[index] = P;
-               values.second[index] = R;
-           });
+    for_each_csv_row(
+        out.by_length_path, "an attngeo extract table",
+        {"layer", "head", "length_lo", "length_hi", "N", "queries", "P_mean", "P_se", "R_mean",
+         "R_se"},
+        false, [&](const CsvRow& row, const std::vector<std::size_t>& c) {
+            const auto index = head_index(row, c[0], c[1], run);
+            const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
+            const auto N = row.integer(c[4]);
+            if (std::find(run.sizes.begin(), run.sizes.end(), N) == run.sizes.end() ||
+                N > out.bins[bin].hi)
+                throw InputError(row.where(c[4]) + ": N = " + std::to_string(N) +
+                                 ", expected an N of pr.csv's grid at most the bin's " +
+                                 std::to_string(out.bins[bin].hi));
+            const bool defined = checked_queries(row, c[5]) >= 2;
+            const double P = row.finite_number(c[6]), R = row.finite_number(c[8]);
+            check_standard_error(row, c[7], defined);
+            check_standard_error(row, c[9], defined);
+            const std::pair<int, int> key{bin, static_cast<int>(N)};
+            auto& flags = seen[key];
+            auto& values = out.pr[key];
+            if (flags.empty()) {
+                flags.assign(heads, 0);
+                values.first.assign(heads, 0);
+                values.second.assign(heads, 0);
+            }
+            if (flags[index])
+                throw InputError(row.where() + ": " + head_name(index, run.heads) + " " +
+                                 bin_name(out.bins[bin]) + " N = " + std::to_string(N) +
+                                 " appears twice");
+            flags[index] = 1;
+            values.first[index] = P;
+            values.second[index] = R;
+        });
     for (const auto& [key, flags] : seen)
         for (std::size_t i = 0; i < heads; ++i)
             if (!flags[i])
@@ -169,36 +160,37 @@ void read_heads_by_length(const EmpiricalRun& run, ByLengthRun& out) {
     const std::string manifest_path = run_manifest_path(run.dir);
     const std::size_t heads = run.rows.size();
     std::map<int, std::vector<char>> seen;
-    stream(out.heads_by_length_path,
-           {"layer", "head", "length_lo", "length_hi", "queries", "lambda", "rho0", "sink_mass",
-            "m_sink", "m_last", "m_rest", "regime"},
-           [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-               const auto index = head_index(row, c[0], c[1], run);
-               const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
-               checked_queries(row, c[4]);
-               for (int k = 5; k <= 10; ++k)
-                   (void)row.finite_number(c[k]);
-               int regime = -1;
-               try {
-                   const auto parsed = theory::parse_head_regime(row.text(c[11]));
-                   for (std::size_t r = 0; r < theory::kHeadRegimes.size(); ++r)
-                       if (theory::kHeadRegimes[r] == parsed) regime = static_cast<int>(r);
-               } catch (const std::domain_error&) {
-                   throw InputError(row.where(c[11]) + ": '" + row.text(c[11]) +
-                                    "', expected Retriever, Mixer or Reset");
-               }
-               auto& flags = seen[bin];
-               auto& regimes = out.regimes[bin];
-               if (flags.empty()) {
-                   flags.assign(heads, 0);
-                   regimes.assign(heads, 0);
-               }
-               if (flags[index])
-                   throw InputError(row.where() + ": " + head_name(index, run.heads) + " " +
-                                    bin_name(out.bins[bin]) + " appears twice");
-               flags[index] = 1;
-               regimes[index] = regime;
-           });
+    for_each_csv_row(out.heads_by_length_path, "an attngeo extract table",
+                     {"layer", "head", "length_lo", "length_hi", "queries", "lambda", "rho0",
+                      "sink_mass", "m_sink", "m_last", "m_rest", "regime"},
+                     false, [&](const CsvRow& row, const std::vector<std::size_t>& c) {
+                         const auto index = head_index(row, c[0], c[1], run);
+                         const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
+                         checked_queries(row, c[4]);
+                         for (int k = 5; k <= 10; ++k)
+                             (void)row.finite_number(c[k]);
+                         int regime = -1;
+                         try {
+                             const auto parsed = theory::parse_head_regime(row.text(c[11]));
+                             for (std::size_t r = 0; r < theory::kHeadRegimes.size(); ++r)
+                                 if (theory::kHeadRegimes[r] == parsed)
+                                     regime = static_cast<int>(r);
+                         } catch (const std::domain_error&) {
+                             throw InputError(row.where(c[11]) + ": '" + row.text(c[11]) +
+                                              "', expected Retriever, Mixer or Reset");
+                         }
+                         auto& flags = seen[bin];
+                         auto& regimes = out.regimes[bin];
+                         if (flags.empty()) {
+                             flags.assign(heads, 0);
+                             regimes.assign(heads, 0);
+                         }
+                         if (flags[index])
+                             throw InputError(row.where() + ": " + head_name(index, run.heads) +
+                                              " " + bin_name(out.bins[bin]) + " appears twice");
+                         flags[index] = 1;
+                         regimes[index] = regime;
+                     });
     for (const auto& [bin, flags] : seen)
         for (std::size_t i = 0; i < heads; ++i)
             if (!flags[i])

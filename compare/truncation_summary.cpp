@@ -414,7 +414,9 @@ void write_head_link(const LinkInputs& in, const std::string& path) {
         for (double m : means)
             out << ',' << field(m);
         out << ','
-            << in.geometry.at(static_cast<int>(run.layer[c]), static_cast<int>(run.head[c])).regime
+            << theory::to_string(
+                   in.geometry.at(static_cast<int>(run.layer[c]), static_cast<int>(run.head[c]))
+                       .regime)
             << '\n';
     }
     write_file_atomic(path, out.str());

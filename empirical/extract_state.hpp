@@ -20,7 +20,7 @@ StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settin
 // The per-document arrays of per_doc.safetensors and of one window's spill record (float32):
 // P [L, H, S], R [L, H, S], rho0 [L, H], lambda [L, H], cos_by_lag [L, H, K], alpha [L, H, n],
 // C [L, H], with S = |sizes|, K = max_lag, n = context. The last three are what compare's
-// bootstrap over documents refits (docs/design.md §7); folders written before them lack them.
+// bootstrap over documents refits (docs/design.md §7).
 struct PerDocLayout {
     static constexpr int kTensors = 7;
     // "P", "R", "rho0", "lambda", "cos_by_lag", "alpha", "C"

@@ -117,22 +117,27 @@ torch::Tensor TruncatingEdit::edit(int layer, std::int64_t first_row, const torc
                                  .to(probs.device(), torch::kBool, false, true)
                                  .view({1, H, 1, 1});
     used = torch::where(head_is_cut, used, probs);
-    measure(layer, first_row, probs, used, kept_mass, long_rows, values);
+    measure(first_row, probs, used, kept_mass, long_rows, values);  // a layer with a cut head
     return used;
 }
 
-void TruncatingEdit::measure(int layer, std::int64_t first_row, const torch::Tensor& probs,
+void TruncatingEdit::measure(std::int64_t first_row, const torch::Tensor& probs,
                              const torch::Tensor& used, const torch::Tensor& kept_mass,
                              const torch::Tensor& long_rows, const torch::Tensor& values) {
-    const std::int64_t B = probs.size(0), H = probs.size(1), rows = probs.size(2),
-                       T = probs.size(3);
+    const std::int64_t B = probs.size(0), rows = probs.size(2), T = probs.size(3);
     const std::int64_t lo = std::max<std::int64_t>(cut_.eval_first, first_row),
                        hi = std::min<std::int64_t>(T - 1, first_row + rows);  // rows lo..hi−1
     if (lo >= hi) return;
+    // The cut heads of this layer are contiguous: one under scope head, all of them otherwise;
+    // the product below is taken over those alone.
+    const std::int64_t h0 = cut_.scope == TruncationScope::head ? cut_.head : 0,
+                       heads = cut_.scope == TruncationScope::head ? 1 : probs.size(1);
     const auto r0 = lo - first_row, r1 = hi - first_row;
-    const auto change = (probs - used).slice(2, r0, r1);
-    const auto error = torch::matmul(change, values.to(torch::kFloat32)).norm(2, -1);  // [B,H,r]
+    const auto change = (probs - used).slice(1, h0, h0 + heads).slice(2, r0, r1);
+    const auto head_values = values.slice(1, h0, h0 + heads).to(torch::kFloat32);
+    const auto error = torch::matmul(change, head_values).norm(2, -1);  // [B, heads, r]
     const auto dropped = torch::where(long_rows, 1.0f - kept_mass, torch::zeros_like(kept_mass))
+                             .slice(1, h0, h0 + heads)
                              .slice(2, r0, r1)
                              .squeeze(-1);
     const auto host_error = error.to(torch::kCPU, torch::kFloat64).contiguous();
@@ -142,11 +147,10 @@ void TruncatingEdit::measure(int layer, std::int64_t first_row, const torch::Ten
     const std::int64_t n = r1 - r0;
     // A fixed order on the host, so the means do not depend on libtorch's reduction threads.
     for (std::int64_t b = 0; b < B; ++b)
-        for (std::int64_t h = 0; h < H; ++h) {
-            if (!cut_.cuts(layer, static_cast<int>(h))) continue;
+        for (std::int64_t h = 0; h < heads; ++h) {
             for (std::int64_t r = 0; r < n; ++r) {
-                error_sum_ += e[(b * H + h) * n + r];
-                dropped_sum_ += m[(b * H + h) * n + r];
+                error_sum_ += e[(b * heads + h) * n + r];
+                dropped_sum_ += m[(b * heads + h) * n + r];
             }
             rows_ += n;
         }

@@ -46,9 +46,9 @@ class TruncatingEdit : public AttentionEdit {
     // [B, H, rows, T] bool: the keys each row keeps (every key in rows with ≤ N keys).
     torch::Tensor keep_mask(int layer, std::int64_t first_row, const torch::Tensor& probs,
                             const torch::Tensor& values, const torch::Tensor& long_rows) const;
-    void measure(int layer, std::int64_t first_row, const torch::Tensor& probs,
-                 const torch::Tensor& used, const torch::Tensor& kept_mass,
-                 const torch::Tensor& long_rows, const torch::Tensor& values);
+    void measure(std::int64_t first_row, const torch::Tensor& probs, const torch::Tensor& used,
+                 const torch::Tensor& kept_mass, const torch::Tensor& long_rows,
+                 const torch::Tensor& values);
 
     TruncationCut cut_;
     double dropped_sum_ = 0, error_sum_ = 0;

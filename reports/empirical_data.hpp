@@ -58,20 +58,11 @@ struct MeanPR {
     int heads = 0;
 };
 
-struct HeadRow {
-    int layer = 0, head = 0, kv_head = 0;
-    theory::HeadRegime regime = theory::HeadRegime::retriever;
-    double cv_positional = 0, cv_pooled = 0, lambda = 0, rho0 = 0, norm_median = 0;
-    double m_sink = 0, m_last = 0, m_rest = 0;
-    double regime_margin = 1;  // >= 1 (+inf allowed), heads.csv's regime_margin
-};
-
 // Everything the extract figures need, aggregated over heads.
 struct ExtractData {
     std::string dir;
     nlohmann::json manifest;
-    compare::EmpiricalRun run;   // the folder as read, per head (figures of single heads)
-    std::vector<HeadRow> heads;  // [layers · heads] in run.rows' order
+    compare::EmpiricalRun run;  // the folder as read: run.rows [layers · heads] per head
     PositionStats norm, alpha;
     PerRegime<std::vector<double>> contrib_by_regime;  // [regimes][positions]
     PerRegime<int> regime_heads{};
@@ -80,7 +71,7 @@ struct ExtractData {
     int positions = 0;
     int max_n = 1;
 
-    // The index in heads (and run.rows) of (layer, head); −1 when the model has no such head.
+    // The index in run.rows of (layer, head); −1 when the model has no such head.
     int find(int layer, int head) const {
         if (layer < 0 || layer >= run.layers || head < 0 || head >= run.heads) return -1;
         return layer * run.heads + head;
@@ -120,13 +111,12 @@ struct CompareFolder {
     // folder: profile.csv's layer −1 row, moved here so `profile` holds only heads).
     CsvTable profile_global;
     nlohmann::json kappa;
-    bool per_kv = false;  // compare --count-per kv (older folders counted every query head)
+    bool per_kv = false;  // compare --count-per kv (value-state statistics once per kv head)
     std::string unit;     // what histograms count, for captions (counting_unit)
     std::vector<FitRow> fit_rows;                       // [heads] fits.csv
     std::vector<double> mae, cv_positional, cv_pooled;  // [counted heads]
-    Envelopes envelopes;  // at each side's κ* where bounds.csv has them, else envelope.csv
+    Envelopes envelopes;  // at each side's κ* (bounds.csv's *_star columns)
     std::string envelope_source;
-    bool envelopes_at_star = false;
     std::map<int, MeanPR> envelope_means;  // envelope.csv's measured means by N
 };
 CompareFolder load_compare(const RunFolder& run);

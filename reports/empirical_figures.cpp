@@ -185,8 +185,7 @@ std::string pr_figure_caption(const std::string& measured_source, const PrOverla
     if (o.envelopes) {
         caption << " Per bound variant (all four), the mean over heads of the lower (dashed) "
                    "and upper (solid) envelopes "
-                << (o.envelopes_at_star ? "at the κ* of each side (the *_star columns)"
-                                        : "at the variant's single κ")
+                << "at the κ* of each side (the *_star columns)"
                 << ", from " << code(o.envelope_source) << ".";
         std::vector<std::string> flipped;
         for (const std::string& v : variant_names())
@@ -215,7 +214,7 @@ struct DiagnosticsColumns {
 
 // How clearly a head belongs to its regime: the gap between m_last and its neighbours in the
 // order of (m_sink, m_last, m_rest), over their sum.
-double regime_margin(const HeadRow& h) {
+double regime_margin(const compare::EmpiricalHead& h) {
     const double total = h.m_sink + h.m_last + h.m_rest;
     const double lo = std::min(h.m_sink, h.m_rest), hi = std::max(h.m_sink, h.m_rest);
     double gap = 0;
@@ -237,9 +236,9 @@ double regime_margin(const HeadRow& h) {
 PerRegime<int> typical_heads(const ExtractData& e) {
     PerRegime<int> chosen;
     chosen.fill(-1);
-    for (std::size_t h = 0; h < e.heads.size(); ++h) {
-        const int r = regime_index(e.heads[h].regime);
-        if (chosen[r] < 0 || regime_margin(e.heads[h]) > regime_margin(e.heads[chosen[r]]))
+    for (std::size_t h = 0; h < e.run.rows.size(); ++h) {
+        const int r = regime_index(e.run.rows[h].regime);
+        if (chosen[r] < 0 || regime_margin(e.run.rows[h]) > regime_margin(e.run.rows[chosen[r]]))
             chosen[r] = static_cast<int>(h);
     }
     return chosen;
@@ -254,7 +253,7 @@ std::string diagnostics_script(const std::string& id, const ExtractData& e,
       << "\n  set logscale x 2\n  set xrange [1:" << max_n << "]\n"
       << kGrid << "  set key top left font ',10' spacing 0.9 samplen 2.5\n";
     for (int r : regimes) {
-        const HeadRow& h = e.heads[chosen[r]];
+        const compare::EmpiricalHead& h = e.run.rows[chosen[r]];
         s << "  set title '" << regime_name(r) << " (layer " << h.layer << ", head " << h.head
           << ")' font ',12'\n  set xlabel 'N'\n  set ylabel '‖s(N)‖'\n  set yrange [0:*]\n"
           << "  plot '" << id << "_" << regime_name(r) << ".dat' using 1:" << C::kNorm
@@ -285,7 +284,7 @@ std::string diagnostics_caption(const ExtractData& e, const PerRegime<int>& chos
                "cos(s(N), v<sub>0</sub>) (solid) and cos(s(N), v<sub>L</sub>) (dashed); log N. "
                "Heads: ";
     for (std::size_t k = 0; k < regimes.size(); ++k) {
-        const HeadRow& h = e.heads[chosen[regimes[k]]];
+        const compare::EmpiricalHead& h = e.run.rows[chosen[regimes[k]]];
         caption << (k ? "; " : "") << regime_name(regimes[k]) << " = layer " << h.layer << " head "
                 << h.head << " (m<sub>sink</sub>, m<sub>last</sub>, m<sub>rest</sub> = "
                 << short_number(h.m_sink) << ", " << short_number(h.m_last) << ", "
@@ -349,7 +348,7 @@ Figure norm_figure(const std::string& prefix, const ExtractData& e) {
          "'sink (position 0)'\n";
     f.script = s.str();
     std::ostringstream caption;
-    caption << "Mean over all " << e.heads.size()
+    caption << "Mean over all " << e.run.rows.size()
             << " heads of the document-mean value norm ‖v<sub>i</sub>‖ at each position "
                "(line) with the interquartile range over heads (band); the sink (position 0) "
                "is marked in red. Mean norm at the sink "
@@ -452,7 +451,7 @@ Figure alpha_figure(const std::string& prefix, const ExtractData* e,
     f.script = s.str();
     std::ostringstream caption;
     if (e) {
-        caption << "Mean over all " << e->heads.size()
+        caption << "Mean over all " << e->run.rows.size()
                 << " heads of the document-mean attention weight α<sub>i</sub> of the final "
                    "query (log scale), with the interquartile range over heads. Mean sink mass "
                 << short_number(e->positions ? e->alpha.mean[0] : std::nan("")) << ". From "
@@ -493,7 +492,7 @@ std::optional<Figure> diagnostics_figure(const std::string& prefix, const Extrac
     int max_n = 2;
     for (int r : regimes) {
         std::ostringstream dat;
-        const HeadRow& h = e.heads[chosen[r]];
+        const compare::EmpiricalHead& h = e.run.rows[chosen[r]];
         dat << "# " << regime_name(r) << " head: layer " << h.layer << " head " << h.head
             << "\n# N s_norm s_norm_no_sink s_norm_no_last cos_s_v0 cos_s_vL\n";
         for (const auto& [N, d] : rows[r]) {

@@ -36,7 +36,6 @@ Figure alpha_figure(const std::string& prefix, const ExtractData* e,
 struct PrOverlays {
     const Envelopes* envelopes = nullptr;
     std::string envelope_source;
-    bool envelopes_at_star = false;  // drawn at each side's κ* (bounds.csv *_star columns)
     const std::map<int, MeanPR>* simulation = nullptr;
     std::string simulation_source;
 };

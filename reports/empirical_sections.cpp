@@ -85,10 +85,10 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
 
     Section norms = titled("Value-state norms (Figure 2)");
     norms.figures.push_back(norm_figure(prefix, e));
-    norms.figures.push_back(cv_figure(prefix, head_column(e, &HeadRow::cv_positional, o.per_kv),
-                                      head_column(e, &HeadRow::cv_pooled, o.per_kv),
-                                      path_in(e.dir, schema::file::heads),
-                                      counting_unit(o.per_kv)));
+    norms.figures.push_back(
+        cv_figure(prefix, head_column(e, &compare::EmpiricalHead::cv_positional, o.per_kv),
+                  head_column(e, &compare::EmpiricalHead::cv_pooled, o.per_kv),
+                  path_in(e.dir, schema::file::heads), counting_unit(o.per_kv)));
     sections.push_back(norms);
     sections.insert(sections.end(), o.after_norms.begin(), o.after_norms.end());
 
@@ -187,7 +187,7 @@ CompareParts compare_parts(const RunFolder& run, const CompareFolder& c, const E
         parts.margins.figures.push_back(*trend);
     else
         parts.margins.html_before =
-            "<p class=\"warn\">bounds.csv is missing or has no paper row with a defined "
+            "<p class=\"warn\">bounds.csv has no paper row with a defined "
             "margin: Table 2's trend is not drawn.</p>\n";
 
     parts.corr = titled("Recall and the sink similarity ρ0 (Figure 6)");
@@ -302,9 +302,10 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         named_simulation(run, sim_csv, warnings);
 
     const std::string manifest_path = run_manifest_path(run.dir);
+    const std::string opening =
+        with_json_context(manifest_path, [&] { return assumptions_opening(run.manifest); });
     std::vector<Section> sections = {with_json_context(path_in(run.dir, schema::file::kappa), [&] {
-        return compare_verdict_section(run.dir, prefix_of(run), c.kappa,
-                                       assumptions_opening(run.manifest));
+        return compare_verdict_section(run.dir, prefix_of(run), c.kappa, opening);
     })};
     Section overview = titled("Comparison parameters");
     overview.html_before =
@@ -317,7 +318,6 @@ std::vector<Section> compare_sections(const RunFolder& run) {
     PrOverlays pr_over;
     pr_over.envelopes = &c.envelopes;
     pr_over.envelope_source = c.envelope_source;
-    pr_over.envelopes_at_star = c.envelopes_at_star;
     if (simulation) {
         pr_over.simulation = &*simulation;
         pr_over.simulation_source = sim_csv;

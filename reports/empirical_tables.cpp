@@ -63,7 +63,7 @@ std::string model_table(const ExtractData& e) {
     if (m.contains("documents") && m.at("documents").is_object())
         for (const auto& [key, value] : m.at("documents").items())
             rows.push_back({"documents." + key, html_escape(json_text(value))});
-    rows.push_back({"heads in heads.csv", std::to_string(e.heads.size())});
+    rows.push_back({"heads in heads.csv", std::to_string(e.run.rows.size())});
     rows.push_back({"positions in by_position.csv", std::to_string(e.positions)});
     if (m.contains("timings") && m.at("timings").contains("total_s"))
         rows.push_back({"extract time (s)", json_text(m.at("timings").at("total_s"))});
@@ -80,7 +80,7 @@ std::string layer_table(const ExtractData& e) {
         PerRegime<int> counts{};
     };
     std::map<int, Acc> layers;
-    for (const auto& h : e.heads) {
+    for (const auto& h : e.run.rows) {
         Acc& a = layers[h.layer];
         a.lambda.push_back(h.lambda);
         a.rho0.push_back(h.rho0);
@@ -110,22 +110,23 @@ std::string layer_table(const ExtractData& e) {
 
 std::map<int, PerRegime<int>> regime_counts(const ExtractData& e) {
     std::map<int, PerRegime<int>> counts;
-    for (const auto& h : e.heads)
+    for (const auto& h : e.run.rows)
         counts[h.layer][regime_index(h.regime)]++;
     return counts;
 }
 
-std::vector<double> head_column(const ExtractData& e, double HeadRow::*field, bool per_kv) {
+std::vector<double> head_column(const ExtractData& e, double compare::EmpiricalHead::*field,
+                                bool per_kv) {
     std::vector<double> out;
     std::set<std::pair<int, int>> seen;
-    for (const auto& h : e.heads)
+    for (const auto& h : e.run.rows)
         if (!per_kv || seen.insert({h.layer, h.kv_head}).second) out.push_back(h.*field);
     return out;
 }
 
 std::string near_boundary_of(const ExtractData& e) {
     std::vector<std::pair<int, double>> pairs;
-    for (const auto& h : e.heads)
+    for (const auto& h : e.run.rows)
         pairs.push_back({regime_index(h.regime), h.regime_margin});
     return near_boundary_text(pairs);
 }
@@ -336,7 +337,6 @@ std::string fitted_params_rows(const std::string& path, const nlohmann::json& j)
 }  // namespace
 
 std::string fitted_params_html(const std::string& path) {
-    if (!fs::exists(path)) return "";
     const nlohmann::json j = read_json(path);
     return with_json_context(path, [&] { return fitted_params_rows(path, j); });
 }

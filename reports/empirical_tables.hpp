@@ -17,7 +17,8 @@ std::string layer_table(const ExtractData& e);  // means of heads.csv columns pe
 std::map<int, PerRegime<int>> regime_counts(const ExtractData& e);  // layer → heads per regime
 // One value per head, or with per_kv one per key/value head (the first query head of each
 // (layer, kv_head) group: value-state statistics are the same for the whole group).
-std::vector<double> head_column(const ExtractData& e, double HeadRow::*field, bool per_kv);
+std::vector<double> head_column(const ExtractData& e, double compare::EmpiricalHead::*field,
+                                bool per_kv);
 // " Near the boundary (regime_margin < 1.1): … per regime and overall", from (regime index,
 // margin) pairs; "" when the folder records no margin (no regime_margin column).
 std::string near_boundary_text(const std::vector<std::pair<int, double>>& regime_margins);
@@ -31,7 +32,7 @@ std::string kappa_table(const nlohmann::json& kappa, const std::string& source);
 std::string agreement_tables(const CsvTable& agreement,
                              const std::map<std::pair<std::string, int>, double>& widths);
 std::string violations_table(const CsvTable& violations);
-std::string fitted_params_html(const std::string& path);  // "" when the file is missing
+std::string fitted_params_html(const std::string& path);  // the file is required
 std::string parameters_table(const nlohmann::json& manifest);
 // Table 1 as compare wrote it (table1.csv and the manifest's "table1").
 std::string table1_html(const std::string& dir, const nlohmann::json& manifest);

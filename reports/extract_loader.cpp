@@ -123,26 +123,10 @@ PositionStats position_stats(const std::vector<std::vector<double>>& by_position
     return s;
 }
 
-// The per-head scalars of heads.csv, in the reader's (layer, head) order.
-void collect_heads(const compare::EmpiricalRun& run, ExtractData& e) {
-    for (const compare::EmpiricalHead& row : run.rows) {
-        HeadRow h;
-        h.layer = row.layer;
-        h.head = row.head;
-        h.kv_head = row.kv_head;
-        h.regime = theory::parse_head_regime(row.regime);  // the reader checked the name
-        h.cv_positional = row.cv_positional;
-        h.cv_pooled = row.cv_pooled;
-        h.lambda = row.lambda;
-        h.rho0 = row.rho0;
-        h.norm_median = row.norm_median;
-        h.m_sink = row.m_sink;
-        h.m_last = row.m_last;
-        h.m_rest = row.m_rest;
-        h.regime_margin = row.regime_margin;
-        e.regime_heads[regime_index(h.regime)]++;
-        e.heads.push_back(h);
-    }
+// Heads per regime.
+void count_regimes(const compare::EmpiricalRun& run, ExtractData& e) {
+    for (const compare::EmpiricalHead& row : run.rows)
+        e.regime_heads[regime_index(row.regime)]++;
 }
 
 // Norms and α by position over all heads, and the contribution by position per regime.
@@ -157,7 +141,7 @@ void aggregate_by_position(const compare::EmpiricalRun& run, ExtractData& e) {
     }
     for (std::size_t i = 0; i < run.rows.size(); ++i) {
         const compare::EmpiricalHead& row = run.rows[i];
-        const int r = regime_index(e.heads[i].regime);
+        const int r = regime_index(row.regime);
         for (std::size_t p = 0; p < positions; ++p) {
             norms[p].push_back(row.norm_by_position[p]);
             alphas[p].push_back(row.alpha_by_position[p]);
@@ -189,7 +173,7 @@ void aggregate_pr(const compare::EmpiricalRun& run, ExtractData& e) {
                 m.heads++;
             };
             add(e.pr_global[N]);
-            add(e.pr_by_regime[regime_index(e.heads[i].regime)][N]);
+            add(e.pr_by_regime[regime_index(row.regime)][N]);
         }
     }
     auto finish = [](std::map<int, MeanPR>& series) {
@@ -208,7 +192,7 @@ ExtractData load_extract(const std::string& dir) {
     e.dir = dir;
     e.run = compare::read_empirical_run(dir);
     e.manifest = e.run.manifest;
-    collect_heads(e.run, e);
+    count_regimes(e.run, e);
     aggregate_by_position(e.run, e);
     aggregate_pr(e.run, e);
     return e;
@@ -233,27 +217,19 @@ void read_fit_rows(CompareFolder& c) {
     }
 }
 
-// envelope.csv's mean envelopes and measured means; then, where bounds.csv has the star
-// columns, Figure 5's envelopes at each side's own κ* instead.
+// envelope.csv's measured means, and Figure 5's envelopes at each side's own κ* from
+// bounds.csv's star columns.
 void read_envelopes(CompareFolder& c, const std::string& dir) {
     const CsvTable& envelope = c.envelope;
     for (std::size_t r = 0; r < envelope.rows.size(); ++r) {
         const int N = static_cast<int>(envelope.number(r, "N"));
-        c.envelopes[envelope.text(r, "variant")][N] = {
-            envelope.number(r, "P_lower"), envelope.number(r, "P_upper"),
-            envelope.number(r, "R_lower"), envelope.number(r, "R_upper")};
         MeanPR& m = c.envelope_means[N];
         if (m.heads == 0)
             m = {envelope.number(r, "P_mean"), envelope.number(r, "R_mean"),
                  static_cast<int>(envelope.number(r, "heads"))};
     }
-    c.envelope_source = envelope.path;
-    const std::string bounds_path = path_in(dir, schema::file::bounds);
-    Envelopes star = mean_star_envelopes(bounds_path);
-    if (star.empty()) return;
-    c.envelopes = std::move(star);
-    c.envelope_source = bounds_path;
-    c.envelopes_at_star = true;
+    c.envelope_source = path_in(dir, schema::file::bounds);
+    c.envelopes = mean_star_envelopes(c.envelope_source);
 }
 
 // profile.csv (one row per head) and profile_global.csv (the fit to the mean over heads).

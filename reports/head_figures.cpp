@@ -140,8 +140,8 @@ std::optional<Figure> contribution_scatter_figure(const std::string& prefix, con
     std::map<long long, int> wanted;  // layer << 32 | head → regime
     for (int r = 0; r < kRegimeCount; ++r)
         if (chosen[r] >= 0)
-            wanted[(static_cast<long long>(e.heads[chosen[r]].layer) << 32) |
-                   e.heads[chosen[r]].head] = r;
+            wanted[(static_cast<long long>(e.run.rows[chosen[r]].layer) << 32) |
+                   e.run.rows[chosen[r]].head] = r;
     PerRegime<std::ostringstream> dat;
     PerRegime<int> points{};
     stream_numeric_csv(path, {"layer", "head", "pos", "contrib_norm", "cos_to_s"},
@@ -167,7 +167,7 @@ std::optional<Figure> contribution_scatter_figure(const std::string& prefix, con
       << "', 0 '" << palette::kCosineScale[1] << "', 1 '" << palette::kCosineScale[2] << "')\n"
       << "  set cblabel 'cos(v_i, s(N))'\n  unset key\n";
     for (int r : drawn) {
-        const HeadRow& h = e.heads[chosen[r]];
+        const compare::EmpiricalHead& h = e.run.rows[chosen[r]];
         f.data.push_back({f.id + "_" + regime_name(r) + ".dat", dat[r].str()});
         s << "  set title '" << regime_name(r) << " (layer " << h.layer << ", head " << h.head
           << ")' font ',12'\n  set ylabel '‖α_i v_i‖'\n  plot '" << f.id << "_" << regime_name(r)
@@ -204,7 +204,7 @@ std::vector<MarginPoint> read_margins(const std::string& path) {
     while (in.next()) {
         const CsvRow& row = in.row();
         if (row.text(variant) != theory::to_string(theory::BoundVariant::paper)) continue;
-        // Undefined margins (trivial rows) are empty, or "nan" in folders written before that.
+        // Undefined margins (trivial rows) are empty.
         const auto value = [&](std::size_t column) {
             return row.text(column).empty() ? std::nan("") : row.number(column);
         };
@@ -270,7 +270,6 @@ std::string margin_script(const std::string& id, const std::vector<int>& regimes
 
 std::optional<Figure> margin_trend_figure(const std::string& prefix,
                                           const std::string& bounds_path) {
-    if (!fs::exists(bounds_path)) return std::nullopt;
     const std::vector<MarginPoint> points = read_margins(bounds_path);
     if (points.empty()) return std::nullopt;
     Figure f;

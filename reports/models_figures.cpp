@@ -188,7 +188,6 @@ struct ModelCurves {
     int point = 7;
     std::array<CurveRows, 2> pr;  // [P, R]: the measured or simulated mean, envelopes
     std::string pr_source, envelope_source;
-    bool envelope_at_star = false;
     CurveRows corr;  // corr(R, ρ0) and its bootstrap interval
     std::string corr_source;
     bool corr_computed_here = false;        // from an extract folder's heads.csv and pr.csv
@@ -265,7 +264,6 @@ void read_compare_model(const RunFolder& run, ModelCurves& m) {
     m.pr_source = c.envelope.path;
     for (const auto& [variant, unused] : c.envelopes)
         if (drawn_variant(variant)) m.envelope_source = c.envelope_source;
-    m.envelope_at_star = c.envelopes_at_star;
     for (std::size_t r = 0; r < c.corr.rows.size(); ++r)
         m.corr[static_cast<int>(c.corr.number(r, "N"))] =
             curve_row(optional_number(c.corr, r, "corr"), optional_number(c.corr, r, "ci_lo"),
@@ -294,20 +292,18 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 CurveRows extract_correlation(const ExtractData& e) {
     std::map<long long, std::size_t> group_of;  // layer << 32 | kv_head → group
     std::vector<double> rho0;                   // [groups]
-    for (const HeadRow& h : e.heads) {
+    for (const compare::EmpiricalHead& h : e.run.rows) {
         const long long key = (static_cast<long long>(h.layer) << 32) | h.kv_head;
         if (group_of.emplace(key, rho0.size()).second) rho0.push_back(h.rho0);
     }
     std::map<int, std::vector<std::pair<double, int>>> recall;  // N → [groups] (sum, heads)
-    for (std::size_t h = 0; h < e.heads.size(); ++h) {
-        const HeadRow& head = e.heads[h];
-        const compare::EmpiricalHead& row = e.run.rows[h];
+    for (const compare::EmpiricalHead& head : e.run.rows) {
         for (std::size_t k = 0; k < e.run.sizes.size(); ++k) {
             auto& sums = recall[e.run.sizes[k]];
             sums.resize(rho0.size());
             auto& group =
                 sums[group_of.at((static_cast<long long>(head.layer) << 32) | head.kv_head)];
-            group.first += row.R_mean[k];
+            group.first += head.R_mean[k];
             group.second++;
         }
     }
@@ -347,7 +343,6 @@ void read_simulate_model(const RunFolder& run, ModelCurves& m) {
                 curve_row(sim.number(r, metric + "_mean"), sim.number(r, metric + "_ci_lo"),
                           sim.number(r, metric + "_ci_hi"));
         }
-    m.envelope_at_star = true;  // each side's κ* (bounds.csv's *_star columns)
     const std::string suffix = "_star";
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
         const auto variant = std::find(kEnvelopeVariants.begin(), kEnvelopeVariants.end(),
@@ -576,11 +571,9 @@ std::string variant_list(const std::vector<std::string>& variants) {
 // lack a variant another model draws are named.
 std::string envelope_words(const std::vector<ModelCurves>& models, const CurvePanel& p,
                            const std::vector<const CurveRows*>& rows) {
-    int with = 0, at_star = 0;
-    for (const auto& m : models) {
+    int with = 0;
+    for (const auto& m : models)
         with += !m.envelope_source.empty();
-        at_star += !m.envelope_source.empty() && m.envelope_at_star;
-    }
     if (with == 0) return " No model has envelopes (extract folders; compare computes them).";
     std::vector<std::string> shown, lacking;
     for (std::size_t pair = 0; pair < p.envelopes.size(); ++pair) {
@@ -598,12 +591,7 @@ std::string envelope_words(const std::vector<ModelCurves>& models, const CurvePa
         " Envelopes in the model's colour, lower dashed and upper dash-dot: the " +
         variant_list(shown) + (shown.size() == 1 ? " variant" : " variants") +
         (shown.size() == 1 ? "" : ", each in its own line width and lower dash, widest first") +
-        ", " +
-        (at_star == with ? std::string("at the κ* of each side")
-         : at_star == 0  ? std::string("at the variant's single κ")
-                         : std::string("at each side's κ* where the folder has "
-                                        "it, else at the variant's single κ")) +
-        ", from " + sources(models, &ModelCurves::envelope_source) + ".";
+        ", at the κ* of each side, from " + sources(models, &ModelCurves::envelope_source) + ".";
     for (const std::string& lack : lacking)
         words += " " + lack + ".";
     if (with < static_cast<int>(models.size()))

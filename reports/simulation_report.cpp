@@ -502,18 +502,12 @@ Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
     }
     verdict.html_before = html.str();
     const fs::path scan_path = fs::path(run.dir) / schema::file::kappa_scan;
-    if (fs::exists(scan_path)) {
-        const CsvTable scan = read_csv_table(scan_path.string());
-        const auto rows = rows_of_grid(table, first_grid);
-        for (const auto& v : variant_names()) {
-            verdict.figures.push_back(
-                kappa_scan_figure("run" + std::to_string(run.index) + "_kappa_" + v, v, scan, rows,
-                                  sweep ? first_grid : -1));
-        }
-    } else {
-        verdict.html_after =
-            "<p class=\"warn\">kappa_scan.csv is missing: no κ-scan figures.</p>\n";
-    }
+    const CsvTable scan = read_csv_table(scan_path.string());
+    const auto rows = rows_of_grid(table, first_grid);
+    for (const auto& v : variant_names())
+        verdict.figures.push_back(
+            kappa_scan_figure("run" + std::to_string(run.index) + "_kappa_" + v, v, scan, rows,
+                              sweep ? first_grid : -1));
     return verdict;
 }
 

@@ -62,26 +62,11 @@ double fraction_of(const nlohmann::json& degenerate, const char* key) {
     return degenerate.at(key).get<double>();
 }
 
-std::string flags_text(const VerdictSide& row) {
-    std::vector<std::string> flags;
-    if (row.kappa_free) flags.push_back("κ-free");
-    if (row.nearly_kappa_free) flags.push_back("nearly κ-free");
-    if (row.at_grid_edge) flags.push_back("at grid edge");
-    if (!row.coverage_met) flags.push_back("coverage below 95 %");
-    std::string out;
-    for (const auto& f : flags)
-        out += (out.empty() ? "" : ", ") + f;
-    return out.empty() ? "" : "<span class=\"bad\">" + out + "</span>";
-}
-
-// "1023 of 1023 N" where the rows count their points (M, the non-convention points), else
-// "100 % of N" as folders written before said it.
+// "1023 of 1023 N": a fraction of the M points (the non-convention points) as a count.
 std::string share_of(double fraction, const std::vector<VerdictSide>& rows,
                      const std::string& points) {
-    if (!rows.empty() && rows.front().judged)
-        return std::to_string(std::lround(fraction * rows.front().points)) + " of " +
-               std::to_string(rows.front().points) + " " + points;
-    return percent(fraction) + " of " + points;
+    return std::to_string(std::lround(fraction * rows.front().points)) + " of " +
+           std::to_string(rows.front().points) + " " + points;
 }
 
 // The κ-free sides of one kind (lower or upper) and why, from the margin fractions.
@@ -130,8 +115,7 @@ std::string moving_where(const VerdictSide& r, const std::string& points) {
     for (std::string n; std::getline(list, n, ';');)
         if (!n.empty()) sizes.push_back(n);
     if (!sizes.empty() && sizes.size() <= 8) return "N = " + join_words(sizes);
-    return std::to_string(r.points_moving) + " of " +
-           (r.judged ? std::to_string(r.points) + " " : std::string()) + points;
+    return std::to_string(r.points_moving) + " of " + std::to_string(r.points) + " " + points;
 }
 
 // The sides that move with κ, but by at most 1e-3 anywhere: where and by how much.
@@ -191,69 +175,6 @@ std::string inverted_sentence(const VariantFacts& facts, const std::vector<Verdi
            join_words(parts) + ". ";
 }
 
-std::string variant_paragraph(const std::string& variant, const std::vector<VerdictSide>& rows,
-                              const VariantFacts& facts, const std::string& points) {
-    int held = 0, informative = 0;
-    for (const auto& r : rows) {
-        held += r.coverage_met;
-        informative += r.informative;
-    }
-    std::ostringstream s;
-    s << "<p><b><code>" << html_escape(variant) << "</code></b>: " << held << " of " << rows.size()
-      << " sides reach 95 % coverage at some κ, " << informative << " of " << rows.size()
-      << " are informative somewhere. ";
-    if (facts.kappa_irrelevant) {
-        s << "At d = ∞ the bounds are taken at κd = ∞, so no side depends on κ: κ* is "
-             "arbitrary and κ-free says nothing about the margins. ";
-    } else {
-        s << kappa_free_sentence(variant, rows, "lower", facts, points)
-          << kappa_free_sentence(variant, rows, "upper", facts, points)
-          << nearly_kappa_free_sentence(variant, rows, points);
-    }
-    for (const auto& r : rows) {
-        if (!r.coverage_met && !r.kappa_free)
-            s << "No κ brings the " << side_label(r) << " bound to 95 % coverage (best "
-              << sentence_number(r.coverage) << " at κ = " << sentence_number(r.kappa_star)
-              << "). ";
-        if (r.at_grid_edge)
-            s << "κ* of the " << side_label(r)
-              << " bound sits at the edge of the grid (κ = " << sentence_number(r.kappa_star)
-              << "): it keeps tightening beyond it. ";
-    }
-    std::vector<std::string> useless;
-    for (const auto& r : rows)
-        if (!r.informative) useless.push_back(side_label(r));
-    if (!useless.empty())
-        s << "Degenerate at every point (trivial or inverted): " << join_words(useless) << ". ";
-    s << trivial_sentence(facts, rows, points) << inverted_sentence(facts, rows, points);
-    std::vector<std::string> gaps;
-    const VerdictSide* tightest = nullptr;
-    for (const auto& r : rows) {
-        gaps.push_back(side_label(r) + " " + sentence_number(r.mean_gap));
-        if (r.informative && (!tightest || r.mean_gap < tightest->mean_gap)) tightest = &r;
-    }
-    s << "Mean gap to the estimate at κ*: " << join_words(gaps);
-    if (tightest) s << " (closest informative side: " << side_label(*tightest) << ")";
-    s << ". ";
-    if (facts.interval_score.is_object() && facts.interval_score.contains("kappa")) {
-        const auto& is = facts.interval_score;
-        auto field = [&](const char* key) {
-            if (!is.contains(key)) return std::string("?");
-            return is.at(key).is_number() ? sentence_number(is.at(key).get<double>())
-                                          : json_text(is.at(key));
-        };
-        s << "One κ for all four sides (smallest mean interval score, Gneiting &amp; Raftery "
-             "2007): κ = "
-          << field("kappa") << ", coverage " << field("coverage") << ", mean width "
-          << field("mean_width") << ". ";
-    }
-    if (facts.kappa_rule == "given" && !facts.kappa_irrelevant)
-        s << "κ was given (<code>--kappa</code>), so every side uses it: κ* is that κ, and the "
-             "scan shows what other κ would give. ";
-    s << "</p>\n";
-    return s.str();
-}
-
 // The sentences of one judged variant, its name written as `variant` (a placeholder the caller
 // replaces), each entry one unit so the sentences every variant shares can be said once.
 std::vector<std::string> judged_sentences(const std::string& variant,
@@ -311,11 +232,10 @@ std::string regime_gap_table(const std::vector<VerdictSide>& rows) {
            "</div>\n";
 }
 
-// The point counts of docs/design.md §7's revised verdict (verdict.csv since the violation
-// allowance).
+// The point counts of docs/design.md §7's verdict: M, the violations against their chance
+// allowance, κ₀ and the informative points.
 void read_judgement(const CsvTable& table, std::size_t r, VerdictSide& v) {
     auto count = [&](const char* name) { return static_cast<int>(table.number(r, name)); };
-    v.judged = true;
     v.points = count("points");
     v.convention_points = count("convention_points");
     v.violations = count("violations");
@@ -366,7 +286,6 @@ VerdictTable read_verdict(const std::string& path) {
         v.side = table.text(r, "side");
         v.kappa_star = table.number(r, "kappa_star");
         v.coverage = table.number(r, "coverage");
-        v.coverage_met = flag_field(table, r, "coverage_met");
         v.mean_gap = table.number(r, "mean_gap");
         v.mean_width = table.number(r, "mean_width");
         v.median_width = table.number(r, "median_width");
@@ -380,13 +299,11 @@ VerdictTable read_verdict(const std::string& path) {
         v.informative = flag_field(table, r, "informative");
         v.at_grid_edge = flag_field(table, r, "at_grid_edge");
         v.kappa_free = flag_field(table, r, "kappa_free");
-        if (table.has_column("points_moving")) {  // folders written before have no such columns
-            v.points_moving = static_cast<int>(table.number(r, "points_moving"));
-            v.largest_move = table.number(r, "largest_move");
-            v.nearly_kappa_free = flag_field(table, r, "nearly_kappa_free");
-            v.moving_sizes = table.text(r, "moving_N");
-        }
-        if (table.has_column("violations_allowed")) read_judgement(table, r, v);
+        v.points_moving = static_cast<int>(table.number(r, "points_moving"));
+        v.largest_move = table.number(r, "largest_move");
+        v.nearly_kappa_free = flag_field(table, r, "nearly_kappa_free");
+        v.moving_sizes = table.text(r, "moving_N");
+        read_judgement(table, r, v);
         out.rows.push_back(v);
         std::map<std::string, std::string> values;
         for (const auto& name : out.swept)
@@ -406,54 +323,9 @@ std::vector<VerdictSide> rows_of_grid(const VerdictTable& verdict, int grid) {
 std::string verdict_html(const std::vector<VerdictSide>& rows,
                          const std::map<std::string, VariantFacts>& facts,
                          const std::string& points, const std::string& opening) {
-    if (!rows.empty() &&
-        std::all_of(rows.begin(), rows.end(), [](const VerdictSide& r) { return r.judged; }))
-        return judged_verdict_html(rows, facts, points, opening, judged_sentences) +
-               regime_gap_table(rows);
-    std::vector<std::vector<std::string>> cells;
-    for (const auto& r : rows) {
-        std::vector<std::string> row = {html_escape(r.variant),
-                                        r.metric,
-                                        r.side,
-                                        cell_number(r.kappa_star),
-                                        cell_number(r.coverage),
-                                        cell_number(r.mean_gap),
-                                        cell_number(r.mean_width)};
-        for (int k = 0; k < 5; ++k)
-            row.push_back(regime_cell(r, k));
-        row.push_back(cell_number(r.fraction_degenerate));
-        row.push_back(r.informative ? "yes" : "<span class=\"bad\">no</span>");
-        row.push_back(flags_text(r));
-        cells.push_back(row);
-    }
-    std::ostringstream out;
-    out << opening
-        << "<p class=\"files\">This folder was written before the verdict counted violations "
-           "against their chance allowance and set convention points apart; its κ* is the "
-           "tightest κ with ≥ 95 % coverage. Run it again for the current verdict.</p>\n"
-        << "<p>Each side of each envelope has its own κ*: the κ whose bound is closest to the "
-           "estimate (smallest mean gap) among those whose bound the 95 % interval does not "
-           "contradict at ≥ 95 % of "
-        << points
-        << " (docs/design.md §7). Gap by regime: mean gap over the points of that Table-2 "
-           "regime (count in brackets). Degenerate: trivial side (lower ≤ 0.01, upper ≥ 0.99) "
-           "or inverted envelope, at κ*.</p>\n"
-        << "<div style=\"overflow-x: auto; font-size: .85em\">"
-        << html_table({"variant", "metric", "side", "κ*", "coverage", "mean gap", "mean width",
-                       "gap I", "gap II", "gap III", "gap IV", "gap V", "fraction degenerate",
-                       "informative", "flags"},
-                      cells)
-        << "</div>\n";
-    for (const auto& variant : variant_names()) {
-        std::vector<VerdictSide> mine;
-        for (const auto& r : rows)
-            if (r.variant == variant) mine.push_back(r);
-        if (mine.empty()) continue;
-        const auto it = facts.find(variant);
-        out << variant_paragraph(variant, mine, it != facts.end() ? it->second : VariantFacts{},
-                                 points);
-    }
-    return out.str();
+    if (rows.empty()) return opening;
+    return judged_verdict_html(rows, facts, points, opening, judged_sentences) +
+           regime_gap_table(rows);
 }
 
 namespace {
@@ -463,7 +335,6 @@ struct SideAggregate {
     std::vector<double> kappa_star;  // [grid points]
     double gap_sum = 0, degenerate_sum = 0, min_coverage = 1;
     int grid_points = 0, kappa_free = 0, at_edge = 0, met = 0, informative = 0;
-    bool judged = false;  // the rows count violations against their allowance
 };
 // variant → ("P lower", aggregate) in the file's order of sides.
 using SweepAggregates = std::map<std::string, std::vector<std::pair<std::string, SideAggregate>>>;
@@ -484,11 +355,8 @@ SweepAggregates aggregate_sides(const VerdictTable& verdict) {
         ++a.grid_points;
         a.kappa_free += r.kappa_free;
         a.at_edge += r.at_grid_edge;
-        // Folders with point counts judge a side by its violation allowance, older ones by
-        // the 95 % coverage they were scanned for.
-        a.met += r.judged ? r.within_allowance : r.coverage_met;
+        a.met += r.within_allowance;
         a.informative += r.informative;
-        a.judged = a.judged || r.judged;
     }
     return groups;
 }
@@ -514,16 +382,11 @@ std::string sweep_paragraph(const std::string& variant,
     if (!free_sides.empty())
         s << "κ-free sides (at how many grid points): " << join_words(free_sides)
           << " — there the bound says nothing about κ. ";
-    const bool judged = !sides.empty() && sides.front().second.judged;
     if (!unmet.empty())
-        s << (judged ? "More violations than chance allows at every κ: "
-                     : "Coverage below 95 % for every κ: ")
-          << join_words(unmet) << ". ";
+        s << "More violations than chance allows at every κ: " << join_words(unmet) << ". ";
     if (!edge.empty()) s << "κ* at the grid's edge: " << join_words(edge) << ". ";
     if (!useless.empty())
-        s << (judged ? "Not informative (fewer than 5 % of the N): "
-                     : "Degenerate at every point: ")
-          << join_words(useless) << ". ";
+        s << "Not informative (fewer than 5 % of the N): " << join_words(useless) << ". ";
     if (free_sides.empty() && unmet.empty() && edge.empty() && useless.empty())
         s << "every side depends on κ, holds within its allowance and is informative at every "
              "grid point. ";
@@ -540,7 +403,7 @@ std::vector<std::vector<std::string>> kappa_star_per_point(const VerdictTable& v
         std::string cell = short_number(r.kappa_star);
         if (r.kappa_free) cell += " ‡";
         if (r.at_grid_edge) cell += " †";
-        if (r.judged ? !r.within_allowance : !r.coverage_met) cell += " *";
+        if (!r.within_allowance) cell += " *";
         per_point[{r.grid, r.variant}][side_label(r)] = cell;
         std::string values;
         for (const auto& [name, text] : verdict.swept_values[i])
@@ -587,13 +450,12 @@ std::string sweep_verdict_html(const VerdictTable& verdict) {
         << html_escape(verdict.path)
         << "): each grid point has its own κ* per side (docs/design.md §7).</p>\n"
         << html_table({"variant", "side", "median κ*", "min coverage", "mean gap",
-                       "fraction κ-free", "fraction at grid edge",
-                       "fraction within allowance (older folders: coverage ≥ 95 %)",
+                       "fraction κ-free", "fraction at grid edge", "fraction within allowance",
                        "mean fraction degenerate", "fraction informative"},
                       cells)
         << paragraphs
         << "<p>κ* per grid point (‡ κ-free, † at the grid's edge, * more violations than "
-           "allowed — in older folders, coverage below 95 %):</p>\n"
+           "allowed):</p>\n"
         << html_table({"grid", "values", "variant", "P lower", "P upper", "R lower", "R upper"},
                       kappa_star_per_point(verdict));
     return out.str();
@@ -677,13 +539,6 @@ Section compare_verdict_section(const std::string& dir, const std::string& prefi
     Section verdict;
     verdict.title = "The verdict: does each bound hold on real heads, and does it say anything?";
     const std::filesystem::path verdict_path = std::filesystem::path(dir) / schema::file::verdict;
-    if (!std::filesystem::exists(verdict_path)) {
-        verdict.html_before =
-            "<p class=\"warn\">This compare folder has no verdict.csv: it was written before "
-            "the per-side κ scan of docs/design.md §7. Run <code>attngeo compare</code> again "
-            "for the verdict; the fraction inside below is not one.</p>\n";
-        return verdict;
-    }
     const VerdictTable table = read_verdict(verdict_path.string());
     std::map<std::string, VariantFacts> facts;
     const nlohmann::json variants = kappa.is_object() && kappa.contains("variants")
@@ -700,48 +555,29 @@ Section compare_verdict_section(const std::string& dir, const std::string& prefi
     }
     verdict.html_before = verdict_html(table.rows, facts, "(head, N) points", opening);
     const std::filesystem::path scan_path = std::filesystem::path(dir) / schema::file::kappa_scan;
-    if (std::filesystem::exists(scan_path)) {
-        const CsvTable scan = read_csv_table(scan_path.string());
-        for (const auto& v : variant_names())
-            verdict.figures.push_back(
-                kappa_scan_figure(prefix + "kappa_" + v, v, scan, table.rows, -1));
-    } else {
-        verdict.html_after =
-            "<p class=\"warn\">kappa_scan.csv is missing: no κ-scan figures.</p>\n";
-    }
+    const CsvTable scan = read_csv_table(scan_path.string());
+    for (const auto& v : variant_names())
+        verdict.figures.push_back(
+            kappa_scan_figure(prefix + "kappa_" + v, v, scan, table.rows, -1));
     return verdict;
 }
 
 namespace {
 
-// Streams a large CSV (compare's bounds.csv has heads × sizes × variants rows) and calls
-// `row(texts, numbers)` with the fields named in `text_columns` as they are and those in
-// `number_columns` parsed. Returns false, calling nothing, when the file or a column is absent.
-bool stream_csv(
-    const std::string& path, const std::vector<std::string>& text_columns,
-    const std::vector<std::string>& number_columns,
-    const std::function<void(const std::vector<std::string>&, const std::vector<double>&)>& row) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) return false;
-    CsvReader reader(path, "compare's bounds.csv");
-    std::vector<std::size_t> text_at, number_at;
-    for (const auto& [names, at] :
-         {std::pair{&text_columns, &text_at}, std::pair{&number_columns, &number_at}})
-        for (const std::string& name : *names) {
-            const std::optional<std::size_t> column = reader.find_column(name);
-            if (!column) return false;
-            at->push_back(*column);
-        }
-    std::vector<std::string> texts(text_at.size());
-    std::vector<double> numbers(number_at.size());
-    while (reader.next()) {
-        for (std::size_t k = 0; k < text_at.size(); ++k)
-            texts[k] = reader.row().text(text_at[k]);
-        for (std::size_t k = 0; k < number_at.size(); ++k)
-            numbers[k] = reader.row().number(number_at[k]);
-        row(texts, numbers);
-    }
-    return true;
+// Streams compare's bounds.csv (heads × sizes × variants rows) and calls `row(variant,
+// numbers)` with the fields named in `number_columns` parsed; every column is required and the
+// table must have rows (compare writes one per head, N and variant).
+void stream_bounds(const std::string& path, const std::vector<std::string>& number_columns,
+                   const std::function<void(const std::string&, const std::vector<double>&)>& row) {
+    std::vector<std::string> names = {"variant"};
+    names.insert(names.end(), number_columns.begin(), number_columns.end());
+    std::vector<double> numbers(number_columns.size());
+    for_each_csv_row(path, "compare's bounds.csv", names, true,
+                     [&](const CsvRow& fields, const std::vector<std::size_t>& at) {
+                         for (std::size_t k = 0; k < numbers.size(); ++k)
+                             numbers[k] = fields.number(at[k + 1]);
+                         row(fields.text(at[0]), numbers);
+                     });
 }
 
 }  // namespace
@@ -749,14 +585,14 @@ bool stream_csv(
 std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
     const std::string& bounds_path) {
     std::map<std::string, std::map<int, std::array<double, 5>>> sums;  // + count
-    stream_csv(bounds_path, {"variant"},
-               {"N", "P_lower_star", "P_upper_star", "R_lower_star", "R_upper_star"},
-               [&](const std::vector<std::string>& texts, const std::vector<double>& numbers) {
-                   auto& sum = sums[texts[0]][static_cast<int>(numbers[0])];
-                   for (int k = 0; k < 4; ++k)
-                       sum[k] += numbers[k + 1];
-                   sum[4] += 1;
-               });
+    stream_bounds(bounds_path,
+                  {"N", "P_lower_star", "P_upper_star", "R_lower_star", "R_upper_star"},
+                  [&](const std::string& variant, const std::vector<double>& numbers) {
+                      auto& sum = sums[variant][static_cast<int>(numbers[0])];
+                      for (int k = 0; k < 4; ++k)
+                          sum[k] += numbers[k + 1];
+                      sum[4] += 1;
+                  });
     std::map<std::string, std::map<int, std::array<double, 4>>> means;
     for (const auto& [v, by_size] : sums)
         for (const auto& [N, sum] : by_size)
@@ -766,15 +602,15 @@ std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
 
 std::map<std::pair<std::string, int>, double> mean_widths_by_layer(const std::string& bounds_path) {
     std::map<std::pair<std::string, int>, std::array<double, 2>> sums;  // (width sum, points)
-    stream_csv(bounds_path, {"variant"}, {"layer", "P_lower", "P_upper", "R_lower", "R_upper"},
-               [&](const std::vector<std::string>& texts, const std::vector<double>& numbers) {
-                   const double widths = (numbers[2] - numbers[1]) + (numbers[4] - numbers[3]);
-                   for (const int layer : {static_cast<int>(numbers[0]), -1}) {
-                       auto& sum = sums[{texts[0], layer}];
-                       sum[0] += widths;
-                       sum[1] += 2;  // a P and an R point
-                   }
-               });
+    stream_bounds(bounds_path, {"layer", "P_lower", "P_upper", "R_lower", "R_upper"},
+                  [&](const std::string& variant, const std::vector<double>& numbers) {
+                      const double widths = (numbers[2] - numbers[1]) + (numbers[4] - numbers[3]);
+                      for (const int layer : {static_cast<int>(numbers[0]), -1}) {
+                          auto& sum = sums[{variant, layer}];
+                          sum[0] += widths;
+                          sum[1] += 2;  // a P and an R point
+                      }
+                  });
     std::map<std::pair<std::string, int>, double> means;
     for (const auto& [key, sum] : sums)
         means[key] = sum[0] / sum[1];

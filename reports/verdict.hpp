@@ -26,23 +26,21 @@ struct VerdictSide {
     std::string variant;    // paper | exact-mean | scale-invariant | corrected
     std::string metric;     // P | R
     std::string side;       // lower | upper
-    double kappa_star = 0;  // the κ of the tightest bound with coverage ≥ 95% (or best coverage)
+    double kappa_star = 0;  // the tightest κ whose violations stay within the allowance
     double coverage = 0;    // fraction of points whose 95% interval does not contradict it
-    bool coverage_met = false;
-    double mean_gap = 0;                      // mean |estimate − bound| on this side at κ*
+    double mean_gap = 0;    // mean |estimate − bound| on this side at κ*
     double mean_width = 0, median_width = 0;  // of this metric's envelope at κ*
     std::array<double, 5> gap_by_regime{};    // [5] regimes I–V; NaN where a regime is empty
     std::array<int, 5> points_by_regime{};    // [5]
     double fraction_degenerate = 0;           // trivial side or inverted envelope at κ*
     bool informative = false, at_grid_edge = false, kappa_free = false;
-    // How far the side depends on κ (absent in folders written before: -1, NaN, false, "").
-    int points_moving = -1;  // points whose bound moves by more than 1e-12 over the grid
+    // How far the side depends on κ.
+    int points_moving = 0;  // points whose bound moves by more than 1e-12 over the grid
     double largest_move = std::nan("");  // the largest move of any point's bound
     bool nearly_kappa_free = false;      // not κ-free, largest_move ≤ 1e-3
     std::string moving_sizes;            // the moving points' N, "2;3" (simulate/sweep only)
     // Points judged apart from conventions, violations against the chance allowance and the
-    // informative points (docs/design.md §7); judged is false for folders written before.
-    bool judged = false;
+    // informative points (docs/design.md §7).
     int points = 0, convention_points = 0;  // M and the convention points set apart
     int violations = 0, violations_allowed = 0;
     bool within_allowance = false;
@@ -95,20 +93,20 @@ Figure kappa_scan_figure(const std::string& id, const std::string& variant, cons
 
 // ---- Compare folders (empirical_sections.cpp).
 // The verdict section of a compare folder DIR: verdict.csv, κ-scan figures from kappa_scan.csv
-// (ids prefixed by `prefix`), and the sentences' facts from kappa.json's "variants". A
-// warning section when the folder predates the verdict (no verdict.csv).
+// (ids prefixed by `prefix`), and the sentences' facts from kappa.json's "variants"; a
+// missing or malformed file is an InputError naming it.
 // `opening` as for verdict_html (compare's assumption fractions).
 Section compare_verdict_section(const std::string& dir, const std::string& prefix,
                                 const nlohmann::json& kappa, const std::string& opening = "");
 // variant → N → mean over heads of (P_lower, P_upper, R_lower, R_upper) at the κ* of each side,
-// streamed from compare's bounds.csv (it holds heads × sizes × variants rows); empty when the
-// file or its *_star columns are absent.
+// streamed from compare's bounds.csv (it holds heads × sizes × variants rows). Throws
+// InputError naming the file when it, a column or every row is missing.
 std::map<std::string, std::map<int, std::array<double, 4>>> mean_star_envelopes(
     const std::string& bounds_path);
 
 // (variant, layer) → mean width upper − lower of the P and R envelopes at the variant's single
 // κ (bounds.csv's P_lower … R_upper) over heads, N and both metrics; layer −1: all layers.
-// Empty when the file or a column is absent.
+// Throws as mean_star_envelopes.
 std::map<std::pair<std::string, int>, double> mean_widths_by_layer(const std::string& bounds_path);
 
 // The rows of one grid point (or all rows when grid < 0).

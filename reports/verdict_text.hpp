@@ -18,7 +18,7 @@ using VariantSentences = std::function<std::vector<std::string>(
     const std::string& variant, const std::vector<VerdictSide>& rows, const VariantFacts& facts,
     const std::string& points)>;
 
-// The verdict for rows that are all `judged`; `points` names what a point is ("N").
+// The verdict of verdict.csv's rows; `points` names what a point is ("N").
 std::string judged_verdict_html(const std::vector<VerdictSide>& rows,
                                 const std::map<std::string, VariantFacts>& facts,
                                 const std::string& points, const std::string& opening,
@@ -38,11 +38,12 @@ std::string side_label(const VerdictSide& row);           // "P lower"
 }  // namespace verdict_words
 
 // The opening of a compare verdict: how many heads each assumption holds in, from the
-// manifest's "assumptions" block (docs/compare-outputs.md); empty when the block is absent.
+// manifest's "assumptions" block (docs/compare-outputs.md). A missing key or a value of the
+// wrong type throws nlohmann::json's exception (the caller names the file).
 std::string assumptions_opening(const nlohmann::json& manifest);
 
 // The opening of a simulate verdict: whether Assumptions 1–3 hold for what the generator
-// realised, from a manifest point's "assumptions" block; empty when absent (d = ∞, older runs).
+// realised, from a manifest point's "assumptions" block; empty when absent (d = ∞).
 std::string realised_assumptions_opening(const nlohmann::json& point);
 
 // "2–48, 927 and 1025" from verdict.csv's "2-48;927;1025" (at most `shown` items, then "…").

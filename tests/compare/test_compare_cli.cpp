@@ -83,11 +83,11 @@ HostTensor tensor(const std::string& name, DType dtype, std::vector<std::int64_t
 // A complete extract folder: manifest.json, heads.csv, pr.csv, by_position.csv,
 // cos_by_lag.csv and per_doc.safetensors, with the known parameters above; `group` query heads
 // share each key/value head (GQA when 2), `docs` documents (standard errors empty below 2).
-// With `fit_arrays` per_doc.safetensors also holds cos_by_lag, alpha and C (what extract keeps
-// for the fit intervals), spread around the known parameters symmetrically over documents so
-// their means are the parameters; without, it is a folder of an older extract.
+// per_doc.safetensors holds cos_by_lag, alpha and C (what extract keeps for the fit
+// intervals), spread around the known parameters symmetrically over documents so their means
+// are the parameters; without `fit_arrays` it lacks them (a malformed folder).
 fs::path make_extract_folder(const std::string& name, int group = 1, int docs = kDocs,
-                             bool fit_arrays = false) {
+                             bool fit_arrays = true) {
     const fs::path dir = scratch() / name;
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -285,7 +285,7 @@ TEST(EmpiricalRunReader, ReadsTheSyntheticFolder) {
     EXPECT_EQ(run.max_lag, kContext - 2);
     EXPECT_EQ(run.sizes, kSizes);
     const EmpiricalHead& h = run.at(1, 0);
-    EXPECT_EQ(h.regime, "Reset");
+    EXPECT_EQ(h.regime, attngeo::theory::HeadRegime::reset);
     EXPECT_DOUBLE_EQ(h.rho0, rho0_of(2));
     EXPECT_DOUBLE_EQ(h.cos_by_lag[4], std::exp(-beta_of(2) * 5));
     EXPECT_EQ(h.pairs_by_lag[0], kDocs * (kContext - 2));
@@ -1072,28 +1072,18 @@ TEST(CompareCli, FitIntervalsCoverTheKnownParametersAndAssumptionsRecount) {
     EXPECT_EQ(slurp(again / "profile.csv"), slurp(out / "profile.csv"));
 }
 
-TEST(CompareCli, AnOlderExtractFolderHasEmptyIntervalsSaidOnce) {
-    const auto dir = make_extract_folder("older_folder");
-    const fs::path out = scratch() / "older_folder_out";
+// per_doc.safetensors without the fit intervals' arrays is not an extract folder compare reads:
+// one line naming the file and the tensor, nothing written.
+TEST(CompareCli, PerDocWithoutFitArraysIsAnInputError) {
+    const auto dir = make_extract_folder("without_fit_arrays", 1, kDocs, false);
+    const fs::path out = scratch() / "without_fit_arrays_out";
     fs::remove_all(out);
     const RunResult r = run("compare --emp " + dir.string() + " --out " + out.string());
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    const std::string note = "per_doc.safetensors has no cos_by_lag";
-    const std::size_t first = r.err.find(note);
-    EXPECT_NE(first, std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find(note, first + 1), std::string::npos) << r.err;
-    const auto manifest = nlohmann::json::parse(slurp(out / "manifest.json"));
-    EXPECT_FALSE(manifest.at("intervals").at("available").get<bool>());
-    EXPECT_NE(manifest.at("intervals").at("note").get<std::string>().find(note), std::string::npos);
-    for (const char* file : {"fits.csv", "profile.csv", "profile_global.csv"})
-        for (const auto& row : read_csv(out / file))
-            for (const auto& [column, value] : row)
-                if (column.size() > 3 && (column.substr(column.size() - 3) == "_lo" ||
-                                          column.substr(column.size() - 3) == "_hi"))
-                    EXPECT_EQ(value, "") << file << " " << column;
-    const auto params = nlohmann::json::parse(slurp(out / "fitted_params.json"));
-    EXPECT_TRUE(params.at("intervals_95").at("beta").is_null());
-    expect_assumptions_recount(dir, out);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("per_doc.safetensors"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cos_by_lag"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << r.err;
 }
 
 TEST(CompareCli, Table1NamesWhyARowIsNan) {

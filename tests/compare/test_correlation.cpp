@@ -269,9 +269,10 @@ HostTensor sizes_tensor(std::vector<std::int64_t> values, DType dtype = DType::I
 }
 
 std::vector<HostTensor> good_tensors() {
-    return {float_tensor("P", {2, 3, 4, 5}, 0), float_tensor("R", {2, 3, 4, 5}, 1),
-            float_tensor("rho0", {2, 3, 4}, 2), float_tensor("lambda", {2, 3, 4}, 3),
-            sizes_tensor({1, 2, 4, 8, 16})};
+    return {float_tensor("P", {2, 3, 4, 5}, 0),     float_tensor("R", {2, 3, 4, 5}, 1),
+            float_tensor("rho0", {2, 3, 4}, 2),     float_tensor("lambda", {2, 3, 4}, 3),
+            sizes_tensor({1, 2, 4, 8, 16}),         float_tensor("cos_by_lag", {2, 3, 4, 6}, 0),
+            float_tensor("alpha", {2, 3, 4, 8}, 0), float_tensor("C", {2, 3, 4}, 1)};
 }
 
 std::string expect_input_error(const std::string& path, const std::vector<std::string>& needles) {
@@ -301,6 +302,12 @@ TEST(CompareCorrelation, ReadPerDoc) {
     ASSERT_EQ(a.R.size(), 120u);
     EXPECT_EQ(a.R[7], 1 + 0.125f * 7);
     EXPECT_EQ(a.lambda[23], 3 + 0.125f * 23);
+    EXPECT_EQ(a.max_lag, 6);
+    EXPECT_EQ(a.context, 8);
+    ASSERT_EQ(a.cos_by_lag.size(), 144u);
+    EXPECT_EQ(a.cos_by_lag[143], 0.125f * 143);
+    ASSERT_EQ(a.alpha.size(), 192u);
+    EXPECT_EQ(a.C[5], 1 + 0.125f * 5);
 
     auto with = [&](const std::string& name, const HostTensor& replacement) {
         std::vector<HostTensor> tensors;
@@ -324,6 +331,13 @@ TEST(CompareCorrelation, ReadPerDoc) {
     expect_input_error(path, {path, "lambda", "[2, 3, 5]", "[2, 3, 4]"});
     with("N", sizes_tensor({1, 0, 4, 8, 16}));
     expect_input_error(path, {path, "\"N\""});
+    // The fit intervals' arrays are part of the file, not optional.
+    with("cos_by_lag", HostTensor{});
+    expect_input_error(path, {path, "cos_by_lag", "missing"});
+    with("alpha", float_tensor("alpha", {2, 3, 5, 8}, 0));
+    expect_input_error(path, {path, "alpha", "[2, 3, 5, 8]", "[2, 3, 4, 8]"});
+    with("C", HostTensor{});
+    expect_input_error(path, {path, "\"C\"", "missing"});
     EXPECT_THROW(read_per_doc((dir / "absent.safetensors").string()), InputError);
     std::filesystem::remove_all(dir);
 }

@@ -47,7 +47,6 @@ PerDocArrays synthetic_arrays(int docs, int heads, double sigma, unsigned seed) 
     a.layers = 1;
     a.heads = heads;
     a.sizes = {1};
-    a.has_fit_arrays = true;
     a.max_lag = kLags;
     a.context = kContext;
     for (int d = 0; d < docs; ++d)
@@ -249,15 +248,6 @@ TEST(FitIntervals, DegenerateInputsGiveANoteAndBadInputThrows) {
     EXPECT_FALSE(single.available);
     EXPECT_NE(single.note.find("documents"), std::string::npos) << single.note;
     EXPECT_EQ(single.global.size(), static_cast<std::size_t>(kFitParameters));
-
-    PerDocArrays older = synthetic_arrays(5, 2, 0.01, 5);
-    older.has_fit_arrays = false;
-    older.cos_by_lag.clear();
-    older.alpha.clear();
-    older.C.clear();
-    const FitIntervals none = fit_intervals(older, points, PointFits(), settings_for(older));
-    EXPECT_FALSE(none.available);
-    EXPECT_NE(none.note.find("cos_by_lag"), std::string::npos) << none.note;
 
     const PerDocArrays a = synthetic_arrays(5, 2, 0.01, 5);
     EXPECT_FALSE(fit_intervals(a, points, PointFits(), settings_for(a, 0)).available);

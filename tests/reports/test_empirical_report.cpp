@@ -154,8 +154,9 @@ fs::path make_extract(const std::string& name) {
 
 // The verdict files of a synthetic compare folder (docs/design.md §7 contract): bounds.csv with the
 // κ* envelope of every (head, N, variant) — the scale-invariant P envelope inverted at N = 3 —,
-// verdict.csv (the paper lower sides κ-free, Δ ≤ 0 at every point), kappa_scan.csv, and the
-// verdict blocks of kappa.json.
+// verdict.csv (the paper lower sides κ-free, Δ ≤ 0 at every point; the scale-invariant P sides
+// over their violation allowance, every other side within it), kappa_scan.csv, and the verdict
+// blocks of kappa.json.
 const char* kVariantNames[4] = {"paper", "exact-mean", "scale-invariant", "corrected"};
 const int kInvertedN = 3;
 
@@ -178,7 +179,12 @@ void write_verdict_files(const fs::path& dir) {
             }
     verdict << "variant,metric,side,kappa_star,coverage,coverage_met,mean_gap,mean_width,"
                "median_width,gap_I,gap_II,gap_III,gap_IV,gap_V,points_I,points_II,points_III,"
-               "points_IV,points_V,fraction_degenerate,informative,at_grid_edge,kappa_free\n";
+               "points_IV,points_V,fraction_degenerate,informative,at_grid_edge,kappa_free,"
+               "points_moving,largest_move,nearly_kappa_free,moving_N,points,convention_points,"
+               "violations,violations_allowed,within_allowance,largest_excess,kappa_zero,"
+               "gap_at_kappa_zero,kappa_star_saturates,informative_points,informative_fraction,"
+               "informative_N,identity_contradicted,at_limit_points,n_only_points\n";
+    const int points = 6 * kPositions;  // M: every (head, N), none a convention point
     scan << "variant,metric,side,kappa,coverage,mean_width,median_width,mean_gap\n";
     for (int v = 0; v < 4; ++v)
         for (const char* metric : {"P", "R"})
@@ -189,7 +195,11 @@ void write_verdict_files(const fs::path& dir) {
                         << (kappa_free ? 1e-8 : std::pow(10.0, v - 1)) << ','
                         << (met ? 0.96875 : 0.75) << ',' << (met ? 1 : 0) << ','
                         << 0.03125 * (v + 1) << ",0.5,0.5,,0.0625,0.125,,0.25,0,40,6,0,2,"
-                        << (v == 2 ? 0.125 : 0) << ",1,0," << (kappa_free ? 1 : 0) << '\n';
+                        << (v == 2 ? 0.125 : 0) << ",1,0," << (kappa_free ? 1 : 0) << ','
+                        << (kappa_free ? 0 : points) << ',' << (kappa_free ? 0 : 0.5) << ",0,,"
+                        << points << ",0," << (met ? 1 : 7) << ",3," << (met ? 1 : 0) << ','
+                        << (met ? 0.01 : 0.25) << ',' << (met ? "0.5,0.0625" : ",") << ",,"
+                        << points / 2 << ",0.5,1-4,0,0," << (kappa_free ? points : 0) << '\n';
                 for (int e = -8; e <= 8; e += 4)
                     scan << kVariantNames[v] << ',' << metric << ',' << side << ",1e" << e << ','
                          << (met ? 0.96875 : 0.75) << ",0.5,0.5," << 0.03125 * (v + 1) << '\n';
@@ -306,6 +316,21 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
         {"emp", emp},
         {"sim", sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(sim)},
         {"parameters", {{"cosines", "parametric"}, {"max_lag_fit", 64}, {"count_per", "query"}}},
+        {"assumptions",
+         {{"heads", 6},
+          {"A1_holds", 5},
+          {"compressed_sink", 6},
+          {"stable_norms", 5},
+          {"A2_holds", 4},
+          {"beta_uninformative", 1},
+          {"A3_holds", 3},
+          {"sink_exists", 4},
+          {"profile_r2_ok", 5},
+          {"profile_identified", 6},
+          {"median_sink_mass", 0.25},
+          {"strongest_sinks",
+           {{{"layer", 1}, {"head", 2}, {"sink_mass", 0.625}},
+            {{"layer", 0}, {"head", 1}, {"sink_mass", 0.5}}}}}},
         {"decisions", {"synthetic compare"}},
         {"version", "test"},
         {"git_commit", "none"},
@@ -464,38 +489,57 @@ TEST(EmpiricalReport, CompareVerdictComesFirstWithVerdictCsvsNumbers) {
     ASSERT_EQ(rows.size(), 16u);
     double largest = 0;
     for (std::size_t r = 0; r < rows.size(); ++r) {
+        ASSERT_EQ(rows[r].size(), 12u);
         EXPECT_EQ(rows[r][0], csv.text(r, "variant"));
         EXPECT_EQ(rows[r][0], kVariantNames[r / 4]);
-        for (const auto& [column, name] :
-             {std::make_pair(3, "kappa_star"), std::make_pair(4, "coverage"),
-              std::make_pair(5, "mean_gap"), std::make_pair(12, "fraction_degenerate")}) {
+        // A κ-free side has no κ*; the others show it and the mean gap to 4 digits.
+        const bool kappa_free = csv.text(r, "kappa_free") == "1";
+        EXPECT_EQ(rows[r][3] == "—", kappa_free) << rows[r][3];
+        std::vector<std::pair<int, const char*>> shown = {{6, "mean_gap"}, {7, "mean_width"}};
+        if (!kappa_free) shown.push_back({3, "kappa_star"});
+        for (const auto& [column, name] : shown) {
             const double want = csv.number(r, name);
             const double d =
                 std::abs(std::stod(rows[r][column]) - want) / std::max(std::abs(want), 1e-300);
             largest = std::max(largest, want == 0 ? std::abs(std::stod(rows[r][column])) : d);
         }
-        EXPECT_EQ(rows[r][7], "–");  // regime I: no points
-        EXPECT_EQ(rows[r][14].find("κ-free") != std::string::npos,
-                  csv.text(r, "kappa_free") == "1");
+        // "violations / allowed", marked where the side is over its allowance.
+        const std::string violations =
+            csv.text(r, "violations") + " / " + csv.text(r, "violations_allowed");
+        EXPECT_NE(rows[r][4].find(violations), std::string::npos) << rows[r][4];
+        const bool marked =
+            verdict.find("<span class=\"bad\">" + violations + "</span>") != std::string::npos;
+        EXPECT_EQ(marked, csv.text(r, "within_allowance") == "0") << violations;
+        EXPECT_EQ(rows[r][10], csv.text(r, "n_only_points"));
     }
     std::cout << "largest relative difference, table vs verdict.csv: " << largest << "\n";
     EXPECT_LE(largest, 5e-4);  // the table shows 4 significant digits
-    // κ-free said of the paper lower bounds only, with its cause; the inverted fraction of
-    // scale-invariant; the trivial R upper side.
+    // The opening counts the manifest's assumption checks and names the strongest sinks.
+    for (const char* phrase :
+         {"holds in 5 of 6 heads", "in 4 of 6 (β uninformative in 1)", "a sink in 4",
+          "(strongest: layer 1 head 2, 62.5 % of the last query's attention on position 0; "
+          "layer 0 head 1, 50 %)",
+          "median sink mass 0.25"})
+        EXPECT_NE(verdict.find(phrase), std::string::npos) << phrase;
+    // κ-free said of the paper lower bounds only, with its cause counted over the M = 48
+    // points; the inverted points of scale-invariant; the trivial R upper side of every variant.
     const std::string paper = attngeo::test_support::variant_paragraph(verdict, "paper");
     EXPECT_NE(paper.find("The P and R lower bounds of <code>paper</code> are κ-free"),
               std::string::npos)
         << paper;
-    EXPECT_NE(paper.find("Δ ≤ 0 at 100 % of (head, N) points (tail factor 1)"), std::string::npos)
+    EXPECT_NE(paper.find("Δ ≤ 0 at 48 of 48 (head, N) points (tail factor 1)"), std::string::npos)
         << paper;
     for (const char* v : {"exact-mean", "scale-invariant", "corrected"})
         EXPECT_EQ(attngeo::test_support::variant_paragraph(verdict, v).find("κ-free"),
                   std::string::npos)
             << v;
     const std::string scale = attngeo::test_support::variant_paragraph(verdict, "scale-invariant");
-    EXPECT_NE(scale.find("for P at 3.12 % of (head, N) points"), std::string::npos) << scale;
-    EXPECT_NE(scale.find("No κ brings the P lower bound to 95 % coverage"), std::string::npos);
-    EXPECT_NE(paper.find("the R upper (≥ 0.99) at 100 %"), std::string::npos) << paper;
+    EXPECT_NE(scale.find("for P at 2 of 48 (head, N) points"), std::string::npos) << scale;
+    EXPECT_NE(scale.find("P lower: every scanned κ leaves a violation; κ* = 10 leaves 7 "
+                         "violations of the 3 allowed"),
+              std::string::npos)
+        << scale;
+    EXPECT_NE(paper.find("the R upper (≥ 0.99) at 48 of 48"), std::string::npos) << paper;
     // The single-κ table lists the four variants in order, the fraction inside next to the width.
     const std::size_t single = html.find("The single κ of each bound variant");
     ASSERT_NE(single, std::string::npos);
@@ -549,6 +593,45 @@ TEST(EmpiricalReport, MalformedStarEnvelopeIsAnInputErrorNamingBoundsCsv) {
     attngeo::test_support::expect_input_error(
         [&] { reports::write_report({cmp.string()}, (scratch() / "r_bad_star").string()); },
         {"bounds.csv", "line 2", "P_lower_star", "oops"});
+}
+
+// A compare folder is read as compare writes it: no verdict.csv, a verdict.csv without the
+// violation allowance, a bounds.csv without the κ* envelopes or a manifest without the
+// assumption counts is an error naming the file.
+TEST(EmpiricalReport, CompareFolderMissingVerdictColumnsIsAnInputError) {
+    const fs::path emp = make_extract("extract");
+    const fs::path cmp = make_compare("compare_partial", fs::absolute(emp).string(), "");
+    const std::string verdict = slurp(cmp / "verdict.csv");
+    const std::string bounds = slurp(cmp / "bounds.csv");
+    const auto expect_error = [&](std::vector<std::string> needles) {
+        attngeo::test_support::expect_input_error(
+            [&] { reports::write_report({cmp.string()}, (scratch() / "r_partial").string()); },
+            needles);
+        EXPECT_FALSE(fs::exists(scratch() / "r_partial" / "index.html"));
+    };
+    // The table with one column renamed; the error names the file and the missing column.
+    const auto expect_column_needed = [&](const char* file, const std::string& text,
+                                          const std::string& column) {
+        std::string renamed = text;
+        renamed.replace(renamed.find(column), column.size(), column + "_renamed");
+        write(cmp / file, renamed);
+        expect_error({file, column});
+        write(cmp / file, text);
+    };
+    fs::remove(cmp / "verdict.csv");
+    expect_error({"verdict.csv"});
+    expect_column_needed("verdict.csv", verdict, "violations_allowed");
+    expect_column_needed("verdict.csv", verdict, "points_moving");
+    expect_column_needed("bounds.csv", bounds, "P_lower_star");
+    // The manifest's assumption counts are required too, named by their JSON pointer.
+    nlohmann::json manifest = nlohmann::json::parse(slurp(cmp / "manifest.json"));
+    manifest["assumptions"].erase("strongest_sinks");
+    write(cmp / "manifest.json", manifest.dump(2));
+    expect_error({"manifest.json", "/assumptions", "strongest_sinks"});
+    manifest["assumptions"]["strongest_sinks"] = nlohmann::json::array();
+    manifest["assumptions"]["A2_holds"] = "four";
+    write(cmp / "manifest.json", manifest.dump(2));
+    expect_error({"manifest.json", "/assumptions/A2_holds"});
 }
 
 TEST(EmpiricalReport, HeadlessChromiumScreenshotOfTheCompareReportIsNotBlank) {
@@ -771,8 +854,12 @@ TEST(EmpiricalReport, SplitProfileFilesAndTable2Trend) {
     // head 0 has an undefined margin (empty fields) and is left out.
     const auto table = reports::read_csv_table((cmp / "bounds.csv").string());
     std::map<int, std::vector<std::pair<double, double>>> expected;  // N → (Δ/B, Δ0/B)
-    bounds << "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,"
-              "P_inside,R_inside,regime,Delta,Delta0,B\n";
+    // The other columns (κ* envelopes and flags) are copied as they are.
+    for (std::size_t c = 0; c < table.header.size(); ++c)
+        bounds << (c ? "," : "") << table.header[c];
+    bounds << '\n';
+    ASSERT_EQ(table.header[13], "regime");
+    ASSERT_EQ(table.header[16], "B");
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
         const int k = 3 * std::stoi(table.text(r, "layer")) + std::stoi(table.text(r, "head"));
         const int N = std::stoi(table.text(r, "N"));
@@ -784,7 +871,10 @@ TEST(EmpiricalReport, SplitProfileFilesAndTable2Trend) {
                    : N <= 4 ? "III"
                             : "V")
                << ',' << (undefined ? "" : format_double(delta)) << ','
-               << (undefined ? "" : format_double(delta0)) << ',' << format_double(B) << '\n';
+               << (undefined ? "" : format_double(delta0)) << ',' << format_double(B);
+        for (std::size_t c = 17; c < table.header.size(); ++c)
+            bounds << ',' << table.rows[r][c];
+        bounds << '\n';
         if (table.text(r, "variant") == "paper" && !undefined)
             expected[N].push_back({delta / B, delta0 / B});
     }
