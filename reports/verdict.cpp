@@ -50,7 +50,6 @@ std::string sentence_number(double x) {
     return digits(x, 3);
 }
 
-using verdict_words::percent;
 using verdict_words::side_label;
 std::string join_words(const std::vector<std::string>& words) {
     return verdict_words::join(words);

@@ -32,12 +32,6 @@ std::string digits(double x, int significant) {
     return buffer;
 }
 
-std::string percent(double fraction) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.3g %%", 100 * fraction);
-    return buffer;
-}
-
 std::string side_label(const VerdictSide& row) {
     return row.metric + " " + row.side;
 }

@@ -33,7 +33,6 @@ std::string interval_score_sentence(const VariantFacts& facts);
 namespace verdict_words {
 std::string join(const std::vector<std::string>& words);  // "a", "a and b", "a, b and c"
 std::string digits(double x, int significant);            // "%.*g"; "nan"
-std::string percent(double fraction);                     // "12.5 %"
 std::string side_label(const VerdictSide& row);           // "P lower"
 }  // namespace verdict_words
 

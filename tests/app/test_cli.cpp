@@ -241,7 +241,9 @@ TEST(CliBounds, PaperPresetMatchesTheReferenceFormulas) {
         delta_le0 += row[13] == "1";
         xi_le0 += row[15] == "1";
         EXPECT_EQ(row[13] == "1", std::stod(row[2]) <= 0) << N;  // the printed Δ
-        if (row[15] == "1") EXPECT_NEAR(std::stod(row[6]), 1 - 0.5 / (N + 1), 1e-15) << N;
+        if (row[15] == "1") {
+            EXPECT_NEAR(std::stod(row[6]), 1 - 0.5 / (N + 1), 1e-15) << N;
+        }
         if (N % 37 != 2) continue;  // the reference is O(N(n − N)n): a sample of N
         const BoundRow b = bounds_reference(model, N, settings);
         const int expected[9] = {b.delta <= 0,

@@ -785,7 +785,9 @@ TEST(CompareCli, AnUnfittableHeadProfileIsRecordedNotFatal) {
               0);
     // Without a fitted profile the head's points have no Table-2 regime in bounds.csv.
     for (const auto& row : read_csv(out / "bounds.csv"))
-        if (row.at("layer") == "1" && row.at("head") == "1") EXPECT_EQ(row.at("regime"), "NA");
+        if (row.at("layer") == "1" && row.at("head") == "1") {
+            EXPECT_EQ(row.at("regime"), "NA");
+        }
 }
 
 // The audit's case end to end: one document of stories260K at context 256 has heads whose mean

@@ -111,7 +111,9 @@ TEST(KappaScan, RowsEqualThePlainDefinitionAtEveryKappa) {
         ASSERT_GE(v.scan.size(), 65u);
         for (std::size_t k = 0; k < v.scan.size(); ++k) {
             const ScanRow& r = v.scan[k];
-            if (k > 0) EXPECT_LT(v.scan[k - 1].kappa, r.kappa);  // ascending, no repeats
+            if (k > 0) {  // ascending, no repeats
+                EXPECT_LT(v.scan[k - 1].kappa, r.kappa);
+            }
             const ScanRow p = plain_row(in, t(r.kappa), P, lower, r.kappa);
             worst = std::max(
                 {worst, std::abs(p.coverage - r.coverage), std::abs(p.mean_gap - r.mean_gap),
@@ -156,14 +158,18 @@ TEST(KappaScan, StarIsTheTightestKappaWithinTheAllowanceAndTheRefinementSurround
         int neighbours = 0;
         for (const ScanRow& r : v.scan)
             neighbours += std::abs(std::abs(std::log10(r.kappa) - l) - 0.025) <= 1e-6;
-        if (l > -7.99 && l < 7.99) EXPECT_EQ(neighbours, 2) << l;
+        if (l > -7.99 && l < 7.99) {
+            EXPECT_EQ(neighbours, 2) << l;
+        }
     }
     // Upper sides (1 − b/(1 + κ)) loosen as κ grows: κ* is the smallest κ within the
     // allowance.
     for (ScanMetric m : {ScanMetric::P, ScanMetric::R}) {
         const SideVerdict& upper = scan.side(m, ScanSide::upper);
         for (const ScanRow& r : upper.scan)
-            if (r.kappa < upper.at_star.kappa) EXPECT_GT(r.violations, allowed) << r.kappa;
+            if (r.kappa < upper.at_star.kappa) {
+                EXPECT_GT(r.violations, allowed) << r.kappa;
+            }
     }
     // With uppers near 1 every κ covers, so κ* is the grid's first κ, flagged at its edge
     // (b = 1e-2 keeps the first κ's gaps 1e-10 apart: more than the 1e-12 of a plateau).

@@ -113,7 +113,9 @@ TEST(TruncatingEdit, OnlyTheCutHeadChangesAndRenormalisedRowsSumToOne) {
     TruncatingEdit edit(cut);
     const auto used = edit.edit(0, 0, probs.log(), probs, values);
     for (int h = 0; h < H; ++h)
-        if (h != 2) EXPECT_TRUE(torch::equal(used[0][h], probs[0][h])) << "head " << h;
+        if (h != 2) {
+            EXPECT_TRUE(torch::equal(used[0][h], probs[0][h])) << "head " << h;
+        }
     const auto sums = used[0][2].sum(-1);
     EXPECT_LT((sums - 1).abs().max().item<float>(), 1e-6);
     EXPECT_FALSE(torch::equal(used[0][2], probs[0][2]));

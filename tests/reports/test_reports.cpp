@@ -373,7 +373,9 @@ TEST(ReportVerdict, DemoPresetSaysNearlyKappaFreeWithItsNumbers) {
         if (csv.text(r, "variant") != "paper") continue;
         const std::string side = csv.text(r, "metric") + " " + csv.text(r, "side");
         if (side == "P lower") P_lower = r;
-        if (side == "R lower" || side == "P upper") EXPECT_TRUE(flag(csv, r, "kappa_free")) << side;
+        if (side == "R lower" || side == "P upper") {
+            EXPECT_TRUE(flag(csv, r, "kappa_free")) << side;
+        }
     }
     ASSERT_LT(P_lower, csv.rows.size());
     std::cout << "demo paper P lower: points_moving " << csv.text(P_lower, "points_moving")

@@ -149,7 +149,9 @@ TEST(SimulationFigures, EveryLegendEntryOfTheDemoIsVisible) {
             ++checked;
         }
         // F has no interval column: its legend must not promise one.
-        if (metric[0] == 'F') EXPECT_EQ(svg.find("95% interval"), std::string::npos) << metric;
+        if (metric[0] == 'F') {
+            EXPECT_EQ(svg.find("95% interval"), std::string::npos) << metric;
+        }
     }
     RecordProperty("legend_entries_checked", checked);
     std::cout << checked << " legend entries checked, " << hidden << " hidden\n";

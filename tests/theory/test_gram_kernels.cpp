@@ -471,7 +471,9 @@ TEST(KernelDispatch, PlainSwitchDecidesWhatTheDispatchersTake) {
     EXPECT_EQ(attngeo::use_avx2(), attngeo::cpu_has_avx2() && !forced);
     EXPECT_EQ(attngeo::use_avx2_fma(), attngeo::cpu_has_avx2_fma() && !forced);
     EXPECT_EQ(attngeo::use_avx512f(), attngeo::cpu_has_avx512f() && !forced);
-    if (attngeo::cpu_has_avx512f()) EXPECT_TRUE(attngeo::cpu_has_avx2_fma());
+    if (attngeo::cpu_has_avx512f()) {
+        EXPECT_TRUE(attngeo::cpu_has_avx2_fma());
+    }
     EXPECT_EQ(gk::uses_avx2(), attngeo::use_avx2_fma());
     if (forced) {
         EXPECT_FALSE(gk::uses_avx2());

@@ -158,8 +158,10 @@ std::vector<double> plain_unit_direction(std::mt19937_64& rng, int n) {
     std::normal_distribution<double> g(0.0, 1.0);
     std::vector<double> v(n);
     long double squares = 0;
-    for (double& x : v)
-        squares += (x = g(rng)) * static_cast<long double>(x);
+    for (double& x : v) {
+        x = g(rng);
+        squares += static_cast<long double>(x) * x;
+    }
     for (double& x : v)
         x = static_cast<double>(x / std::sqrt(squares));
     return v;
@@ -652,7 +654,9 @@ TEST(NormalizationRandomUnitDirection, UnitNormAndDeterministic) {
             norm_error.see(std::abs(euclidean_norm(v) - 1));
             EXPECT_NEAR(euclidean_norm(v), 1, 4e-16 * std::sqrt(n)) << n;
             EXPECT_EQ(v, theory::random_unit_direction(n, seed));
-            if (n > 1) EXPECT_NE(v, theory::random_unit_direction(n, seed + 1));
+            if (n > 1) {
+                EXPECT_NE(v, theory::random_unit_direction(n, seed + 1));
+            }
         }
     }
     EXPECT_EQ(std::abs(theory::random_unit_direction(1, 9)[0]), 1.0);
