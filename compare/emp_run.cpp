@@ -30,23 +30,6 @@ void for_each_row(
     for_each_csv_row(path, "an attngeo extract table", names, true, visit);
 }
 
-// (layer, head) of a row, range-checked against the manifest.
-std::size_t head_index(const CsvRow& row, std::size_t layer_column, std::size_t head_column,
-                       int layers, int heads) {
-    const auto layer = row.integer(layer_column), head = row.integer(head_column);
-    if (layer < 0 || layer >= layers)
-        throw InputError(row.where(layer_column) + ": layer " + std::to_string(layer) +
-                         ", expected 0.." + std::to_string(layers - 1) + " (manifest.json)");
-    if (head < 0 || head >= heads)
-        throw InputError(row.where(head_column) + ": head " + std::to_string(head) +
-                         ", expected 0.." + std::to_string(heads - 1) + " (manifest.json)");
-    return static_cast<std::size_t>(layer) * heads + static_cast<std::size_t>(head);
-}
-
-std::string head_name(std::size_t index, int heads) {
-    return "layer " + std::to_string(index / heads) + " head " + std::to_string(index % heads);
-}
-
 // A standard error: empty means undefined, allowed only when `defined` is false.
 std::optional<double> standard_error(const CsvRow& row, std::size_t column, bool defined) {
     const auto value = row.optional_finite_number(column);
@@ -57,16 +40,6 @@ std::optional<double> standard_error(const CsvRow& row, std::size_t column, bool
     return value;
 }
 
-// The regime name as theory spells it (Retriever, Mixer, Reset).
-theory::HeadRegime checked_regime(const CsvRow& row, std::size_t column) {
-    try {
-        return theory::parse_head_regime(row.text(column));
-    } catch (const std::domain_error&) {
-        throw InputError(row.where(column) + ": '" + row.text(column) +
-                         "', expected Retriever, Mixer or Reset");
-    }
-}
-
 void read_heads(const std::string& path, EmpiricalRun& run) {
     std::vector<char> seen(run.rows.size(), 0);
     for_each_row(
@@ -75,7 +48,7 @@ void read_heads(const std::string& path, EmpiricalRun& run) {
          "cv_pooled", "lambda", "rho0", "sink_mass", "last_mass", "m_sink", "m_last", "m_rest",
          "regime", "regime_margin"},
         [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-            const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+            const auto index = checked_head_index(row, c[0], c[1], run);
             if (seen[index])
                 throw InputError(row.where() + ": " + head_name(index, run.heads) +
                                  " appears twice");
@@ -111,7 +84,7 @@ void read_pr(const std::string& path, EmpiricalRun& run) {
     for_each_row(
         path, {"layer", "head", "N", "P_mean", "P_se", "R_mean", "R_se", "Fmax_mean", "Fmin_mean"},
         [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-            const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+            const auto index = checked_head_index(row, c[0], c[1], run);
             const auto N = row.integer(c[2]);
             if (N < 1 || N > run.context)
                 throw InputError(row.where(c[2]) + ": N = " + std::to_string(N) + ", expected 1.." +
@@ -162,7 +135,7 @@ void read_by_position(const std::string& path, EmpiricalRun& run) {
     }
     for_each_row(path, {"layer", "head", "pos", "norm_mean", "alpha_mean", "contrib_mean"},
                  [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-                     const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+                     const auto index = checked_head_index(row, c[0], c[1], run);
                      const auto pos = row.integer(c[2]);
                      if (pos < 0 || pos >= static_cast<std::int64_t>(n))
                          throw InputError(row.where(c[2]) + ": position " + std::to_string(pos) +
@@ -199,7 +172,7 @@ void read_cos_by_lag(const std::string& path, EmpiricalRun& run) {
     for_each_row(
         path, {"layer", "head", "lag", "cos_mean", "pairs"},
         [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-            const auto index = head_index(row, c[0], c[1], run.layers, run.heads);
+            const auto index = checked_head_index(row, c[0], c[1], run);
             const auto lag = row.integer(c[2]);
             if (lag < 1 || lag >= run.context)
                 throw InputError(row.where(c[2]) + ": lag " + std::to_string(lag) +
@@ -231,6 +204,31 @@ void read_cos_by_lag(const std::string& path, EmpiricalRun& run) {
 }
 
 }  // namespace
+
+std::size_t checked_head_index(const CsvRow& row, std::size_t layer_column, std::size_t head_column,
+                               const EmpiricalRun& run) {
+    const auto layer = row.integer(layer_column), head = row.integer(head_column);
+    if (layer < 0 || layer >= run.layers)
+        throw InputError(row.where(layer_column) + ": layer " + std::to_string(layer) +
+                         ", expected 0.." + std::to_string(run.layers - 1) + " (manifest.json)");
+    if (head < 0 || head >= run.heads)
+        throw InputError(row.where(head_column) + ": head " + std::to_string(head) +
+                         ", expected 0.." + std::to_string(run.heads - 1) + " (manifest.json)");
+    return static_cast<std::size_t>(layer) * run.heads + static_cast<std::size_t>(head);
+}
+
+std::string head_name(std::size_t index, int heads) {
+    return "layer " + std::to_string(index / heads) + " head " + std::to_string(index % heads);
+}
+
+theory::HeadRegime checked_regime(const CsvRow& row, std::size_t column) {
+    try {
+        return theory::parse_head_regime(row.text(column));
+    } catch (const std::domain_error&) {
+        throw InputError(row.where(column) + ": '" + row.text(column) +
+                         "', expected Retriever, Mixer or Reset");
+    }
+}
 
 EmpiricalRun read_empirical_run(const std::string& dir) {
     EmpiricalRun run;

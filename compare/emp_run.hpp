@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/csv.hpp"
 #include "theory/head_regime.hpp"
 
 namespace attngeo::compare {
@@ -57,5 +58,14 @@ struct EmpiricalRun {
 // regime_margin may be +inf. Any defect is an InputError naming the file (with line and column
 // where there is one) and what was expected.
 EmpiricalRun read_empirical_run(const std::string& dir);
+
+// Checks shared by the readers of extract tables (read_empirical_run and the by-length reader):
+// the index in run.rows of a row's (layer, head), range-checked against the manifest's layers
+// and heads; "layer L head H" of an index, for messages; a row's regime (Retriever, Mixer or
+// Reset). Each throws InputError naming the file, line and column.
+std::size_t checked_head_index(const CsvRow& row, std::size_t layer_column, std::size_t head_column,
+                               const EmpiricalRun& run);
+std::string head_name(std::size_t index, int heads);
+theory::HeadRegime checked_regime(const CsvRow& row, std::size_t column);
 
 }  // namespace attngeo::compare

@@ -23,10 +23,6 @@ namespace {
 
 constexpr const char* kNoValue = "";  // an undefined value: an empty field
 
-std::string head_name(std::size_t index, int heads) {
-    return "layer " + std::to_string(index / heads) + " head " + std::to_string(index % heads);
-}
-
 std::string bin_name(const LengthBin& bin) {
     return "length bin [" + std::to_string(bin.lo) + ", " + std::to_string(bin.hi) + "]";
 }
@@ -81,18 +77,6 @@ int bin_of(const CsvRow& row, std::size_t lo_column, std::size_t hi_column,
                      manifest_path + "'");
 }
 
-std::size_t head_index(const CsvRow& row, std::size_t layer_column, std::size_t head_column,
-                       const EmpiricalRun& run) {
-    const auto layer = row.integer(layer_column), head = row.integer(head_column);
-    if (layer < 0 || layer >= run.layers)
-        throw InputError(row.where(layer_column) + ": layer " + std::to_string(layer) +
-                         ", expected 0.." + std::to_string(run.layers - 1) + " (manifest.json)");
-    if (head < 0 || head >= run.heads)
-        throw InputError(row.where(head_column) + ": head " + std::to_string(head) +
-                         ", expected 0.." + std::to_string(run.heads - 1) + " (manifest.json)");
-    return static_cast<std::size_t>(layer) * run.heads + static_cast<std::size_t>(head);
-}
-
 std::int64_t checked_queries(const CsvRow& row, std::size_t column) {
     const auto queries = row.integer(column);
     if (queries < 1)
@@ -119,7 +103,7 @@ void read_pr_by_length(const EmpiricalRun& run, ByLengthRun& out) {
         {"layer", "head", "length_lo", "length_hi", "N", "queries", "P_mean", "P_se", "R_mean",
          "R_se"},
         false, [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-            const auto index = head_index(row, c[0], c[1], run);
+            const auto index = checked_head_index(row, c[0], c[1], run);
             const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
             const auto N = row.integer(c[4]);
             if (std::find(run.sizes.begin(), run.sizes.end(), N) == run.sizes.end() ||
@@ -164,21 +148,15 @@ void read_heads_by_length(const EmpiricalRun& run, ByLengthRun& out) {
                      {"layer", "head", "length_lo", "length_hi", "queries", "lambda", "rho0",
                       "sink_mass", "m_sink", "m_last", "m_rest", "regime"},
                      false, [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-                         const auto index = head_index(row, c[0], c[1], run);
+                         const auto index = checked_head_index(row, c[0], c[1], run);
                          const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
                          checked_queries(row, c[4]);
                          for (int k = 5; k <= 10; ++k)
                              (void)row.finite_number(c[k]);
+                         const theory::HeadRegime parsed = checked_regime(row, c[11]);
                          int regime = -1;
-                         try {
-                             const auto parsed = theory::parse_head_regime(row.text(c[11]));
-                             for (std::size_t r = 0; r < theory::kHeadRegimes.size(); ++r)
-                                 if (theory::kHeadRegimes[r] == parsed)
-                                     regime = static_cast<int>(r);
-                         } catch (const std::domain_error&) {
-                             throw InputError(row.where(c[11]) + ": '" + row.text(c[11]) +
-                                              "', expected Retriever, Mixer or Reset");
-                         }
+                         for (std::size_t r = 0; r < theory::kHeadRegimes.size(); ++r)
+                             if (theory::kHeadRegimes[r] == parsed) regime = static_cast<int>(r);
                          auto& flags = seen[bin];
                          auto& regimes = out.regimes[bin];
                          if (flags.empty()) {
