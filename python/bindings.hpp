@@ -9,5 +9,6 @@ void bind_bounds(pybind11::module_& module);
 void bind_simulate(pybind11::module_& module);
 void bind_head_statistics(pybind11::module_& module);
 void bind_normalization(pybind11::module_& module);
+void bind_run_folders(pybind11::module_& module);
 
 }  // namespace attngeo::python

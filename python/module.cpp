@@ -22,4 +22,5 @@ PYBIND11_MODULE(_core, module) {
     attngeo::python::bind_simulate(module);
     attngeo::python::bind_head_statistics(module);
     attngeo::python::bind_normalization(module);
+    attngeo::python::bind_run_folders(module);
 }

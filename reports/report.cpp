@@ -177,13 +177,14 @@ Section decisions_section(const nlohmann::json& manifest) {
     return decisions;
 }
 
-RunFolder read_run_folder(const std::string& dir, int index) {
+RunFolder read_run_folder(const std::string& dir, int index, const std::string& named_by) {
     const fs::path manifest_path = fs::path(dir) / schema::file::manifest;
     if (!fs::is_regular_file(manifest_path))
-        throw InputError("--in '" + dir + "': no manifest.json (not an attngeo run folder)");
+        throw InputError(named_by + " '" + dir + "': no manifest.json (not an attngeo run folder)");
     RunFolder run;
     run.dir = dir;
     run.index = index;
+    run.named_by = named_by;
     run.manifest = read_json_file(manifest_path.string(), "an attngeo run manifest");
     const auto kind_field = run.manifest.find("kind");
     const std::string kind =
@@ -192,8 +193,8 @@ RunFolder read_run_folder(const std::string& dir, int index) {
             : "";
     if (!builders().count(kind)) {
         throw InputError(
-            "--in '" + dir + "': run kind '" + kind +
-            "' has no report (known: simulate, sweep, extract, compare, truncate, normalization)");
+            named_by + " '" + dir + "': run kind '" + kind +
+            "' has no reader (known: simulate, sweep, extract, compare, truncate, normalization)");
     }
     schema::check_format_version(run.manifest, manifest_path.string());
     return run;
@@ -212,11 +213,11 @@ std::vector<Section> run_sections(const RunFolder& run) {
     try {
         return with_json_context(json_source, [&] { return builders().at(kind)(run); });
     } catch (const std::invalid_argument& e) {  // a reader that missed a damaged value
-        throw InputError("--in '" + run.dir + "': a file of the run folder is damaged (" +
-                         e.what() + ")");
+        throw InputError(run.named_by + " '" + run.dir +
+                         "': a file of the run folder is damaged (" + e.what() + ")");
     } catch (const std::out_of_range& e) {
-        throw InputError("--in '" + run.dir + "': the files of the run folder disagree (" +
-                         e.what() + ")");
+        throw InputError(run.named_by + " '" + run.dir +
+                         "': the files of the run folder disagree (" + e.what() + ")");
     }
 }
 

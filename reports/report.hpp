@@ -21,12 +21,14 @@ struct Section {
 struct RunFolder {
     std::string dir;
     nlohmann::json manifest;
-    int index = 0;  // position on the command line: prefixes figure ids
+    int index = 0;                  // position on the command line: prefixes figure ids
+    std::string named_by = "--in";  // what named the folder, for messages: a flag or a function
 };
 
 // DIR/manifest.json read and checked for a kind with a report (InputError naming the folder
-// otherwise); `index` is the folder's position among --in.
-RunFolder read_run_folder(const std::string& dir, int index);
+// otherwise); `index` is the folder's position among --in, `named_by` what gave DIR (the --in
+// flag; Python's attngeo.read_run).
+RunFolder read_run_folder(const std::string& dir, int index, const std::string& named_by = "--in");
 // The sections of `run` by its kind, as `attngeo report` builds them (no figure drawn yet): a
 // damaged or inconsistent file of the folder is an InputError naming that file where known.
 std::vector<Section> run_sections(const RunFolder& run);

@@ -49,20 +49,46 @@ void check_sizes(const CsvTable& table, const std::vector<std::size_t>& rows,
     }
 }
 
-// The N grid the manifest's configuration selects (every grid point of a simulate run has the
-// same model, so the same n).
-std::vector<int> manifest_sizes(const RunFolder& run) {
+// The N grid of each grid point of the manifest's configuration (a simulate run has one point;
+// a sweep over L has a grid per point).
+std::vector<std::vector<int>> manifest_sizes(const RunFolder& run) {
     return with_json_context(run_manifest_path(run.dir), [&] {
         const simulate::RunConfig config =
             simulate::run_config_from_json(run.manifest.at("config"));
-        const simulate::GridPoint first = simulate::grid_points(config).front();
+        std::vector<std::vector<int>> sizes;
         try {
-            return simulate::setup_point(config, first, simulate::ConfigSource::manifest)
-                .spec.sizes;
+            for (const simulate::GridPoint& point : simulate::grid_points(config))
+                sizes.push_back(
+                    simulate::setup_point(config, point, simulate::ConfigSource::manifest)
+                        .spec.sizes);
         } catch (const InputError& e) {
             throw InputError("'" + run_manifest_path(run.dir) + "': " + e.what());
         }
+        return sizes;
     });
+}
+
+// The rows of `table` by bound variant (a row of another variant is bad input); `rows` all rows
+// or those of one grid point.
+std::map<std::string, std::vector<std::size_t>> rows_by_variant(
+    const CsvTable& table, const std::vector<std::size_t>& rows) {
+    std::map<std::string, std::vector<std::size_t>> by_variant;
+    for (theory::BoundVariant v : theory::bound_variants())
+        by_variant[theory::to_string(v)];
+    for (std::size_t r : rows) {
+        const auto found = by_variant.find(table.text(r, "variant"));
+        if (found == by_variant.end())
+            throw InputError(table.where(r, "variant") + ": '" + table.text(r, "variant") +
+                             "' is not a bound variant");
+        found->second.push_back(r);
+    }
+    return by_variant;
+}
+
+// InputError naming the file unless its header has every one of `columns`.
+void require_columns(const CsvTable& table, const std::vector<std::string>& columns) {
+    for (const std::string& name : columns)
+        (void)table.column(name);
 }
 
 }  // namespace
@@ -71,24 +97,40 @@ SimulateTables read_simulate_tables(const RunFolder& run) {
     SimulateTables tables{
         read_csv_table((fs::path(run.dir) / schema::file::simulate_estimates).string()),
         read_csv_table((fs::path(run.dir) / schema::file::bounds).string())};
-    const std::vector<int> grid = manifest_sizes(run);
+    const std::vector<int> grid = manifest_sizes(run).front();
     std::vector<std::size_t> all(tables.estimates.rows.size());
     for (std::size_t r = 0; r < all.size(); ++r)
         all[r] = r;
     check_sizes(tables.estimates, all, grid, "");
-    std::map<std::string, std::vector<std::size_t>> by_variant;
-    for (std::size_t r = 0; r < tables.bounds.rows.size(); ++r)
-        by_variant[tables.bounds.text(r, "variant")].push_back(r);
-    for (theory::BoundVariant v : theory::bound_variants()) {
-        const std::string name = theory::to_string(v);
-        check_sizes(tables.bounds, by_variant[name], grid, " for variant '" + name + "'");
-    }
+    std::vector<std::size_t> all_bounds(tables.bounds.rows.size());
+    for (std::size_t r = 0; r < all_bounds.size(); ++r)
+        all_bounds[r] = r;
+    for (const auto& [name, rows] : rows_by_variant(tables.bounds, all_bounds))
+        check_sizes(tables.bounds, rows, grid, " for variant '" + name + "'");
     return tables;
 }
 
 CsvTable read_sweep_table(const RunFolder& run) {
     CsvTable sweep = read_csv_table((fs::path(run.dir) / schema::file::sweep_estimates).string());
+    require_columns(
+        sweep, {"grid", "N", "variant", "kappa", "P_mean", "P_ci_lo", "P_ci_hi", "R_mean",
+                "R_ci_lo", "R_ci_hi", "P_lower", "P_upper", "R_lower", "R_upper", "P_lower_joint",
+                "P_upper_joint", "R_lower_joint", "R_upper_joint"});
     check_integer_columns(sweep, {"grid", "N"});
+    const std::vector<std::vector<int>> grids = manifest_sizes(run);
+    std::vector<std::vector<std::size_t>> rows_of_point(grids.size());
+    for (std::size_t r = 0; r < sweep.rows.size(); ++r) {
+        const std::int64_t point = sweep.integer(r, "grid");
+        if (point < 0 || point >= static_cast<std::int64_t>(grids.size()))
+            throw InputError(sweep.where(r, "grid") + ": grid = " + std::to_string(point) +
+                             ", expected a grid point of the manifest (0.." +
+                             std::to_string(grids.size() - 1) + ")");
+        rows_of_point[static_cast<std::size_t>(point)].push_back(r);
+    }
+    for (std::size_t point = 0; point < grids.size(); ++point)
+        for (const auto& [name, rows] : rows_by_variant(sweep, rows_of_point[point]))
+            check_sizes(sweep, rows, grids[point],
+                        " for grid point " + std::to_string(point) + ", variant '" + name + "'");
     return sweep;
 }
 

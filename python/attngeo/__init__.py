@@ -106,12 +106,16 @@ def _check_format_version(manifest, manifest_path):
                          "release: read it with that release or rerun the command that made it)")
 
 
-def read_run(path, frames=None):
+def read_run(path, frames=None, check=True):
     """A run folder (simulate, sweep, extract, compare, ...): {"manifest": dict, "tables":
     {name: table}} with every CSV of the folder and its subfolders, named by its path without
     ".csv" ("simulate", "bounds", ...). Hidden folders (an interrupted run's .partial/) are
     skipped. Tables are pandas DataFrames when pandas imports (frames=None), else (or with
-    frames=False) dicts of NumPy arrays."""
+    frames=False) dicts of NumPy arrays.
+    check=True first reads the folder with the reader of its manifest's kind, the one
+    `attngeo report` uses (every file and column the kind requires, numbers where numbers
+    belong), so a damaged folder is one ValueError naming its file; check=False reads any
+    folder of this format_version as it is."""
     path = os.fspath(path)
     manifest_path = os.path.join(path, "manifest.json")
     if not os.path.isfile(manifest_path):
@@ -122,6 +126,8 @@ def read_run(path, frames=None):
         except json.JSONDecodeError as error:
             raise ValueError(f"attngeo.read_run: '{manifest_path}': {error}") from None
     _check_format_version(manifest, manifest_path)
+    if check:
+        _core.check_run_folder(path)
     tables = {}
     for folder, subfolders, files in os.walk(path):
         subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))

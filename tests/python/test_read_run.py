@@ -1,5 +1,6 @@
 # attngeo.read_run / read_table: every CSV of a run folder as typed columns, checked against
-# the files' own text; hidden folders skipped; damaged folders as one-line ValueErrors.
+# the files' own text; hidden folders skipped; damaged folders as one-line ValueErrors, from
+# the C++ reader of the folder's kind (check=True) or the CSV reader (hand-made folders, check=False).
 import json
 import math
 
@@ -29,7 +30,7 @@ def write_folder(root):
 
 def test_columns_are_typed_as_their_text_says(tmp_path):
     write_folder(tmp_path / "run")
-    run = attngeo.read_run(tmp_path / "run", frames=False)
+    run = attngeo.read_run(tmp_path / "run", frames=False, check=False)
     assert run["manifest"] == MANIFEST
     assert sorted(run["tables"]) == ["empty", "heads", "sub/pr"]
     heads = run["tables"]["heads"]
@@ -83,10 +84,61 @@ def test_a_simulate_folder_reads_back_as_its_text(tmp_path):
     assert run["manifest"]["kind"] == "simulate"
 
 
+def small_simulate(folder, **sweep):
+    return attngeo.simulate(folder, L=31, T1=5, T2=20, d=8, trials=20, N="pow2", kappa=1,
+                            **sweep)
+
+
+def drop_column(path, column):
+    """PATH rewritten without COLUMN (every row)."""
+    rows = [line.split(",") for line in path.read_text().splitlines()]
+    k = rows[0].index(column)
+    path.write_text("".join(",".join(r[:k] + r[k + 1:]) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("file, column", [("bounds.csv", "P_lower_star"),
+                                          ("kappa_scan.csv", "kappa"),
+                                          ("simulate.csv", "P_mean")])
+def test_a_damaged_simulate_folder_is_refused_by_its_kinds_reader(tmp_path, file, column):
+    """The generic CSV reader would take a table without a column; the simulate folder's
+    reader (the report's) wants every column its kind writes, and says which file lacks it."""
+    small_simulate(tmp_path / "run")
+    attngeo.read_run(tmp_path / "run", frames=False)  # intact: the kind's reader takes it
+    drop_column(tmp_path / "run" / file, column)
+    with pytest.raises(ValueError) as error:
+        attngeo.read_run(tmp_path / "run", frames=False)
+    message = str(error.value)
+    print(message)
+    assert file in message and "\n" not in message
+    tables = attngeo.read_run(tmp_path / "run", frames=False, check=False)["tables"]
+    assert column not in tables[file[:-len(".csv")]]
+
+
+def test_a_sweep_folder_is_read_by_its_kinds_reader(tmp_path):
+    run = small_simulate(tmp_path / "run", sweep={"beta": [0.05, 0.2]})
+    assert run["manifest"]["kind"] == "sweep"
+    assert attngeo.read_run(tmp_path / "run", frames=False)["manifest"] == run["manifest"]
+    (tmp_path / "run" / "sweep.csv").write_text("point\n")
+    with pytest.raises(ValueError, match="sweep.csv"):
+        attngeo.read_run(tmp_path / "run")
+
+
+def test_a_folder_of_no_known_kind_is_refused_naming_read_run(tmp_path):
+    write_folder(tmp_path / "run")
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps(dict(MANIFEST, kind="banana")))
+    with pytest.raises(ValueError, match=r"attngeo.read_run '.*run': run kind 'banana' has no "
+                                         r"reader \(known: simulate, sweep, extract"):
+        attngeo.read_run(tmp_path / "run")
+    # the hand-made extract folder lacks every file an extract folder has
+    (tmp_path / "run" / "manifest.json").write_text(json.dumps(MANIFEST))
+    with pytest.raises(ValueError):
+        attngeo.read_run(tmp_path / "run")
+
+
 def test_frames_when_pandas_imports(tmp_path):
     pandas = pytest.importorskip("pandas")
     write_folder(tmp_path / "run")
-    frame = attngeo.read_run(tmp_path / "run")["tables"]["heads"]
+    frame = attngeo.read_run(tmp_path / "run", check=False)["tables"]["heads"]
     assert isinstance(frame, pandas.DataFrame) and frame["regime"].tolist() == ["Mixer",
                                                                                 "Retriever"]
     assert isinstance(attngeo.read_table(tmp_path / "run" / "heads.csv", frames=False), dict)
@@ -101,10 +153,10 @@ def test_damaged_folders_are_value_errors(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(MANIFEST))
     (tmp_path / "bad.csv").write_text("a,b\n1,2\n3\n")
     with pytest.raises(ValueError, match=r"bad.csv' line 3 has 1 fields, expected 2"):
-        attngeo.read_run(tmp_path)
+        attngeo.read_run(tmp_path, check=False)
     (tmp_path / "bad.csv").write_text("")
     with pytest.raises(ValueError, match=r"bad.csv' is empty, expected a header line"):
-        attngeo.read_run(tmp_path)
+        attngeo.read_run(tmp_path, check=False)
 
 
 def test_a_truncate_folder_reads_with_its_extract_subfolder(tmp_path, cli):
@@ -154,7 +206,7 @@ def test_a_normalization_folder_reads_like_the_others(tmp_path):
         "4,7,5.5,2,0.36363636363636365\n")
     (root / "sensitivity.csv").write_text(
         "layer,head,temperature,epsilon,queries,g\n0,1,0.01,0.001,42,0.5\n")
-    run = attngeo.read_run(root, frames=False)
+    run = attngeo.read_run(root, frames=False, check=False)
     assert run["manifest"]["kind"] == "normalization"
     assert sorted(run["tables"]) == ["critical_n_by_length", "sensitivity"]
     by_length = run["tables"]["critical_n_by_length"]
@@ -179,7 +231,7 @@ def test_an_extract_folder_with_by_length_files_reads_them(tmp_path):
     (root / "heads_by_length.csv").write_text(
         "layer,head,length_lo,length_hi,queries,lambda,rho0,sink_mass,m_sink,m_last,m_rest,"
         "regime\n0,0,1,4,4,0.5,0.25,0.75,0.5,0.125,0.25,Reset\n")
-    run = attngeo.read_run(root, frames=False)
+    run = attngeo.read_run(root, frames=False, check=False)
     assert sorted(run["tables"]) == ["by_length", "heads_by_length"]
     by_length = run["tables"]["by_length"]
     assert by_length["N"].dtype == np.int64

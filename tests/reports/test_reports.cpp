@@ -725,3 +725,58 @@ TEST(ReportSweep, Table1IsReadFromTheSweepFolder) {
         EXPECT_NE(std::string(e.what()).find("table1.csv"), std::string::npos) << e.what();
     }
 }
+
+// sweep.csv must cover every grid point's N grid for every bound variant, as simulate.csv covers
+// the one point's: a dropped row, a grid index outside the manifest's grid, an unknown variant
+// or a missing column is bad input naming sweep.csv, not a panel with a hole.
+TEST(ReportSweep, SweepTableMustCoverTheManifestsGrid) {
+    const fs::path sweep = make_run("sweep_grid_check", "sweep");
+    const std::string intact = slurp(sweep / "sweep.csv");
+    std::vector<std::string> lines;
+    std::istringstream in(intact);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    ASSERT_GT(lines.size(), 3u);
+    const auto expect_refused = [&](const std::string& text, const std::string& what,
+                                    const std::string& name) {
+        const fs::path damaged = scratch() / ("sweep_grid_" + name);
+        fs::remove_all(damaged);
+        fs::copy(sweep, damaged);
+        std::ofstream(damaged / "sweep.csv", std::ios::trunc) << text;
+        try {
+            report_of({damaged}, "report_sweep_grid_" + name);
+            ADD_FAILURE() << "expected InputError for " << name;
+        } catch (const InputError& e) {
+            const std::string message = e.what();
+            std::cout << name << ": " << message << "\n";
+            EXPECT_NE(message.find("sweep.csv"), std::string::npos) << message;
+            EXPECT_NE(message.find(what), std::string::npos) << message;
+        }
+    };
+    const auto join = [](const std::vector<std::string>& rows) {
+        std::string text;
+        for (const auto& row : rows)
+            text += row + "\n";
+        return text;
+    };
+    std::vector<std::string> dropped = lines;
+    dropped.erase(dropped.begin() + 2);  // the second row: grid 0, N = 1, one variant
+    expect_refused(join(dropped), "no row for N = 1 for grid point 0, variant", "dropped");
+    expect_refused(lines.front() + "\n", "no row for N", "header_only");
+    std::vector<std::string> outside = lines;
+    outside[1] = "7" + outside[1].substr(outside[1].find(','));
+    expect_refused(join(outside), "expected a grid point of the manifest", "outside");
+    std::vector<std::string> renamed = lines;
+    const std::size_t at = renamed[1].find(",paper,");
+    ASSERT_NE(at, std::string::npos) << renamed[1];
+    renamed[1].replace(at, 7, ",banana,");
+    expect_refused(join(renamed), "'banana' is not a bound variant", "variant");
+    std::vector<std::string> no_joint = lines;
+    no_joint[0].replace(no_joint[0].find("R_upper_joint"), 13, "R_upper_jnt");
+    expect_refused(join(no_joint), "R_upper_joint", "column");
+    // the intact table is taken
+    const fs::path again = scratch() / "sweep_grid_intact";
+    fs::remove_all(again);
+    fs::copy(sweep, again);
+    EXPECT_NO_THROW(report_of({again}, "report_sweep_grid_intact"));
+}
