@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <set>
 #include <sstream>
 
 #include "common/csv.hpp"
@@ -13,6 +12,7 @@
 #include "common/format.hpp"
 #include "common/run_schema.hpp"
 #include "reports/empirical_figures.hpp"
+#include "reports/series_plot.hpp"
 
 namespace fs = std::filesystem;
 
@@ -56,27 +56,6 @@ std::map<LengthBinKey, double> manifest_lengths(const nlohmann::json& manifest) 
     return lengths;
 }
 
-// Up to four of `values` (ascending) spread out: the smallest, two in the middle, the largest.
-std::vector<int> spread_four(const std::vector<int>& values) {
-    if (values.size() <= 4) return values;
-    const double last = static_cast<double>(values.size() - 1);
-    std::set<int> picked;
-    for (double share : {0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0})
-        picked.insert(values[static_cast<std::size_t>(std::lround(share * last))]);
-    return {picked.begin(), picked.end()};
-}
-
-std::string colour(std::size_t k) {
-    return std::string(" lc rgb '") + palette::kSeries[k % palette::kSeries.size()] + "'";
-}
-
-std::string join_plot(const std::vector<std::string>& parts) {
-    std::string plot = "  plot ";
-    for (std::size_t i = 0; i < parts.size(); ++i)
-        plot += (i ? ", \\\n       " : "") + parts[i];
-    return plot + "\n";
-}
-
 // The x range over the bins' length_mean, padded.
 std::string x_range(const std::map<LengthBinKey, double>& lengths) {
     double lo = 0, hi = 1;
@@ -96,13 +75,11 @@ std::string x_label(const LengthCurves& c) {
 }
 
 Figure pr_vs_length_figure(const std::string& prefix, const LengthCurves& c) {
-    std::vector<int> in_two, any;
-    for (const auto& [N, by_bin] : c.pr) {
-        any.push_back(N);
-        if (by_bin.size() >= 2) in_two.push_back(N);
-    }
-    const bool single_bins = in_two.empty();
-    const std::vector<int> chosen = spread_four(single_bins ? any : in_two);
+    std::map<int, int> bins_per_size;
+    for (const auto& [N, by_bin] : c.pr)
+        bins_per_size[N] = static_cast<int>(by_bin.size());
+    const SizesAcrossBins sizes = sizes_across_bins(bins_per_size);
+    const std::vector<int>& chosen = sizes.shown;
 
     Figure f;
     f.id = prefix + "precision_recall_vs_length";
@@ -119,33 +96,26 @@ Figure pr_vs_length_figure(const std::string& prefix, const LengthCurves& c) {
                 << bin.second << '\n';
         const std::string block = "'" + f.id + ".dat' index " + std::to_string(k);
         const std::string n = std::to_string(chosen[k]);
-        parts.push_back(block + " using 1:2 with linespoints lw 2 pt 7 ps 1.1" + colour(k) +
+        parts.push_back(block + " using 1:2 with linespoints lw 2 pt 7 ps 1.1" + series_colour(k) +
                         " title 'P(r_max, N), N = " + n + "' noenhanced");
-        parts.push_back(block + " using 1:3 with linespoints lw 2 dt 2 pt 6 ps 1.0" + colour(k) +
-                        " title 'R(r_min, N), N = " + n + "' noenhanced");
+        parts.push_back(block + " using 1:3 with linespoints lw 2 dt 2 pt 6 ps 1.0" +
+                        series_colour(k) + " title 'R(r_min, N), N = " + n + "' noenhanced");
     }
     f.data.push_back({f.id + ".dat", dat.str()});
-    if (parts.empty()) parts.push_back("1/0 notitle");
     std::ostringstream s;
     s << kGrid << x_range(c.length_mean) << "  set yrange [0:1.05]\n"
       << "  set key outside below center horizontal font ',11' samplen 3\n"
       << "  set xlabel '" << x_label(c) << "'\n"
       << "  set ylabel 'mean over heads'\n"
-      << join_plot(parts);
+      << plot_command(parts);
     f.script = s.str();
-    std::string shown;
-    for (std::size_t k = 0; k < chosen.size(); ++k)
-        shown += (k ? ", " : "") + std::to_string(chosen[k]);
     f.caption =
         "P(r<sub>max</sub>, N) (solid) and R(r<sub>min</sub>, N) (dashed, same colour per N): "
         "the mean over heads of each head's mean over the queries of a length bin of L = t + 1, "
         "against the bin's " +
         std::string(c.length_is_midpoint ? "midpoint (the manifest lists no length_mean)"
                                          : "mean L") +
-        ", for N = " + (shown.empty() ? std::string("(none: the file has no rows)") : shown) +
-        (single_bins ? " (no N of the grid is in two bins, so each is one point)"
-                     : " (of the N present in at least two bins: the smallest, two in the "
-                       "middle and the largest)") +
+        ", for " + sizes_across_bins_caption(sizes) +
         "; an N enters a bin only when it is at most the bin's shortest measured L. From " +
         code(c.pr_source) + ".";
     return f;
@@ -177,7 +147,7 @@ Figure regimes_vs_length_figure(const std::string& prefix, const LengthCurves& c
       << "  set key outside below center horizontal font ',11' samplen 3\n"
       << "  set xlabel '" << x_label(c) << "'\n"
       << "  set ylabel 'share of heads'\n"
-      << join_plot(parts);
+      << plot_command(parts);
     f.script = s.str();
     f.caption =
         "The share of heads in each regime (Retriever, Mixer, Reset: docs/design.md §6, from the "

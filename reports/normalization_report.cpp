@@ -18,6 +18,7 @@
 #include "reports/empirical_data.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
+#include "reports/series_plot.hpp"
 
 namespace attngeo::reports {
 namespace {
@@ -103,42 +104,16 @@ DistanceCells read_distance(const CsvTable& table) {
     return cells;
 }
 
-std::string join_plot(const std::vector<std::string>& parts) {
-    std::string plot = "  plot ";
-    for (std::size_t i = 0; i < parts.size(); ++i)
-        plot += (i ? ", \\\n       " : "") + parts[i];
-    return plot + "\n";
-}
-
-std::string colour(std::size_t k) {
-    return std::string(" lc rgb '") + palette::kSeries[k % palette::kSeries.size()] + "'";
-}
-
-// Up to four of `values` (ascending) spread out: the smallest, two in the middle, the largest.
-std::vector<int> spread_four(const std::vector<int>& values) {
-    if (values.size() <= 4) return values;
-    const double last = static_cast<double>(values.size() - 1);
-    std::set<int> picked;
-    for (double share : {0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0})
-        picked.insert(values[static_cast<std::size_t>(std::lround(share * last))]);
-    return {picked.begin(), picked.end()};
-}
-
 // ---- (a) d̃(N) against L at fixed N ------------------------------------------------------------
 
 Figure distance_by_length(const std::string& prefix, const DistanceCells& cells,
                           const std::string& source) {
-    std::map<int, int> bins_with_n;  // N → bins with a row
+    std::map<int, int> bins_per_size;  // N → bins with a row
     for (const auto& [bin, by_n] : cells)
         for (const auto& [N, cell] : by_n)
-            ++bins_with_n[N];
-    std::vector<int> in_two, any;
-    for (const auto& [N, bins] : bins_with_n) {
-        any.push_back(N);
-        if (bins >= 2) in_two.push_back(N);
-    }
-    const bool single_bins = in_two.empty();
-    const std::vector<int> chosen = spread_four(single_bins ? any : in_two);
+            ++bins_per_size[N];
+    const SizesAcrossBins sizes = sizes_across_bins(bins_per_size);
+    const std::vector<int>& chosen = sizes.shown;
 
     Figure f;
     f.id = prefix + "normalization_distance_vs_length";
@@ -162,33 +137,26 @@ Figure distance_by_length(const std::string& prefix, const DistanceCells& cells,
                 << cell->second.distance.count << '\n';
         }
         const std::string block = "'" + f.id + ".dat' index " + std::to_string(k);
-        parts.push_back(block + " using 1:2 with linespoints lw 2 pt 7 ps 1.1" + colour(k) +
+        parts.push_back(block + " using 1:2 with linespoints lw 2 pt 7 ps 1.1" + series_colour(k) +
                         " title 'd̃(N), N = " + std::to_string(chosen[k]) + "' noenhanced");
-        parts.push_back(block + " using 1:3 with linespoints lw 1.5 dt 2 pt 6 ps 0.9" + colour(k) +
-                        " title 'random selection, N = " + std::to_string(chosen[k]) +
-                        "' noenhanced");
+        parts.push_back(
+            block + " using 1:3 with linespoints lw 1.5 dt 2 pt 6 ps 0.9" + series_colour(k) +
+            " title 'random selection, N = " + std::to_string(chosen[k]) + "' noenhanced");
     }
     f.data.push_back({f.id + ".dat", dat.str()});
-    if (parts.empty()) parts.push_back("1/0 notitle");
     const double pad = x_hi > x_lo ? 0.05 * (x_hi - x_lo) : 1.0;
     std::ostringstream s;
     s << kGrid << "  set xrange [" << format_double(x_lo - pad) << ":" << format_double(x_hi + pad)
       << "]\n  set yrange [0:*]\n  set key outside below center horizontal font ',11' samplen 3\n"
       << "  set xlabel 'context length L (midpoint of the length bin)'\n"
       << "  set ylabel 'mean over heads of d̃(N)' noenhanced\n"
-      << join_plot(parts);
+      << plot_command(parts);
     f.script = s.str();
-    std::string shown;
-    for (std::size_t k = 0; k < chosen.size(); ++k)
-        shown += (k ? ", " : "") + std::to_string(chosen[k]);
     f.caption =
         "d̃(N) = ‖Σ<sub>i∉I<sub>N</sub></sub> α<sub>i</sub>x<sub>i</sub> − s(N)‖ (solid), the "
         "mean over heads of each length bin's mean over its query positions, against the bin's "
-        "midpoint, for N = " +
-        (shown.empty() ? std::string("(none: the file has no rows)") : shown) +
-        (single_bins ? " (no N of the grid is in two bins, so each is one point)"
-                     : " (of the N present in at least two bins: the smallest, two in the "
-                       "middle and the largest)") +
+        "midpoint, for " +
+        sizes_across_bins_caption(sizes) +
         "; dashed in the same colour: the Monte Carlo mean of the same distance for N tokens "
         "chosen uniformly at random (<code>random_mean</code>). "
         "From " +
@@ -229,16 +197,17 @@ Figure distance_by_n(const std::string& prefix, const DistanceCells& cells,
         }
         const std::string block = "'" + f.id + ".dat' index " + std::to_string(k);
         const std::string bin = bin_text(chosen[k]);
-        parts.push_back(block + " using 1:2 with linespoints lw 2 pt 7 ps 1.1" + colour(k) +
+        parts.push_back(block + " using 1:2 with linespoints lw 2 pt 7 ps 1.1" + series_colour(k) +
                         " title 'd̃(N), " + bin + "' noenhanced");
-        parts.push_back(block + " using 1:3:4:5 with yerrorbars pt 6 ps 0.9 lw 1.2" + colour(k) +
-                        " title 'random selection ±2 SE, " + bin + "' noenhanced");
-        parts.push_back(block + " using 1:3 with lines dt 2 lw 1.2" + colour(k) + " notitle");
-        parts.push_back(block + " using 1:6 with lines dt 3 lw 2" + colour(k) +
+        parts.push_back(block + " using 1:3:4:5 with yerrorbars pt 6 ps 0.9 lw 1.2" +
+                        series_colour(k) + " title 'random selection ±2 SE, " + bin +
+                        "' noenhanced");
+        parts.push_back(block + " using 1:3 with lines dt 2 lw 1.2" + series_colour(k) +
+                        " notitle");
+        parts.push_back(block + " using 1:6 with lines dt 3 lw 2" + series_colour(k) +
                         " title '√E‖·‖² (exact), " + bin + "' noenhanced");
     }
     f.data.push_back({f.id + ".dat", dat.str()});
-    if (parts.empty()) parts.push_back("1/0 notitle");
     if (max_n <= min_n) max_n = min_n + 1;
     std::ostringstream s;
     s << kGrid << "  set logscale x 2\n  set xrange [" << format_double(std::max(0.5, min_n / 1.25))
@@ -246,7 +215,7 @@ Figure distance_by_n(const std::string& prefix, const DistanceCells& cells,
       << "]\n  set yrange [0:*]\n  set key outside below center vertical maxrows 4 font ',11' "
          "samplen 3\n  set xlabel 'N (selected tokens, log scale)'\n"
       << "  set ylabel 'mean over heads of the distance'\n"
-      << join_plot(parts) << "  unset logscale x\n";
+      << plot_command(parts) << "  unset logscale x\n";
     f.script = s.str();
     f.caption =
         "d̃(N) against N (solid), the mean over heads, for the " +
@@ -304,7 +273,7 @@ Figure critical_figure(const std::string& prefix, const CsvTable& by_length, dou
       << "]\n  set yrange [0:" << format_double(y_max) << "]\n  set samples 200\n"
       << "  set key outside below center horizontal font ',11' samplen 3\n"
       << "  set xlabel 'context length L (mean of the bin)'\n  set ylabel 'critical N'\n"
-      << join_plot(parts);
+      << plot_command(parts);
     f.script = s.str();
     std::string caption =
         "Per length bin, the first N of the grid at which a two-sample Kolmogorov–Smirnov test "
@@ -517,9 +486,9 @@ Figure sensitivity_figure(const std::string& prefix, const std::string& path) {
                 << format_double(cell.mean.count ? cell.max : std::nan("")) << ' '
                 << format_double(cell.mean.value()) << ' ' << cell.mean.count << '\n';
         const std::string block = "'" + f.id + ".dat' index " + std::to_string(k);
-        parts.push_back(block + " using 2:3 with linespoints lw 2.5 pt 7 ps 1" + colour(k) +
+        parts.push_back(block + " using 2:3 with linespoints lw 2.5 pt 7 ps 1" + series_colour(k) +
                         " title 'ε = " + short_number(epsilon) + ": max over heads' noenhanced");
-        parts.push_back(block + " using 2:4 with lines lw 1" + colour(k) +
+        parts.push_back(block + " using 2:4 with lines lw 1" + series_colour(k) +
                         " title 'ε = " + short_number(epsilon) + ": mean' noenhanced");
         ++k;
     }
@@ -542,7 +511,7 @@ Figure sensitivity_figure(const std::string& prefix, const std::string& path) {
       << "  set key outside below center vertical maxrows 2 font ',10' samplen 3\n"
       << "  set xlabel 'temperature T (log scale)'\n"
       << "  set ylabel 'g = ‖softmax((l + εv)/T) − softmax(l/T)‖₂ / ε' noenhanced\n"
-      << join_plot(parts) << "  unset logscale xy\n  set format x\n  set format y\n";
+      << plot_command(parts) << "  unset logscale xy\n  set format x\n  set format y\n";
     f.script = s.str();
     f.caption =
         "g(T, ε) = ‖softmax((l + εv)/T) − softmax(l/T)‖<sub>2</sub> / ε for a random unit "

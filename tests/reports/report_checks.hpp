@@ -1,5 +1,6 @@
-// Checks shared by the report tests: every file a report links exists and is non-empty, and a
-// headless-Chromium render of index.html is not blank (a minimal PNG reader, zlib only).
+// Checks shared by the report tests: every file a report links exists and is non-empty, a
+// headless-Chromium render of index.html is not blank (a minimal PNG reader, zlib only), and a
+// figure's .dat rows read back.
 #pragma once
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,12 +13,42 @@
 #include <iostream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/support/test_files.hpp"
 
 namespace attngeo::test_support {
+
+// The data rows of a figure .dat file (comment and blank lines skipped), split on spaces.
+inline std::vector<std::vector<std::string>> dat_text_rows(const std::filesystem::path& path) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(slurp(path));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream fields(line);
+        std::vector<std::string> row;
+        std::string field;
+        while (fields >> field)
+            row.push_back(field);
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// The same rows as numbers ("nan" reads as NaN).
+inline std::vector<std::vector<double>> dat_rows(const std::filesystem::path& path) {
+    std::vector<std::vector<double>> rows;
+    for (const auto& fields : dat_text_rows(path)) {
+        std::vector<double> row;
+        for (const auto& field : fields)
+            row.push_back(std::stod(field));
+        rows.push_back(row);
+    }
+    return rows;
+}
 
 // Every href/src in `html` that is not an anchor or URL must name an existing, non-empty file
 // under `out`. Returns how many were checked.

@@ -29,6 +29,7 @@ using namespace attngeo;
 namespace {
 
 using attngeo::test_support::check_references;
+using attngeo::test_support::dat_text_rows;
 using attngeo::test_support::slurp;
 
 fs::path scratch() {
@@ -45,23 +46,6 @@ std::size_t count(const std::string& haystack, const std::string& needle) {
          at = haystack.find(needle, at + 1))
         ++n;
     return n;
-}
-
-// The data rows of a figure .dat file (comment lines skipped), split on spaces.
-std::vector<std::vector<std::string>> dat_rows(const fs::path& path) {
-    std::vector<std::vector<std::string>> rows;
-    std::istringstream in(slurp(path));
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream fields(line);
-        std::vector<std::string> row;
-        std::string field;
-        while (fields >> field)
-            row.push_back(field);
-        rows.push_back(row);
-    }
-    return rows;
 }
 
 // A synthetic extract folder: 2 layers × 3 heads, 8 positions, N = 1..8. Head k = 3·layer +
@@ -357,28 +341,28 @@ TEST(EmpiricalReport, ExtractFiguresCarryTheFoldersNumbers) {
         EXPECT_NE(html.find(needle), std::string::npos) << needle;
 
     const fs::path figures = out / "figures";
-    const auto norm = dat_rows(figures / "run0_fig2_norm_by_position.dat");
+    const auto norm = dat_text_rows(figures / "run0_fig2_norm_by_position.dat");
     ASSERT_EQ(norm.size(), std::size_t(kPositions));
     EXPECT_EQ(norm[0][0], "0");
     EXPECT_NEAR(std::stod(norm[0][1]), 0.75, 1e-12);  // mean over heads of 0.5 + 0.1k
     EXPECT_NEAR(std::stod(norm[3][1]), 2.03, 1e-12);
 
-    const auto counts = dat_rows(figures / "run0_fig8_regimes_by_layer.dat");
+    const auto counts = dat_text_rows(figures / "run0_fig8_regimes_by_layer.dat");
     ASSERT_EQ(counts.size(), 2u);
     EXPECT_EQ(counts[0], (std::vector<std::string>{"0", "1", "1", "1"}));
     EXPECT_EQ(counts[1], (std::vector<std::string>{"1", "0", "2", "1"}));
 
-    const auto pr = dat_rows(figures / "run0_fig5_precision_recall.dat");
+    const auto pr = dat_text_rows(figures / "run0_fig5_precision_recall.dat");
     ASSERT_EQ(pr.size(), std::size_t(kPositions));
     EXPECT_NEAR(std::stod(pr[1][1]), 0.5 + 0.025, 1e-12);  // N = 2: 1/2 + mean of 0.01k
     EXPECT_NEAR(std::stod(pr[1][2]), 0.75, 1e-12);
 
-    const auto alpha = dat_rows(figures / "run0_fig4_alpha_by_position.dat");
+    const auto alpha = dat_text_rows(figures / "run0_fig4_alpha_by_position.dat");
     EXPECT_NEAR(std::stod(alpha[0][1]), 0.3, 1e-12);
     EXPECT_EQ(alpha[0][4], "nan");  // no fitted profile for an extract folder
 
     // Retriever heads: only (0, 0); per regime P at N = 1: Mixer heads k = 1, 3, 4.
-    const auto by_regime = dat_rows(figures / "run0_fig11_precision_recall_by_regime.dat");
+    const auto by_regime = dat_text_rows(figures / "run0_fig11_precision_recall_by_regime.dat");
     EXPECT_NEAR(std::stod(by_regime[0][1]), 1.0, 1e-12);
     EXPECT_NEAR(std::stod(by_regime[0][4]), 1.0 + 0.01 * 8 / 3, 1e-12);
     EXPECT_EQ(by_regime[0][6], "3");
@@ -387,7 +371,7 @@ TEST(EmpiricalReport, ExtractFiguresCarryTheFoldersNumbers) {
     for (const char* needle :
          {"Retriever = layer 0 head 0", "Mixer = layer 1 head 1", "Reset = layer 1 head 2"})
         EXPECT_NE(html.find(needle), std::string::npos) << needle;
-    const auto diag = dat_rows(figures / "run0_fig7_regime_diagnostics_Mixer.dat");
+    const auto diag = dat_text_rows(figures / "run0_fig7_regime_diagnostics_Mixer.dat");
     ASSERT_EQ(diag.size(), std::size_t(kPositions));
     EXPECT_NEAR(std::stod(diag[1][1]), 1.2, 1e-12);
 }
@@ -412,7 +396,7 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
 
     const fs::path figures = out / "figures";
     // Figure 4: the fitted profile at the sink is p_sink, then p_base · w_i (1 in phase one).
-    const auto alpha = dat_rows(figures / "run0_fig4_alpha_by_position.dat");
+    const auto alpha = dat_text_rows(figures / "run0_fig4_alpha_by_position.dat");
     ASSERT_EQ(alpha.size(), std::size_t(kPositions));
     EXPECT_NEAR(std::stod(alpha[0][4]), 0.3, 1e-15);
     EXPECT_NEAR(std::stod(alpha[1][4]), 0.1, 1e-15);
@@ -420,7 +404,7 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     EXPECT_NEAR(std::stod(alpha[7][4]), 0.1 * std::exp(0.02 * 2), 1e-15);
     // Figure 5: measured means, the four envelopes at each side's κ* (the mean over heads of
     // bounds.csv's star columns), and the simulation.
-    const auto pr = dat_rows(figures / "run0_fig5_precision_recall.dat");
+    const auto pr = dat_text_rows(figures / "run0_fig5_precision_recall.dat");
     ASSERT_EQ(pr.size(), std::size_t(kPositions));
     ASSERT_EQ(pr[0].size(), 21u);
     EXPECT_NEAR(std::stod(pr[0][1]), 1.025, 1e-12);
@@ -459,16 +443,16 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     EXPECT_NE(slurp(figures / "run0_fig5_precision_recall.gp").find("inverted (lower > upper)"),
               std::string::npos);
     // Figure 6 and Figure 3.
-    const auto corr = dat_rows(figures / "run0_fig6_corr_recall_rho0.dat");
+    const auto corr = dat_text_rows(figures / "run0_fig6_corr_recall_rho0.dat");
     ASSERT_EQ(corr.size(), 4u);
     EXPECT_EQ(corr[1][1], "0.625");
-    const auto mae = dat_rows(figures / "run0_fig3_mae_histogram.dat");
+    const auto mae = dat_text_rows(figures / "run0_fig3_mae_histogram.dat");
     int heads = 0;
     for (const auto& row : mae)
         heads += std::stoi(row[3]);
     EXPECT_EQ(heads, 6);
     // The median-MAE example is a head from fits.csv with its measured cosines.
-    const auto example = dat_rows(figures / "run0_fig3_fit_examples_1.dat");
+    const auto example = dat_text_rows(figures / "run0_fig3_fit_examples_1.dat");
     ASSERT_FALSE(example.empty());
     EXPECT_NEAR(std::stod(example[0][2]), std::exp(-0.3), 1e-12);
     EXPECT_NEAR(std::stod(example[0][3]), 0.02 + 0.98 * std::exp(-0.35), 1e-12);
@@ -569,7 +553,7 @@ TEST(EmpiricalReport, CompareVerdictComesFirstWithVerdictCsvsNumbers) {
     for (const char* v : kVariantNames) {
         const std::string id = std::string("run0_kappa_") + v;
         EXPECT_NE(verdict.find("<figure id=\"" + id + "\">"), std::string::npos) << id;
-        const auto stars = dat_rows(out / "figures" / (id + "_star.dat"));
+        const auto stars = dat_text_rows(out / "figures" / (id + "_star.dat"));
         ASSERT_EQ(stars.size(), 4u);
         for (std::size_t k = 0; k < 4; ++k)
             for (std::size_t r = 0; r < csv.rows.size(); ++r)
@@ -654,10 +638,10 @@ TEST(EmpiricalReport, CompareWithoutItsExtractFolderWarnsAndDrawsWhatItHas) {
     // Figures 2 (right), 3 (left), 4 (fit only), 5, 6, 8, 10, 11, Table 2's trend and a κ scan
     // per variant.
     EXPECT_EQ(count(html, "<svg"), 13u);
-    const auto counts = dat_rows(out / "figures" / "run0_fig8_regimes_by_layer.dat");
+    const auto counts = dat_text_rows(out / "figures" / "run0_fig8_regimes_by_layer.dat");
     ASSERT_EQ(counts.size(), 2u);
     EXPECT_EQ(counts[1], (std::vector<std::string>{"1", "0", "2", "1"}));
-    const auto pr = dat_rows(out / "figures" / "run0_fig5_precision_recall.dat");
+    const auto pr = dat_text_rows(out / "figures" / "run0_fig5_precision_recall.dat");
     EXPECT_NEAR(std::stod(pr[0][1]), 1.025, 1e-12);  // envelope.csv's P_mean
 }
 
@@ -777,15 +761,15 @@ TEST(EmpiricalReport, MissingValuesReadNaAndCountingFollowsTheCompareManifest) {
     EXPECT_NE(html.find("across key/value heads (R averaged"), std::string::npos);
     // Figure 3's MAE and Figure 2's CV histograms count one head per key/value head.
     int mae_heads = 0;
-    for (const auto& row : dat_rows(out / "figures" / "run0_fig3_mae_histogram.dat"))
+    for (const auto& row : dat_text_rows(out / "figures" / "run0_fig3_mae_histogram.dat"))
         mae_heads += std::stoi(row[3]);
     EXPECT_EQ(mae_heads, 4);
     int cv_heads = 0;
-    for (const auto& row : dat_rows(out / "figures" / "run0_fig2_cv_histogram_positional.dat"))
+    for (const auto& row : dat_text_rows(out / "figures" / "run0_fig2_cv_histogram_positional.dat"))
         cv_heads += std::stoi(row[3]);
     EXPECT_EQ(cv_heads, 4);  // (layer, kv_head) pairs in heads.csv
     EXPECT_NE(html.find("Over 4 key/value heads"), std::string::npos);
-    const auto corr = dat_rows(out / "figures" / "run0_fig6_corr_recall_rho0.dat");
+    const auto corr = dat_text_rows(out / "figures" / "run0_fig6_corr_recall_rho0.dat");
     ASSERT_EQ(corr.size(), 3u);
     EXPECT_EQ(corr[0][2], "nan");  // gnuplot's undefined point; the caption says n/a
 }
@@ -887,10 +871,10 @@ TEST(EmpiricalReport, SplitProfileFilesAndTable2Trend) {
     EXPECT_NE(html.find("2 of 6 per-head fits have a value at a clamp"), std::string::npos);
     EXPECT_NE(html.find("Table 2's trend"), std::string::npos);
     // Figure 4's fitted curve comes from profile_global.csv.
-    const auto alpha = dat_rows(out / "figures" / "run0_fig4_alpha_by_position.dat");
+    const auto alpha = dat_text_rows(out / "figures" / "run0_fig4_alpha_by_position.dat");
     ASSERT_FALSE(alpha.empty());
     EXPECT_NEAR(std::stod(alpha[0][4]), 0.3, 1e-15);
-    const auto medians = dat_rows(out / "figures" / "run0_table2_margin_trend_median.dat");
+    const auto medians = dat_text_rows(out / "figures" / "run0_table2_margin_trend_median.dat");
     ASSERT_EQ(medians.size(), expected.size());
     double largest = 0;
     for (const auto& row : medians) {
@@ -983,7 +967,7 @@ TEST(EmpiricalReport, ByLengthFiguresOfAnExtractFolder) {
 
     // One block per N (1, 2, 4: each in at least two bins), rows by bin: length_mean, then the
     // means over the six heads.
-    const auto pr = dat_rows(out / "figures" / "run0_precision_recall_vs_length.dat");
+    const auto pr = dat_text_rows(out / "figures" / "run0_precision_recall_vs_length.dat");
     ASSERT_EQ(pr.size(), 3u + 3u + 2u);
     std::size_t row = 0;
     double largest = 0;
@@ -1004,7 +988,7 @@ TEST(EmpiricalReport, ByLengthFiguresOfAnExtractFolder) {
     const std::string script = slurp(out / "figures" / "run0_precision_recall_vs_length.gp");
     EXPECT_EQ(count(script, "dt 2"), 3u);  // R dashed, one per N
 
-    const auto regimes = dat_rows(out / "figures" / "run0_regime_shares_vs_length.dat");
+    const auto regimes = dat_text_rows(out / "figures" / "run0_regime_shares_vs_length.dat");
     ASSERT_EQ(regimes.size(), 3u);
     for (int b = 0; b < 3; ++b) {
         EXPECT_EQ(std::stod(regimes[b][0]), kReportBins[b].length_mean);
@@ -1047,11 +1031,11 @@ TEST(EmpiricalReport, ByLengthFiguresOfACompareFolderComeFromItsSummaries) {
     check_references(out, html);
     EXPECT_EQ(count(html, "<svg"), 18u);  // the 16 of a compare folder and the two against L
     EXPECT_EQ(count(html, "P(r_max,N) and R(r_min,N) against L"), 1u);
-    const auto pr = dat_rows(out / "figures" / "run0_precision_recall_vs_length.dat");
+    const auto pr = dat_text_rows(out / "figures" / "run0_precision_recall_vs_length.dat");
     ASSERT_EQ(pr.size(), 4u);
     EXPECT_EQ(pr[0], (std::vector<std::string>{"1.5", "0.125", "0.875", "6", "1", "2"}));
     EXPECT_EQ(pr[3], (std::vector<std::string>{"7", "0.5", "0.5", "6", "6", "8"}));
-    const auto regimes = dat_rows(out / "figures" / "run0_regime_shares_vs_length.dat");
+    const auto regimes = dat_text_rows(out / "figures" / "run0_regime_shares_vs_length.dat");
     ASSERT_EQ(regimes.size(), 3u);
     EXPECT_EQ(regimes[2], (std::vector<std::string>{"7", "0.25", "0.25", "0.5", "6", "6", "8"}));
 

@@ -31,6 +31,7 @@ using namespace attngeo;
 
 namespace {
 
+using attngeo::test_support::dat_rows;
 using attngeo::test_support::slurp;
 
 fs::path scratch() {
@@ -120,23 +121,6 @@ std::vector<std::string> extracts(int count) {
     for (int m = 0; m < count; ++m)
         dirs.push_back(make_extract(m).string());
     return dirs;
-}
-
-// The rows of a figure .dat file (comments skipped), as numbers ("nan" reads as NaN).
-std::vector<std::vector<double>> dat_rows(const fs::path& path) {
-    std::vector<std::vector<double>> rows;
-    std::istringstream in(slurp(path));
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream fields(line);
-        std::vector<double> row;
-        std::string field;
-        while (fields >> field)
-            row.push_back(std::stod(field));
-        rows.push_back(row);
-    }
-    return rows;
 }
 
 // gnuplot's SVG colour for '#rrggbb': "rgb( 31, 119, 180)".

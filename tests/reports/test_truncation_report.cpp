@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "reports/figure.hpp"
 #include "reports/report.hpp"
+#include "tests/reports/report_checks.hpp"
 #include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;
@@ -22,6 +23,7 @@ using namespace attngeo;
 
 namespace {
 
+using attngeo::test_support::dat_rows;
 using attngeo::test_support::slurp;
 
 fs::path scratch() {
@@ -165,22 +167,6 @@ fs::path report(const std::vector<fs::path>& dirs, const std::string& name) {
         in.push_back(dir.string());
     reports::write_report(in, out.string());
     return out;
-}
-
-std::vector<std::vector<double>> dat_rows(const fs::path& path) {
-    std::vector<std::vector<double>> rows;
-    std::istringstream in(slurp(path));
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream fields(line);
-        std::vector<double> row;
-        std::string field;
-        while (fields >> field)
-            row.push_back(std::stod(field));
-        rows.push_back(row);
-    }
-    return rows;
 }
 
 // Every figure of `ids` is named in index.html and, where gnuplot is installed, drawn.
