@@ -32,6 +32,21 @@ inline nlohmann::json json_number(double value) {
     return format_double(value);
 }
 
+// A number as json_number writes it: a JSON number, or "inf", "-inf", "nan" for a non-finite
+// one. Anything else is a type error carrying the value's JSON pointer, so with_json_context
+// names the file.
+inline double json_number_value(const nlohmann::json& value) {
+    if (value.is_number()) return value.get<double>();
+    if (value.is_string()) {
+        const std::string& text = value.get_ref<const std::string&>();
+        if (text == "inf") return HUGE_VAL;
+        if (text == "-inf") return -HUGE_VAL;
+        if (text == "nan") return std::nan("");
+    }
+    throw nlohmann::json::type_error::create(
+        302, "expected a number (or \"inf\", \"-inf\", \"nan\"), found " + value.dump(), &value);
+}
+
 // Seconds of steady-clock time since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

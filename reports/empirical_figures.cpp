@@ -816,19 +816,17 @@ Figure corr_figure(const std::string& prefix, const CsvTable& corr,
         s << "0 with lines lc rgb '" << palette::kGuide << "' title 'no defined correlation'\n";
     s << "  unset arrow 1\n";
     f.script = s.str();
-    std::string replicates = corr.rows.empty() ? "?" : corr.text(0, "replicates");
-    const nlohmann::json correlation = manifest.value("correlation", nlohmann::json::object());
-    const std::string units = correlation.contains("units") && correlation.at("units").is_string()
-                                  ? correlation.at("units").get<std::string>()
-                                  : std::string("heads");
-    std::string interval = "with a 95% percentile bootstrap interval over documents (" +
-                           html_escape(replicates) + " replicates; band)";
-    if (intervals == 0) {
-        const auto note = correlation.find("bootstrap");
+    // compare's manifest says what a unit is and, without intervals, why (too few documents).
+    const nlohmann::json& correlation = manifest.at("correlation");
+    const std::string units = correlation.at("units").get<std::string>();
+    const std::string bootstrap = correlation.at("bootstrap").get<std::string>();
+    std::string interval;
+    if (intervals > 0) {
+        interval = "with a 95% percentile bootstrap interval over documents (" +
+                   html_escape(corr.text(0, "replicates")) + " replicates; band)";
+    } else {
         interval = "bootstrap interval n/a";
-        if (note != correlation.end() && note->is_string() &&
-            note->get<std::string>().find("needs") != std::string::npos)
-            interval += ": " + html_escape(note->get<std::string>());
+        if (bootstrap.find("needs") != std::string::npos) interval += ": " + html_escape(bootstrap);
     }
     f.caption = "Pearson correlation across " + html_escape(units) +
                 " of the mean Recall R(r<sub>min</sub>, N) and ρ<sub>0</sub> (mean "

@@ -214,24 +214,16 @@ std::string profile_table(const CsvTable& profile, const CsvTable& profile_globa
 
 std::string kappa_table(const nlohmann::json& kappa, const std::string& source) {
     std::vector<std::vector<std::string>> rows;
-    const bool listed = kappa.contains("variants") && kappa.at("variants").is_object();
     for (const std::string& name : variant_names()) {
-        if (!listed || !kappa.at("variants").contains(name)) continue;
         const auto& v = kappa.at("variants").at(name);
-        auto field = [&](const char* key) {
-            return v.contains(key) ? html_escape(json_text(v.at(key))) : std::string("");
-        };
-        const std::string how = v.contains("kappa_rule")
-                                    ? " (" + html_escape(json_text(v.at("kappa_rule"))) + ")"
-                                : v.contains("kappa_fitted")
-                                    ? (v.value("kappa_fitted", false) ? " (fitted)" : " (given)")
-                                    : "";
+        auto field = [&](const char* key) { return html_escape(json_text(v.at(key))); };
+        const std::string how = " (" + html_escape(v.at("kappa_rule").get<std::string>()) + ")";
         // The fraction inside only next to the width: a [0, 1] envelope contains everything.
         rows.push_back({code(name), field("kappa") + how,
                         field("fraction_inside") + " / " + field("mean_width")});
     }
-    return "<p>The single κ of each bound variant (" + code(source) + "; cosines: " +
-           html_escape(kappa.contains("cosines") ? json_text(kappa.at("cosines")) : "?") +
+    return "<p>The single κ of each bound variant (" + code(source) +
+           "; cosines: " + html_escape(kappa.at("cosines").get<std::string>()) +
            "), used for the <code>kappa</code> columns; κ per bound variant and side is the "
            "verdict's κ*.</p>\n" +
            html_table({"variant", "κ (rule)", "fraction of points inside / mean envelope width"},

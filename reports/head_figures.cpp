@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "common/csv.hpp"
+#include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/manifest_values.hpp"
 #include "common/run_schema.hpp"
 #include "reports/empirical_figures.hpp"
 #include "reports/palette.hpp"
@@ -26,12 +28,10 @@ namespace {
 // Table 2's regimes as bounds.csv names them, each with a colour (kSeries has five).
 constexpr const char* kTable2Regimes[] = {"I", "II", "III", "IV", "V"};
 
+// A number of snapshot.json (r_min is "nan" when N = n): a missing key or another type is a
+// JSON error carrying its pointer (the caller's with_json_context names the file).
 double json_double(const nlohmann::json& j, const char* key) {
-    if (!j.contains(key)) return std::nan("");
-    const nlohmann::json& v = j.at(key);
-    if (v.is_number()) return v.get<double>();
-    if (v.is_string()) return v.get<std::string>() == "inf" ? INFINITY : std::nan("");
-    return std::nan("");
+    return json_number_value(j.at(key));
 }
 
 // A circle of radius r around (x, y) as 181 points, for a key entry with a real path.
@@ -91,7 +91,12 @@ std::string snapshot_script(const std::string& id, const SnapshotCircles& c, dou
 std::optional<Figure> snapshot_figure(const std::string& prefix, const std::string& dir) {
     const std::string csv_path = path_in(dir, schema::file::snapshot_table),
                       json_path = path_in(dir, schema::file::snapshot_scalars);
-    if (!fs::exists(csv_path) || !fs::exists(json_path)) return std::nullopt;
+    const bool has_table = fs::exists(csv_path), has_scalars = fs::exists(json_path);
+    if (!has_table && !has_scalars) return std::nullopt;  // extract --snapshot off
+    if (has_table != has_scalars)
+        throw InputError("'" + (has_table ? json_path : csv_path) + "': missing beside '" +
+                         (has_table ? csv_path : json_path) +
+                         "' (extract writes snapshot.csv and snapshot.json together)");
     const CsvTable tokens = read_csv_table(csv_path);
     const nlohmann::json meta = read_json(json_path);
     const double sx = json_double(meta, "s_pc1"), sy = json_double(meta, "s_pc2");
@@ -109,19 +114,22 @@ std::optional<Figure> snapshot_figure(const std::string& prefix, const std::stri
     if (c.has_r_min) f.data.push_back({f.id + "_rmin.dat", circle_points(sx, sy, c.r_min)});
     f.data.push_back({f.id + "_s.dat", format_double(sx) + " " + format_double(sy) + "\n"});
     f.script = snapshot_script(f.id, c, sx, sy, reach * 1.08 + 1e-300);
-    const auto explained = meta.value("explained_variance", nlohmann::json::array());
+    const auto& explained = meta.at("explained_variance");
+    if (explained.size() != 2)
+        throw nlohmann::json::type_error::create(
+            302, "expected the two leading shares, found " + explained.dump(), &explained);
     std::ostringstream caption;
     caption << "The contributions y<sub>i</sub> = α<sub>i</sub>v<sub>i</sub> of layer "
-            << meta.value("layer", -1) << ", head " << meta.value("head", -1) << " in window "
-            << meta.value("document", 0) << " (" << meta.value("chosen_by", std::string("?"))
-            << "), projected on their two leading principal axes";
-    if (explained.size() == 2)
-        caption << " (" << short_number(100 * explained[0].get<double>()) << " % and "
-                << short_number(100 * explained[1].get<double>()) << " % of the variance)";
-    caption << ", with s(N) for N = " << meta.value("N", 0) << " (the N tokens of largest "
+            << meta.at("layer").get<int>() << ", head " << meta.at("head").get<int>()
+            << " in window " << meta.at("document").get<std::int64_t>() << " ("
+            << meta.at("chosen_by").get<std::string>()
+            << "), projected on their two leading principal axes"
+            << " (" << short_number(100 * json_number_value(explained.at(0))) << " % and "
+            << short_number(100 * json_number_value(explained.at(1))) << " % of the variance)";
+    caption << ", with s(N) for N = " << meta.at("N").get<int>() << " (the N tokens of largest "
             << "weight, stars) and circles of radius r<sub>max</sub> (dashed) and "
             << "r<sub>min</sub> (solid" << (c.has_r_min ? "" : "; none at N = n")
-            << ") around it. The radii are distances in the full " << meta.value("d", 0)
+            << ") around it. The radii are distances in the full " << meta.at("d").get<int>()
             << "-dimensional space; a projection only shortens distances, so a point drawn "
                "outside a circle is outside the ball, while one drawn inside may not be. "
                "P(r<sub>max</sub>, N) = "

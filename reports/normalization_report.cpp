@@ -535,69 +535,56 @@ std::string list_text(const nlohmann::json& value) {
     return out;
 }
 
-Section parameters_section(const RunFolder& run) {
-    const nlohmann::json& m = run.manifest;
-    const nlohmann::json none;
-    const nlohmann::json& model =
-        m.contains("model") && m.at("model").is_object() ? m.at("model") : none;
-    const nlohmann::json& p =
-        m.contains("parameters") && m.at("parameters").is_object() ? m.at("parameters") : none;
-    auto at = [](const nlohmann::json& object, const char* key) -> const nlohmann::json* {
-        return object.is_object() && object.contains(key) ? &object.at(key) : nullptr;
-    };
-    auto fact = [&](const nlohmann::json& object, const char* key) {
-        const nlohmann::json* value = at(object, key);
-        return value ? html_escape(list_text(*value)) : std::string("?");
+// The settings table, every key as `attngeo normalization` writes it (a missing one or a value of
+// the wrong type is a JSON error carrying its pointer).
+std::vector<std::vector<std::string>> settings_rows(const nlohmann::json& m) {
+    const nlohmann::json& model = m.at("model");
+    const nlohmann::json& p = m.at("parameters");
+    auto fact = [](const nlohmann::json& object, const char* key) {
+        return html_escape(list_text(object.at(key)));
     };
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"model", fact(model, "path") + " (" + fact(model, "family") + ", " +
                                  fact(model, "layers") + " layers × " + fact(model, "heads") +
                                  " heads, " + fact(model, "kv_heads") + " KV heads, head_dim " +
                                  fact(model, "head_dim") + ")"});
-    if (const nlohmann::json* documents = at(m, "documents"))
-        rows.push_back({"windows", fact(*documents, "windows") + " (skipped " +
-                                       fact(*documents, "skipped") + ")"});
+    const nlohmann::json& documents = m.at("documents");
+    rows.push_back(
+        {"windows", fact(documents, "windows") + " (skipped " + fact(documents, "skipped") + ")"});
     rows.push_back({"context", fact(p, "context")});
-    const nlohmann::json* positions = at(p, "positions");
-    rows.push_back({"query positions", fact(p, "queries") + ": " +
-                                           (positions && positions->is_array()
-                                                ? std::to_string(positions->size()) + " positions"
-                                                : std::string("?"))});
-    std::string bins = "?";
-    if (const nlohmann::json* length_bins = at(p, "length_bins");
-        length_bins && length_bins->is_array()) {
-        bins.clear();
-        for (const nlohmann::json& bin : *length_bins)
-            bins += (bins.empty() ? "" : ", ") + html_escape(json_text(bin));
-        bins = std::to_string(length_bins->size()) + ": " + bins;
-    }
-    rows.push_back({"length bins", bins});
+    rows.push_back({"query positions",
+                    fact(p, "queries") + ": " +
+                        std::to_string(p.at("positions").get<std::vector<std::int64_t>>().size()) +
+                        " positions"});
+    const nlohmann::json& length_bins = p.at("length_bins");
+    if (!length_bins.is_array())
+        throw nlohmann::json::type_error::create(
+            302, "expected an array of length bins, found " + length_bins.dump(), &length_bins);
+    std::string bins;
+    for (const nlohmann::json& bin : length_bins)
+        bins += (bins.empty() ? "" : ", ") + html_escape(json_text(bin));
+    rows.push_back({"length bins", std::to_string(length_bins.size()) + ": " + bins});
     rows.push_back({"sizes N", fact(p, "sizes")});
     rows.push_back({"random subsets per query",
                     fact(p, "subsets") + " (seed " + fact(p, "random_seed") + ")"});
-    std::string temperatures = "?";
-    if (const nlohmann::json* t = at(p, "temperatures"); t && t->is_array() && !t->empty()) {
-        double lo = 0, hi = 0;
-        bool numeric = true;
-        for (std::size_t i = 0; i < t->size(); ++i) {
-            if (!(*t)[i].is_number()) {
-                numeric = false;
-                break;
-            }
-            const double x = (*t)[i].get<double>();
-            lo = i ? std::min(lo, x) : x;
-            hi = i ? std::max(hi, x) : x;
-        }
-        temperatures = numeric ? std::to_string(t->size()) + " from " + short_number(lo) + " to " +
-                                     short_number(hi)
-                               : html_escape(list_text(*t));
-    }
-    rows.push_back({"temperatures T", temperatures});
+    const std::vector<double> temperatures = p.at("temperatures").get<std::vector<double>>();
+    if (temperatures.empty())
+        throw nlohmann::json::type_error::create(302, "expected temperatures, found none",
+                                                 &p.at("temperatures"));
+    const auto [lo, hi] = std::minmax_element(temperatures.begin(), temperatures.end());
+    rows.push_back({"temperatures T", std::to_string(temperatures.size()) + " from " +
+                                          short_number(*lo) + " to " + short_number(*hi)});
     rows.push_back({"ε", fact(p, "epsilons")});
     rows.push_back({"scores l", fact(p, "scores")});
     rows.push_back({"KS level", fact(p, "ks_level")});
-    if (const nlohmann::json* command = at(m, "command"))
-        rows.push_back({"command", code(json_text(*command))});
+    if (m.contains("command"))
+        rows.push_back({"command", code(m.at("command").get<std::string>())});
+    return rows;
+}
+
+Section parameters_section(const RunFolder& run) {
+    const std::vector<std::vector<std::string>> rows = with_json_context(
+        path_in(run.dir, schema::file::manifest), [&] { return settings_rows(run.manifest); });
     Section section;
     section.title = "Model and measurement";
     section.html_before =

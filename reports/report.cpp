@@ -125,38 +125,43 @@ std::string table1_html(const std::string& dir, const nlohmann::json& manifest,
                         const std::string& where) {
     const std::string path = (fs::path(dir) / schema::file::table1).string();
     const CsvTable table = read_csv_table(path);
-    const nlohmann::json about = manifest.value("table1", nlohmann::json::object());
-    auto fact = [&](const char* key) {
-        return about.contains(key) ? html_escape(json_text(about.at(key))) : std::string("?");
-    };
+    // The manifest's "table1" block as compare::table1_manifest writes it, every key required.
+    const std::string manifest_path = (fs::path(dir) / schema::file::manifest).string();
     std::ostringstream html;
-    html << "<p>Central differences of the <code>paper</code> bounds " << where
-         << "κ = " << fact("kappa") << ", d = " << fact("d")
-         << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises with "
-            "the parameter. From <code>"
-         << html_escape(path) << "</code>.</p>\n";
-    if (about.contains("error") && about.at("error").is_string())
-        html << "<p class=\"warn\">No rows: " << html_escape(about.at("error").get<std::string>())
-             << "</p>\n";
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t r = 0; r < table.rows.size(); ++r)
-        rows.push_back(
-            {html_escape(table.text(r, "parameter")), table.text(r, "N"),
-             short_number(table.number(r, "dP_lower")), short_number(table.number(r, "dP_upper")),
-             short_number(table.number(r, "dR_lower")), short_number(table.number(r, "dR_upper"))});
-    html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"}, rows);
-    // Why a row is nan, as the run recorded it (table1.undefined_rows).
-    const nlohmann::json undefined = about.value("undefined_rows", nlohmann::json::array());
-    if (undefined.is_array() && !undefined.empty()) {
-        html << "<p>Rows of nan:</p>\n<ul>";
-        for (const nlohmann::json& row : undefined)
-            if (row.is_object())
-                html << "<li><code>"
-                     << html_escape(json_text(row.value("parameter", nlohmann::json("?"))))
-                     << "</code>: " << html_escape(json_text(row.value("why", nlohmann::json("?"))))
-                     << "</li>";
-        html << "</ul>\n";
-    }
+    with_json_context(manifest_path, [&] {
+        const nlohmann::json& about = manifest.at("table1");
+        auto fact = [&](const char* key) { return html_escape(json_text(about.at(key))); };
+        html << "<p>Central differences of the <code>paper</code> bounds " << where
+             << "κ = " << fact("kappa") << ", d = " << fact("d")
+             << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises "
+                "with the parameter. From <code>"
+             << html_escape(path) << "</code>.</p>\n";
+        const nlohmann::json& error = about.at("error");
+        if (!error.is_null())
+            html << "<p class=\"warn\">No rows: " << html_escape(error.get<std::string>())
+                 << "</p>\n";
+        std::vector<std::vector<std::string>> rows;
+        for (std::size_t r = 0; r < table.rows.size(); ++r)
+            rows.push_back({html_escape(table.text(r, "parameter")), table.text(r, "N"),
+                            short_number(table.number(r, "dP_lower")),
+                            short_number(table.number(r, "dP_upper")),
+                            short_number(table.number(r, "dR_lower")),
+                            short_number(table.number(r, "dR_upper"))});
+        html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"},
+                           rows);
+        // Why a row is nan, as the run recorded it.
+        const nlohmann::json& undefined = about.at("undefined_rows");
+        if (!undefined.is_array())
+            throw nlohmann::json::type_error::create(
+                302, "expected an array, found " + undefined.dump(), &undefined);
+        if (!undefined.empty()) {
+            html << "<p>Rows of nan:</p>\n<ul>";
+            for (const nlohmann::json& row : undefined)
+                html << "<li><code>" << html_escape(row.at("parameter").get<std::string>())
+                     << "</code>: " << html_escape(row.at("why").get<std::string>()) << "</li>";
+            html << "</ul>\n";
+        }
+    });
     return html.str();
 }
 

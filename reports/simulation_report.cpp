@@ -332,10 +332,8 @@ std::map<std::string, std::pair<double, double>> mean_widths(const CsvTable& bou
 }
 
 std::string kappa_cell(const nlohmann::json& e) {
-    std::string rule = e.contains("kappa_rule")         ? json_text(e.at("kappa_rule"))
-                       : e.value("kappa_fitted", false) ? "fitted"
-                                                        : "given";
-    return json_text(e.at("kappa")) + " (" + html_escape(rule) + ")";
+    return json_text(e.at("kappa")) + " (" + html_escape(e.at("kappa_rule").get<std::string>()) +
+           ")";
 }
 
 std::string envelope_table(const nlohmann::json& point, const CsvTable& bounds) {
@@ -456,21 +454,12 @@ std::string realised_table(const nlohmann::json& point) {
 }
 
 // The sentences' inputs of each variant at one grid point: the manifest's envelopes entry and,
-// where bounds.csv has them, the N at which each metric's κ* envelope is inverted.
+// with bounds.csv, the N at which each metric's κ* envelope is inverted.
 std::map<std::string, VariantFacts> variant_facts(const nlohmann::json& point,
                                                   const CsvTable* bounds) {
-    std::map<std::string, VariantFacts> facts;
-    for (const auto& v : variant_names()) {
-        VariantFacts& f = facts[v];
+    std::map<std::string, VariantFacts> facts = variant_facts_of_all(point.at("envelopes"));
+    for (auto& [v, f] : facts)
         f.kappa_irrelevant = infinite_d(point.at("d"));
-        if (point.contains("envelopes") && point.at("envelopes").contains(v)) {
-            const auto& e = point.at("envelopes").at(v);
-            f.degenerate = e.value("degenerate", nlohmann::json(nullptr));
-            f.interval_score = e.value("interval_score", nlohmann::json(nullptr));
-            f.hypotheses = e.value("hypotheses", nlohmann::json(nullptr));
-            if (e.contains("kappa_rule")) f.kappa_rule = json_text(e.at("kappa_rule"));
-        }
-    }
     if (!bounds) return facts;
     for (const char* metric : {"P", "R"}) {
         const std::string column = std::string(metric) + "_inverted";

@@ -16,6 +16,8 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/json_file.hpp"
+#include "common/manifest_values.hpp"
 #include "common/order_statistics.hpp"
 #include "common/run_schema.hpp"
 #include "reports/palette.hpp"
@@ -56,9 +58,7 @@ std::string join_words(const std::vector<std::string>& words) {
 }
 
 double fraction_of(const nlohmann::json& degenerate, const char* key) {
-    if (!degenerate.is_object() || !degenerate.contains(key) || !degenerate.at(key).is_number())
-        return std::nan("");
-    return degenerate.at(key).get<double>();
+    return json_number_value(degenerate.at(key));
 }
 
 // "1023 of 1023 N": a fraction of the M points (the non-convention points) as a count.
@@ -533,25 +533,43 @@ Figure kappa_scan_figure(const std::string& id, const std::string& variant, cons
     return f;
 }
 
+VariantFacts variant_facts_of(const nlohmann::json& block) {
+    // Checked in place, before the copies, so an error carries the value's JSON pointer.
+    const nlohmann::json& degenerate = block.at("degenerate");
+    for (const char* key : {"delta_le0", "delta0_le0", "xi_le0", "P_inverted", "R_inverted",
+                            "P_trivial_lower", "R_trivial_lower", "P_trivial_upper",
+                            "R_trivial_upper"})
+        (void)json_number_value(degenerate.at(key));
+    const nlohmann::json& interval_score = block.at("interval_score");
+    for (const char* key : {"kappa", "coverage", "mean_width", "violations"})
+        (void)json_number_value(interval_score.at(key));
+    const nlohmann::json& hypotheses = block.at("hypotheses");
+    for (const char* key : {"points", "delta_positive", "sink_points", "delta0_positive"})
+        (void)json_integer<int>(hypotheses.at(key));
+    VariantFacts f;
+    f.kappa_rule = block.at("kappa_rule").get<std::string>();
+    f.degenerate = degenerate;
+    f.interval_score = interval_score;
+    f.hypotheses = hypotheses;
+    return f;
+}
+
+std::map<std::string, VariantFacts> variant_facts_of_all(const nlohmann::json& variants) {
+    std::map<std::string, VariantFacts> facts;
+    for (const auto& v : variant_names())
+        facts[v] = variant_facts_of(variants.at(v));
+    return facts;
+}
+
 Section compare_verdict_section(const std::string& dir, const std::string& prefix,
                                 const nlohmann::json& kappa, const std::string& opening) {
     Section verdict;
     verdict.title = "The verdict: does each bound hold on real heads, and does it say anything?";
     const std::filesystem::path verdict_path = std::filesystem::path(dir) / schema::file::verdict;
     const VerdictTable table = read_verdict(verdict_path.string());
-    std::map<std::string, VariantFacts> facts;
-    const nlohmann::json variants = kappa.is_object() && kappa.contains("variants")
-                                        ? kappa.at("variants")
-                                        : nlohmann::json::object();
-    for (const auto& v : variant_names()) {
-        if (!variants.contains(v)) continue;
-        const auto& block = variants.at(v);
-        VariantFacts& f = facts[v];
-        f.degenerate = block.value("degenerate", nlohmann::json(nullptr));
-        f.interval_score = block.value("interval_score", nlohmann::json(nullptr));
-        f.hypotheses = block.value("hypotheses", nlohmann::json(nullptr));
-        if (block.contains("kappa_rule")) f.kappa_rule = json_text(block.at("kappa_rule"));
-    }
+    const std::string kappa_path = (std::filesystem::path(dir) / schema::file::kappa).string();
+    const std::map<std::string, VariantFacts> facts =
+        with_json_context(kappa_path, [&] { return variant_facts_of_all(kappa.at("variants")); });
     verdict.html_before = verdict_html(table.rows, facts, "(head, N) points", opening);
     const std::filesystem::path scan_path = std::filesystem::path(dir) / schema::file::kappa_scan;
     const CsvTable scan = read_csv_table(scan_path.string());

@@ -64,14 +64,22 @@ VerdictTable read_verdict(const std::string& path);
 
 // What the sentences of one variant need besides its verdict rows.
 struct VariantFacts {
-    nlohmann::json degenerate;      // manifest "degenerate" fractions (null when absent)
-    nlohmann::json interval_score;  // manifest "interval_score" (null when absent)
-    std::string kappa_rule;         // "interval-score" | "given" | "" (absent)
+    nlohmann::json degenerate;      // "degenerate": the fractions delta_le0, …, R_trivial_upper
+    nlohmann::json interval_score;  // "interval_score": kappa, coverage, mean_width, violations
+    std::string kappa_rule;         // "interval-score" | "given"
     bool kappa_irrelevant = false;  // d = ∞: the bounds are taken at κd = ∞, κ does not enter
     // metric → the N at which the κ* envelope is inverted (simulate only; empty otherwise).
     std::map<std::string, std::vector<int>> inverted_at;
-    nlohmann::json hypotheses;  // manifest "hypotheses" (points, delta_positive, …; null: absent)
+    nlohmann::json hypotheses;  // "hypotheses": points, delta_positive, sink_points, delta0_…
 };
+
+// The facts of one variant's verdict block as compare's verdict_json writes it (a simulate
+// point's manifest "envelopes" entry, a compare folder's kappa.json "variants" entry), every key
+// checked here: a missing key or a value of the wrong type is a JSON error carrying its pointer
+// (with_json_context names the file), so the sentences read them without checks.
+VariantFacts variant_facts_of(const nlohmann::json& block);
+// variant_facts_of for every bound variant of `variants` (keyed by variant name, each required).
+std::map<std::string, VariantFacts> variant_facts_of_all(const nlohmann::json& variants);
 
 // The verdict of one run (a simulate grid point or a compare folder): the table of
 // variant × metric × side and a paragraph per variant. `points` names what a point is

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/manifest_values.hpp"
 #include "reports/report.hpp"
 
 namespace attngeo::reports {
@@ -211,10 +212,10 @@ std::string informative_sentence(const SideGroups& groups, std::size_t variants,
 std::string hypotheses_sentence(const std::map<std::string, VariantFacts>& facts) {
     std::set<std::string> texts;
     for (const auto& [variant, f] : facts) {
-        const nlohmann::json& h = f.hypotheses;
-        if (!h.is_object() || !h.contains("points")) continue;
-        const int M = h.value("points", 0), delta = h.value("delta_positive", 0);
-        const int sink = h.value("sink_points", 0), delta0 = h.value("delta0_positive", 0);
+        const nlohmann::json& h = f.hypotheses;  // checked by variant_facts_of
+        const int M = h.at("points").get<int>(), delta = h.at("delta_positive").get<int>();
+        const int sink = h.at("sink_points").get<int>(),
+                  delta0 = h.at("delta0_positive").get<int>();
         std::ostringstream s;
         s << "Theorem 1's hypothesis Δ &gt; 0 holds at " << delta << " of " << M << " points";
         if (delta == 0) s << ": <span class=\"bad\">the theorem applies nowhere</span>";
@@ -385,19 +386,14 @@ std::vector<std::string> kappa_star_sentences(const VerdictSide& r) {
 }
 
 std::string interval_score_sentence(const VariantFacts& facts) {
-    const nlohmann::json& is = facts.interval_score;
-    if (!is.is_object() || !is.contains("kappa") || !is.at("kappa").is_number()) return "";
-    auto number = [&](const char* key) {
-        return is.contains(key) && is.at(key).is_number() ? number3(is.at(key).get<double>())
-                                                          : std::string("?");
-    };
-    std::string s =
-        "One κ for all four sides (smallest mean interval score, Gneiting &amp; "
-        "Raftery 2007): κ = " +
-        number("kappa") + ", coverage " + number("coverage") + ", mean width " +
-        number("mean_width");
-    if (is.contains("violations")) s += ", " + number("violations") + " violations";
-    return s + ". ";
+    const nlohmann::json& is = facts.interval_score;  // checked by variant_facts_of
+    // No κ scores finitely when no point has an envelope to score (nothing to say then).
+    if (!std::isfinite(json_number_value(is.at("kappa")))) return "";
+    auto number = [&](const char* key) { return number3(json_number_value(is.at(key))); };
+    return "One κ for all four sides (smallest mean interval score, Gneiting &amp; "
+           "Raftery 2007): κ = " +
+           number("kappa") + ", coverage " + number("coverage") + ", mean width " +
+           number("mean_width") + ", " + number("violations") + " violations. ";
 }
 
 std::string realised_assumptions_opening(const nlohmann::json& point) {

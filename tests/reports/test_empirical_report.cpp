@@ -195,8 +195,15 @@ void write_verdict_files(const fs::path& dir) {
     for (int v = 0; v < 4; ++v) {
         auto& block = kappa["variants"][kVariantNames[v]];
         block["kappa_rule"] = "interval-score";
-        block["interval_score"] = {
-            {"kappa", 0.5}, {"coverage", 0.9375}, {"mean_width", 0.5}, {"mean_score", 1}};
+        block["interval_score"] = {{"kappa", 0.5},
+                                   {"coverage", 0.9375},
+                                   {"mean_width", 0.5},
+                                   {"mean_score", 1},
+                                   {"violations", 3}};
+        block["hypotheses"] = {{"points", points},
+                               {"delta_positive", points},
+                               {"sink_points", 0},
+                               {"delta0_positive", 0}};
         block["degenerate"] = {{"delta_le0", v == 0 ? 1.0 : 0.0},
                                {"delta0_le0", 0.0},
                                {"xi_le0", 0.0},
@@ -266,10 +273,11 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
           "paper,0,1,3,P,0.0625,0.125,0.9,0.0625\n");
     write(dir / "kappa.json",
           R"({"cosines": "parametric", "variants": {"paper": {"kappa": 0.5,
-              "fraction_inside": 0.9375, "mean_width": 0.5, "kappa_lower95": 0.25,
-              "lower_fraction_at_kappa_lower95": 0.96}, "exact-mean": {"kappa": 1,
-              "fraction_inside": 1, "mean_width": 0.6, "kappa_lower95": 1,
-              "lower_fraction_at_kappa_lower95": 1}}})");
+              "kappa_fitted": true, "fraction_inside": 0.9375, "mean_width": 0.5},
+              "exact-mean": {"kappa": 1, "kappa_fitted": true, "fraction_inside": 1,
+              "mean_width": 0.6}, "scale-invariant": {"kappa": 1, "kappa_fitted": true,
+              "fraction_inside": 0.98958333333333337, "mean_width": 0.5}, "corrected": {
+              "kappa": 2, "kappa_fitted": true, "fraction_inside": 1, "mean_width": 0.75}}})");
     write(dir / "corr_rho0.csv",
           "N,heads,corr,ci_lo,ci_hi,replicates\n1,6,0.25,-0.5,0.75,200\n2,6,0.625,0.125,0.875,200\n"
           "3,6,0.5,0,0.75,200\n8,6,nan,nan,nan,200\n");
@@ -296,7 +304,16 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
     nlohmann::json manifest = {
         {"format_version", 1},
         {"kind", "compare"},
-        {"table1", {{"d", 4.0}, {"kappa", 0.5}, {"variant", "paper"}, {"error", nullptr}}},
+        {"table1",
+         {{"d", 4.0},
+          {"kappa", 0.5},
+          {"variant", "paper"},
+          {"error", nullptr},
+          {"undefined_rows", nlohmann::json::array()}}},
+        {"correlation",
+         {{"documents", 8},
+          {"units", "query heads"},
+          {"bootstrap", "percentile bootstrap over documents"}}},
         {"emp", emp},
         {"sim", sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(sim)},
         {"parameters", {{"cosines", "parametric"}, {"max_lag_fit", 64}, {"count_per", "query"}}},
@@ -616,6 +633,77 @@ TEST(EmpiricalReport, CompareFolderMissingVerdictColumnsIsAnInputError) {
     manifest["assumptions"]["A2_holds"] = "four";
     write(cmp / "manifest.json", manifest.dump(2));
     expect_error({"manifest.json", "/assumptions/A2_holds"});
+    manifest["assumptions"]["A2_holds"] = 4;
+    // compare's correlation block and Table 1's facts, as compare writes them.
+    for (const auto& [block, key] : std::vector<std::pair<std::string, std::string>>{
+             {"correlation", "units"}, {"table1", "undefined_rows"}}) {
+        nlohmann::json without = manifest;
+        without[block].erase(key);
+        write(cmp / "manifest.json", without.dump(2));
+        expect_error({"manifest.json", key});
+    }
+    write(cmp / "manifest.json", manifest.dump(2));
+    // kappa.json's verdict block of every variant: each key, and each variant, required.
+    const std::string kappa_text = slurp(cmp / "kappa.json");
+    const nlohmann::json kappa = nlohmann::json::parse(kappa_text);
+    for (const char* key : {"hypotheses", "kappa_rule", "interval_score"}) {
+        nlohmann::json without = kappa;
+        without["variants"]["corrected"].erase(key);
+        write(cmp / "kappa.json", without.dump(2));
+        expect_error({"kappa.json", key});
+    }
+    nlohmann::json wrong = kappa;
+    wrong["variants"]["paper"]["degenerate"]["xi_le0"] = "none";
+    write(cmp / "kappa.json", wrong.dump(2));
+    expect_error({"kappa.json", "/variants/paper/degenerate/xi_le0"});
+    wrong = kappa;
+    wrong["variants"].erase("scale-invariant");
+    write(cmp / "kappa.json", wrong.dump(2));
+    expect_error({"kappa.json", "scale-invariant"});
+    write(cmp / "kappa.json", kappa_text);
+    EXPECT_NO_THROW(reports::write_report({cmp.string()}, (scratch() / "r_partial").string()));
+}
+
+// extract writes snapshot.csv and snapshot.json together (or neither, --snapshot off): one
+// without the other is a damaged folder, named; a snapshot.json key missing is named too.
+TEST(EmpiricalReport, SnapshotFilesComeTogetherWithEveryKey) {
+    const fs::path emp = make_extract("extract_snapshot");
+    const std::string out = (scratch() / "r_snapshot").string();
+    write(emp / "snapshot.csv",
+          "pos,alpha,selected,pc1,pc2,contrib_norm,distance_to_s,cos_to_s\n"
+          "0,0.5,1,1,0,0.5,0.25,1\n1,0.25,1,0,1,0.25,0.5,0.5\n2,0.25,0,-1,0,0.25,1,-1\n");
+    attngeo::test_support::expect_input_error([&] { reports::write_report({emp.string()}, out); },
+                                              {"snapshot.json", "missing beside", "snapshot.csv"});
+    const nlohmann::json meta = {{"layer", 1},
+                                 {"head", 2},
+                                 {"N", 2},
+                                 {"document", 0},
+                                 {"chosen_by", "--snapshot"},
+                                 {"ranking", "attn"},
+                                 {"n", 3},
+                                 {"d", 4},
+                                 {"r_min", "nan"},
+                                 {"r_max", 1.5},
+                                 {"precision_at_rmax", 1},
+                                 {"recall_at_rmin", 0.5},
+                                 {"s_pc1", 0.5},
+                                 {"s_pc2", 0.25},
+                                 {"explained_variance", {0.75, 0.25}}};
+    write(emp / "snapshot.json", meta.dump(2));
+    const std::string html = slurp(reports::write_report({emp.string()}, out));
+    EXPECT_NE(html.find("of layer 1, head 2 in window 0 (--snapshot)"), std::string::npos);
+    EXPECT_NE(html.find("(75 % and 25 % of the variance)"), std::string::npos);
+    EXPECT_NE(html.find("none at N = n"), std::string::npos);  // r_min "nan": no inner circle
+    for (const char* key : {"chosen_by", "explained_variance", "r_max"}) {
+        nlohmann::json without = meta;
+        without.erase(key);
+        write(emp / "snapshot.json", without.dump(2));
+        attngeo::test_support::expect_input_error(
+            [&] { reports::write_report({emp.string()}, out); }, {"snapshot.json", key});
+    }
+    fs::remove(emp / "snapshot.csv");
+    attngeo::test_support::expect_input_error([&] { reports::write_report({emp.string()}, out); },
+                                              {"snapshot.csv", "missing beside", "snapshot.json"});
 }
 
 TEST(EmpiricalReport, HeadlessChromiumScreenshotOfTheCompareReportIsNotBlank) {

@@ -470,6 +470,17 @@ TEST(NormalizationReport, ADamagedOrMissingFileIsAnErrorNamingIt) {
     message = error_of(level, "no_level_out");
     EXPECT_NE(message.find("manifest.json"), std::string::npos) << message;
     EXPECT_NE(message.find("ks_level"), std::string::npos) << message;
+
+    // Every setting of the parameters table is read as the command writes it.
+    for (const auto& [block, key] : std::vector<std::pair<std::string, std::string>>{
+             {"parameters", "temperatures"}, {"model", "head_dim"}, {"documents", "skipped"}}) {
+        nlohmann::json without = manifest_json();
+        without[block].erase(key);
+        write_text(level / schema::file::manifest, without.dump());
+        message = error_of(level, "no_" + key + "_out");
+        EXPECT_NE(message.find("manifest.json"), std::string::npos) << message;
+        EXPECT_NE(message.find(key), std::string::npos) << message;
+    }
 }
 
 TEST(NormalizationReport, TheCliReportsTheFolder) {

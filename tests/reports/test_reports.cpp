@@ -668,6 +668,18 @@ TEST(ReportVerdict, MissingVerdictOrVersionIsAnInputErrorNamingTheFile) {
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("verdict.csv"), std::string::npos) << e.what();
     }
+    // The point's verdict blocks (manifest points[0].envelopes) are read as simulate writes
+    // them: a key missing, or a variant, is bad input naming manifest.json and the key.
+    const nlohmann::json intact = nlohmann::json::parse(slurp(sim / "manifest.json"));
+    for (const auto& [variant, key] : std::vector<std::pair<std::string, std::string>>{
+             {"paper", "kappa_rule"}, {"corrected", "hypotheses"}, {"exact-mean", "degenerate"}}) {
+        const fs::path damaged = copy_run(sim, "cli_sim_no_" + key);
+        nlohmann::json without = intact;
+        without["points"][0]["envelopes"][variant].erase(key);
+        std::ofstream(damaged / "manifest.json", std::ios::trunc) << without.dump(2);
+        attngeo::test_support::expect_input_error([&] { report_of({damaged}, "report_no_" + key); },
+                                                  {"manifest.json", key});
+    }
 }
 
 // Table 1 of a sweep is read from the table1.csv the sweep wrote (every row, the first grid
