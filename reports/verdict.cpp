@@ -535,10 +535,8 @@ Figure kappa_scan_figure(const std::string& id, const std::string& variant, cons
 
 VariantFacts variant_facts_of(const nlohmann::json& block) {
     // Checked in place, before the copies, so an error carries the value's JSON pointer.
-    const nlohmann::json& degenerate = block.at("degenerate");
-    for (const char* key : {"delta_le0", "delta0_le0", "xi_le0", "P_inverted", "R_inverted",
-                            "P_trivial_lower", "R_trivial_lower", "P_trivial_upper",
-                            "R_trivial_upper"})
+    const nlohmann::json& degenerate = block.at("degenerate");  // a fraction per margin flag
+    for (const std::string& key : schema::bound_flag_columns())
         (void)json_number_value(degenerate.at(key));
     const nlohmann::json& interval_score = block.at("interval_score");
     for (const char* key : {"kappa", "coverage", "mean_width", "violations"})
