@@ -134,7 +134,14 @@ inline std::filesystem::path copy_with_one_file_edited(const std::filesystem::pa
     auto& scratch = ScratchFolder::instance();
     scratch.clear();
     const fs::path copy = scratch.path() / "run";
-    fs::copy(source, copy);
+    // File by file through streams, not fs::copy: its sendfile gives up on EINTR, and libFuzzer's
+    // timer signals interrupt it now and then (a harness crash, not a finding). Subfolders are
+    // left out, as fs::copy without `recursive` leaves them.
+    fs::create_directory(copy);
+    for (const fs::path& file : files) {
+        std::ifstream from(file, std::ios::binary);
+        std::ofstream(copy / file.filename(), std::ios::binary) << from.rdbuf();
+    }
     std::ofstream(copy / victim.filename(), std::ios::binary | std::ios::trunc) << text;
     damaged = victim.filename().string();
     return copy;
