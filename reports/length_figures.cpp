@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <sstream>
 
-#include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/run_schema.hpp"
+#include "reports/csv_table.hpp"
 #include "reports/empirical_figures.hpp"
 #include "reports/series_plot.hpp"
 
@@ -27,13 +27,6 @@ const std::vector<std::string> kRegimesByLengthColumns = {
 const std::vector<std::string> kHeadsByLengthColumns = {
     "layer", "head",      "length_lo", "length_hi", "queries", "lambda",
     "rho0",  "sink_mass", "m_sink",    "m_last",    "m_rest",  "regime"};
-
-CsvTable read_checked(const std::string& path, const std::vector<std::string>& columns) {
-    CsvTable table = read_csv_table(path);
-    for (const std::string& name : columns)
-        table.column(name);
-    return table;
-}
 
 LengthBinKey bin_at(const CsvTable& table, std::size_t row) {
     return {static_cast<int>(table.integer(row, "length_lo")),
@@ -202,7 +195,7 @@ std::optional<LengthCurves> extract_length_curves(const ExtractData& e) {
         throw InputError("'" + c.regime_source +
                          "': missing, expected it beside by_length.csv (extract --queries "
                          "writes both)");
-    const CsvTable heads = read_checked(c.regime_source, kHeadsByLengthColumns);
+    const CsvTable heads = read_table_with_columns(c.regime_source, kHeadsByLengthColumns);
     std::map<LengthBinKey, PerRegime<int>> counts;
     for (std::size_t r = 0; r < heads.rows.size(); ++r) {
         const LengthBinKey bin = bin_at(heads, r);
@@ -227,7 +220,7 @@ std::optional<LengthCurves> compare_length_curves(const std::string& dir) {
     LengthCurves c;
     c.pr_source = summary_path;
     c.regime_source = path_in(dir, schema::file::regimes_by_length);
-    const CsvTable summary = read_checked(summary_path, kSummaryColumns);
+    const CsvTable summary = read_table_with_columns(summary_path, kSummaryColumns);
     for (std::size_t r = 0; r < summary.rows.size(); ++r) {
         const LengthBinKey bin = bin_at(summary, r);
         c.length_mean[bin] = summary.number(r, "length_mean");
@@ -239,7 +232,7 @@ std::optional<LengthCurves> compare_length_curves(const std::string& dir) {
         throw InputError("'" + c.regime_source +
                          "': missing, expected it beside by_length_summary.csv (compare writes "
                          "both)");
-    const CsvTable regimes = read_checked(c.regime_source, kRegimesByLengthColumns);
+    const CsvTable regimes = read_table_with_columns(c.regime_source, kRegimesByLengthColumns);
     for (std::size_t r = 0; r < regimes.rows.size(); ++r) {
         const LengthBinKey bin = bin_at(regimes, r);
         c.length_mean[bin] = regimes.number(r, "length_mean");

@@ -20,6 +20,7 @@
 #include "reports/empirical_data.hpp"
 #include "reports/empirical_tables.hpp"
 #include "reports/palette.hpp"
+#include "reports/series_plot.hpp"
 #include "reports/simulation_tables.hpp"
 #include "reports/verdict.hpp"
 #include "theory/bounds.hpp"
@@ -507,11 +508,7 @@ std::string curve_plot(const CurvePanel& p, const std::vector<ModelCurves>& mode
     if (band)
         parts.push_back("1/0 with boxes fs transparent solid 0.3 noborder lc rgb '" + neutral +
                         "' title '" + p.band_title + "'");
-    if (parts.empty()) parts.push_back("1/0 notitle");
-    std::string plot = "  plot ";
-    for (std::size_t i = 0; i < parts.size(); ++i)
-        plot += (i ? ", \\\n       " : "") + parts[i];
-    return plot + "\n";
+    return plot_command(parts);
 }
 
 // A figure of one curve per model against log N (Figures 5 and 6 across models, the

@@ -41,15 +41,6 @@ const std::vector<std::string> kCriticalColumns = {
 const std::vector<std::string> kCriticalByLengthColumns = {"length_lo", "length_hi", "length_mean",
                                                            "critical_N", "fraction"};
 
-// Every documented column must be there, even where no figure draws it: a file without one was
-// not written by `attngeo normalization`.
-CsvTable read_checked(const std::string& path, const std::vector<std::string>& columns) {
-    CsvTable table = read_csv_table(path);
-    for (const std::string& name : columns)
-        table.column(name);
-    return table;
-}
-
 int integer_at(const CsvTable& table, std::size_t row, const char* column) {
     return static_cast<int>(table.integer(row, column));
 }
@@ -348,8 +339,8 @@ Section critical_section(const std::string& prefix, const RunFolder& run) {
                               " (the KS step of the run did not finish).</p>\n";
         return section;
     }
-    const CsvTable by_length = read_checked(by_length_path, kCriticalByLengthColumns);
-    const CsvTable critical = read_checked(critical_path, kCriticalColumns);
+    const CsvTable by_length = read_table_with_columns(by_length_path, kCriticalByLengthColumns);
+    const CsvTable critical = read_table_with_columns(critical_path, kCriticalColumns);
     const std::string manifest = path_in(run.dir, schema::file::manifest);
     const double ks_level = with_json_context(
         manifest, [&] { return run.manifest.at("parameters").at("ks_level").get<double>(); });
@@ -372,7 +363,7 @@ Section critical_section(const std::string& prefix, const RunFolder& run) {
 // ----------------------------------------------------------
 
 Figure separability_figure(const std::string& prefix, const std::string& path) {
-    const CsvTable table = read_checked(path, kSeparabilityColumns);
+    const CsvTable table = read_table_with_columns(path, kSeparabilityColumns);
     // N → head → (Σ queries·separability, Σ queries): each head pooled over the bins.
     std::map<int, std::map<std::pair<int, int>, std::pair<double, double>>> pooled;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
@@ -420,17 +411,17 @@ Figure separability_figure(const std::string& prefix, const std::string& path) {
       << "  set key outside below center horizontal font ',11' samplen 3\n"
       << "  set xlabel 'N (selected tokens, log scale)'\n"
       << "  set ylabel 'N_s/N = R(r_{min}, N)'\n";
-    if (first) {
-        s << "  plot 1/0 notitle\n";
-    } else {
-        s << "  plot " << file
-          << " using 1:4:3:7:6 with candlesticks whiskerbars 0.5 lw 1.5 lc rgb '"
-          << palette::kMeasured << "' fs solid 0.35 border lc rgb '" << palette::kMeasured
-          << "' title 'heads: quartiles, whiskers min to max', \\\n       " << file
-          << " using 1:5:5:5:5 with candlesticks lw 2.5 lc rgb '" << palette::kMeasured
-          << "' notitle, \\\n       " << file << " using 1:5 with linespoints lw 2 pt 7 lc rgb '"
-          << palette::kFit << "' title 'median over heads'\n";
+    std::vector<std::string> curves;
+    if (!first) {
+        const std::string measured = std::string(" lc rgb '") + palette::kMeasured + "'";
+        curves = {file + " using 1:4:3:7:6 with candlesticks whiskerbars 0.5 lw 1.5" + measured +
+                      " fs solid 0.35 border" + measured +
+                      " title 'heads: quartiles, whiskers min to max'",
+                  file + " using 1:5:5:5:5 with candlesticks lw 2.5" + measured + " notitle",
+                  file + " using 1:5 with linespoints lw 2 pt 7 lc rgb '" + palette::kFit +
+                      "' title 'median over heads'"};
     }
+    s << plot_command(curves);
     s << "  set xtics autofreq\n  unset boxwidth\n";
     f.script = s.str();
     f.caption =
@@ -448,7 +439,7 @@ Figure separability_figure(const std::string& prefix, const std::string& path) {
 // ---- (e) softmax sensitivity ------------------------------------------------------------------
 
 Figure sensitivity_figure(const std::string& prefix, const std::string& path) {
-    const CsvTable table = read_checked(path, kSensitivityColumns);
+    const CsvTable table = read_table_with_columns(path, kSensitivityColumns);
     struct OverHeads {
         double max = -1;
         Mean mean;
@@ -600,7 +591,8 @@ Section parameters_section(const RunFolder& run) {
 std::vector<Section> normalization_sections(const RunFolder& run) {
     const std::string prefix = "run" + std::to_string(run.index) + "_";
     const std::string distance_path = path_in(run.dir, schema::file::selection_distance);
-    const DistanceCells cells = read_distance(read_checked(distance_path, kDistanceColumns));
+    const DistanceCells cells =
+        read_distance(read_table_with_columns(distance_path, kDistanceColumns));
     std::vector<Section> sections = {parameters_section(run)};
 
     Section distance;

@@ -85,10 +85,12 @@ std::map<std::string, std::vector<std::size_t>> rows_by_variant(
     return by_variant;
 }
 
-// InputError naming the file unless its header has every one of `columns`.
-void require_columns(const CsvTable& table, const std::vector<std::string>& columns) {
-    for (const std::string& name : columns)
-        (void)table.column(name);
+// 0, 1, …, rows − 1 of `table`.
+std::vector<std::size_t> every_row(const CsvTable& table) {
+    std::vector<std::size_t> rows(table.rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r)
+        rows[r] = r;
+    return rows;
 }
 
 }  // namespace
@@ -98,24 +100,18 @@ SimulateTables read_simulate_tables(const RunFolder& run) {
         read_csv_table((fs::path(run.dir) / schema::file::simulate_estimates).string()),
         read_csv_table((fs::path(run.dir) / schema::file::bounds).string())};
     const std::vector<int> grid = manifest_sizes(run).front();
-    std::vector<std::size_t> all(tables.estimates.rows.size());
-    for (std::size_t r = 0; r < all.size(); ++r)
-        all[r] = r;
-    check_sizes(tables.estimates, all, grid, "");
-    std::vector<std::size_t> all_bounds(tables.bounds.rows.size());
-    for (std::size_t r = 0; r < all_bounds.size(); ++r)
-        all_bounds[r] = r;
-    for (const auto& [name, rows] : rows_by_variant(tables.bounds, all_bounds))
+    check_sizes(tables.estimates, every_row(tables.estimates), grid, "");
+    for (const auto& [name, rows] : rows_by_variant(tables.bounds, every_row(tables.bounds)))
         check_sizes(tables.bounds, rows, grid, " for variant '" + name + "'");
     return tables;
 }
 
 CsvTable read_sweep_table(const RunFolder& run) {
-    CsvTable sweep = read_csv_table((fs::path(run.dir) / schema::file::sweep_estimates).string());
-    require_columns(
-        sweep, {"grid", "N", "variant", "kappa", "P_mean", "P_ci_lo", "P_ci_hi", "R_mean",
-                "R_ci_lo", "R_ci_hi", "P_lower", "P_upper", "R_lower", "R_upper", "P_lower_joint",
-                "P_upper_joint", "R_lower_joint", "R_upper_joint"});
+    CsvTable sweep = read_table_with_columns(
+        (fs::path(run.dir) / schema::file::sweep_estimates).string(),
+        {"grid", "N", "variant", "kappa", "P_mean", "P_ci_lo", "P_ci_hi", "R_mean", "R_ci_lo",
+         "R_ci_hi", "P_lower", "P_upper", "R_lower", "R_upper", "P_lower_joint", "P_upper_joint",
+         "R_lower_joint", "R_upper_joint"});
     check_integer_columns(sweep, {"grid", "N"});
     const std::vector<std::vector<int>> grids = manifest_sizes(run);
     std::vector<std::vector<std::size_t>> rows_of_point(grids.size());
