@@ -19,15 +19,13 @@
 namespace attngeo::simulate {
 namespace {
 
-// A manifest number: JSON has no infinity, so json_number writes it as "inf" (or "-inf").
+// A configuration number as json_number writes it (JSON has no infinity: "inf", "-inf"); "nan"
+// is refused, no setting is undefined. A type error carries the value's JSON pointer
+// (with_json_context names the file).
 double number_from_json(const nlohmann::json& j) {
-    if (!j.is_string()) return j.get<double>();
-    const std::string text = j.get<std::string>();
-    if (text == "inf") return std::numeric_limits<double>::infinity();
-    if (text == "-inf") return -std::numeric_limits<double>::infinity();
-    // A type error carries the value's JSON pointer (with_json_context names the file).
-    throw nlohmann::json::type_error::create(
-        302, "expected a number or \"inf\", found \"" + text + "\"", &j);
+    if (j.is_number() || j == "inf" || j == "-inf") return json_number_value(j);
+    throw nlohmann::json::type_error::create(302, "expected a number or \"inf\", found " + j.dump(),
+                                             &j);
 }
 
 // The start of a message about an invalid value: the flag, or the manifest key it was read from.
