@@ -13,7 +13,11 @@ namespace attngeo::cli {
 Runner register_compare(CLI::App& app) {
     auto r = std::make_shared<compare::CompareRequest>();
     auto kappa = std::make_shared<std::string>();
-    app.add_option("--emp", r->emp, "Folder written by attngeo extract")->required();
+    app.add_option("--emp", r->emp,
+                   "Folder written by attngeo extract; repeat for several models, each judged "
+                   "in its own subfolder of --out with their universal kappa "
+                   "(universal_kappa.csv)")
+        ->required();
     app.add_option("--sim", r->sim, "Folder written by attngeo simulate, recorded for the report");
     app.add_option("--truth", r->truth,
                    "planted.csv of a planted extract folder (attngeo simulate --as-extract): "
@@ -28,8 +32,8 @@ Runner register_compare(CLI::App& app) {
                    "Fit beta on lags 1..K, K = min(this, context - 1, lags measured)")
         ->capture_default_str();
     app.add_option("--kappa", *kappa,
-                   "Concentration constant kappa for every variant; default: fitted per variant "
-                   "(docs/design.md section 7)");
+                   "Judge this concentration constant kappa alone (every variant); default: the "
+                   "kappa set of each side by test inversion (docs/design.md section 7)");
     app.add_option("--count-per", r->count_per,
                    "Count value-state statistics (lambda, rho0, beta, MAE, CV) in medians, "
                    "histograms and corr(R, rho0) once per key/value head (kv) or once per query "
@@ -40,7 +44,12 @@ Runner register_compare(CLI::App& app) {
                    "Bootstrap resamples of documents for the corr(R, rho0) interval; the fit "
                    "intervals take 200 (0 turns both off)")
         ->capture_default_str();
-    app.add_option("--seed", r->seed, "Bootstrap seed (corr(R, rho0) and the fit intervals)")
+    app.add_option("--seed", r->seed,
+                   "Seed of the bootstraps (corr(R, rho0), the fit intervals, the verdict's band)")
+        ->capture_default_str();
+    app.add_option("--band-replicates", r->band_replicates,
+                   "Bootstrap replicates of the verdict's simultaneous band (docs/design.md "
+                   "section 7)")
         ->capture_default_str();
     app.add_flag("--quiet", r->quiet, "No progress lines on stderr");
     app.add_option("--threads", r->threads,
@@ -49,9 +58,11 @@ Runner register_compare(CLI::App& app) {
     app.footer(
         "Writes fits.csv, profile.csv, profile_global.csv, bounds.csv, envelope.csv, "
         "agreement.csv, violations.csv,\n"
-        "kappa.json, corr_rho0.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv,\n"
-        "contrib_by_regime.csv, assumptions.csv, fitted_params.json and manifest.json, and\n"
-        "with --truth recovery.csv and recovery_coverage.csv (docs/compare-outputs.md).");
+        "kappa_scan.csv, verdict.csv, kappa.json, corr_rho0.csv, regimes.csv, regime_counts.csv,\n"
+        "pr_by_regime.csv, contrib_by_regime.csv, assumptions.csv, fitted_params.json and\n"
+        "manifest.json; with --truth recovery.csv and recovery_coverage.csv; where Assumption 2\n"
+        "fails in most heads verdict_plug_in.csv and kappa_scan_plug_in.csv; with several --emp\n"
+        "one such folder per model and universal_kappa.csv (docs/compare-outputs.md).");
     return [r, kappa] {
         if (!kappa->empty()) r->kappa = parse_finite_double(*kappa, "--kappa");
         r->command_line = command_line();

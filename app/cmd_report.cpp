@@ -15,8 +15,8 @@ Runner register_report(CLI::App& app) {
     };
     auto o = std::make_shared<ReportOptions>();
     app.add_option("--in", o->in,
-                   "Run folders (simulate, sweep, extract, compare, truncate, normalization), each "
-                   "with its manifest.json")
+                   "Run folders (simulate, sweep, extract, compare, compare-set, truncate, "
+                   "normalization), each with its manifest.json of this format_version")
         ->required();
     app.add_option("--out", o->out,
                    "Report folder: index.html, figures/*.svg|png with gnuplot scripts and data")

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <limits>
 #include <sstream>
 
 #include "app/commands.hpp"
+#include "simulate/calibration.hpp"
 #include "app/model_options.hpp"
 #include "common/csv.hpp"
 #include "common/errors.hpp"
@@ -52,6 +54,7 @@ struct SimulateOptions {
     bool quiet = false, resume = false;
     double checkpoint_every = 30;
     std::string out;
+    int calibrate = 0;  // --calibrate R: runs of the verdict's calibration (0: none)
     // simulate --as-extract (planted heads; simulate/planted.hpp)
     std::string as_extract;
     int heads = 0;
@@ -70,7 +73,11 @@ void add_run_options(CLI::App& app, SimulateOptions& o) {
     add_model_options(app, c.model);
     add_table_option(app, "d", o.d, " (expected Gram, no sampling)")->capture_default_str();
     add_table_option(app, "kappa", o.kappa,
-                     "; default: fitted per bound variant (docs/design.md section 7)");
+                     "; judged alone; default: each side's kappa set by test inversion "
+                     "(docs/design.md section 7)");
+    app.add_option("--band-replicates", c.band_replicates,
+                   "Bootstrap replicates of the verdict's simultaneous band over N")
+        ->capture_default_str();
     app.add_option("--trials", c.trials, "Monte Carlo trials")->capture_default_str();
     app.add_option("--seed", c.seed,
                    "RNG seed (Philox key); trials are keyed by (seed, grid point, trial)")
@@ -126,29 +133,23 @@ void finish_config(SimulateOptions& o, const CLI::App& app) {
         throw InputError("--threads: " + std::to_string(o.threads) + ", expected >= 0");
 }
 
-// One side of the verdict in a few words: κ* (or "kappa-free"), the violations beside their
-// allowance, the mean gap and the informative points.
+// One side of the verdict in a few words: its state, κ set and κ_edge, the worst point, the
+// informative points.
 std::string side_words(const nlohmann::json& side) {
     std::ostringstream s;
     s.precision(3);
-    const std::string saturates = side.value("kappa_star_saturates", "");
-    if (side.at("kappa_free").get<bool>())
-        s << "kappa-free";
-    else
-        s << "kappa*"
-          << (saturates == "above"   ? ">="
-              : saturates == "below" ? "<="
-                                     : "=")
-          << side.at("kappa_star").dump()
-          << (side.at("at_grid_edge").get<bool>() ? " (grid edge)" : "");
-    s << " violations " << side.value("violations", 0) << "/" << side.value("violations_allowed", 0)
-      << " gap " << side.at("mean_gap").get<double>() << " informative "
-      << side.value("informative_points", 0) << "/" << side.value("points", 0);
+    s << side.at("state").get<std::string>() << " (kappa " << side.at("kappa_set").get<std::string>();
+    if (side.at("kappa_edge").is_number()) s << ", edge " << side.at("kappa_edge").get<double>();
+    s << ")";
+    const nlohmann::json& worst = side.at("worst");
+    if (side.at("falsified_at_judged").get<int>() > 0 && worst.at("N").is_number())
+        s << " worst N=" << worst.at("N").get<int>() << " z=" << worst.at("z").dump();
+    s << " informative " << side.at("informative_points").get<int>() << "/"
+      << side.at("points").get<int>();
     return s.str();
 }
 
-// The verdict per variant (docs/design.md §7) on stdout; the fraction inside only next to the
-// width.
+// The verdict per variant (docs/design.md §7) on stdout, with the information share.
 void print_summary(const nlohmann::json& manifest, const std::string& out) {
     std::ostringstream s;
     s.precision(3);
@@ -162,9 +163,7 @@ void print_summary(const nlohmann::json& manifest, const std::string& out) {
                 for (const char* side : {"lower", "upper"})
                     s << " " << metric << " " << side << " "
                       << side_words(env.at("sides").at(metric).at(side)) << ";";
-            s << " at kappa=" << env.at("kappa").dump() << " inside "
-              << env.at("fraction_inside").get<double>() << " with mean width "
-              << env.at("mean_width").get<double>() << '\n';
+            s << " information share " << env.at("information_share").at("both").dump() << '\n';
         }
     }
     s << "wrote '" << out << "'\n";
@@ -240,6 +239,35 @@ void run_planted(SimulateOptions& o, const CLI::App& app) {
               << request.docs << " documents; truth in planted.csv)\n";
 }
 
+// The verdict's calibration at the run's one grid point (docs/design.md §7).
+simulate::CalibrationResult run_calibration(const SimulateOptions& o) {
+    simulate::CalibrationSettings s;
+    s.runs = o.calibrate;
+    s.trials = o.config.trials;
+    s.seed = o.config.seed;
+    s.band_replicates = o.config.band_replicates;
+    s.threads = o.threads;
+    const simulate::PointSetup setup =
+        simulate::setup_point(o.config, simulate::grid_points(o.config).front());
+    Progress progress("calibrate", o.calibrate, "runs", o.quiet);
+    simulate::CalibrationResult result = simulate::calibrate_verdict(setup, s, &progress);
+    progress.finish(std::to_string(o.calibrate) + " runs judged");
+    return result;
+}
+
+// --calibrate's preconditions, before any trial runs.
+void check_calibration(const SimulateOptions& o, const CLI::App& app, const std::string& kind) {
+    const CLI::Option* flag = app.get_option_no_throw("--calibrate");
+    if (!flag || flag->count() == 0) return;  // sweep has no --calibrate
+    if (kind != "simulate") throw InputError("--calibrate: only with simulate, not " + kind);
+    if (o.calibrate < 10 || o.calibrate > 100000)
+        throw InputError("--calibrate: " + std::to_string(o.calibrate) +
+                         ", expected 10 to 100000 runs");
+    if (app.count("--shard") > 0) throw InputError("--calibrate: not with --shard");
+    if (std::isinf(o.config.d))
+        throw InputError("--calibrate: needs a finite --d (at d = inf nothing is sampled)");
+}
+
 void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& kind) {
     if (!o.as_extract.empty()) return run_planted(o, app);
     for (const char* flag : {"--heads", "--docs", "--alpha-noise", "--draw"})
@@ -249,6 +277,7 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
     check_output_folder(o.out, "--out");  // before any work (a sweep can take hours)
     finish_config(o, app);
     o.config.kind = kind;
+    check_calibration(o, app, kind);
     if (kind == "sweep") o.config.sweep = simulate::parse_sweep_sets(o.sets);
     simulate::RunTimings timings;
     const std::int64_t trials = simulate::shard_trial_count(o.config);  // validates every point
@@ -258,8 +287,11 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
         Progress progress(kind, trials, "trials", o.quiet);
         const auto sums =
             simulate::run_grid(o.config, o.threads, &progress, timings, checkpointing);
-        const auto manifest =
-            simulate::write_run(o.out, o.config, sums, o.threads, provenance(app), timings);
+        std::optional<simulate::CalibrationResult> calibration;
+        if (o.calibrate > 0) calibration = run_calibration(o);
+        const auto manifest = simulate::write_run(o.out, o.config, sums, o.threads,
+                                                  provenance(app), timings,
+                                                  calibration ? &*calibration : nullptr);
         fs::remove_all(checkpointing.state_dir);
         progress.finish("wrote '" + o.out + "'");
         print_summary(manifest, o.out);
@@ -275,13 +307,17 @@ Runner register_simulate(CLI::App& app) {
     auto o = std::make_shared<SimulateOptions>();
     add_run_options(app, *o);
     add_planted_options(app, *o);
+    app.add_option("--calibrate", o->calibrate,
+                   "Also calibrate the verdict: R runs of --trials judged against planted true "
+                   "and false bounds (calibration.csv; docs/design.md section 7)");
     app.footer(
         "With --as-extract OUT: writes an extract folder of planted heads and OUT/planted.csv "
         "instead (docs/simulate-outputs.md).\n"
         "Writes OUT/simulate.csv "
         "(N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean),\n"
-        "OUT/bounds.csv (every variant, kappa, inside flags), OUT/sums.csv (exact sums for merge) "
-        "and OUT/manifest.json.");
+        "OUT/bounds.csv (every variant at its rows' kappa, each side's judgement), OUT/sums.csv and\n"
+        "OUT/per_trial.safetensors (exact sums and per-trial counts for merge), OUT/kappa_scan.csv,\n"
+        "OUT/verdict.csv, with --calibrate OUT/calibration.csv, and OUT/manifest.json.");
     CLI::App* self = &app;
     return [o, self] { run_simulate(*o, *self, "simulate"); };
 }

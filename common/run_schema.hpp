@@ -11,7 +11,7 @@ namespace attngeo::schema {
 // The layout of every folder kind this attngeo writes. Bump it when any file's columns, any
 // manifest key a reader needs, or any file's meaning changes; readers refuse other versions
 // instead of guessing from columns.
-inline constexpr int kFormatVersion = 1;
+inline constexpr int kFormatVersion = 2;
 inline constexpr const char* kFormatVersionKey = "format_version";
 
 // The manifest's "kind" of each folder.
@@ -20,6 +20,8 @@ inline constexpr const char* simulate = "simulate";
 inline constexpr const char* sweep = "sweep";
 inline constexpr const char* extract = "extract";
 inline constexpr const char* compare = "compare";
+// compare with several --emp: one compare folder per model and their universal κ
+inline constexpr const char* compare_set = "compare-set";
 inline constexpr const char* report_files = "report-files";
 inline constexpr const char* truncate = "truncate";
 inline constexpr const char* normalization = "normalization";
@@ -34,9 +36,15 @@ inline constexpr const char* manifest = "manifest.json";
 inline constexpr const char* simulate_estimates = "simulate.csv";
 inline constexpr const char* sweep_estimates = "sweep.csv";
 inline constexpr const char* monte_carlo_sums = "sums.csv";
+// K_in and K_out per trial and N (int32 [T, S] per grid point): the per-unit values of the
+// verdict's simultaneous band, concatenated in trial order by merge (docs/simulate-outputs.md)
+inline constexpr const char* trial_counts = "per_trial.safetensors";
 inline constexpr const char* table1 = "table1.csv";
+// simulate --calibrate R: the verdict judged on planted true and false bounds
+inline constexpr const char* calibration = "calibration.csv";
 // an interrupted run of any command keeps its resumable state in OUT/.partial/ (simulate and
-// sweep: sums.csv so far and run.json, the configuration they belong to)
+// sweep: sums.csv and per_trial.safetensors so far and run.json, the configuration they belong
+// to)
 inline constexpr const char* resume_state_folder = ".partial";
 inline constexpr const char* resume_config = "run.json";
 // simulate, sweep and compare
@@ -89,6 +97,11 @@ inline constexpr const char* contrib_by_regime = "contrib_by_regime.csv";
 inline constexpr const char* fitted_params = "fitted_params.json";
 inline constexpr const char* recovery = "recovery.csv";
 inline constexpr const char* recovery_coverage = "recovery_coverage.csv";
+// compare where Assumption 2 fails in most heads: the plug-in cosines' verdict beside
+inline constexpr const char* verdict_plug_in = "verdict_plug_in.csv";
+inline constexpr const char* kappa_scan_plug_in = "kappa_scan_plug_in.csv";
+// compare with several --emp (kind compare-set): the intersection of the models' κ sets
+inline constexpr const char* universal_kappa = "universal_kappa.csv";
 // compare of an extract folder with by_length.csv
 inline constexpr const char* by_length_summary = "by_length_summary.csv";
 inline constexpr const char* regimes_by_length = "regimes_by_length.csv";

@@ -693,6 +693,7 @@ void write_safetensors_streamed(const std::string& path, const std::vector<Tenso
         if (!out)
             throw InputError("cannot write '" + path + "': " + std::strerror(errno) +
                              " (does its folder exist and is it writable?)");
+        errno = 0;
         out.write(length, 8);
         out.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
         for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -705,7 +706,12 @@ void write_safetensors_streamed(const std::string& path, const std::vector<Tenso
             }
         }
         out.flush();
-        if (!out) throw InputError("cannot write '" + path + "': write failed (disk full?)");
+        if (!out) {
+            const int error = errno;  // EFBIG, ENOSPC, EIO, …, as write_file_atomic reports it
+            throw InputError("cannot write '" + path +
+                             "': " + (error ? std::string(std::strerror(error)) : "write failed") +
+                             " (disk full or over a file-size limit?)");
+        }
     } catch (...) {
         std::remove(temp.c_str());
         throw;

@@ -34,6 +34,7 @@
 #include "compare/envelopes.hpp"
 #include "compare/fit_intervals.hpp"
 #include "compare/fits.hpp"
+#include "compare/fixed_bound_sample.hpp"
 #include "compare/length_summary.hpp"
 #include "compare/parallel_for.hpp"
 #include "compare/recovery.hpp"
@@ -118,6 +119,12 @@ struct CompareSettings {
 
 CompareSettings validate_request(const CompareRequest& r) {
     if (r.emp.empty()) throw InputError("--emp: an extract folder is required");
+    if (r.emp.size() > 1 && !r.truth.empty())
+        throw InputError("--truth: one planted folder goes with one --emp, not " +
+                         std::to_string(r.emp.size()));
+    if (r.band_replicates < 100)
+        throw InputError("--band-replicates: " + std::to_string(r.band_replicates) +
+                         ", expected >= 100 (the band's 95 % quantile needs them)");
     if (r.out.empty()) throw InputError("--out: an output folder is required");
     check_output_folder(r.out, "--out");
     if (r.max_lag_fit < 2)
@@ -143,6 +150,7 @@ CompareSettings validate_request(const CompareRequest& r) {
 
 // The extract folder, checked against itself, and how its heads are counted.
 struct CompareInputs {
+    std::string emp;  // the folder, as given
     EmpiricalRun run;
     PerDocArrays per_doc;
     int lags_fitted = 0;  // K = min(--max-lag-fit, context − 1, lags present)
@@ -152,26 +160,28 @@ struct CompareInputs {
     std::vector<char> counted;
 };
 
-std::string per_doc_path(const CompareRequest& r) {
-    return (fs::path(r.emp) / schema::file::per_document).string();
+std::string per_doc_path(const std::string& emp) {
+    return (fs::path(emp) / schema::file::per_document).string();
 }
 
 // Reads the per-document arrays beside an already read extract folder and checks them.
-CompareInputs read_inputs(const CompareRequest& r, EmpiricalRun run, bool per_kv) {
+CompareInputs read_inputs(const CompareRequest& r, const std::string& emp, EmpiricalRun run,
+                          bool per_kv) {
     CompareInputs in;
-    in.per_doc = read_per_doc(per_doc_path(r));
+    in.emp = emp;
+    in.per_doc = read_per_doc(per_doc_path(emp));
     // Each bootstrap replicate keeps its S correlations twice (by replicate, then by N).
     if (in.per_doc.docs >= kBootstrapMinimumDocuments)
         check_allocation(
             static_cast<std::uint64_t>(r.replicates),
             2 * (in.per_doc.sizes.size() * sizeof(double) + sizeof(std::vector<double>)),
             "--replicates " + std::to_string(r.replicates));
-    check_per_doc(in.per_doc, run, per_doc_path(r));
+    check_per_doc(in.per_doc, run, per_doc_path(emp));
     in.lags_fitted = std::min({r.max_lag_fit, run.context - 1, run.max_lag});
     if (in.lags_fitted < 2)
-        throw InputError((fs::path(r.emp) / schema::file::cos_by_lag).string() + ": lags 1.." +
+        throw InputError((fs::path(emp) / schema::file::cos_by_lag).string() + ": lags 1.." +
                          std::to_string(run.max_lag) + ", expected at least 2 lags to fit");
-    in.group = gqa_group(run, (fs::path(r.emp) / schema::file::heads).string());
+    in.group = gqa_group(run, (fs::path(emp) / schema::file::heads).string());
     in.counted.resize(run.rows.size());
     for (std::size_t i = 0; i < run.rows.size(); ++i)
         in.counted[i] = !per_kv || run.rows[i].head % in.group == 0;
@@ -232,7 +242,7 @@ FitIntervals bootstrap_fits(const CompareRequest& r, const CompareInputs& in,
     settings.threads = threads;
     settings.counted = in.counted;
     if (in.lags_fitted > in.per_doc.max_lag)
-        throw InputError(per_doc_path(r) + ": tensor \"cos_by_lag\" has " +
+        throw InputError(per_doc_path(in.emp) + ": tensor \"cos_by_lag\" has " +
                          std::to_string(in.per_doc.max_lag) + " lags, compare fits " +
                          std::to_string(in.lags_fitted) + " (cos_by_lag.csv's)");
     FitIntervals intervals =
@@ -277,7 +287,7 @@ FitResults fit_heads(const CompareInputs& in, int threads) {
 
 // ---- step 4: envelopes ------------------------------------------------------------------------
 
-std::vector<HeadInput> envelope_inputs(const EmpiricalRun& run, const FitResults& fits) {
+std::vector<HeadInput> envelope_heads(const EmpiricalRun& run, const FitResults& fits) {
     std::vector<HeadInput> inputs(run.rows.size());
     for (std::size_t i = 0; i < run.rows.size(); ++i) {
         const EmpiricalHead& h = run.rows[i];
@@ -292,11 +302,6 @@ std::vector<HeadInput> envelope_inputs(const EmpiricalRun& run, const FitResults
         in.sizes = run.sizes;
         in.P_mean = h.P_mean;
         in.R_mean = h.R_mean;
-        for (const auto& se : h.P_se)  // a missing standard error has no interval
-            in.P_se.push_back(se.value_or(std::numeric_limits<double>::quiet_NaN()));
-        for (const auto& se : h.R_se)
-            in.R_se.push_back(se.value_or(std::numeric_limits<double>::quiet_NaN()));
-        in.documents = h.docs;
         if (fits.heads[i].profile_failure.empty()) {  // else NaN: no Table-2 regime
             in.profile_p_base = fits.heads[i].profile.p_base;
             in.profile_eta = fits.heads[i].profile.profile.eta;
@@ -305,20 +310,54 @@ std::vector<HeadInput> envelope_inputs(const EmpiricalRun& run, const FitResults
     return inputs;
 }
 
-EnvelopeResult evaluate_head_envelopes(const CompareRequest& r, const CompareSettings& settings,
-                                       const CompareInputs& in, const FitResults& fits) {
+// The per-document values the verdict's test reads, from per_doc.safetensors (float32, laid out
+// [docs, layers, heads, …], so a head's index is layer · heads + head as in run.rows).
+ModelInput model_input(const CompareInputs& in, const FitResults& fits) {
+    ModelInput m;
+    m.name = in.emp;
+    m.heads = envelope_heads(in.run, fits);
+    m.documents = in.per_doc.docs;
+    m.alpha.assign(in.per_doc.alpha.begin(), in.per_doc.alpha.end());
+    const int points = static_cast<int>(m.heads.size() * in.run.sizes.size());
+    for (auto [target, source] : {std::pair{&m.P, &in.per_doc.P}, std::pair{&m.R, &in.per_doc.R}}) {
+        target->units = m.documents;
+        target->points = points;
+        target->values.assign(source->begin(), source->end());
+    }
+    // The measurements' ranges per point: P(r_max,N) in [N/n, 1], R in [0, 1].
+    const std::vector<double> widths = metric_widths(in.run.sizes, in.run.context);
+    for (std::size_t h = 0; h < m.heads.size(); ++h) {
+        m.P.width.insert(m.P.width.end(), widths.begin(), widths.end());
+        m.R.width.insert(m.R.width.end(), widths.size(), 1.0);
+    }
+    return m;
+}
+
+EnvelopeSettings envelope_settings(const CompareRequest& r, const CompareSettings& settings,
+                                   double d, CosineSource cosines) {
     EnvelopeSettings envelope;
-    envelope.d = in.run.head_dim;
-    envelope.cosines = settings.cosines;
+    envelope.d = d;
+    envelope.cosines = cosines;
     envelope.kappa = r.kappa;
     envelope.threads = settings.threads;
-    // The longest stage: its own progress lines, counted in bound evaluations over all heads.
-    Progress progress("compare envelopes", kEvaluationsPerVariant * theory::bound_variants().size(),
-                      "bound evaluations", r.quiet);
-    envelope.on_evaluation = [&](std::int64_t done, std::int64_t) { progress.update(done); };
-    EnvelopeResult result = evaluate_envelopes(envelope_inputs(in.run, fits), envelope);
-    progress.finish(std::to_string(in.run.rows.size()) + " heads, " +
-                    std::to_string(in.run.sizes.size()) + " sizes");
+    envelope.replicates = r.band_replicates;
+    envelope.seed = r.seed;
+    return envelope;
+}
+
+// Every model's envelopes in lockstep over κ (a universal κ when there are several).
+EnvelopeResults evaluate_model_envelopes(const CompareRequest& r, const CompareSettings& settings,
+                                         const std::vector<ModelInput>& models, double d,
+                                         CosineSource cosines) {
+    EnvelopeSettings envelope = envelope_settings(r, settings, d, cosines);
+    // The longest stage: its own progress lines, one per bound variant.
+    Progress progress(std::string("compare envelopes (") + to_string(cosines) + ")",
+                      static_cast<std::int64_t>(theory::bound_variants().size()), "variants",
+                      r.quiet);
+    envelope.on_variant = [&](std::int64_t done, std::int64_t) { progress.update(done); };
+    EnvelopeResults result = evaluate_envelopes(models, envelope);
+    progress.finish(std::to_string(models.size()) + " model" + (models.size() == 1 ? "" : "s") +
+                    ", " + std::to_string(models.front().heads.size()) + " heads");
     return result;
 }
 
@@ -670,6 +709,9 @@ nlohmann::json fitted_params_json(const CompareRequest& r, const CompareInputs& 
 // Table 1 at the parameters the simulate command uses, with the paper variant's κ.
 Table1 fitted_table1(const CompareInputs& in, const FitResults& fits, const FittedSummary& s,
                      const EnvelopeResult& envelopes) {
+    // The paper variant's bound rows' κ; 1 when its four sides share none (bound_variants()
+    // starts with paper).
+    const double rows_kappa = envelopes.variants.front().scan.rows_kappa;
     theory::ModelParameters params;
     params.profile = fits.global_profile.profile;
     params.profile.L = s.L;
@@ -682,7 +724,7 @@ Table1 fitted_table1(const CompareInputs& in, const FitResults& fits, const Fitt
     }
     theory::BoundSettings settings;
     settings.d = in.run.head_dim;
-    settings.kappa = envelopes.variants.front().kappa;  // bound_variants() starts with paper
+    settings.kappa = std::isnan(rows_kappa) ? 1.0 : rows_kappa;
     settings.variant = theory::BoundVariant::paper;
     return sensitivity_table(params, followed_sizes(in.run.sizes), settings);
 }
@@ -777,7 +819,7 @@ nlohmann::json compare_decisions() {
         "or whose global profile fails A3.",
         table1_decision("the parametric head of fitted_params.json's simulate "
                         "command (the clamped values), d = head_dim, kappa = the "
-                        "paper variant's kappa"),
+                        "paper variant's bound rows' kappa (1 when its sides share none)"),
     });
 }
 
@@ -818,7 +860,7 @@ nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& 
     nlohmann::json manifest = manifest_header("compare", r.command_line);
     manifest["command"] = r.command_line;  // present even when empty (library callers)
     manifest.update({
-        {"emp", absolute(r.emp)},
+        {"emp", absolute(in.emp)},
         {"sim", r.sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(absolute(r.sim))},
         {"parameters",
          {{"cosines", to_string(settings.cosines)},
@@ -828,6 +870,7 @@ nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& 
           {"count_per", r.count_per},
           {"replicates", r.replicates},
           {"seed", r.seed},
+          {"band_replicates", r.band_replicates},
           {"threads", settings.threads}}},
         {"emp_model", in.run.manifest.value("model", nlohmann::json::object())},
         {"emp_parameters", in.run.manifest.value("parameters", nlohmann::json::object())},
@@ -857,19 +900,15 @@ nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& 
     return manifest;
 }
 
-// The staged folder's files, then the manifest with the timings, then the folder moved in
-// whole (docs/design.md §10): a full disk leaves no half folder.
-struct CompareOutputs {
-    CompareTables tables;
-    const EnvelopeResult* envelopes = nullptr;
-    const std::vector<CorrelationRow>* correlation = nullptr;
-    nlohmann::json fitted_params, manifest;
-    std::string table1_csv;
-    const std::vector<PlantedTruth>* truth = nullptr;  // --truth: recovery files; else null
-    int lags_fitted = 0;  // K of the decay fits, for the realised truth of β
-    // The extract's by-length files (extract --queries other than last); null: none, and no
-    // by_length_summary.csv or regimes_by_length.csv.
-    const ByLengthRun* by_length = nullptr;
+// Everything one model's folder holds before it is written.
+struct ModelStage {
+    CompareInputs in;
+    FitResults fits;
+    std::optional<ByLengthRun> by_length;
+    std::vector<PlantedTruth> truth;  // --truth: the planted heads; else empty
+    AssumptionResults checked;
+    std::vector<CorrelationRow> correlation;
+    nlohmann::json timings = nlohmann::json::object();
 };
 
 // recovery.csv and recovery_coverage.csv from the staged fits.csv and profile.csv, so that
@@ -887,113 +926,210 @@ nlohmann::json write_recovery(const CompareRequest& r, const std::vector<Planted
     return recovery_manifest(fs::absolute(r.truth).lexically_normal().string(), coverage);
 }
 
-void write_outputs(const CompareRequest& r, const CompareOutputs& o, nlohmann::json timings,
-                   Clock::time_point start) {
-    const auto stage = Clock::now();
-    OutputFolder folder(r.out, "--out");
-    const fs::path out(folder.staging());
-    write_file_atomic((out / schema::file::fits).string(), o.tables.fits);
-    write_file_atomic((out / schema::file::profile).string(), o.tables.profile);
-    write_file_atomic((out / schema::file::profile_global).string(), o.tables.profile_global);
-    write_file_atomic((out / schema::file::regimes).string(), o.tables.regimes);
-    write_file_atomic((out / schema::file::regime_counts).string(), o.tables.regime_counts);
-    write_file_atomic((out / schema::file::pr_by_regime).string(), o.tables.pr_by_regime);
-    write_file_atomic((out / schema::file::contrib_by_regime).string(), o.tables.contrib_by_regime);
-    write_file_atomic((out / schema::file::assumptions).string(), o.tables.assumptions);
-    write_envelope_files(*o.envelopes, out.string());
-    write_correlation_csv(*o.correlation, (out / schema::file::corr_rho0).string());
-    write_file_atomic((out / schema::file::fitted_params).string(), o.fitted_params.dump(2) + "\n");
-    write_file_atomic((out / schema::file::table1).string(), o.table1_csv);
-    if (o.by_length) {
-        write_file_atomic((out / schema::file::by_length_summary).string(),
-                          by_length_summary_csv(*o.by_length));
-        write_file_atomic((out / schema::file::regimes_by_length).string(),
-                          regimes_by_length_csv(*o.by_length));
-    }
-    nlohmann::json manifest = o.manifest;
-    if (o.truth) manifest["recovery"] = write_recovery(r, *o.truth, o.lags_fitted, out);
-    timings["write_s"] = seconds_since(stage);
-    timings["total_s"] = seconds_since(start);
-    manifest["timings"] = timings;
-    write_file_atomic((out / schema::file::manifest).string(), manifest.dump(2) + "\n");
-    folder.commit();
+// The share of heads where Assumption 2 fails, and whether that is more than half of them:
+// then the plug-in cosines' verdict goes beside the parametric one.
+bool most_heads_fail_A2(const AssumptionResults& checked) {
+    std::size_t failing = 0;
+    for (const theory::AssumptionCheck& c : checked.heads)
+        failing += !c.a2;
+    return 2 * failing > checked.heads.size();
 }
 
-}  // namespace
+nlohmann::json plug_in_manifest(const EnvelopeResult& plug_in, std::size_t heads,
+                                const AssumptionResults& checked) {
+    std::size_t failing = 0;
+    for (const theory::AssumptionCheck& c : checked.heads)
+        failing += !c.a2;
+    nlohmann::json variants = envelope_manifest(plug_in)["kappa"];
+    return {{"reason", "Assumption 2 fails in " + std::to_string(failing) + " of " +
+                           std::to_string(heads) +
+                           " heads: the verdict with the measured cosines by lag (--cosines "
+                           "plug-in) beside the parametric one"},
+            {"files", {"verdict_plug_in.csv", "kappa_scan_plug_in.csv"}},
+            {"variants", variants}};
+}
 
-void run_compare(const CompareRequest& r) {
-    const auto start = Clock::now();
-    nlohmann::json timings;
-    const CompareSettings settings = validate_request(r);
-
-    auto stage = Clock::now();
-    EmpiricalRun run = read_empirical_run(r.emp);
-    if (!fs::is_regular_file(per_doc_path(r)))
-        throw InputError(per_doc_path(r) +
-                         ": missing (expected the per-document arrays of extract)");
-    std::vector<PlantedTruth> truth;
-    if (!r.truth.empty()) truth = read_planted_truth(r.truth, run.layers, run.heads);
-    const std::optional<ByLengthRun> by_length = read_by_length(run);
-    const CompareInputs in = read_inputs(r, std::move(run), settings.per_kv);
-    // Stages for people and logs: read, fits, envelopes (κ scan over variants), correlation,
-    // write; started once the inputs validate, so a bad folder gives one line.
-    Progress progress("compare", 5, "stages", r.quiet);
-    timings["read_s"] = seconds_since(stage);
-    progress.update(1, "read " + std::to_string(in.run.rows.size()) + " heads; fitting");
-
-    stage = Clock::now();
-    FitResults fits = fit_heads(in, settings.threads);
-    timings["fits_s"] = seconds_since(stage);
-    stage = Clock::now();
-    fits.intervals = bootstrap_fits(r, in, fits, settings.threads);
-    timings["intervals_s"] = seconds_since(stage);
-    const std::size_t failed = failed_profile_fits(fits);
-    progress.update(2, "fits done" +
-                           (failed > 0 ? " (" + std::to_string(failed) +
-                                             " head profiles not fitted: manifest.json "
-                                             "profile_fits_failed)"
-                                       : std::string()) +
-                           "; envelopes and the kappa scan over variants");
-
-    stage = Clock::now();
-    const EnvelopeResult envelopes = evaluate_head_envelopes(r, settings, in, fits);
-    timings["envelopes_s"] = seconds_since(stage);
-    progress.update(3, "envelopes done; bootstrap correlation");
-
-    stage = Clock::now();
-    const auto correlation = recall_rho0_correlation(in.per_doc, r.replicates, r.seed, 1,
-                                                     settings.per_kv ? in.group : 1);
-    timings["correlation_s"] = seconds_since(stage);
-    progress.update(4, "correlation done; writing");
-
-    const FittedSummary summary = summarise_fits(in, fits);
-    const Table1 table1 = fitted_table1(in, fits, summary, envelopes);
-    CompareOutputs outputs;
-    outputs.tables = compare_tables(in, fits);
-    outputs.envelopes = &envelopes;
-    outputs.correlation = &correlation;
-    const AssumptionResults checked = check_all(in, fits);
-    outputs.tables.assumptions = assumptions_csv(in.run, checked.points, checked.heads, in.counted);
-    outputs.fitted_params = fitted_params_json(
-        r, in, fits, summary, from_failed_checks(in, checked.heads, checked.global));
-    outputs.table1_csv = table1_csv(table1);
-    nlohmann::json assumptions = theory::assumptions_summary(checked.heads);
-    assumptions["strongest_sinks"] = strongest_sinks(in.run, checked.heads);
-    outputs.manifest =
-        compare_manifest(r, settings, in, fits, summary, envelopes, table1, assumptions);
-    outputs.truth = r.truth.empty() ? nullptr : &truth;
-    outputs.lags_fitted = in.lags_fitted;
-    if (by_length) {
-        outputs.by_length = &*by_length;
-        outputs.manifest["by_length"] = by_length_manifest(*by_length, in.run);
-        outputs.manifest["decisions"].push_back(
+// One model's files into `staged` (an existing folder), manifest last.
+void write_model_folder(const CompareRequest& r, const CompareSettings& settings,
+                        const ModelStage& m, const EnvelopeResult& envelopes,
+                        const EnvelopeResult* plug_in, const fs::path& staged,
+                        nlohmann::json timings, Clock::time_point start) {
+    const auto stage = Clock::now();
+    const CompareInputs& in = m.in;
+    const FittedSummary summary = summarise_fits(in, m.fits);
+    const Table1 table1 = fitted_table1(in, m.fits, summary, envelopes);
+    CompareTables tables = compare_tables(in, m.fits);
+    tables.assumptions = assumptions_csv(in.run, m.checked.points, m.checked.heads, in.counted);
+    auto put = [&](const char* name, const std::string& text) {
+        write_file_atomic((staged / name).string(), text);
+    };
+    put(schema::file::fits, tables.fits);
+    put(schema::file::profile, tables.profile);
+    put(schema::file::profile_global, tables.profile_global);
+    put(schema::file::regimes, tables.regimes);
+    put(schema::file::regime_counts, tables.regime_counts);
+    put(schema::file::pr_by_regime, tables.pr_by_regime);
+    put(schema::file::contrib_by_regime, tables.contrib_by_regime);
+    put(schema::file::assumptions, tables.assumptions);
+    write_envelope_files(envelopes, staged.string());
+    if (plug_in) write_verdict_files(*plug_in, staged.string(), "_plug_in");
+    write_correlation_csv(m.correlation, (staged / schema::file::corr_rho0).string());
+    const nlohmann::json fitted = fitted_params_json(
+        r, in, m.fits, summary, from_failed_checks(in, m.checked.heads, m.checked.global));
+    put(schema::file::fitted_params, fitted.dump(2) + "\n");
+    put(schema::file::table1, table1_csv(table1));
+    nlohmann::json assumptions = theory::assumptions_summary(m.checked.heads);
+    assumptions["strongest_sinks"] = strongest_sinks(in.run, m.checked.heads);
+    nlohmann::json manifest =
+        compare_manifest(r, settings, in, m.fits, summary, envelopes, table1, assumptions);
+    if (plug_in) manifest["plug_in"] = plug_in_manifest(*plug_in, in.run.rows.size(), m.checked);
+    if (m.by_length) {
+        put(schema::file::by_length_summary, by_length_summary_csv(*m.by_length));
+        put(schema::file::regimes_by_length, regimes_by_length_csv(*m.by_length));
+        manifest["by_length"] = by_length_manifest(*m.by_length, in.run);
+        manifest["decisions"].push_back(
             "by_length_summary.csv and regimes_by_length.csv (the extract ran with --queries "
             "other than last): per length bin of L = t + 1, the mean and the standard deviation "
             "(n - 1 divisor) over every query head of the heads' P_mean and R_mean from "
             "by_length.csv, and the share of heads in each regime of heads_by_length.csv; no "
             "bound or fit is evaluated per bin.");
     }
-    write_outputs(r, outputs, timings, start);
+    if (!m.truth.empty()) manifest["recovery"] = write_recovery(r, m.truth, in.lags_fitted, staged);
+    timings.update(m.timings);
+    timings["write_s"] = seconds_since(stage);
+    timings["total_s"] = seconds_since(start);
+    manifest["timings"] = timings;
+    put(schema::file::manifest, manifest.dump(2) + "\n");
+}
+
+// Step 2 of one extract folder: read and check everything, before any progress line, so a
+// bad folder gives one line.
+ModelStage read_model(const CompareRequest& r, const CompareSettings& settings,
+                      const std::string& emp) {
+    ModelStage m;
+    const auto stage = Clock::now();
+    EmpiricalRun run = read_empirical_run(emp);
+    if (!fs::is_regular_file(per_doc_path(emp)))
+        throw InputError(per_doc_path(emp) +
+                         ": missing (expected the per-document arrays of extract)");
+    if (!r.truth.empty()) m.truth = read_planted_truth(r.truth, run.layers, run.heads);
+    m.by_length = read_by_length(run);
+    m.in = read_inputs(r, emp, std::move(run), settings.per_kv);
+    m.timings["read_s"] = seconds_since(stage);
+    return m;
+}
+
+// Steps 3 and 5 of one read folder: fit, check the assumptions, the correlation.
+void fit_model(const CompareRequest& r, const CompareSettings& settings, ModelStage& m,
+               Progress& progress) {
+    progress.update(1, "read " + std::to_string(m.in.run.rows.size()) + " heads of '" + m.in.emp +
+                           "'; fitting");
+    auto stage = Clock::now();
+    m.fits = fit_heads(m.in, settings.threads);
+    m.timings["fits_s"] = seconds_since(stage);
+    stage = Clock::now();
+    m.fits.intervals = bootstrap_fits(r, m.in, m.fits, settings.threads);
+    m.timings["intervals_s"] = seconds_since(stage);
+    m.checked = check_all(m.in, m.fits);
+    stage = Clock::now();
+    m.correlation = recall_rho0_correlation(m.in.per_doc, r.replicates, r.seed, 1,
+                                            settings.per_kv ? m.in.group : 1);
+    m.timings["correlation_s"] = seconds_since(stage);
+    const std::size_t failed = failed_profile_fits(m.fits);
+    progress.update(2, "fits done" +
+                           (failed > 0 ? " (" + std::to_string(failed) +
+                                             " head profiles not fitted: manifest.json "
+                                             "profile_fits_failed)"
+                                       : std::string()));
+}
+
+// The folder name of model k of several: its index and the extract folder's name.
+std::string model_folder_name(std::size_t k, const std::string& emp) {
+    std::string name = fs::path(emp).lexically_normal().filename().string();
+    if (name.empty() || name == "." || name == "..")
+        name = fs::absolute(emp).lexically_normal().filename().string();
+    for (char& c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) c = '_';
+    char prefix[16];
+    std::snprintf(prefix, sizeof prefix, "%02zu-", k + 1);
+    return prefix + name;
+}
+
+// Several models: the universal κ table and the set's manifest beside their folders.
+void write_model_set(const CompareRequest& r, const std::vector<ModelStage>& models,
+                     const EnvelopeResults& envelopes, const fs::path& staged) {
+    write_file_atomic((staged / schema::file::universal_kappa).string(),
+                      universal_kappa_csv(envelopes));
+    nlohmann::json listed = nlohmann::json::array();
+    for (std::size_t k = 0; k < models.size(); ++k)
+        listed.push_back({{"emp", fs::absolute(models[k].in.emp).lexically_normal().string()},
+                          {"folder", model_folder_name(k, models[k].in.emp)}});
+    nlohmann::json manifest = manifest_header(schema::kind::compare_set, r.command_line);
+    manifest.update(
+        {{"command", r.command_line},
+         {"models", listed},
+         {"universal_kappa", universal_kappa_json(envelopes)},
+         {"decisions",
+          nlohmann::json::array(
+              {"universal_kappa.csv: per variant, metric and side, the intersection of the "
+               "models' kappa sets (each at 95 %, scanned in lockstep on the same kappa) and "
+               "its kappa_edge (the smallest mean gap over the models); no-universal-kappa "
+               "when it is empty (the paper's claim is one kappa for every model and head).",
+               "Each model's folder is a compare folder of its own (docs/compare-outputs.md)."})}});
+    write_file_atomic((staged / schema::file::manifest).string(), manifest.dump(2) + "\n");
+}
+
+}  // namespace
+
+void run_compare(const CompareRequest& r) {
+    const auto start = Clock::now();
+    const CompareSettings settings = validate_request(r);
+    std::vector<ModelStage> models;
+    for (const std::string& emp : r.emp)
+        models.push_back(read_model(r, settings, emp));
+    const int head_dim = models.front().in.run.head_dim;
+    for (const ModelStage& m : models)
+        if (m.in.run.head_dim != head_dim)
+            throw InputError("--emp '" + m.in.emp + "': head_dim " +
+                             std::to_string(m.in.run.head_dim) + ", expected " +
+                             std::to_string(head_dim) + " like '" + models.front().in.emp +
+                             "' (one d for every model's bounds)");
+    // Stages for people and logs: read, fits (with the correlation), envelopes (the κ scan over
+    // variants), write; started once the inputs validate, so a bad folder gives one line.
+    Progress progress("compare", 4, "stages", r.quiet);
+    for (ModelStage& m : models)
+        fit_model(r, settings, m, progress);
+
+    auto stage = Clock::now();
+    std::vector<ModelInput> inputs;
+    for (const ModelStage& m : models)
+        inputs.push_back(model_input(m.in, m.fits));
+    const EnvelopeResults envelopes =
+        evaluate_model_envelopes(r, settings, inputs, head_dim, settings.cosines);
+    // Beside the parametric verdict, the plug-in one where A2 fails in most heads.
+    std::vector<std::optional<EnvelopeResult>> plug_in(models.size());
+    for (std::size_t k = 0; k < models.size(); ++k)
+        if (settings.cosines == CosineSource::parametric && most_heads_fail_A2(models[k].checked))
+            plug_in[k] = evaluate_model_envelopes(r, settings, {inputs[k]}, head_dim,
+                                                  CosineSource::plug_in)
+                             .models.front();
+    const double envelopes_s = seconds_since(stage);
+    progress.update(3, "envelopes done; writing");
+
+    OutputFolder folder(r.out, "--out");
+    const fs::path out(folder.staging());
+    for (std::size_t k = 0; k < models.size(); ++k) {
+        fs::path target = out;
+        if (models.size() > 1) {
+            target = out / model_folder_name(k, models[k].in.emp);
+            fs::create_directories(target);
+        }
+        nlohmann::json timings = {{"envelopes_s", envelopes_s}};
+        write_model_folder(r, settings, models[k], envelopes.models[k],
+                           plug_in[k] ? &*plug_in[k] : nullptr, target, timings, start);
+    }
+    if (models.size() > 1) write_model_set(r, models, envelopes, out);
+    folder.commit();
     progress.finish("wrote '" + r.out + "'");
 }
 

@@ -5,11 +5,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attngeo::compare {
 
 struct CompareRequest {
-    std::string emp;  // attngeo extract folder (required)
+    // attngeo extract folders (at least one): with several, each is judged in its own
+    // subfolder of `out` and the intersection of their κ sets is universal_kappa.csv.
+    std::vector<std::string> emp;
     std::string sim;  // attngeo simulate folder, recorded in the manifest
     // planted.csv of a planted extract folder (attngeo simulate --as-extract): adds
     // recovery.csv and recovery_coverage.csv (compare/recovery.hpp); empty: no recovery.
@@ -23,6 +26,7 @@ struct CompareRequest {
     // group's query heads all repeat them), "query" once per query head.
     std::string count_per = "kv";
     int replicates = 2000;     // bootstrap resamples of documents
+    int band_replicates = 2000;  // the verdict band's bootstrap replicates (B)
     std::uint64_t seed = 1;    // bootstrap seed
     int threads = 0;           // OpenMP threads over heads; 0 = all cores
     std::string command_line;  // for the manifest

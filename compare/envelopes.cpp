@@ -1,15 +1,10 @@
-// Envelopes over measured heads, κ per variant over all heads, agreement and violations; see
+// Envelopes over measured heads, verdict III per model and variant, agreement and excesses; see
 // envelopes.hpp. Per-head work runs in parallel and is reduced in head order (integers for the
 // counts), so every output is the same for any thread count.
 #include "compare/envelopes.hpp"
 
-#include <omp.h>
-
-#include <boost/math/distributions/students_t.hpp>
-
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -21,9 +16,10 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 #include "common/run_schema.hpp"
+#include "compare/document_bound_sample.hpp"
 #include "compare/estimate_envelopes.hpp"
 #include "compare/parallel_for.hpp"
-#include "compare/verdict_output.hpp"
+#include "compare/verdict_tables.hpp"
 #include "theory/models.hpp"
 
 namespace attngeo::compare {
@@ -39,13 +35,10 @@ constexpr double kCosineTolerance = 1e-6;
 double clamp_cosine(double c) {
     return std::clamp(c, -1.0, 1.0);
 }
-bool inside(double value, double lower, double upper) {
-    return value >= lower - kSlack && value <= upper + kSlack;
-}
 
 // Distance outside [lower, upper]; 0 when inside (with the slack).
 double excess(double value, double lower, double upper) {
-    if (inside(value, lower, upper)) return 0;
+    if (value >= lower - kSlack && value <= upper + kSlack) return 0;
     return value < lower ? lower - value : value - upper;
 }
 
@@ -53,65 +46,70 @@ std::string head_name(const HeadInput& h) {
     return "layer " + std::to_string(h.layer) + " head " + std::to_string(h.head);
 }
 
-void validate_inputs(const std::vector<HeadInput>& heads, const EnvelopeSettings& settings) {
-    const char* fn = "attngeo::compare::evaluate_envelopes";
-    if (heads.empty()) throw InputError("compare envelopes: no heads to evaluate");
-    if (!(settings.d >= 1)) throw_domain_error(fn, "d = " + format_double(settings.d) + " < 1");
-    if (settings.kappa && !(*settings.kappa > 0 && std::isfinite(*settings.kappa)))
-        throw_domain_error(
-            fn, "kappa = " + format_double(*settings.kappa) + ", expected finite and > 0");
-    const std::vector<int>& sizes = heads.front().sizes;
-    if (sizes.empty()) throw InputError("compare envelopes: empty N grid");
-    for (const HeadInput& h : heads) {
-        const std::string who = "compare envelopes: " + head_name(h);
-        const std::size_t n = h.alpha.size();
-        if (h.sizes != sizes) throw InputError(who + ": N grid differs from the first head's");
-        if (n < 2 || h.norms.size() != n)
-            throw InputError(who + ": alpha has " + std::to_string(n) + " positions and norms " +
-                             std::to_string(h.norms.size()) + ", expected equal and >= 2");
-        for (int N : h.sizes)
-            if (N < 1 || static_cast<std::size_t>(N) > n)
-                throw InputError(who + ": N = " + std::to_string(N) + " outside 1.." +
-                                 std::to_string(n));
-        if (h.P_mean.size() != sizes.size() || h.R_mean.size() != sizes.size())
-            throw InputError(who + ": P_mean/R_mean have " + std::to_string(h.P_mean.size()) + "/" +
-                             std::to_string(h.R_mean.size()) + " values, expected " +
-                             std::to_string(sizes.size()) + " (one per N)");
-        for (std::size_t s = 0; s < sizes.size(); ++s)
-            if (!std::isfinite(h.P_mean[s]) || !std::isfinite(h.R_mean[s]))
-                throw InputError(who + ": P_mean/R_mean at N = " + std::to_string(sizes[s]) +
-                                 " not finite");
-        for (std::size_t i = 0; i < n; ++i)
-            if (!(h.alpha[i] >= 0 && std::isfinite(h.alpha[i]) && h.norms[i] >= 0 &&
-                  std::isfinite(h.norms[i])))
-                throw InputError(who + ": alpha/norm at position " + std::to_string(i) + " = " +
-                                 format_double(h.alpha[i]) + "/" + format_double(h.norms[i]) +
-                                 ", expected finite and >= 0");
-        if (!(std::abs(h.rho0) <= 1 + kCosineTolerance))
-            throw InputError(who + ": rho0 = " + format_double(h.rho0) + ", expected in [-1, 1]");
-        if (settings.cosines == CosineSource::parametric && !(h.beta >= 0 && std::isfinite(h.beta)))
-            throw InputError(who + ": beta = " + format_double(h.beta) +
+void validate_head(const HeadInput& h, const std::vector<int>& sizes,
+                   const EnvelopeSettings& settings, const std::string& who) {
+    const std::size_t n = h.alpha.size();
+    if (h.sizes != sizes) throw InputError(who + ": N grid differs from the first head's");
+    if (n < 2 || h.norms.size() != n)
+        throw InputError(who + ": alpha has " + std::to_string(n) + " positions and norms " +
+                         std::to_string(h.norms.size()) + ", expected equal and >= 2");
+    for (int N : h.sizes)
+        if (N < 1 || static_cast<std::size_t>(N) > n)
+            throw InputError(who + ": N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
+    if (h.P_mean.size() != sizes.size() || h.R_mean.size() != sizes.size())
+        throw InputError(who + ": P_mean/R_mean have " + std::to_string(h.P_mean.size()) + "/" +
+                         std::to_string(h.R_mean.size()) + " values, expected " +
+                         std::to_string(sizes.size()) + " (one per N)");
+    for (std::size_t s = 0; s < sizes.size(); ++s)
+        if (!std::isfinite(h.P_mean[s]) || !std::isfinite(h.R_mean[s]))
+            throw InputError(who + ": P_mean/R_mean at N = " + std::to_string(sizes[s]) +
+                             " not finite");
+    for (std::size_t i = 0; i < n; ++i)
+        if (!(h.alpha[i] >= 0 && std::isfinite(h.alpha[i]) && h.norms[i] >= 0 &&
+              std::isfinite(h.norms[i])))
+            throw InputError(who + ": alpha/norm at position " + std::to_string(i) + " = " +
+                             format_double(h.alpha[i]) + "/" + format_double(h.norms[i]) +
                              ", expected finite and >= 0");
-        if (settings.cosines == CosineSource::plug_in) {
-            if (h.cos_by_lag.empty())
-                throw InputError(who + ": no measured cosines by lag for --cosines plug-in");
-            for (std::size_t k = 0; k < h.cos_by_lag.size(); ++k)
-                if (!(std::abs(h.cos_by_lag[k]) <= 1 + kCosineTolerance))
-                    throw InputError(who + ": cos at lag " + std::to_string(k + 1) + " = " +
-                                     format_double(h.cos_by_lag[k]) + ", expected in [-1, 1]");
-        }
+    if (!(std::abs(h.rho0) <= 1 + kCosineTolerance))
+        throw InputError(who + ": rho0 = " + format_double(h.rho0) + ", expected in [-1, 1]");
+    if (settings.cosines == CosineSource::parametric && !(h.beta >= 0 && std::isfinite(h.beta)))
+        throw InputError(who + ": beta = " + format_double(h.beta) + ", expected finite and >= 0");
+    if (settings.cosines == CosineSource::plug_in) {
+        if (h.cos_by_lag.empty())
+            throw InputError(who + ": no measured cosines by lag for --cosines plug-in");
+        for (std::size_t k = 0; k < h.cos_by_lag.size(); ++k)
+            if (!(std::abs(h.cos_by_lag[k]) <= 1 + kCosineTolerance))
+                throw InputError(who + ": cos at lag " + std::to_string(k + 1) + " = " +
+                                 format_double(h.cos_by_lag[k]) + ", expected in [-1, 1]");
     }
 }
 
-// The 95 % interval of a measured mean over documents: mean ± t(0.975, docs − 1)·se; the mean
-// alone without a defined standard error (one document).
-ScanPoint measured_point(double mean, const std::vector<double>& se, std::size_t s,
-                         std::int64_t documents) {
-    const double error = s < se.size() ? se[s] : kNaN;
-    if (documents < 2 || !std::isfinite(error)) return {mean, mean, mean};
-    const boost::math::students_t_distribution<double> t(static_cast<double>(documents - 1));
-    const double half = boost::math::quantile(t, 0.975) * error;
-    return {mean, mean - half, mean + half};
+void validate_model(const ModelInput& m, const EnvelopeSettings& settings) {
+    const std::string who = "compare envelopes" + (m.name.empty() ? "" : " (" + m.name + ")");
+    if (m.heads.empty()) throw InputError(who + ": no heads to evaluate");
+    const std::vector<int>& sizes = m.heads.front().sizes;
+    if (sizes.empty()) throw InputError(who + ": empty N grid");
+    for (const HeadInput& h : m.heads)
+        validate_head(h, sizes, settings, who + ": " + head_name(h));
+    const std::size_t H = m.heads.size(), S = sizes.size(), n = m.heads.front().alpha.size();
+    if (m.documents < 1) throw InputError(who + ": no documents");
+    if (m.alpha.size() != m.documents * H * n)
+        throw InputError(who + ": per-document alpha is not [documents, heads, positions]");
+    for (const UnitValues* v : {&m.P, &m.R})
+        if (v->units != m.documents || v->points != static_cast<int>(H * S) ||
+            v->values.size() != m.documents * H * S)
+            throw InputError(who + ": per-document P/R is not [documents, heads, sizes]");
+}
+
+void validate_inputs(const std::vector<ModelInput>& models, const EnvelopeSettings& settings) {
+    const char* fn = "attngeo::compare::evaluate_envelopes";
+    if (models.empty()) throw InputError("compare envelopes: no models to evaluate");
+    if (!(settings.d >= 1)) throw_domain_error(fn, "d = " + format_double(settings.d) + " < 1");
+    if (settings.kappa && !(*settings.kappa > 0 && std::isfinite(*settings.kappa)))
+        throw_domain_error(fn, "kappa = " + format_double(*settings.kappa) +
+                                   ", expected finite and > 0");
+    for (const ModelInput& m : models)
+        validate_model(m, settings);
 }
 
 // The Table-2 regime (1..5) of each N of the grid, from the head's fitted profile; 0 without.
@@ -126,60 +124,203 @@ std::vector<int> head_regimes(const HeadInput& h) {
     return out;
 }
 
-// The scan's points: every (head, N) in head order, then N. The convention points are those of
-// the α ranking the envelopes use (BoundTerms' default).
-ScanInputs scan_inputs(const std::vector<HeadInput>& heads,
-                       const std::vector<std::vector<int>>& regimes) {
-    ScanInputs in;
-    for (std::size_t h = 0; h < heads.size(); ++h) {
-        const HeadInput& head = heads[h];
-        theory::HeadModel alpha_only;
-        alpha_only.alpha = Eigen::Map<const Eigen::VectorXd>(
-            head.alpha.data(), static_cast<Eigen::Index>(head.alpha.size()));
-        alpha_only.norms = Eigen::VectorXd::Ones(alpha_only.alpha.size());
-        const auto facts = point_facts(alpha_only, head.sizes, theory::Ranking::attention);
-        in.facts.insert(in.facts.end(), facts.begin(), facts.end());
-        for (std::size_t s = 0; s < head.sizes.size(); ++s) {
-            in.P.push_back(measured_point(head.P_mean[s], head.P_se, s, head.documents));
-            in.R.push_back(measured_point(head.R_mean[s], head.R_se, s, head.documents));
-            in.regime.push_back(regimes[h][s]);
-        }
-    }
-    return in;
+// The terms of every head's document-mean profile for one variant.
+std::vector<std::unique_ptr<theory::BoundTerms>> mean_terms(const std::vector<theory::HeadModel>& models,
+                                                            const std::vector<int>& sizes,
+                                                            theory::BoundVariant variant,
+                                                            int threads) {
+    std::vector<std::unique_ptr<theory::BoundTerms>> terms(models.size());
+    parallel_for(static_cast<int>(models.size()), threads, [&](int h) {
+        terms[h] = std::make_unique<theory::BoundTerms>(models[h], sizes, variant);
+    });
+    return terms;
 }
 
-// Every head's bounds at each κ, flattened in the scan's point order: [kappas.size()] (R's
-// NaN without with_recall).
-std::vector<ScanBounds> flattened_bounds(
-    const std::vector<std::unique_ptr<theory::BoundTerms>>& terms, double d,
-    const std::vector<double>& kappas, bool with_recall, int threads) {
-    const int H = static_cast<int>(terms.size());
-    const std::size_t S = terms.front()->sizes().size();
-    std::vector<ScanBounds> out(kappas.size());
-    for (ScanBounds& b : out)
-        for (MetricBounds* m : {&b.P, &b.R}) {
-            m->lower.resize(H * S);
-            m->upper.resize(H * S);
+// The scan's points of one model: every (head, N) in head order, then N, with the facts of the
+// document-mean α ranking and the margin flags of its bound rows.
+ScanPoints model_points(const ModelInput& m, const std::vector<theory::HeadModel>& models,
+                        const std::vector<std::vector<int>>& regimes,
+                        const std::vector<std::unique_ptr<theory::BoundTerms>>& terms, double d) {
+    ScanPoints p;
+    for (std::size_t h = 0; h < m.heads.size(); ++h) {
+        const HeadInput& head = m.heads[h];
+        const auto facts = point_facts(models[h], head.sizes, theory::Ranking::attention);
+        p.facts.insert(p.facts.end(), facts.begin(), facts.end());
+        p.regime.insert(p.regime.end(), regimes[h].begin(), regimes[h].end());
+        for (const theory::BoundRow& r : terms[h]->evaluate(d, 1.0)) {
+            p.margins.push_back(theory::margin_flags(r));
+            p.layer.push_back(head.layer);
+            p.head.push_back(head.head);
         }
-    parallel_for(H, threads, [&](int h) {
-        const auto bounds = terms[h]->envelopes_many(d, kappas, with_recall);  // [κ][S]
-        for (std::size_t k = 0; k < kappas.size(); ++k)
-            for (std::size_t s = 0; s < S; ++s) {
-                const theory::EnvelopeBounds& e = bounds[k][s];
-                const std::size_t point = h * S + s;
-                out[k].P.lower[point] = e.precision_lower;
-                out[k].P.upper[point] = e.precision_upper;
-                out[k].R.lower[point] = e.recall_lower;
-                out[k].R.upper[point] = e.recall_upper;
-            }
-    });
-    return out;
+    }
+    return p;
+}
+
+// The bound rows of one head: Δ, Δ0, B and flags of the document-mean profile; the four bounds
+// (and F through Corollary 1) the mean over documents at the rows κ, or each side at its own.
+void fill_rows(const KappaScan& scan, const std::vector<double>& rows_kappa_bounds_mean,
+               std::size_t offset, std::vector<theory::BoundRow>& rows, int side) {
+    for (std::size_t s = 0; s < rows.size(); ++s) {
+        const double b = std::isnan(scan.rows_kappa) ? scan.points.bound[side][offset + s]
+                                                     : rows_kappa_bounds_mean[offset + s];
+        theory::BoundRow& r = rows[s];
+        (side == 0 ? r.precision_lower
+                   : side == 1 ? r.precision_upper : side == 2 ? r.recall_lower : r.recall_upper) = b;
+    }
+}
+
+std::vector<std::vector<theory::BoundRow>> bound_rows(
+    const DocumentSampleInputs& in, const KappaScan& scan,
+    const std::vector<std::unique_ptr<theory::BoundTerms>>& terms) {
+    const double kappa = std::isnan(scan.rows_kappa) ? 1.0 : scan.rows_kappa;
+    std::array<std::vector<double>, kSideCount> mean;
+    if (!std::isnan(scan.rows_kappa)) {
+        const auto per_document = document_bounds(in, kappa);
+        for (int side = 0; side < kSideCount; ++side) {
+            mean[side].assign(in.P.points, 0.0);
+            for (const auto& doc : per_document)
+                for (int p = 0; p < in.P.points; ++p)
+                    mean[side][p] += doc[side][p] / in.documents;
+        }
+    }
+    const auto f = [](double x) { return 2 * x / (1 + x); };  // Corollary 1
+    std::vector<std::vector<theory::BoundRow>> rows(terms.size());
+    for (std::size_t h = 0; h < terms.size(); ++h) {
+        rows[h] = terms[h]->evaluate(in.d, kappa);
+        const std::size_t offset = h * in.sizes.size();
+        for (int side = 0; side < kSideCount; ++side)
+            fill_rows(scan, mean[side], offset, rows[h], side);
+        for (theory::BoundRow& r : rows[h]) {
+            r.fmax_lower = f(r.precision_lower);
+            r.fmax_upper = f(r.precision_upper);
+            r.fmin_lower = f(r.recall_lower);
+            r.fmin_upper = f(r.recall_upper);
+        }
+    }
+    return rows;
 }
 
 AgreementRow& scope_row(std::map<int, AgreementRow>& rows, int layer) {
     AgreementRow& row = rows[layer];
     row.layer = layer;
     return row;
+}
+
+// Agreement at the rows: inside flags per (head, N), per layer and global, the mean width, and
+// the kViolationsKept largest excesses.
+void tally_agreement(const ModelInput& model, VariantResult& v) {
+    const std::vector<int>& sizes = model.heads.front().sizes;
+    const int H = static_cast<int>(model.heads.size()), S = static_cast<int>(sizes.size());
+    v.P_inside.assign(H, std::vector<char>(S));
+    v.R_inside.assign(H, std::vector<char>(S));
+    std::map<int, AgreementRow> layers;
+    long inside_total = 0, points = 0;
+    double width_total = 0;
+    std::vector<Violation> all;
+    for (int h = 0; h < H; ++h) {
+        const HeadInput& in = model.heads[h];
+        AgreementRow& layer = scope_row(layers, in.layer);
+        for (int s = 0; s < S; ++s) {
+            const theory::BoundRow& b = v.rows[h][s];
+            if (v.scan.points.convention[h * S + s]) {  // bounds 1 by definition: inside
+                v.P_inside[h][s] = v.R_inside[h][s] = 1;
+                continue;
+            }
+            const struct {
+                const char* metric;
+                double value, lower, upper;
+                char& flag;
+            } metrics[2] = {
+                {"P", in.P_mean[s], b.precision_lower, b.precision_upper, v.P_inside[h][s]},
+                {"R", in.R_mean[s], b.recall_lower, b.recall_upper, v.R_inside[h][s]}};
+            for (const auto& m : metrics) {
+                const double e = excess(m.value, m.lower, m.upper);
+                m.flag = e == 0;
+                layer.points += 1;
+                layer.inside += e == 0;
+                layer.worst_excess = std::max(layer.worst_excess, e);
+                inside_total += e == 0;
+                points += 1;
+                width_total += m.upper - m.lower;
+                if (e > 0)
+                    all.push_back({in.layer, in.head, sizes[s], m.metric, m.value, m.lower, m.upper, e});
+            }
+        }
+    }
+    v.fraction_inside = points > 0 ? static_cast<double>(inside_total) / points : kNaN;
+    v.mean_width = points > 0 ? width_total / points : kNaN;
+    v.global.layer = -1;
+    for (auto& [index, row] : layers) {
+        row.fraction = row.points > 0 ? static_cast<double>(row.inside) / row.points : kNaN;
+        v.global.points += row.points;
+        v.global.inside += row.inside;
+        v.global.worst_excess = std::max(v.global.worst_excess, row.worst_excess);
+        v.by_layer.push_back(row);
+    }
+    v.global.fraction =
+        v.global.points > 0 ? static_cast<double>(v.global.inside) / v.global.points : kNaN;
+    // Excess descending; equal excesses in input order (stable), so the list is unique.
+    std::stable_sort(all.begin(), all.end(),
+                     [](const Violation& a, const Violation& b) { return a.excess > b.excess; });
+    if (all.size() > static_cast<std::size_t>(kViolationsKept)) all.resize(kViolationsKept);
+    v.violations = std::move(all);
+}
+
+// What one model keeps through the scan of one variant.
+struct PreparedModel {
+    std::vector<theory::HeadModel> models;  // [H] document-mean α, norms, cosines
+    std::vector<std::vector<int>> regimes;  // [H][S]
+    std::shared_ptr<DocumentSampleInputs> inputs;
+    std::vector<std::unique_ptr<theory::BoundTerms>> terms;  // [H] of the mean profile
+};
+
+PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
+                      theory::BoundVariant variant, int threads) {
+    PreparedModel p;
+    for (const HeadInput& h : m.heads) {
+        p.models.push_back(head_model(h, settings.cosines));
+        p.regimes.push_back(head_regimes(h));
+    }
+    p.inputs = std::make_shared<DocumentSampleInputs>();
+    DocumentSampleInputs& in = *p.inputs;
+    in.heads = p.models;
+    in.sizes = m.heads.front().sizes;
+    in.documents = m.documents;
+    in.tokens = static_cast<int>(m.heads.front().alpha.size());
+    in.alpha = m.alpha;
+    in.P = m.P;
+    in.R = m.R;
+    in.d = settings.d;
+    in.variant = variant;
+    in.band.replicates = settings.replicates;
+    in.band.seed = settings.seed;
+    in.band.threads = threads;
+    p.terms = mean_terms(p.models, in.sizes, variant, threads);
+    return p;
+}
+
+// One variant over every model in lockstep.
+void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSettings& settings,
+                      theory::BoundVariant variant, int threads, EnvelopeResults& out,
+                      std::size_t index) {
+    std::vector<PreparedModel> prepared;
+    std::vector<Sample> samples;
+    for (const ModelInput& m : models) {
+        prepared.push_back(prepare(m, settings, variant, threads));
+        const PreparedModel& p = prepared.back();
+        samples.push_back(document_bound_sample(
+            model_points(m, p.models, p.regimes, p.terms, settings.d), p.inputs));
+    }
+    ScanResult result = scan_kappa(samples, settings.kappa);
+    if (models.size() > 1) out.universal[index] = result.joint;
+    for (std::size_t k = 0; k < models.size(); ++k) {
+        VariantResult& v = out.models[k].variants[index];
+        v.variant = variant;
+        v.scan = std::move(result.samples[k]);
+        v.rows_rule = rows_rule(v.scan, settings.kappa.has_value(), false);
+        v.rows = bound_rows(*prepared[k].inputs, v.scan, prepared[k].terms);
+        tally_agreement(models[k], v);
+    }
 }
 
 }  // namespace
@@ -220,192 +361,36 @@ theory::HeadModel head_model(const HeadInput& h, CosineSource source) {
     return m;
 }
 
-namespace {
-
-// Agreement at the variant's κ: inside flags per (head, N), per layer and global, the mean
-// width, and the kViolationsKept largest violations.
-void tally_agreement(const std::vector<HeadInput>& heads, VariantResult& v) {
-    const std::vector<int>& sizes = heads.front().sizes;
-    const int H = static_cast<int>(heads.size()), S = static_cast<int>(sizes.size());
-    v.P_inside.assign(H, std::vector<char>(S));
-    v.R_inside.assign(H, std::vector<char>(S));
-    std::map<int, AgreementRow> layers;
-    long inside_total = 0;
-    double width_total = 0;
-    std::vector<Violation> all;
-    for (int h = 0; h < H; ++h) {
-        const HeadInput& in = heads[h];
-        AgreementRow& layer = scope_row(layers, in.layer);
-        for (int s = 0; s < S; ++s) {
-            const theory::BoundRow& b = v.rows[h][s];
-            // A convention point's bounds are 1 by definition: flagged inside, counted nowhere.
-            if (b.trivial) {
-                v.P_inside[h][s] = v.R_inside[h][s] = 1;
-                continue;
-            }
-            const struct {
-                const char* metric;
-                double value, lower, upper;
-                char& flag;
-            } metrics[2] = {
-                {"P", in.P_mean[s], b.precision_lower, b.precision_upper, v.P_inside[h][s]},
-                {"R", in.R_mean[s], b.recall_lower, b.recall_upper, v.R_inside[h][s]}};
-            for (const auto& m : metrics) {
-                const double e = excess(m.value, m.lower, m.upper);
-                m.flag = e == 0;
-                layer.points += 1;
-                layer.inside += e == 0;
-                layer.worst_excess = std::max(layer.worst_excess, e);
-                inside_total += e == 0;
-                width_total += m.upper - m.lower;
-                if (e > 0)
-                    all.push_back(
-                        {in.layer, in.head, sizes[s], m.metric, m.value, m.lower, m.upper, e});
-            }
-        }
-    }
-    const double points = 2.0 * static_cast<double>(v.scan.sides[0].points);
-    v.fraction_inside = points > 0 ? inside_total / points : kNaN;
-    v.mean_width = points > 0 ? width_total / points : kNaN;
-    v.global.layer = -1;
-    for (auto& [index, row] : layers) {
-        row.fraction = row.points > 0 ? static_cast<double>(row.inside) / row.points : kNaN;
-        v.global.points += row.points;
-        v.global.inside += row.inside;
-        v.global.worst_excess = std::max(v.global.worst_excess, row.worst_excess);
-        v.by_layer.push_back(row);
-    }
-    v.global.fraction =
-        v.global.points > 0 ? static_cast<double>(v.global.inside) / v.global.points : kNaN;
-    // Excess descending; equal excesses in input order (stable), so the list is unique.
-    std::stable_sort(all.begin(), all.end(),
-                     [](const Violation& a, const Violation& b) { return a.excess > b.excess; });
-    if (all.size() > static_cast<std::size_t>(kViolationsKept)) all.resize(kViolationsKept);
-    v.violations = std::move(all);
-}
-
-// Counts bound evaluations for EnvelopeSettings::on_evaluation; each variant ends at its
-// budget, so the count never goes back and never passes the total.
-class EvaluationCounter {
-  public:
-    explicit EvaluationCounter(const EnvelopeSettings& settings)
-        : report_(settings.on_evaluation),
-          total_(kEvaluationsPerVariant *
-                 static_cast<std::int64_t>(theory::bound_variants().size())) {}
-    void tick() {
-        done_ = std::min(done_ + 1, variant_end_ - 1);
-        if (report_) report_(done_, total_);
-    }
-    void start_variant() { variant_end_ += kEvaluationsPerVariant; }
-    void end_variant() {
-        done_ = variant_end_;
-        if (report_) report_(done_, total_);
-    }
-
-  private:
-    const std::function<void(std::int64_t, std::int64_t)>& report_;
-    std::int64_t total_ = 0, done_ = 0, variant_end_ = 0;
-};
-
-// κ-independent terms of every head for one variant.
-std::vector<std::unique_ptr<theory::BoundTerms>> build_terms(const std::vector<HeadInput>& heads,
-                                                             const EnvelopeSettings& settings,
-                                                             theory::BoundVariant variant,
-                                                             int threads) {
-    const int H = static_cast<int>(heads.size());
-    std::vector<std::unique_ptr<theory::BoundTerms>> terms(H);
-    parallel_for(H, threads, [&](int h) {
-        terms[h] = std::make_unique<theory::BoundTerms>(head_model(heads[h], settings.cosines),
-                                                        heads[h].sizes, variant);
-    });
-    return terms;
-}
-
-// One variant over every head (the terms' variant): the κ scan (or the given κ), the rows at
-// κ, the agreement.
-VariantResult evaluate_variant(const std::vector<HeadInput>& heads,
-                               const EnvelopeSettings& settings,
-                               const std::vector<std::unique_ptr<theory::BoundTerms>>& terms,
-                               const ScanInputs& inputs, int threads, EvaluationCounter& counter) {
-    counter.start_variant();
-    const int H = static_cast<int>(heads.size());
-    const double d = settings.d;
-    VariantResult v;
-    v.variant = terms.front()->variant();
-    // At d = ∞, κ·d = ∞ for every κ: the rows keep κ = 1 unless one was given.
-    const std::optional<double> fixed =
-        std::isinf(d) ? std::optional<double>(settings.kappa.value_or(1)) : settings.kappa;
-    v.scan = scan_kappa(
-        inputs, ScanBatchEvaluator([&](const std::vector<double>& kappas, bool with_recall) {
-            std::vector<ScanBounds> bounds =
-                flattened_bounds(terms, d, kappas, with_recall, threads);
-            for (std::size_t k = 0; k < kappas.size(); ++k)
-                counter.tick();
-            return bounds;
-        }),
-        fixed, RefineWindows::precision_alone);
-    v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
-    v.kappa_fitted = !fixed;
-
-    v.rows.assign(H, {});
-    parallel_for(H, threads, [&](int h) { v.rows[h] = terms[h]->evaluate(d, v.kappa); });
-    std::vector<theory::MarginFlags> margins;
-    for (const auto& head_rows : v.rows) {
-        const auto part = margins_of(head_rows);
-        margins.insert(margins.end(), part.begin(), part.end());
-    }
-    judge_points(v.scan, inputs, margins);
-    tally_agreement(heads, v);
-    counter.end_variant();
-    return v;
-}
-
-// Every variant in bound_variants() order. Variants with the same μ share their terms (only B
-// differs), so the costly sorted terms are built twice, not four times; one family's terms at
-// a time bounds the memory.
-std::vector<VariantResult> evaluate_variants(const std::vector<HeadInput>& heads,
-                                             const EnvelopeSettings& settings,
-                                             const ScanInputs& inputs, int threads,
-                                             EvaluationCounter& counter) {
+EnvelopeResults evaluate_envelopes(const std::vector<ModelInput>& models,
+                                   const EnvelopeSettings& settings) {
+    validate_inputs(models, settings);
+    const int threads = std::max(1, settings.threads);
     const auto& variants = theory::bound_variants();
-    std::vector<VariantResult> results(variants.size());
-    std::vector<bool> done(variants.size(), false);
-    for (std::size_t first = 0; first < variants.size(); ++first) {
-        if (done[first]) continue;
-        auto terms = build_terms(heads, settings, variants[first], threads);
-        for (std::size_t v = first; v < variants.size(); ++v) {
-            if (!theory::shares_mean(variants[v], variants[first])) continue;
-            for (auto& t : terms)
-                t->switch_variant(variants[v]);
-            results[v] = evaluate_variant(heads, settings, terms, inputs, threads, counter);
-            done[v] = true;
+    EnvelopeResults out;
+    for (const ModelInput& m : models) {
+        EnvelopeResult r;
+        r.name = m.name;
+        r.cosines = settings.cosines;
+        r.d = settings.d;
+        r.sizes = m.heads.front().sizes;
+        for (const HeadInput& h : m.heads) {
+            r.layer.push_back(h.layer);
+            r.head.push_back(h.head);
+            r.P_mean.push_back(h.P_mean);
+            r.R_mean.push_back(h.R_mean);
+            r.regime.push_back(head_regimes(h));
         }
+        r.variants.resize(variants.size());
+        out.models.push_back(std::move(r));
     }
-    return results;
-}
-
-}  // namespace
-
-EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
-                                  const EnvelopeSettings& settings) {
-    validate_inputs(heads, settings);
-    const int threads = settings.threads > 0 ? settings.threads : omp_get_max_threads();
-    EnvelopeResult result;
-    result.cosines = settings.cosines;
-    result.d = settings.d;
-    result.sizes = heads.front().sizes;
-    for (const HeadInput& h : heads) {
-        result.layer.push_back(h.layer);
-        result.head.push_back(h.head);
-        result.P_mean.push_back(h.P_mean);
-        result.R_mean.push_back(h.R_mean);
+    if (models.size() > 1) out.universal.resize(variants.size());
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+        evaluate_variant(models, settings, variants[v], threads, out, v);
+        if (settings.on_variant)
+            settings.on_variant(static_cast<std::int64_t>(v + 1),
+                                static_cast<std::int64_t>(variants.size()));
     }
-    for (const HeadInput& h : heads)
-        result.regime.push_back(head_regimes(h));
-    const ScanInputs inputs = scan_inputs(heads, result.regime);
-    EvaluationCounter counter(settings);
-    result.variants = evaluate_variants(heads, settings, inputs, threads, counter);
-    return result;
+    return out;
 }
 
 namespace {
@@ -415,19 +400,12 @@ const char* regime_name(int regime) {
     return names[regime];
 }
 
-// kappa.json's and the manifest's block per variant: κ, agreement at κ and the verdict.
+// kappa.json's and the manifest's block per variant: the verdict and agreement at the rows.
 nlohmann::json variant_blocks(const EnvelopeResult& r) {
     nlohmann::json blocks = nlohmann::json::object();
     for (const VariantResult& v : r.variants) {
-        std::vector<theory::MarginFlags> margins;
-        for (const auto& head : v.rows)
-            for (const theory::BoundRow& row : head)
-                margins.push_back(theory::margin_flags(row));
-        nlohmann::json block =
-            verdict_json(v.scan, margins, v.kappa_fitted ? "interval-score" : "given");
-        block.update({{"kappa", json_number(v.kappa)},
-                      {"kappa_fitted", v.kappa_fitted},
-                      {"fraction_inside", json_number(v.fraction_inside)},
+        nlohmann::json block = verdict_json(v.scan, v.rows_rule);
+        block.update({{"fraction_inside", json_number(v.fraction_inside)},
                       {"mean_width", json_number(v.mean_width)}});
         blocks[theory::to_string(v.variant)] = block;
     }
@@ -462,51 +440,48 @@ std::string envelope_means_csv(const EnvelopeResult& r) {
     return envelope.str();
 }
 
-}  // namespace
-
-void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
-    const std::filesystem::path dir(out_dir);
+std::string bounds_csv(const EnvelopeResult& r) {
     const auto f = csv_field;
     const std::size_t H = r.layer.size(), S = r.sizes.size();
-
     std::ostringstream bounds;
     bounds << "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,"
               "P_inside,R_inside,regime,Delta,Delta0,B,"
-           << kStarFlagColumns << '\n';
-    std::ostringstream scan, verdict;
-    scan << kScanColumns << '\n';
-    verdict << kVerdictColumns << '\n';
-    for (const VariantResult& v : r.variants) {
-        append_scan_rows(scan, "", v.variant, v.scan);
-        append_verdict_rows(verdict, "", v.variant, v.scan);
+           << kJudgementColumns << '\n';
+    for (const VariantResult& v : r.variants)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t s = 0; s < S; ++s) {
                 const theory::BoundRow& b = v.rows[h][s];
                 bounds << r.layer[h] << ',' << r.head[h] << ',' << r.sizes[s] << ','
-                       << theory::to_string(v.variant) << ',' << f(v.kappa) << ','
+                       << theory::to_string(v.variant) << ',' << f(v.scan.rows_kappa) << ','
                        << f(r.P_mean[h][s]) << ',' << f(r.R_mean[h][s]) << ','
                        << f(b.precision_lower) << ',' << f(b.precision_upper) << ','
                        << f(b.recall_lower) << ',' << f(b.recall_upper) << ','
                        << int(v.P_inside[h][s]) << ',' << int(v.R_inside[h][s]) << ','
                        << regime_name(r.regime[h][s]) << ',' << f(b.delta) << ',' << f(b.delta0)
-                       << ',' << f(b.scale) << ',' << star_flag_fields(v.scan, h * S + s, b)
+                       << ',' << f(b.scale) << ',' << judgement_fields(v.scan, h * S + s, b)
                        << '\n';
             }
-    }
+    return bounds.str();
+}
 
+std::string agreement_csv(const EnvelopeResult& r) {
     std::ostringstream agreement;
     agreement << "variant,scope,layer,points,inside,fraction,worst_excess\n";
     for (const VariantResult& v : r.variants) {
         auto row = [&](const char* scope, const AgreementRow& a) {
             agreement << theory::to_string(v.variant) << ',' << scope << ',' << a.layer << ','
-                      << a.points << ',' << a.inside << ',' << f(a.fraction) << ','
-                      << f(a.worst_excess) << '\n';
+                      << a.points << ',' << a.inside << ',' << csv_field(a.fraction) << ','
+                      << csv_field(a.worst_excess) << '\n';
         };
         row("global", v.global);
         for (const AgreementRow& a : v.by_layer)
             row("layer", a);
     }
+    return agreement.str();
+}
 
+std::string violations_csv(const EnvelopeResult& r) {
+    const auto f = csv_field;
     std::ostringstream violations;
     violations << "variant,layer,head,N,metric,value,lower,upper,excess\n";
     for (const VariantResult& v : r.variants)
@@ -514,46 +489,93 @@ void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
             violations << theory::to_string(v.variant) << ',' << x.layer << ',' << x.head << ','
                        << x.N << ',' << x.metric << ',' << f(x.value) << ',' << f(x.lower) << ','
                        << f(x.upper) << ',' << f(x.excess) << '\n';
+    return violations.str();
+}
 
+}  // namespace
+
+void write_verdict_files(const EnvelopeResult& r, const std::string& out_dir,
+                         const std::string& suffix) {
+    const std::filesystem::path dir(out_dir);
+    std::ostringstream scan, verdict;
+    scan << kKappaScanColumns << '\n';
+    verdict << kVerdictColumns << '\n';
+    for (const VariantResult& v : r.variants) {
+        append_scan_rows(scan, "", v.variant, v.scan);
+        append_verdict_rows(verdict, "", v.variant, v.scan);
+    }
+    auto named = [&](const std::string& file) {
+        const std::string stem = file.substr(0, file.rfind('.'));
+        return (dir / (stem + suffix + ".csv")).string();
+    };
+    write_file_atomic(named(schema::file::kappa_scan), scan.str());
+    write_file_atomic(named(schema::file::verdict), verdict.str());
+}
+
+void write_envelope_files(const EnvelopeResult& r, const std::string& out_dir) {
+    const std::filesystem::path dir(out_dir);
+    write_verdict_files(r, out_dir, "");
     const nlohmann::json kappa = {{"cosines", to_string(r.cosines)},
                                   {"variants", variant_blocks(r)}};
-
-    write_file_atomic((dir / schema::file::bounds).string(), bounds.str());
+    write_file_atomic((dir / schema::file::bounds).string(), bounds_csv(r));
     write_file_atomic((dir / schema::file::envelope).string(), envelope_means_csv(r));
-    write_file_atomic((dir / schema::file::agreement).string(), agreement.str());
-    write_file_atomic((dir / schema::file::violations).string(), violations.str());
-    write_file_atomic((dir / schema::file::kappa_scan).string(), scan.str());
-    write_file_atomic((dir / schema::file::verdict).string(), verdict.str());
+    write_file_atomic((dir / schema::file::agreement).string(), agreement_csv(r));
+    write_file_atomic((dir / schema::file::violations).string(), violations_csv(r));
     write_file_atomic((dir / schema::file::kappa).string(), kappa.dump(2) + "\n");
 }
 
 nlohmann::json envelope_manifest(const EnvelopeResult& r) {
-    const nlohmann::json kappas = variant_blocks(r);
     return {
         {"cosines", to_string(r.cosines)},
         {"d", json_number(r.d)},
         {"heads", r.layer.size()},
-        {"kappa", kappas},
+        {"kappa", variant_blocks(r)},
         {"decisions",
          nlohmann::json::array(
-             {"Envelope inputs per head: alpha = mean alpha by position renormalised to sum 1, "
-              "norms = mean value norm by position, d = head_dim; token 0 is the sink.",
+             {"Envelope inputs per head: norms = mean value norm by position, d = head_dim; "
+              "token 0 is the sink. Each document's bound from its own final-row alpha "
+              "(renormalised to sum 1) with the head's norms and cosines held fixed; the "
+              "bound rows are the mean over documents of those bounds; Delta, Delta0, B, the "
+              "margin flags, the convention points and the Table-2 regimes are those of the "
+              "document-mean alpha.",
               "Cosines parametric: rho_jk = exp(-beta |j-k|) for j,k >= 1, rho_0j = rho0, unit "
               "diagonal. Plug-in: rho_jk = measured mean cos at lag |j-k|; lags beyond the "
               "largest measured lag K take the value at K; rho_0j = rho0.",
               "A point is one (head, N, metric in {P, R}); inside (P_inside, R_inside, "
-              "fraction_inside, agreement.csv) iff lower - 1e-12 <= measured mean <= upper + "
-              "1e-12 (plain means over documents). The kappa scan's coverage instead uses the "
-              "mean's 95% interval over documents, mean +- t(0.975, docs - 1) * se (the mean "
-              "alone with one document).",
+              "fraction_inside, agreement.csv, violations.csv) iff lower - 1e-12 <= measured "
+              "mean <= upper + 1e-12 at the bound rows: descriptive, not the verdict.",
               "Table-2 regimes per (head, N) from the head's fitted Assumption-3 profile "
               "(p_base, eta of profile.csv).",
-              kScanDecision, kIntervalScoreDecision,
+              kVerdictDecision,
               "violations.csv: the 20 largest excesses per variant; equal excesses in head, N, "
               "P-before-R order.",
               "bounds.csv rows: by variant (paper, exact-mean, scale-invariant, corrected), then "
-              "head in "
-              "input order, then N; P_inside/R_inside are 0/1."})}};
+              "head in input order, then N; P_inside/R_inside are 0/1."})}};
+}
+
+std::string universal_kappa_csv(const EnvelopeResults& results) {
+    std::ostringstream out;
+    out << "variant,metric,side,kappa_set,kappa_edge,gap_at_edge,models,models_consistent,"
+           "state\n";
+    const auto& variants = theory::bound_variants();
+    for (std::size_t v = 0; v < results.universal.size(); ++v)
+        for (int side = 0; side < kSideCount; ++side) {
+            const JointSide& j = results.universal[v].sides[side];
+            out << theory::to_string(variants[v]) << ',' << to_string(side_metric(side)) << ','
+                << to_string(side_kind(side)) << ',' << kappa_set_text(j.kappa_set) << ','
+                << csv_field(j.kappa_edge) << ',' << csv_field(j.gap_at_edge) << ','
+                << results.models.size() << ',' << j.consistent_samples.size() << ','
+                << (j.kappa_set.empty() ? "no-universal-kappa" : "universal-kappa") << '\n';
+        }
+    return out.str();
+}
+
+nlohmann::json universal_kappa_json(const EnvelopeResults& results) {
+    nlohmann::json out = nlohmann::json::object();
+    const auto& variants = theory::bound_variants();
+    for (std::size_t v = 0; v < results.universal.size(); ++v)
+        out[theory::to_string(variants[v])] = joint_json(results.universal[v]);
+    return out;
 }
 
 }  // namespace attngeo::compare

@@ -1,6 +1,7 @@
-// Envelopes of Theorems 1–2 against measured heads (docs/design.md §5, §7; Figure 5): per head a
-// HeadModel built from the measured α, norms and cosines, the κ scan and verdict per variant
-// over all (head, N) points, agreement global and per layer, and the largest violations.
+// Envelopes of Theorems 1–2 against measured heads (docs/design.md §5, §7; Figure 5): per model
+// and variant the verdict III scan over all (head, N) points, each document's bound from its own
+// α (compare/document_bound_sample), several models in lockstep for a universal κ; the bound
+// rows at the rows κ, agreement global and per layer, and the largest excesses.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -10,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "compare/kappa_scan.hpp"
+#include "compare/falsification.hpp"
+#include "compare/fixed_bound_sample.hpp"
 #include "theory/bounds.hpp"
 
 namespace attngeo::compare {
@@ -25,13 +27,20 @@ struct HeadInput {
     std::vector<double> cos_by_lag;  // [K] measured mean cosine at lag 1..K
     std::vector<int> sizes;          // [S] the N grid (shared by all heads)
     std::vector<double> P_mean, R_mean;  // [S] measured means over documents
-    // [S] standard errors over documents, or empty / NaN where undefined (one document): the
-    // points then have no interval and the mean itself is checked.
-    std::vector<double> P_se, R_se;
-    std::int64_t documents = 0;
     // The head's fitted Assumption-3 profile, for the Table-2 regime of each N; NaN: none.
     double profile_p_base = std::numeric_limits<double>::quiet_NaN();
     double profile_eta = std::numeric_limits<double>::quiet_NaN();
+};
+
+// One model (an extract folder): its heads and the per-document values the test reads.
+struct ModelInput {
+    std::string name;             // for messages and the universal table
+    std::vector<HeadInput> heads;  // [H] layer-major
+    int documents = 0;             // U
+    // [U, H, n] each document's final-row α by position, per head.
+    std::vector<double> alpha;
+    // [U, H·S] each document's P(r_max,N) and R(r_min,N), point = head · S + size index.
+    UnitValues P, R;
 };
 
 enum class CosineSource { parametric, plug_in };
@@ -42,17 +51,14 @@ const char* to_string(CosineSource source);
 struct EnvelopeSettings {
     double d = 128;  // head dimension
     CosineSource cosines = CosineSource::parametric;
-    std::optional<double> kappa;  // given κ for every variant; the interval-score κ when empty
-    int threads = 1;              // OpenMP threads over heads (results do not depend on it)
-    // Called serially after each evaluation of every head's bounds at one κ, with the count so
-    // far and kEvaluationsPerVariant · variants as the total (an upper bound: the refinement
-    // often needs fewer); for progress lines. Empty: nothing is reported.
-    std::function<void(std::int64_t done, std::int64_t total)> on_evaluation;
+    std::optional<double> kappa;  // judge this κ alone; the scan's verdict when empty
+    int threads = 1;              // OpenMP threads (results do not depend on it)
+    int replicates = kBandReplicates;  // the band's bootstrap replicates
+    std::uint64_t seed = 1;            // the resamples' key
+    // Called serially after each variant, with the variants done and their count; for progress
+    // lines. Empty: nothing is reported.
+    std::function<void(std::int64_t done, std::int64_t total)> on_variant;
 };
-
-// Bound evaluations of one variant at most: the coarse κ grid, the refinement around five
-// centres, the star envelopes of four sides and the rows at the chosen κ.
-constexpr std::int64_t kEvaluationsPerVariant = 65 + 5 * 20 + 4 + 1;
 
 // The HeadModel of one head: α and norms as given; cosines per `source`. Parametric:
 // ρ_jk = e^{−β|j−k|} for j, k ≥ 1; plug-in: ρ_jk = cos_by_lag[|j−k|−1], lags beyond K take
@@ -60,7 +66,8 @@ constexpr std::int64_t kEvaluationsPerVariant = 65 + 5 * 20 + 4 + 1;
 // [−1, 1] (evaluate_envelopes rejects those more than 1e-6 outside).
 theory::HeadModel head_model(const HeadInput& head, CosineSource source);
 
-// One metric point outside its envelope.
+// One metric point outside its envelope at the rows κ (the measured mean against the mean of
+// the documents' bounds).
 struct Violation {
     int layer = 0, head = 0, N = 0;
     std::string metric;  // "P" | "R"
@@ -68,23 +75,25 @@ struct Violation {
     double excess = 0;  // distance outside [lower, upper], > 1e-12
 };
 
-// Agreement of one scope (global: layer = −1; or one layer).
+// Agreement of one scope (global: layer = −1; or one layer), plain means at the rows κ.
 struct AgreementRow {
     int layer = -1;
-    int points = 0, inside = 0;  // points = (heads in scope)·|sizes|·2
+    int points = 0, inside = 0;  // points = (heads in scope)·(non-convention N)·2
     double fraction = 0;
     double worst_excess = 0;  // largest distance outside; 0 when every point is inside
 };
 
-// One variant over all heads, at its κ.
+// One variant of one model.
 struct VariantResult {
     theory::BoundVariant variant = theory::BoundVariant::paper;
-    double kappa = 1;            // the rows' κ: the interval-score κ, or the given one
-    bool kappa_fitted = false;   // false when given or d = ∞
-    KappaScan scan;              // points in head order, then N: the scan and the verdict
-    double fraction_inside = 0;  // over all (head, N, metric ∈ {P, R}) points, at kappa
-    double mean_width = 0;       // mean over those points of upper − lower
-    std::vector<std::vector<theory::BoundRow>> rows;    // [heads][S] at κ
+    KappaScan scan;  // points in head order, then N: the verdict
+    std::string rows_rule;
+    // [heads][S] the bound rows: the mean over documents of each document's bound at the rows
+    // κ (or each side at its own judged κ), with Δ, Δ0, B and the flags of the document-mean
+    // profile.
+    std::vector<std::vector<theory::BoundRow>> rows;
+    double fraction_inside = 0;  // plain means inside [lower, upper] over the points
+    double mean_width = 0;
     std::vector<std::vector<char>> P_inside, R_inside;  // [heads][S]
     AgreementRow global;
     std::vector<AgreementRow> by_layer;  // ascending layer, layers present only
@@ -92,26 +101,38 @@ struct VariantResult {
 };
 
 struct EnvelopeResult {
+    std::string name;
     CosineSource cosines = CosineSource::parametric;
     double d = 128;
     std::vector<int> sizes;        // [S]
     std::vector<int> layer, head;  // [heads] identity of each input head, in order
     std::vector<std::vector<double>> P_mean, R_mean;  // [heads][S] measured, copied from input
     std::vector<std::vector<int>> regime;             // [heads][S] Table-2 regime 1..5, 0: none
-    std::vector<VariantResult> variants;              // [3] paper, exact-mean, scale-invariant
+    std::vector<VariantResult> variants;              // [4] in bound_variants() order
+};
+
+// Every model judged, and per variant the intersection of their κ sets (more than one model).
+struct EnvelopeResults {
+    std::vector<EnvelopeResult> models;
+    std::vector<JointScan> universal;  // [variants], empty with one model
 };
 
 // Throws InputError for inconsistent inputs (sizes differing between heads, wrong lengths,
 // empty cos_by_lag with plug-in) and std::domain_error for invalid d or κ.
-EnvelopeResult evaluate_envelopes(const std::vector<HeadInput>& heads,
-                                  const EnvelopeSettings& settings);
+EnvelopeResults evaluate_envelopes(const std::vector<ModelInput>& models,
+                                   const EnvelopeSettings& settings);
 
 // bounds.csv, envelope.csv, agreement.csv, violations.csv, kappa_scan.csv, verdict.csv,
-// kappa.json in `out_dir`
-// (docs/compare-outputs.md).
+// kappa.json of one model in `out_dir` (docs/compare-outputs.md). `suffix` names a second
+// cosine source's files ("" or "_plug_in": verdict_plug_in.csv, kappa_scan_plug_in.csv only).
 void write_envelope_files(const EnvelopeResult& result, const std::string& out_dir);
+void write_verdict_files(const EnvelopeResult& result, const std::string& out_dir,
+                         const std::string& suffix);
 
 // κ per variant and the decisions taken, for compare's manifest.
 nlohmann::json envelope_manifest(const EnvelopeResult& result);
+// universal_kappa.csv of several models.
+std::string universal_kappa_csv(const EnvelopeResults& results);
+nlohmann::json universal_kappa_json(const EnvelopeResults& results);
 
 }  // namespace attngeo::compare

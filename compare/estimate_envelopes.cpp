@@ -1,108 +1,123 @@
-// Envelopes, inside checks and the κ scan of each variant; see envelope.hpp.
+// The judge of Monte Carlo estimates; see estimate_envelopes.hpp.
 #include "compare/estimate_envelopes.hpp"
 
 #include <omp.h>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "common/errors.hpp"
+#include "compare/verdict_tables.hpp"
 
 namespace attngeo::compare {
 namespace {
 
-std::vector<EnvelopeCheck> check_all(const std::vector<theory::BoundRow>& rows,
-                                     const std::vector<SizeEstimates>& estimates) {
-    std::vector<EnvelopeCheck> checks(rows.size());
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::array<SetBands, kUnitSets> point_bands(const PointInputs& p, const std::vector<char>& tested,
+                                            const BandSettings& band) {
+    if (p.measured.exact) return exact_bands(p.measured.P_exact, p.measured.R_exact);
+    return unit_bands(p.measured.P, p.measured.R, tested, band);
+}
+
+PointBounds point_bounds(const std::vector<theory::EnvelopeBounds>& e) {
+    PointBounds b;
+    for (const theory::EnvelopeBounds& x : e) {
+        b.P_lower.push_back(x.precision_lower);
+        b.P_upper.push_back(x.precision_upper);
+        b.R_lower.push_back(x.recall_lower);
+        b.R_upper.push_back(x.recall_upper);
+    }
+    return b;
+}
+
+ScanPoints scan_points(const PointInputs& p, const std::vector<theory::BoundRow>& rows) {
+    ScanPoints s;
+    s.facts = point_facts(p.head, p.sizes, p.ranking);
+    s.regime = p.regimes.empty() ? std::vector<int>(p.sizes.size(), 0) : p.regimes;
+    for (const theory::BoundRow& r : rows)
+        s.margins.push_back(theory::margin_flags(r));
+    return s;
+}
+
+// The rows at the point's rows κ, or each side's bound at its own judged κ on rows of any κ.
+std::vector<theory::BoundRow> shown_rows(const theory::BoundTerms& terms, double d,
+                                         const KappaScan& scan) {
+    if (!std::isnan(scan.rows_kappa)) return terms.evaluate(d, scan.rows_kappa);
+    std::vector<theory::BoundRow> rows = terms.evaluate(d, 1.0);
+    const auto f = [](double x) { return 2 * x / (1 + x); };  // Corollary 1
     for (std::size_t s = 0; s < rows.size(); ++s) {
-        const auto& b = rows[s];
-        const auto& e = estimates[s];
-        checks[s].precision_violation =
-            envelope_violation(e.precision, b.precision_lower, b.precision_upper);
-        checks[s].recall_violation = envelope_violation(e.recall, b.recall_lower, b.recall_upper);
-        checks[s].fmax_violation = envelope_violation(e.fmax, b.fmax_lower, b.fmax_upper);
-        checks[s].fmin_violation = envelope_violation(e.fmin, b.fmin_lower, b.fmin_upper);
+        theory::BoundRow& r = rows[s];
+        r.precision_lower = scan.points.bound[0][s];
+        r.precision_upper = scan.points.bound[1][s];
+        r.recall_lower = scan.points.bound[2][s];
+        r.recall_upper = scan.points.bound[3][s];
+        r.fmax_lower = f(r.precision_lower);
+        r.fmax_upper = f(r.precision_upper);
+        r.fmin_lower = f(r.recall_lower);
+        r.fmin_upper = f(r.recall_upper);
     }
-    return checks;
+    return rows;
 }
 
-ScanPoint scan_point(const Estimate& e) {
-    return {e.mean, std::isnan(e.ci_lo) ? e.mean : e.ci_lo, std::isnan(e.ci_hi) ? e.mean : e.ci_hi};
-}
-
-// Inside fractions, mean width and the largest violation at the rows' κ.
-void summarise_agreement(VariantEnvelope& v) {
-    int inside_p = 0, inside_r = 0, counted = 0;
-    double width = 0;
-    for (std::size_t s = 0; s < v.checks.size(); ++s) {
-        const auto& c = v.checks[s];
-        const auto& b = v.rows[s];
-        if (b.trivial) continue;  // a convention point: every bound is 1 by definition
-        counted += 1;
-        inside_p += c.precision_inside();
-        inside_r += c.recall_inside();
-        width += (b.precision_upper - b.precision_lower) + (b.recall_upper - b.recall_lower);
-        for (auto [violation, metric] :
-             {std::pair{c.precision_violation, "P"}, std::pair{c.recall_violation, "R"}}) {
-            if (violation > v.largest_violation) {
-                v.largest_violation = violation;
-                v.largest_violation_N = v.rows[s].N;
-                v.largest_violation_metric = metric;
-            }
+// Each side's bound at the joint κ_edge of that side, [side][S]; NaN without a joint edge.
+std::array<std::vector<double>, kSideCount> joint_side_bounds(const theory::BoundTerms& terms,
+                                                              double d, const JointScan& joint) {
+    std::array<std::vector<double>, kSideCount> out;
+    for (int side = 0; side < kSideCount; ++side) {
+        const double kappa = joint.sides[side].kappa_edge;
+        if (std::isnan(kappa)) {
+            out[side].assign(terms.sizes().size(), kNaN);
+            continue;
         }
+        const PointBounds b = point_bounds(terms.envelopes_many(d, {kappa}, true).front());
+        out[side] = b.side(side);
     }
-    const double count = std::max(1, counted);
-    v.fraction_inside_precision = inside_p / count;
-    v.fraction_inside_recall = inside_r / count;
-    v.fraction_inside = (inside_p + inside_r) / (2 * count);
-    v.mean_width = width / (2 * count);
+    return out;
 }
 
-VariantEnvelope variant_envelope(const theory::HeadModel& head, const std::vector<int>& sizes,
-                                 theory::BoundVariant variant, theory::Ranking ranking, double d,
-                                 const std::vector<SizeEstimates>& estimates,
-                                 const ScanInputs& inputs, std::optional<double> kappa) {
-    const theory::BoundTerms terms(head, sizes, variant, ranking);
+struct PreparedPoint {
+    std::vector<char> tested;
+    std::shared_ptr<const std::array<SetBands, kUnitSets>> bands;
+};
+
+VariantEnvelope judge_variant(const std::vector<PointInputs>& points,
+                              const std::vector<PreparedPoint>& prepared,
+                              theory::BoundVariant variant, std::optional<double> kappa) {
     VariantEnvelope v;
     v.variant = variant;
-    // At d = ∞, κ·d = ∞ for every κ: the scan still runs (and finds every side κ-free), but
-    // the rows keep κ = 1 unless one was given.
-    const std::optional<double> fixed =
-        std::isinf(d) ? std::optional<double>(kappa.value_or(1)) : kappa;
-    v.scan = scan_kappa(
-        inputs,
-        [&](double k) {
-            ScanBounds b;
-            append_scan_bounds(b, terms.evaluate(d, k));
-            return b;
-        },
-        fixed);
-    v.kappa = fixed ? *fixed : v.scan.interval_score.kappa;
-    v.kappa_fitted = !fixed;
-    v.rows = terms.evaluate(d, v.kappa);
-    judge_points(v.scan, inputs, margins_of(v.rows));
-    v.checks = check_all(v.rows, estimates);
-    summarise_agreement(v);
+    std::vector<std::shared_ptr<const theory::BoundTerms>> terms;
+    std::vector<Sample> samples;
+    bool any_finite_d = false;
+    for (std::size_t g = 0; g < points.size(); ++g) {
+        const PointInputs& p = points[g];
+        auto t = std::make_shared<const theory::BoundTerms>(p.head, p.sizes, variant, p.ranking);
+        terms.push_back(t);
+        any_finite_d = any_finite_d || !std::isinf(p.d);
+        const double d = p.d;
+        samples.push_back(fixed_bound_sample(
+            scan_points(p, t->evaluate(d, 1.0)), *prepared[g].bands,
+            [t, d](const std::vector<double>& kappas) {
+                std::vector<PointBounds> out;
+                for (const auto& e : t->envelopes_many(d, kappas, true))
+                    out.push_back(point_bounds(e));
+                return out;
+            }));
+    }
+    // κ·d = ∞ at d = ∞ for any κ: the scan finds every side κ-free.
+    ScanResult result = scan_kappa(samples, kappa);
+    v.joint = result.joint;
+    for (std::size_t g = 0; g < points.size(); ++g) {
+        v.rows.push_back(shown_rows(*terms[g], points[g].d, result.samples[g]));
+        if (points.size() > 1) v.joint_bounds.push_back(joint_side_bounds(*terms[g], points[g].d, v.joint));
+        v.rows_rule.push_back(rows_rule(result.samples[g], kappa.has_value(), !any_finite_d));
+    }
+    v.scans = std::move(result.samples);
     return v;
 }
 
 }  // namespace
-
-double envelope_violation(const Estimate& e, double lower, double upper) {
-    const double lo = std::isnan(e.ci_lo) ? e.mean : e.ci_lo;
-    const double hi = std::isnan(e.ci_hi) ? e.mean : e.ci_hi;
-    return std::max({lower - hi, lo - upper, 0.0});
-}
-
-void append_scan_bounds(ScanBounds& out, const std::vector<theory::BoundRow>& rows) {
-    for (const theory::BoundRow& r : rows) {
-        out.P.lower.push_back(r.precision_lower);
-        out.P.upper.push_back(r.precision_upper);
-        out.R.lower.push_back(r.recall_lower);
-        out.R.upper.push_back(r.recall_upper);
-    }
-}
 
 std::vector<PointFacts> point_facts(const theory::HeadModel& head, const std::vector<int>& sizes,
                                     theory::Ranking ranking) {
@@ -119,46 +134,33 @@ std::vector<PointFacts> point_facts(const theory::HeadModel& head, const std::ve
     return facts;
 }
 
-std::vector<theory::MarginFlags> margins_of(const std::vector<theory::BoundRow>& rows) {
-    std::vector<theory::MarginFlags> out;
-    out.reserve(rows.size());
-    for (const theory::BoundRow& row : rows)
-        out.push_back(theory::margin_flags(row));
-    return out;
-}
-
-ScanInputs scan_inputs(const std::vector<SizeEstimates>& estimates, const std::vector<int>& regimes,
-                       const std::vector<PointFacts>& facts) {
-    if (!regimes.empty() && regimes.size() != estimates.size())
-        throw_domain_error("attngeo::compare::scan_inputs", "one regime per N expected");
-    if (facts.size() != estimates.size())
-        throw_domain_error("attngeo::compare::scan_inputs", "one point fact per N expected");
-    ScanInputs in;
-    in.facts = facts;
-    for (std::size_t s = 0; s < estimates.size(); ++s) {
-        in.P.push_back(scan_point(estimates[s].precision));
-        in.R.push_back(scan_point(estimates[s].recall));
-        in.regime.push_back(regimes.empty() ? 0 : regimes[s]);
-        in.sizes.push_back(estimates[s].N);
+std::vector<VariantEnvelope> judge_envelopes(const std::vector<PointInputs>& points,
+                                             std::optional<double> kappa,
+                                             const BandSettings& band) {
+    if (points.empty()) throw_domain_error("attngeo::compare::judge_envelopes", "no points");
+    std::vector<PreparedPoint> prepared;
+    for (const PointInputs& p : points) {
+        PreparedPoint q;
+        q.tested = tested_points(point_facts(p.head, p.sizes, p.ranking));
+        q.bands = std::make_shared<const std::array<SetBands, kUnitSets>>(point_bands(p, q.tested, band));
+        prepared.push_back(std::move(q));
     }
-    return in;
-}
-
-std::vector<VariantEnvelope> envelopes(const theory::HeadModel& head, const std::vector<int>& sizes,
-                                       theory::Ranking ranking, double d,
-                                       const std::vector<SizeEstimates>& estimates,
-                                       const std::vector<int>& regimes, std::optional<double> kappa,
-                                       int threads) {
-    const int thread_count = threads > 0 ? threads : omp_get_max_threads();
     const auto& variants = theory::bound_variants();
     const int count = static_cast<int>(variants.size());
-    const ScanInputs inputs = scan_inputs(estimates, regimes, point_facts(head, sizes, ranking));
+    const int threads = band.threads > 0 ? band.threads : omp_get_max_threads();
     std::vector<VariantEnvelope> out(count);
+    std::vector<std::exception_ptr> errors(count);
     // The variants are independent: one task each.
-#pragma omp parallel for num_threads(std::min(count, thread_count)) schedule(dynamic, 1)
-    for (int index = 0; index < count; ++index)
-        out[index] =
-            variant_envelope(head, sizes, variants[index], ranking, d, estimates, inputs, kappa);
+#pragma omp parallel for num_threads(std::min(count, threads)) schedule(dynamic, 1)
+    for (int index = 0; index < count; ++index) {
+        try {
+            out[index] = judge_variant(points, prepared, variants[index], kappa);
+        } catch (...) {
+            errors[index] = std::current_exception();
+        }
+    }
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
     return out;
 }
 

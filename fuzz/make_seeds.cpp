@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
 #include "fuzz/fuzz_support.hpp"
 #include "simulate/run.hpp"
@@ -328,7 +329,7 @@ void text_seeds(const fs::path& shared) {
         for (int lag = 1; lag <= 2; ++lag)
             lags += lh + std::to_string(lag) + ",0.5," + std::to_string(4 - lag) + "\n";
     }
-    const nlohmann::json manifest = {{"format_version", 1},
+    const nlohmann::json manifest = {{"format_version", attngeo::schema::kFormatVersion},
                                      {"kind", "extract"},
                                      {"model", {{"layers", 1}, {"heads", 2}, {"head_dim", 4}}},
                                      {"parameters", {{"context", 4}}}};
@@ -355,7 +356,8 @@ void run_folder_seeds() {
             it = it.key() != "config" && it.value().dump().size() > 400 ? manifest.erase(it)
                                                                         : std::next(it);
         seed("run_folder", sweep ? "sweep" : "simulate",
-             manifest.dump(1) + kFileSeparator + read_file(dir / "sums.csv"));
+             manifest.dump(1) + kFileSeparator + read_file(dir / "sums.csv") + kFileSeparator +
+                 read_file(dir / "per_trial.safetensors"));
         fs::remove_all(dir);
     }
 }

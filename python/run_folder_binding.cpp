@@ -23,8 +23,9 @@ void check_run_folder(const std::string& dir) {
 void bind_run_folders(pybind11::module_& module) {
     module.def("check_run_folder", &check_run_folder, pybind11::arg("path"),
                "Reads the run folder PATH with the reader of its manifest's kind (simulate, "
-               "sweep, extract, compare, truncate, normalization), as `attngeo report` does; "
-               "ValueError naming the file for a damaged or inconsistent folder.");
+               "sweep, extract, compare, compare-set with each model's folder, truncate, "
+               "normalization), as `attngeo report` does; ValueError naming the file for a "
+               "damaged or inconsistent folder or one of another format_version.");
 }
 
 }  // namespace attngeo::python

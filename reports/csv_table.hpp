@@ -1,6 +1,7 @@
 // reports' name for the header-CSV table of common/csv.hpp: run outputs (simulate.csv,
 // bounds.csv, compare's tables) are read with the common reader and its error dialect.
 #pragma once
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,15 @@ inline CsvTable read_table_with_columns(const std::string& path,
     for (const std::string& name : columns)
         (void)table.column(name);
     return table;
+}
+
+// "a,b,c" (a writer's column list, e.g. compare's kVerdictColumns) as names.
+inline std::vector<std::string> column_list(const std::string& columns) {
+    std::vector<std::string> names;
+    std::stringstream list(columns);
+    for (std::string name; std::getline(list, name, ',');)
+        names.push_back(name);
+    return names;
 }
 
 }  // namespace attngeo::reports

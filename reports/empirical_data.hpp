@@ -115,7 +115,7 @@ struct CompareFolder {
     std::string unit;     // what histograms count, for captions (counting_unit)
     std::vector<FitRow> fit_rows;                       // [heads] fits.csv
     std::vector<double> mae, cv_positional, cv_pooled;  // [counted heads]
-    Envelopes envelopes;  // at each side's κ* (bounds.csv's *_star columns)
+    Envelopes envelopes;  // at each side's judged κ (bounds.csv's *_edge columns)
     std::string envelope_source;
     std::map<int, MeanPR> envelope_means;  // envelope.csv's measured means by N
 };

@@ -185,7 +185,7 @@ std::string pr_figure_caption(const std::string& measured_source, const PrOverla
     if (o.envelopes) {
         caption << " Per bound variant (all four), the mean over heads of the lower (dashed) "
                    "and upper (solid) envelopes "
-                << "at the κ* of each side (the *_star columns)"
+                << "at the judged κ of each side (κ_edge where it has one; the *_edge columns)"
                 << ", from " << code(o.envelope_source) << ".";
         std::vector<std::string> flipped;
         for (const std::string& v : variant_names())

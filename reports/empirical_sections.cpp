@@ -28,7 +28,7 @@ namespace {
 using namespace empirical;
 
 std::string prefix_of(const RunFolder& run) {
-    return "run" + std::to_string(run.index) + "_";
+    return figure_prefix(run);
 }
 
 // What a compare report adds to the extract sections: `fit` and `pr` are overlaid on Figures
@@ -304,9 +304,8 @@ std::vector<Section> compare_sections(const RunFolder& run) {
     const std::string manifest_path = run_manifest_path(run.dir);
     const std::string opening =
         with_json_context(manifest_path, [&] { return assumptions_opening(run.manifest); });
-    std::vector<Section> sections = {with_json_context(path_in(run.dir, schema::file::kappa), [&] {
-        return compare_verdict_section(run.dir, prefix_of(run), c.kappa, opening);
-    })};
+    std::vector<Section> sections =
+        compare_verdict_sections(run.dir, prefix_of(run), c.kappa, run.manifest, opening);
     Section overview = titled("Comparison parameters");
     overview.html_before =
         warnings +

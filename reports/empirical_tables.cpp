@@ -217,16 +217,22 @@ std::string kappa_table(const nlohmann::json& kappa, const std::string& source) 
     for (const std::string& name : variant_names()) {
         const auto& v = kappa.at("variants").at(name);
         auto field = [&](const char* key) { return html_escape(json_text(v.at(key))); };
-        const std::string how = " (" + html_escape(v.at("kappa_rule").get<std::string>()) + ")";
+        const nlohmann::json& rows_kappa = v.at("rows_kappa");
+        const std::string how = " (" + html_escape(v.at("rows_rule").get<std::string>()) + ")";
+        const nlohmann::json& share = v.at("information_share").at("both");
         // The fraction inside only next to the width: a [0, 1] envelope contains everything.
-        rows.push_back({code(name), field("kappa") + how,
-                        field("fraction_inside") + " / " + field("mean_width")});
+        rows.push_back({code(name), (rows_kappa.is_null() ? "—" : field("rows_kappa")) + how,
+                        field("fraction_inside") + " / " + field("mean_width"),
+                        share.is_null() ? "–" : html_escape(json_text(share))});
     }
-    return "<p>The single κ of each bound variant (" + code(source) +
+    return "<p>The κ of each bound variant's rows (" + code(source) +
            "; cosines: " + html_escape(kappa.at("cosines").get<std::string>()) +
-           "), used for the <code>kappa</code> columns; κ per bound variant and side is the "
-           "verdict's κ*.</p>\n" +
-           html_table({"variant", "κ (rule)", "fraction of points inside / mean envelope width"},
+           "): one κ consistent on all four sides, or — when none is — each side at its own "
+           "judged κ (bounds.csv's <code>kappa</code> is then empty). The fraction of points "
+           "inside is descriptive (the verdict judges each side by its κ set); the information "
+           "share is the share of the trivial range the envelope rules out.</p>\n" +
+           html_table({"variant", "bound rows' κ (rule)",
+                       "fraction of points inside / mean envelope width", "information share"},
                       rows);
 }
 

@@ -217,8 +217,8 @@ void read_fit_rows(CompareFolder& c) {
     }
 }
 
-// envelope.csv's measured means, and Figure 5's envelopes at each side's own κ* from
-// bounds.csv's star columns.
+// envelope.csv's measured means, and Figure 5's envelopes at each side's judged κ from
+// bounds.csv's *_edge columns.
 void read_envelopes(CompareFolder& c, const std::string& dir) {
     const CsvTable& envelope = c.envelope;
     for (std::size_t r = 0; r < envelope.rows.size(); ++r) {
@@ -229,7 +229,7 @@ void read_envelopes(CompareFolder& c, const std::string& dir) {
                  static_cast<int>(envelope.number(r, "heads"))};
     }
     c.envelope_source = path_in(dir, schema::file::bounds);
-    c.envelopes = mean_star_envelopes(c.envelope_source);
+    c.envelopes = mean_edge_envelopes(c.envelope_source);
 }
 
 // profile.csv (one row per head) and profile_global.csv (the fit to the mean over heads).

@@ -331,7 +331,7 @@ void read_extract_model(const RunFolder& run, ModelCurves& m) {
 }
 
 // simulate.csv's means and 95% intervals with bounds.csv's paper and corrected envelopes (at
-// each side's κ* where the run has them), as P and R curves.
+// each side's judged κ, the *_edge columns), as P and R curves.
 void read_simulate_model(const RunFolder& run, ModelCurves& m) {
     const SimulateTables tables = read_simulate_tables(run);
     const CsvTable& sim = tables.estimates;
@@ -344,7 +344,7 @@ void read_simulate_model(const RunFolder& run, ModelCurves& m) {
                 curve_row(sim.number(r, metric + "_mean"), sim.number(r, metric + "_ci_lo"),
                           sim.number(r, metric + "_ci_hi"));
         }
-    const std::string suffix = "_star";
+    const std::string suffix = "_edge";
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
         const auto variant = std::find(kEnvelopeVariants.begin(), kEnvelopeVariants.end(),
                                        bounds.text(r, "variant"));
@@ -588,7 +588,7 @@ std::string envelope_words(const std::vector<ModelCurves>& models, const CurvePa
         " Envelopes in the model's colour, lower dashed and upper dash-dot: the " +
         variant_list(shown) + (shown.size() == 1 ? " variant" : " variants") +
         (shown.size() == 1 ? "" : ", each in its own line width and lower dash, widest first") +
-        ", at the κ* of each side, from " + sources(models, &ModelCurves::envelope_source) + ".";
+        ", each side at its judged κ, from " + sources(models, &ModelCurves::envelope_source) + ".";
     for (const std::string& lack : lacking)
         words += " " + lack + ".";
     if (with < static_cast<int>(models.size()))

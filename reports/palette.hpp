@@ -53,7 +53,8 @@ inline constexpr const char* kWithoutLast = "#31a354";     // s(N) with the last
 inline constexpr const char* kHistogram = "#3182bd";       // histogram bars
 inline constexpr const char* kHistogramOther = "#e6550d";  // the second histogram of a pair
 inline constexpr const char* kBarBorder = "#ffffff";       // the gap between adjacent bars
-inline constexpr const char* kOptimum = "#222222";         // a chosen optimum (κ*)
+inline constexpr const char* kOptimum = "#222222";         // a chosen optimum (κ_edge)
+inline constexpr const char* kConsistent = "#d9f0d3";      // the consistent κ of a scan
 inline constexpr const char* kBandLabel = "#777777";       // the name of a background band
 inline constexpr const char* kMarkLabel = "#555555";       // the label beside a guide mark
 

@@ -36,6 +36,7 @@ const std::map<std::string, SectionBuilder>& builders() {
         {"sweep", sweep_sections},
         {"extract", extract_sections},
         {"compare", compare_sections},
+        {schema::kind::compare_set, compare_set_sections},
         {schema::kind::truncate, truncate_sections},
         {schema::kind::normalization, normalization_sections},
     };
@@ -61,11 +62,15 @@ th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
 th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 figure { margin: 1.2em 0; } figcaption { font-size: .9em; color: #444; max-width: 860px; }
 .files { font-size: .85em; color: #555; } .warn { background: #fff4e5; border-left: 4px solid #f0a030; padding: .5em .8em; }
-.bad { color: #b00020; font-weight: bold; } code { background: #f5f5f5; padding: 0 .2em; }
+.bad { color: #b00020; font-weight: bold; } .dim { color: #888; } code { background: #f5f5f5; padding: 0 .2em; }
 ul.decisions li { margin-bottom: .3em; font-size: .9em; }
 )";
 
 }  // namespace
+
+std::string figure_prefix(const RunFolder& run) {
+    return run.id_prefix.empty() ? "run" + std::to_string(run.index) + "_" : run.id_prefix;
+}
 
 std::string html_escape(const std::string& text) {
     std::string out;
@@ -199,7 +204,8 @@ RunFolder read_run_folder(const std::string& dir, int index, const std::string& 
     if (!builders().count(kind)) {
         throw InputError(
             named_by + " '" + dir + "': run kind '" + kind +
-            "' has no reader (known: simulate, sweep, extract, compare, truncate, normalization)");
+            "' has no reader (known: simulate, sweep, extract, compare, compare-set, truncate, "
+            "normalization)");
     }
     schema::check_format_version(run.manifest, manifest_path.string());
     return run;

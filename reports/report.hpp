@@ -23,7 +23,12 @@ struct RunFolder {
     nlohmann::json manifest;
     int index = 0;                  // position on the command line: prefixes figure ids
     std::string named_by = "--in";  // what named the folder, for messages: a flag or a function
+    // What figure ids start with: "run<index>_" when empty; a model folder of a compare set has
+    // its own ("run<index>_m<k>_"), so ids stay unique in one page.
+    std::string id_prefix;
 };
+// The figure-id prefix of `run`: its id_prefix, or "run<index>_".
+std::string figure_prefix(const RunFolder& run);
 
 // DIR/manifest.json read and checked for a kind with a report (InputError naming the folder
 // otherwise); `index` is the folder's position among --in, `named_by` what gave DIR (the --in
@@ -41,6 +46,9 @@ std::vector<Section> sweep_sections(const RunFolder& run);
 // Section-4 figures; a compare report includes its extract folder's figures with overlays.
 std::vector<Section> extract_sections(const RunFolder& run);
 std::vector<Section> compare_sections(const RunFolder& run);
+// `attngeo compare` with several --emp folders (compare_set_report.cpp): the universal κ over the
+// models (universal_kappa.csv), then each model's compare sections, titled by its folder.
+std::vector<Section> compare_set_sections(const RunFolder& run);
 // `attngeo truncate` folders (truncation_report.cpp): ΔNLL and KL against N, N*_τ, and for
 // scope head each head's ΔNLL against its geometry.
 std::vector<Section> truncate_sections(const RunFolder& run);

@@ -1,6 +1,7 @@
-// Sections for simulate and sweep runs: E[P], E[R], E[F] against N with the three envelopes
-// and Table-2 regimes (the counterpart of the paper's Figure 5), sweep panels, Table 1, and
-// the tables of parameters, realised statistics, κ and envelope agreement.
+// Sections for simulate and sweep runs: the verdict first (simulation_verdict), then E[P], E[R],
+// E[F] against N with the four envelopes and Table-2 regimes (the counterpart of the paper's
+// Figure 5), sweep panels, Table 1, and the tables of parameters, realised statistics, κ and
+// envelope agreement.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -14,12 +15,14 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/manifest_values.hpp"
 #include "common/run_schema.hpp"
 #include "compare/table1.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/palette.hpp"
 #include "reports/report.hpp"
 #include "reports/simulation_tables.hpp"
+#include "reports/simulation_verdict.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 #include "simulate/run.hpp"
@@ -87,32 +90,32 @@ std::string regime_shading(const nlohmann::json& regimes, int n) {
     return out.str();
 }
 
-// Which envelope columns a figure draws: each side's κ* (`*_star`) for P and R, the row's
-// main κ for F (which has no scan of its own).
+// Which envelope columns a figure draws: each side at its judged κ (`*_edge`) for P and R, the
+// row's κ for F (which has no scan of its own).
 std::string envelope_column(const std::string& metric, const std::string& side) {
     const bool scanned = metric == "P" || metric == "R";
-    return metric + "_" + side + (scanned ? "_star" : "");
+    return metric + "_" + side + (scanned ? "_edge" : "");
 }
 
 // A metric figure's .dat columns (gnuplot counts from 1): N, the mean and its interval, three
 // per bound variant in variant_names() order (lower, upper, inverted flag), then whether the
-// interval misses the paper envelope.
+// verdict falsified (or found contradicted) either side of the paper envelope there.
 struct MetricColumns {
     static constexpr int kMean = 2, kCiLo = 3, kCiHi = 4;
     static constexpr int kFirstVariant = 5, kPerVariant = 3;
     static int lower(int variant) { return kFirstVariant + kPerVariant * variant; }
     static int upper(int variant) { return lower(variant) + 1; }
     static int inverted(int variant) { return lower(variant) + 2; }
-    static int outside_paper() {
+    static int paper_falsified() {
         return kFirstVariant + kPerVariant * static_cast<int>(variant_names().size());
     }
 };
 
-// What the caption says about the rows: the N whose interval misses the paper envelope and,
-// per variant, how many N have an inverted envelope.
+// What the caption says about the rows: the N where a side of the paper envelope is falsified
+// and, per variant, how many N have an inverted envelope.
 struct MetricCounts {
     int sizes = 0;  // rows (values of N) drawn
-    int violations = 0;
+    int falsified = 0;
     std::map<std::string, int> inverted;
 };
 
@@ -121,18 +124,25 @@ std::string metric_figure_data(const MetricSpec& metric, const CsvTable& sim,
                                const std::string& upper, MetricCounts& counts) {
     struct Envelope {
         double lower = std::nan(""), upper = std::nan("");
+        bool falsified = false;  // a side falsified or contradicted at its judged κ
     };
+    // Only P and R are judged: bounds.csv's falsified_<metric>_<side> columns.
+    const bool judged = metric.key == "P" || metric.key == "R";
     std::map<std::string, std::map<int, Envelope>> envelope;  // variant → N → bounds
     for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
-        envelope[bounds.text(r, "variant")][static_cast<int>(bounds.integer(r, "N"))] = {
-            bounds.number(r, lower), bounds.number(r, upper)};
+        Envelope e{bounds.number(r, lower), bounds.number(r, upper), false};
+        if (judged)
+            for (const char* kind : {"falsified_", "contradicted_"})
+                for (const char* side : {"_lower", "_upper"})
+                    e.falsified = e.falsified || bounds.text(r, kind + metric.key + side) == "1";
+        envelope[bounds.text(r, "variant")][static_cast<int>(bounds.integer(r, "N"))] = e;
     }
     std::ostringstream dat;
     dat << "# N mean ci_lo ci_hi, then per variant (";
     for (const auto& v : variant_names())
         dat << v << ' ';
-    dat << "): lower upper inverted(lower > upper); then outside_paper (interval misses the "
-           "paper envelope)\n";
+    dat << "): lower upper inverted(lower > upper); then paper_falsified (a side of the paper "
+           "envelope falsified or contradicted at its judged kappa)\n";
     const std::string mean_col = metric.key + "_mean";
     for (std::size_t r = 0; r < sim.rows.size(); ++r) {
         const int N = static_cast<int>(sim.integer(r, "N"));
@@ -148,11 +158,11 @@ std::string metric_figure_data(const MetricSpec& metric, const CsvTable& sim,
             dat << ' ' << format_double(e.lower) << ' ' << format_double(e.upper) << ' '
                 << (flipped ? 1 : 0);
         }
-        const Envelope& paper = envelope[theory::to_string(theory::BoundVariant::paper)][N];
-        const bool outside = hi < paper.lower || lo > paper.upper;
-        counts.violations += outside;
+        const bool falsified =
+            envelope[theory::to_string(theory::BoundVariant::paper)][N].falsified;
+        counts.falsified += falsified;
         counts.sizes += 1;
-        dat << ' ' << (outside ? 1 : 0) << '\n';
+        dat << ' ' << (falsified ? 1 : 0) << '\n';
     }
     return dat.str();
 }
@@ -195,10 +205,10 @@ std::string metric_figure_script(const std::string& data_name, const MetricSpec&
     if (any_inverted)
         s << ", \\\n       1/0 with points pt 13 ps 1.3 lc rgb '" << palette::kNeutral
           << "' title 'inverted: lower > upper'";
-    if (counts.violations > 0)
-        s << ", \\\n       '' using 1:($" << C::outside_paper() << " > 0 ? $" << C::kMean
+    if (counts.falsified > 0)
+        s << ", \\\n       '' using 1:($" << C::paper_falsified() << " > 0 ? $" << C::kMean
           << " : 1/0) with points pt 6 ps 1.1 lc rgb '" << palette::kSink
-          << "' title 'outside the paper envelope'";
+          << "' title 'paper envelope falsified'";
     s << "\n";
     return s.str();
 }
@@ -210,7 +220,7 @@ std::string count_of_sizes(int count, int total) {
 }
 
 std::string metric_figure_caption(const MetricSpec& metric, const std::string& lower,
-                                  const std::string& upper, bool at_star,
+                                  const std::string& upper, bool at_edge,
                                   const nlohmann::json& regimes, const MetricCounts& counts) {
     std::ostringstream caption;
     caption << "Monte Carlo estimate with its 95% Student-t interval ("
@@ -219,10 +229,11 @@ std::string metric_figure_caption(const MetricSpec& metric, const std::string& l
                "each in "
                "its own line width and dash, widest first, so a variant that coincides with "
                "another shows as a coloured rim "
-            << (at_star ? "at the κ* of each side (the <code>" + lower + "</code>, <code>" + upper +
-                              "</code> columns of bounds.csv)"
-                        : std::string("at the row's κ (<code>kappa</code> of bounds.csv; κ* is "
-                                      "scanned for P and R only)"))
+            << (at_edge ? "at the judged κ of each side (κ_edge where it has one; the <code>" +
+                              lower + "</code>, <code>" + upper + "</code> columns of bounds.csv)"
+                        : std::string("at the row's κ (<code>kappa</code> of bounds.csv, or each "
+                                      "side's own where the sides share none; only P and R are "
+                                      "scanned)"))
             << ". ";
     if (!regimes.is_null())
         caption << "Background bands: Table-2 regimes II–V, with m<sub>1</sub>, m<sub>2</sub>, "
@@ -241,13 +252,18 @@ std::string metric_figure_caption(const MetricSpec& metric, const std::string& l
     } else {
         caption << "No envelope is inverted. ";
     }
-    const char* interval = metric.has_interval ? "'s 95% interval" : "";
-    if (counts.violations > 0) {
-        caption << "<span class=\"bad\">The estimate" << interval
-                << " lies outside the paper envelope drawn here at "
-                << count_of_sizes(counts.violations, counts.sizes) << " (red circles)</span>.";
+    if (metric.key != "P" && metric.key != "R") {
+        caption << "F is not judged by the verdict (its bounds follow P's and R's through "
+                   "Corollary 1).";
+    } else if (counts.falsified > 0) {
+        caption << "<span class=\"bad\">The verdict falsifies a side of the paper envelope at "
+                << count_of_sizes(counts.falsified, counts.sizes)
+                << " (red circles: the simultaneous band lies wholly beyond the bound, "
+                   "bounds.csv's falsified_* and contradicted_* columns)</span>. The 95% "
+                   "interval is per point and descriptive only.";
     } else {
-        caption << "The estimate" << interval << " meets the paper envelope drawn here at every N.";
+        caption << "The verdict falsifies no side of the paper envelope drawn here (the 95% "
+                   "interval is per point and descriptive only).";
     }
     return caption.str();
 }
@@ -256,7 +272,7 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
                      const CsvTable& bounds, int n, const nlohmann::json& regimes) {
     const std::string lower = envelope_column(metric.key, "lower"),
                       upper = envelope_column(metric.key, "upper");
-    const bool at_star = lower != metric.key + "_lower";
+    const bool at_edge = lower != metric.key + "_lower";
     MetricCounts counts;
     Figure f;
     f.id = "run" + std::to_string(run.index) + "_" + metric.key;
@@ -264,24 +280,9 @@ Figure metric_figure(const RunFolder& run, const MetricSpec& metric, const CsvTa
     const std::string data_name = f.id + ".dat";
     f.data.push_back({data_name, metric_figure_data(metric, sim, bounds, lower, upper, counts)});
     f.script = metric_figure_script(data_name, metric, n, regimes, counts);
-    f.caption = metric_figure_caption(metric, lower, upper, at_star, regimes, counts);
+    f.caption = metric_figure_caption(metric, lower, upper, at_edge, regimes, counts);
     return f;
 }
-
-// The manifest writes d = ∞ as the string "inf" (json_number); accept a number too.
-bool infinite_d(const nlohmann::json& d) {
-    if (d.is_string()) return d.get<std::string>() == "inf" || d.get<std::string>() == "infinity";
-    return d.is_number() && std::isinf(d.get<double>());
-}
-
-// What a d = ∞ run is, for its report.
-const char* kExpectedGeometryNote =
-    "<p class=\"warn\">d = ∞: this is the expected-geometry limit, not a Monte Carlo run. No "
-    "trials are drawn; the metrics are those of the expected Gram matrix "
-    "a<sub>k</sub>a<sub>l</sub>K<sub>kl</sub>, with exact ties (many tail tokens sit at the same "
-    "expected distance) counted by the closed-ball convention. It is therefore not the large-d "
-    "limit of the estimate at large N, where random directions break those ties; the bounds are "
-    "evaluated at κd = ∞.</p>\n";
 
 std::string parameter_table(const nlohmann::json& manifest) {
     const auto& config = manifest.at("config");
@@ -302,7 +303,9 @@ std::string parameter_table(const nlohmann::json& manifest) {
         if (expected_geometry && (key == std::string("trials") || key == std::string("seed")))
             continue;
         const auto& v = config.at(key);
-        rows.push_back({key, v.is_null() ? "fitted per variant" : html_escape(json_text(v)),
+        rows.push_back({key,
+                        v.is_null() ? "judged per side (its κ set by test inversion)"
+                                    : html_escape(json_text(v)),
                         from_preset.count(key) ? "preset" : ""});
     }
     rows.push_back({"threads", json_text(manifest.at("threads")), ""});
@@ -314,111 +317,6 @@ std::string parameter_table(const nlohmann::json& manifest) {
         rows.push_back(
             {"command", "<code>" + html_escape(json_text(manifest.at("command"))) + "</code>", ""});
     return html_table({"parameter", "value", "source"}, rows);
-}
-
-// Mean width upper − lower of each variant's P and R envelopes at the row's κ, over N.
-std::map<std::string, std::pair<double, double>> mean_widths(const CsvTable& bounds) {
-    std::map<std::string, std::array<double, 3>> sums;  // variant → (P, R, rows)
-    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
-        auto& sum = sums[bounds.text(r, "variant")];
-        sum[0] += bounds.number(r, "P_upper") - bounds.number(r, "P_lower");
-        sum[1] += bounds.number(r, "R_upper") - bounds.number(r, "R_lower");
-        sum[2] += 1;
-    }
-    std::map<std::string, std::pair<double, double>> out;
-    for (const auto& [v, sum] : sums)
-        out[v] = {sum[0] / sum[2], sum[1] / sum[2]};
-    return out;
-}
-
-std::string kappa_cell(const nlohmann::json& e) {
-    return json_text(e.at("kappa")) + " (" + html_escape(e.at("kappa_rule").get<std::string>()) +
-           ")";
-}
-
-std::string envelope_table(const nlohmann::json& point, const CsvTable& bounds) {
-    const auto widths = mean_widths(bounds);
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& v : variant_names()) {
-        if (!point.at("envelopes").contains(v)) continue;
-        const auto& e = point.at("envelopes").at(v);
-        const auto& worst = e.at("largest_violation");
-        const double value = worst.at("value").get<double>();
-        const auto width =
-            widths.count(v) ? widths.at(v) : std::make_pair(std::nan(""), std::nan(""));
-        rows.push_back({"<code>" + v + "</code>", kappa_cell(e),
-                        short_number(e.at("fraction_inside_P").get<double>()) + " / " +
-                            short_number(width.first),
-                        short_number(e.at("fraction_inside_R").get<double>()) + " / " +
-                            short_number(width.second),
-                        value > 0
-                            ? "<span class=\"bad\">" + short_number(value) + " (" +
-                                  worst.at("metric").get<std::string>() + ", N = " +
-                                  std::to_string(json_integer<int>(worst.at("N"))) + ")</span>"
-                            : "none"});
-    }
-    return "<p>At the single κ of each variant (the <code>kappa</code> column of bounds.csv): "
-           "the fraction of N whose 95% interval meets the envelope, always next to the "
-           "envelope's mean width — a [0, 1] envelope contains everything, so the fraction "
-           "alone says nothing (the verdict above judges each side at its own κ*).</p>\n" +
-           html_table({"variant", "κ (rule)", "P: fraction inside / mean width",
-                       "R: fraction inside / mean width", "largest violation"},
-                      rows);
-}
-
-std::string violation_table(const CsvTable& sim, const CsvTable& bounds) {
-    struct Row {
-        double size;
-        std::vector<std::string> cells;
-    };
-    std::vector<Row> found;
-    std::map<int, std::size_t> sim_row;
-    for (std::size_t r = 0; r < sim.rows.size(); ++r)
-        sim_row[static_cast<int>(sim.integer(r, "N"))] = r;
-    for (std::size_t r = 0; r < bounds.rows.size(); ++r) {
-        for (const char* m : {"P", "R"}) {
-            const double violation = bounds.number(r, std::string(m) + "_violation");
-            if (violation <= 0) continue;
-            const int N = static_cast<int>(bounds.integer(r, "N"));
-            const auto in_sim = sim_row.find(N);
-            if (in_sim == sim_row.end())
-                throw InputError("'" + bounds.path + "' has N = " + std::to_string(N) + " but '" +
-                                 sim.path + "' has no row for it");
-            const std::size_t s = in_sim->second;
-            found.push_back(
-                {violation,
-                 {bounds.text(r, "variant"), std::to_string(N), bounds.text(r, "regime"), m,
-                  short_number(sim.number(s, std::string(m) + "_mean")) + " [" +
-                      short_number(sim.number(s, std::string(m) + "_ci_lo")) + ", " +
-                      short_number(sim.number(s, std::string(m) + "_ci_hi")) + "]",
-                  short_number(bounds.number(r, std::string(m) + "_lower")),
-                  short_number(bounds.number(r, std::string(m) + "_upper")),
-                  short_number(violation)}});
-        }
-    }
-    if (found.empty()) return "<p>No estimate lies outside any envelope.</p>\n";
-    std::stable_sort(found.begin(), found.end(),
-                     [](const Row& a, const Row& b) { return a.size > b.size; });
-    std::vector<std::vector<std::string>> rows;
-    for (std::size_t i = 0; i < found.size() && i < 20; ++i)
-        rows.push_back(found[i].cells);
-    std::ostringstream out;
-    out << "<p>" << found.size()
-        << " (variant, N, metric) points lie outside their envelope — the 95% interval misses "
-        << "[lower, upper] entirely. The largest " << rows.size() << ":</p>\n"
-        << html_table({"variant", "N", "regime", "metric", "estimate [95% interval]", "lower",
-                       "upper", "violation"},
-                      rows)
-        << "<p>The literal <code>paper</code> upper bound on P is expected to fail at small N: in "
-           "eq. (10) the sink's "
-           "M<sub>0</sub> has no self term, so μ<sub>0j</sub> is about 2a<sub>0</sub><sup>2</sup> "
-           "too small (docs/design.md §3). "
-           "Note too that the paper's scale B is linear in the value scale while the margins Δ, "
-           "Δ<sub>0</sub> are "
-           "quadratic, so the <code>paper</code> bounds change when every v is multiplied by c; "
-           "the "
-           "<code>scale-invariant</code> variant does not.</p>\n";
-    return out.str();
 }
 
 std::string realised_table(const nlohmann::json& point) {
@@ -451,53 +349,6 @@ std::string realised_table(const nlohmann::json& point) {
     return html_table({"statistic", "requested", "expected after normalisation at this d",
                        "realised mean", "standard error"},
                       rows);
-}
-
-// The sentences' inputs of each variant at one grid point: the manifest's envelopes entry and,
-// with bounds.csv, the N at which each metric's κ* envelope is inverted.
-std::map<std::string, VariantFacts> variant_facts(const nlohmann::json& point,
-                                                  const CsvTable* bounds) {
-    std::map<std::string, VariantFacts> facts = variant_facts_of_all(point.at("envelopes"));
-    for (auto& [v, f] : facts)
-        f.kappa_irrelevant = infinite_d(point.at("d"));
-    if (!bounds) return facts;
-    for (const char* metric : {"P", "R"}) {
-        const std::string column = std::string(metric) + "_inverted";
-        for (std::size_t r = 0; r < bounds->rows.size(); ++r)
-            if (bounds->text(r, column) == "1")
-                facts[bounds->text(r, "variant")].inverted_at[metric].push_back(
-                    static_cast<int>(bounds->integer(r, "N")));
-    }
-    return facts;
-}
-
-// The verdict section (docs/design.md §7), first in every simulate and sweep report.
-Section verdict_section(const RunFolder& run, const CsvTable* bounds) {
-    Section verdict;
-    verdict.title = "The verdict: does each bound hold, and does it say anything?";
-    const fs::path verdict_path = fs::path(run.dir) / schema::file::verdict;
-    const VerdictTable table = read_verdict(verdict_path.string());
-    const auto& points = run.manifest.at("points");
-    const bool sweep = run.manifest.value("kind", "") == "sweep";
-    const int first_grid = table.rows.empty() ? 0 : table.rows.front().grid;
-    const auto& point = points.at(0);
-    std::ostringstream html;
-    if (infinite_d(point.at("d"))) html << kExpectedGeometryNote;
-    if (sweep) {
-        html << sweep_verdict_html(table);
-    } else {
-        html << verdict_html(rows_of_grid(table, first_grid), variant_facts(point, bounds), "N",
-                             realised_assumptions_opening(point));
-    }
-    verdict.html_before = html.str();
-    const fs::path scan_path = fs::path(run.dir) / schema::file::kappa_scan;
-    const CsvTable scan = read_csv_table(scan_path.string());
-    const auto rows = rows_of_grid(table, first_grid);
-    for (const auto& v : variant_names())
-        verdict.figures.push_back(
-            kappa_scan_figure("run" + std::to_string(run.index) + "_kappa_" + v, v, scan, rows,
-                              sweep ? first_grid : -1));
-    return verdict;
 }
 
 // ---- sweeps -----------------------------------------------------------------------------
@@ -577,7 +428,8 @@ std::string panel_data(const CsvTable& sweep, const simulate::RunConfig& config,
     const auto rows = paper_rows(sweep);
     std::ostringstream dat;
     dat << "# one block per panel; " << config.sweep[axes.x].first
-        << " then, per line, mean ci_lo ci_hi paper_lower paper_upper (joint kappa*)\n";
+        << " then, per line, mean ci_lo ci_hi paper_lower paper_upper (each side at the joint "
+           "kappa_edge; nan where the joint set is empty)\n";
     for (const PanelCell& cell : cells) {
         double lo = std::numeric_limits<double>::infinity(), hi = -lo;
         dat << "# " << cell.title << '\n';
@@ -591,7 +443,10 @@ std::string panel_data(const CsvTable& sweep, const simulate::RunConfig& config,
                 }
                 for (const char* column :
                      {"_mean", "_ci_lo", "_ci_hi", "_lower_joint", "_upper_joint"}) {
-                    const double value = sweep.number(found->second, metric + column);
+                    const std::string name = metric + column;
+                    const double value = sweep.text(found->second, name).empty()
+                                             ? std::nan("")
+                                             : sweep.number(found->second, name);
                     if (std::isfinite(value)) lo = std::min(lo, value), hi = std::max(hi, value);
                     dat << ' ' << format_double(value);
                 }
@@ -677,17 +532,20 @@ std::string held_text(const simulate::RunConfig& config, const PanelAxes& axes,
     return text;
 }
 
-// The paper variant's joint κ* of both sides of `metric` (manifest "joint_kappa"); a side
-// whose bound does not move with κ says so instead of naming the grid's first κ.
+// The paper variant's joint κ of both sides of `metric` (manifest "joint_kappa": the
+// intersection of the grid points' κ sets and its κ_edge), or why there is none.
 std::string joint_kappa_text(const nlohmann::json& manifest, const std::string& metric) {
     const auto& paper = manifest.at("joint_kappa").at("paper");
+    if (paper.is_string()) return "no joint κ: " + html_escape(paper.get<std::string>());
     auto side = [&](const std::string& name) {
-        const auto& fit = paper.at(metric + "_" + name);
-        return (fit.value("kappa_free", false) ? std::string("κ-free")
-                                               : "κ* = " + json_text(fit.at("kappa"))) +
-               " (" + name + ")";
+        const auto& joint = paper.at(metric).at(name);
+        const std::string set = joint.at("kappa_set").get<std::string>();
+        const std::string edge = joint.at("kappa_edge").is_null()
+                                     ? std::string(set == "none" ? "not drawn" : "κ-free")
+                                     : "κ_edge = " + json_text(joint.at("kappa_edge"));
+        return name + ": κ set " + html_escape(set) + ", " + edge;
     };
-    return side("lower") + ", " + side("upper");
+    return side("lower") + "; " + side("upper");
 }
 
 // The first value of every swept parameter.
@@ -716,8 +574,9 @@ Figure sweep_figure(const RunFolder& run, const CsvTable& sweep, const simulate:
                 (axes.line ? ", one colour per value of " + config.sweep[*axes.line].first
                            : std::string()) +
                 ". Points: Monte Carlo means with 95% intervals; dashed line: the paper lower "
-                "bound, thin solid line: its upper bound, both at one κ for the whole sweep (" +
-                joint_kappa_text(run.manifest, metric) + ", fitted jointly over every grid point).";
+                "bound, thin solid line: its upper bound, each at one κ for the whole sweep, the "
+                "κ_edge of the intersection of the grid points' κ sets (" +
+                joint_kappa_text(run.manifest, metric) + ").";
     return f;
 }
 
@@ -769,9 +628,10 @@ Section sweep_panels_section(const RunFolder& run, const CsvTable& sweep,
         "the next swept parameter, so every grid point of the two appears; further swept "
         "parameters are held at their first value (the caption says which)" +
         std::string(count > 2 ? ", and the last figures show every combination of them" : "") +
-        ". The bounds are the paper variant's at the κ* of each side fitted once over the whole "
-        "grid (<code>*_joint</code> columns of sweep.csv, manifest <code>joint_kappa</code>), so "
-        "their change along x is the parameter's effect, not a refitted κ.</p>\n";
+        ". The bounds are the paper variant's, each side at the κ_edge of the κ consistent at "
+        "every grid point (<code>*_joint</code> columns of sweep.csv, manifest "
+        "<code>joint_kappa</code>; not drawn where no κ is), so their change along x is the "
+        "parameter's effect, not a re-chosen κ.</p>\n";
     for (std::size_t p = 0; p < count; ++p) {
         PanelAxes axes{p, std::nullopt};
         if (count > 1) axes.line = (p + 1) % count;
@@ -819,20 +679,25 @@ Section sweep_agreement_section(const RunFolder& run, const CsvTable& sweep) {
             }
             const auto& e = point.at("envelopes").at(v);
             const auto& width = widths[{grid, v}];
-            row.push_back(kappa_cell(e) + " / " +
-                          short_number(e.at("fraction_inside").get<double>()) + " / " +
-                          short_number(width[0] / width[2]) + ", " +
-                          short_number(width[1] / width[2]));
+            const auto& share = e.at("information_share").at("both");
+            row.push_back(
+                rows_kappa_cell(e) + " / " +
+                (share.is_null() ? std::string("–") : short_number(json_number_value(share))) +
+                " / " + short_number(width[0] / width[2]) + ", " +
+                short_number(width[1] / width[2]));
         }
         rows.push_back(row);
     }
     std::vector<std::string> header = {"grid", "values"};
     for (const auto& v : variant_names())
-        header.push_back("<code>" + v + "</code>: κ / inside / mean width P, R");
+        header.push_back("<code>" + v +
+                         "</code>: rows' κ (rule) / information share / mean width "
+                         "P, R");
     agreement.html_before =
-        "<p>At the single κ of each variant: the fraction of (N, metric) points inside, next to "
-        "the mean width of the P and R envelopes over N (sweep.csv) — the fraction alone says "
-        "nothing about a wide envelope; the verdict above judges each side at its own κ*.</p>\n" +
+        "<p>Per grid point and variant: the κ of sweep.csv's bound rows (one κ consistent on all "
+        "four sides, or — when none is — each side at its own), the envelope's information "
+        "share (manifest) and the mean width of the P and R envelopes over N (sweep.csv); the "
+        "verdict above judges each side by its κ set.</p>\n" +
         html_table(header, rows);
     return agreement;
 }
@@ -850,7 +715,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
 
     const bool expected_geometry = infinite_d(point.at("d"));
 
-    std::vector<Section> sections = {verdict_section(run, &bounds)};
+    std::vector<Section> sections = simulation_verdict_sections(run, &bounds);
     Section overview;
     overview.title = "Parameters";
     overview.html_before =
@@ -879,7 +744,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
 
     Section agreement;
     agreement.title = "κ and envelope agreement";
-    agreement.html_before = envelope_table(point, bounds) + violation_table(sim, bounds);
+    agreement.html_before = simulate_agreement_html(point, sim, bounds);
     sections.push_back(agreement);
 
     Section realised;
@@ -894,7 +759,7 @@ std::vector<Section> simulation_sections(const RunFolder& run) {
 std::vector<Section> sweep_sections(const RunFolder& run) {
     const CsvTable sweep = read_sweep_table(run);
     const simulate::RunConfig config = simulate::run_config_from_json(run.manifest.at("config"));
-    std::vector<Section> sections = {verdict_section(run, nullptr)};
+    std::vector<Section> sections = simulation_verdict_sections(run, nullptr);
     Section overview;
     overview.title = "Parameters";
     overview.html_before = parameter_table(run.manifest);

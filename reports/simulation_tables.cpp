@@ -1,5 +1,5 @@
-// The one reader of a simulate or sweep folder's tables, checked against its manifest; see
-// simulation_tables.hpp.
+// The one reader of a simulate or sweep folder's tables, checked against its manifest (and
+// bounds.csv against the columns simulate writes); see simulation_tables.hpp.
 #include "reports/simulation_tables.hpp"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
 #include "common/run_schema.hpp"
+#include "compare/verdict_tables.hpp"
 #include "simulate/run.hpp"
 #include "theory/bounds.hpp"
 
@@ -93,12 +94,24 @@ std::vector<std::size_t> every_row(const CsvTable& table) {
     return rows;
 }
 
+// bounds.csv's columns as simulate writes them: the row's key, the bound values, then each
+// side's judgement (compare's kJudgementColumns).
+std::vector<std::string> simulate_bound_columns() {
+    std::vector<std::string> columns = {"N", "variant", "kappa", "regime"};
+    for (const std::string& name : schema::bound_value_columns())
+        columns.push_back(name);
+    for (const std::string& name : column_list(compare::kJudgementColumns))
+        columns.push_back(name);
+    return columns;
+}
+
 }  // namespace
 
 SimulateTables read_simulate_tables(const RunFolder& run) {
     SimulateTables tables{
         read_csv_table((fs::path(run.dir) / schema::file::simulate_estimates).string()),
-        read_csv_table((fs::path(run.dir) / schema::file::bounds).string())};
+        read_table_with_columns((fs::path(run.dir) / schema::file::bounds).string(),
+                                simulate_bound_columns())};
     const std::vector<int> grid = manifest_sizes(run).front();
     check_sizes(tables.estimates, every_row(tables.estimates), grid, "");
     for (const auto& [name, rows] : rows_by_variant(tables.bounds, every_row(tables.bounds)))

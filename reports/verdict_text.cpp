@@ -1,6 +1,6 @@
-// The judged verdict's words; see verdict_text.hpp. A bottom line first (what holds, what is
-// informative and why not, where the theorems' hypotheses hold), the table, then per variant
-// only the sentences that are not the same for every variant.
+// The verdict's words and its bottom line; see verdict_text.hpp. The bottom line says, across
+// every variant, the states, the falsified and contradicted sides with their points, the
+// informative sides, the information share and the split replication — each from verdict.csv.
 #include "reports/verdict_text.hpp"
 
 #include <algorithm>
@@ -59,15 +59,81 @@ std::string size_ranges_text(const std::string& sizes, std::size_t shown) {
     return join(items);
 }
 
+std::vector<int> expand_sizes(const std::string& sizes) {
+    std::vector<int> out;
+    std::stringstream list(sizes);
+    for (std::string item; std::getline(list, item, ';');) {
+        if (item.empty()) continue;
+        const std::size_t dash = item.find('-');
+        const int first = std::stoi(item.substr(0, dash));
+        const int last = dash == std::string::npos ? first : std::stoi(item.substr(dash + 1));
+        for (int N = first; N <= last; ++N)
+            out.push_back(N);
+    }
+    return out;
+}
+
+std::string band_text(const std::string& method, int units, const std::string& unit_noun) {
+    const std::string over = " over " + std::to_string(units) + " " + unit_noun;
+    if (method == "bootstrap-t") return "bootstrap-t" + over;
+    if (method == "multiplier-bootstrap") return "multiplier bootstrap" + over;
+    if (method == "holm") return "Holm" + over;
+    if (method == "exact") return "exact values (d = ∞: no sampling error)";
+    return "no band (" + std::to_string(units) + " " + unit_noun + ": nothing can be falsified)";
+}
+
+std::string state_words(const std::string& state) {
+    if (state == "holds") return "holds";
+    if (state == "holds-uninformative") return "holds but says little";
+    if (state == "falsified-every-kappa") return "falsified for every κ";
+    if (state == "kappa-free-falsified") return "falsified for every κ (κ-free)";
+    if (state == "contradicted-by-construction") return "contradicted by construction";
+    if (state == "falsified-at-given-kappa") return "falsified at the given κ";
+    return "untestable";
+}
+
+std::string kappa_set_words(const std::string& kappa_set) {
+    if (kappa_set == "any") return "any κ";
+    if (kappa_set == "none" || kappa_set.empty()) return "no κ";
+    std::vector<std::string> runs;
+    std::size_t from = 0;
+    while (from <= kappa_set.size()) {
+        const std::size_t bar = kappa_set.find(" | ", from);
+        const std::string run = kappa_set.substr(from, bar == std::string::npos ? bar : bar - from);
+        const std::size_t dots = run.find("..");
+        if (run.rfind(">=", 0) == 0)
+            runs.push_back("κ ≥ " + run.substr(2));
+        else if (run.rfind("<=", 0) == 0)
+            runs.push_back("κ ≤ " + run.substr(2));
+        else if (dots != std::string::npos)
+            runs.push_back("κ in [" + run.substr(0, dots) + ", " + run.substr(dots + 2) + "]");
+        else
+            runs.push_back("κ = " + run);
+        if (bar == std::string::npos) break;
+        from = bar + 3;
+    }
+    std::string out;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        out += (i ? " or " : "") + runs[i];
+    return out;
+}
+
 namespace {
 
 std::string number3(double x) {
     return digits(x, 3);
 }
 
-// "K of M" with M the non-convention points.
-std::string of_points(int count, const VerdictSide& r) {
-    return std::to_string(count) + " of " + std::to_string(r.points);
+// Items that may contain "and" themselves, joined by semicolons.
+std::string semicolons(const std::vector<std::string>& items) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i ? "; " : "") + items[i];
+    return out;
+}
+
+std::string code_of(const std::string& variant) {
+    return "<code>" + html_escape(variant) + "</code>";
 }
 
 // The rows of one side (metric, side), in variant order.
@@ -84,38 +150,6 @@ SideGroups group_by_side(const std::vector<VerdictSide>& rows) {
     return groups;
 }
 
-// "P lower of every variant" or "P lower of paper and corrected": the sides for which `pick`
-// holds, grouped so each side is named once.
-using SideDetail = std::function<std::string(const VerdictSide&)>;
-// `merged` (may be empty) says the details of several variants at once when they differ.
-std::vector<std::string> sides_where(
-    const SideGroups& groups, std::size_t variants,
-    const std::function<bool(const VerdictSide&)>& pick, const SideDetail& detail,
-    const std::function<std::string(const std::vector<const VerdictSide*>&)>& merged = nullptr) {
-    std::vector<std::string> out;
-    for (const auto& [key, members] : groups) {
-        std::vector<std::string> names, details;
-        std::vector<const VerdictSide*> picked;
-        for (const VerdictSide* r : members) {
-            if (!pick(*r)) continue;
-            picked.push_back(r);
-            names.push_back("<code>" + html_escape(r->variant) + "</code>");
-            const std::string d = detail ? detail(*r) : "";
-            if (std::find(details.begin(), details.end(), d) == details.end()) details.push_back(d);
-        }
-        if (names.empty()) continue;
-        if (details.size() > 1 && merged) details = {merged(picked)};
-        std::string item = key + (names.size() == variants && variants > 1 ? " of every variant"
-                                                                           : " of " + join(names));
-        std::string said;
-        for (const std::string& d : details)
-            if (!d.empty()) said += (said.empty() ? "" : "; ") + d;
-        if (!said.empty()) item += " (" + said + ")";
-        out.push_back(item);
-    }
-    return out;
-}
-
 std::size_t variant_count(const std::vector<VerdictSide>& rows) {
     std::set<std::string> names;
     for (const VerdictSide& r : rows)
@@ -123,87 +157,262 @@ std::size_t variant_count(const std::vector<VerdictSide>& rows) {
     return names.size();
 }
 
-// Why a side's points fail to say anything: every reason that applies, the commonest first.
-std::string why_uninformative(const VerdictSide& r) {
-    if (r.points == 0) return "only convention points";
-    std::vector<std::pair<int, std::string>> reasons = {
-        {r.at_limit_points, r.metric == "P" && r.side == "lower"
-                                ? "at or below the floor P ≥ N/n"
-                                : (r.side == "lower" ? "at or below 0" : "at or above 1")},
-        {r.n_only_points, r.side == "lower"
-                              ? "a function of N alone (Δ ≤ 0: every tail factor is 1)"
-                              : (r.metric == "P" ? "1 − 1/(2(N+1)), a function of N alone (ξ ≤ 0)"
-                                                 : "1/2, a function of N alone (ξ ≤ 0)")},
-        {r.violations, "violated"}};
-    std::stable_sort(reasons.begin(), reasons.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::vector<std::string> said;
-    for (const auto& [count, text] : reasons)
-        if (count > 0) said.push_back(text + " at " + of_points(count, r));
-    if (said.empty()) return std::to_string(r.informative_points) + " informative";
-    return join(said);
+// "P upper of paper and scale-invariant (detail)": the sides for which `pick` holds, each side
+// named once with the variants whose detail is the same.
+std::vector<std::string> sides_where(const SideGroups& groups, std::size_t variants,
+                                     const std::function<bool(const VerdictSide&)>& pick,
+                                     const std::function<std::string(const VerdictSide&)>& detail) {
+    std::vector<std::string> out;
+    for (const auto& [key, members] : groups) {
+        // detail → the variants that share it, in variant order
+        std::vector<std::pair<std::string, std::vector<std::string>>> by_detail;
+        for (const VerdictSide* r : members) {
+            if (!pick(*r)) continue;
+            const std::string d = detail ? detail(*r) : "";
+            auto it = std::find_if(by_detail.begin(), by_detail.end(),
+                                   [&](const auto& p) { return p.first == d; });
+            if (it == by_detail.end()) it = by_detail.insert(by_detail.end(), {d, {}});
+            it->second.push_back(code_of(r->variant));
+        }
+        for (const auto& [d, names] : by_detail) {
+            std::string item =
+                key + (names.size() == variants && variants > 1 ? " of every variant"
+                                                                : " of " + join(names));
+            if (!d.empty()) item += " " + d;
+            out.push_back(item);
+        }
+    }
+    return out;
 }
 
-// "2 violations", "1 violation".
-std::string counted(int count, const std::string& noun) {
-    return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+// "N = 4" or "layer 1 head 2, N = 2": where the worst point is.
+std::string worst_where(const VerdictSide& r) {
+    std::string where = "N = " + std::to_string(r.worst_N);
+    if (r.worst_layer >= 0)
+        where = "layer " + std::to_string(r.worst_layer) + " head " + std::to_string(r.worst_head) +
+                ", " + where;
+    return where;
 }
 
-std::string hold_sentence(const std::vector<VerdictSide>& rows, const SideGroups& groups,
-                          std::size_t variants) {
-    int within = 0;
-    for (const VerdictSide& r : rows)
-        within += r.within_allowance;
-    const VerdictSide& any = rows.front();
+std::string worst_text(const VerdictSide& r) {
+    if (r.worst_N < 0) return "";
+    return "worst " + worst_where(r) + ": z = " + number3(r.worst_z) + ", excess " +
+           number3(r.worst_excess);
+}
+
+// Where a side stays falsified at every κ: "at N = 3 (z = 25.9) and N = 4 (z = 69.5)" when the
+// run gives each N's z, else "at N = 2–5"; `count` gets "3 points" where points are (head, N).
+std::string persistent_text(const VerdictSide& r, const VerdictWords& words, std::string& count) {
+    if (r.persistent_points == 0) return "";
+    const std::vector<int> sizes = expand_sizes(r.persistent_sizes);
+    const auto variant = words.z_by_size.find(r.variant);
+    if (variant != words.z_by_size.end() && sizes.size() <= 4) {
+        const auto side = variant->second.find(side_label(r));
+        std::vector<std::string> items;
+        for (int N : sizes) {
+            std::string item = "N = " + std::to_string(N);
+            if (side != variant->second.end() && side->second.count(N))
+                item += " (z = " + number3(side->second.at(N)) + ")";
+            items.push_back(item);
+        }
+        return "at " + join(items);
+    }
+    if (words.points != "N")
+        count =
+            std::to_string(r.persistent_points) + (r.persistent_points == 1 ? " point" : " points");
+    return "at N = " + size_ranges_text(r.persistent_sizes);
+}
+
+// The states of each variant counted: "paper 2 hold but say little, 2 falsified for every κ
+// (1 κ-free)"; the κ-free falsified sides are counted with the falsified ones.
+std::string state_counts(const std::vector<VerdictSide>& rows, const std::string& variant) {
+    static const std::vector<std::pair<std::string, std::pair<const char*, const char*>>> words = {
+        {"holds", {"holds", "hold"}},
+        {"holds-uninformative", {"holds but says little", "hold but say little"}},
+        {"falsified-every-kappa", {"falsified for every κ", "falsified for every κ"}},
+        {"contradicted-by-construction",
+         {"contradicted by construction", "contradicted by construction"}},
+        {"falsified-at-given-kappa", {"falsified at the given κ", "falsified at the given κ"}},
+        {"untestable", {"untestable", "untestable"}}};
+    std::vector<std::string> parts;
+    for (const auto& [state, forms] : words) {
+        int count = 0, kappa_free = 0;
+        for (const VerdictSide& r : rows) {
+            if (r.variant != variant) continue;
+            const bool free_falsified = r.state == "kappa-free-falsified";
+            count += r.state == state || (free_falsified && state == "falsified-every-kappa");
+            kappa_free += free_falsified && state == "falsified-every-kappa";
+        }
+        if (count == 0) continue;
+        std::string part = std::to_string(count) + " " + (count == 1 ? forms.first : forms.second);
+        if (kappa_free > 0)
+            part += count == 1 ? " (κ-free)" : " (" + std::to_string(kappa_free) + " κ-free)";
+        parts.push_back(part);
+    }
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        out += (i ? ", " : "") + parts[i];
+    return out;
+}
+
+// The bands of the rows, once each: "multiplier bootstrap over 1000 trials, critical values
+// 3.02–3.26".
+std::string bands_text(const std::vector<VerdictSide>& rows, const VerdictWords& words) {
+    std::vector<std::string> bands;
+    double low = HUGE_VAL, high = -HUGE_VAL;
+    for (const VerdictSide& r : rows) {
+        const std::string b = band_text(r.band_method, r.units, words.units);
+        if (std::find(bands.begin(), bands.end(), b) == bands.end()) bands.push_back(b);
+        if (std::isfinite(r.critical_value))
+            low = std::min(low, r.critical_value), high = std::max(high, r.critical_value);
+    }
+    std::string text = join(bands);
+    if (low <= high)
+        text += low == high ? ", critical value " + number3(low)
+                            : ", critical values " + number3(low) + "–" + number3(high);
+    return text;
+}
+
+std::string states_sentence(const std::vector<VerdictSide>& rows, const VerdictWords& words) {
     std::ostringstream s;
-    s << "<b>Hold.</b> " << within << " of " << rows.size()
-      << " sides stay within the violations chance allows (a point violates when its whole 95 % "
-         "interval lies beyond the bound; the allowance, the 95 % quantile of Binomial(M, "
-         "0.025), is "
-      << any.violations_allowed << " of M = " << any.points << " points). ";
-    const auto over = sides_where(
-        groups, variants, [](const VerdictSide& r) { return !r.within_allowance; },
+    s << "<b>Verdict</b> (each side against a simultaneous 95 % band: " << bands_text(rows, words)
+      << "): ";
+    std::vector<std::string> parts;
+    for (const std::string& v : variant_names()) {
+        const std::string counts = state_counts(rows, v);
+        if (!counts.empty()) parts.push_back(code_of(v) + " " + counts);
+    }
+    std::string joined;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        joined += (i ? "; " : "") + parts[i];
+    s << joined << ". ";
+    return s.str();
+}
+
+// "at N = 3 (z = 23.8) and N = 4 (z = 47.6), its bound not moving with κ (worst …)": what a
+// side falsified for every κ says beyond its name.
+std::string every_kappa_detail(const VerdictSide& r, const VerdictWords& words) {
+    std::string count;
+    std::string d = persistent_text(r, words, count);
+    if (r.state == "kappa-free-falsified") d += ", its bound not moving with κ";
+    std::vector<std::string> notes;
+    if (!count.empty()) notes.push_back(count);
+    const std::string worst = worst_text(r);
+    if (!worst.empty())
+        notes.push_back(worst + (r.kappa_free ? ""
+                                              : " at κ = " + number3(r.kappa_judged) +
+                                                    ", the κ with the fewest falsified points"));
+    if (!notes.empty()) d += " (" + semicolons(notes) + ")";
+    return d;
+}
+
+// The sides the data falsify: for every κ, or at the given κ. `any` is set when one is named.
+std::string falsified_sentence(const SideGroups& groups, std::size_t variants,
+                               const VerdictWords& words, bool& any) {
+    std::ostringstream s;
+    const auto every = sides_where(
+        groups, variants,
         [](const VerdictSide& r) {
-            return counted(r.violations, "violation") + " at best, largest excess " +
-                   number3(r.largest_excess);
+            return r.state == "falsified-every-kappa" || r.state == "kappa-free-falsified";
+        },
+        [&](const VerdictSide& r) { return every_kappa_detail(r, words); });
+    if (!every.empty())
+        s << "<span class=\"bad\">Falsified for every κ:</span> " << semicolons(every) << ". ";
+    const auto given = sides_where(
+        groups, variants,
+        [](const VerdictSide& r) { return r.state == "falsified-at-given-kappa"; },
+        [](const VerdictSide& r) {
+            return "at κ = " + number3(r.kappa_judged) + " (" +
+                   std::to_string(r.falsified_at_judged) + " points; " + worst_text(r) + ")";
         });
-    if (!over.empty()) s << "No κ keeps " << join(over) << " within it. ";
+    if (!given.empty())
+        s << "<span class=\"bad\">Falsified at the given κ:</span> " << semicolons(given) << ". ";
+    any = any || !every.empty() || !given.empty();
+    return s.str();
+}
+
+// The sides whose formula contradicts an identity or a limit — at every κ the data allow, or
+// where κ does not escape it — named as a defect, never as chance.
+std::string contradicted_sentence(const SideGroups& groups, std::size_t variants,
+                                  const VerdictWords& words, bool& any) {
+    std::ostringstream s;
     const auto contradicted = sides_where(
-        groups, variants, [](const VerdictSide& r) { return r.identity_contradicted > 0; },
-        nullptr);
+        groups, variants,
+        [](const VerdictSide& r) { return r.state == "contradicted-by-construction"; },
+        [&](const VerdictSide& r) {
+            return "(at " + std::to_string(r.contradicted_at_judged) + " of " +
+                   std::to_string(r.points) + " " + words.points + " at every κ the data allow)";
+        });
     if (!contradicted.empty())
-        s << "<span class=\"bad\">Contradicted by construction:</span> at N = 1 "
-          << join(contradicted)
-          << " lies below the identity P(r<sub>max</sub>, 1) = R(r<sub>min</sub>, 1) = 1, a "
-             "defect of the formula, not noise. ";
+        s << "<span class=\"bad\">Contradicted by construction</span> — a defect of the formula "
+             "at its identity points or limits (an upper bound below P(r<sub>max</sub>, 1) = "
+             "R(r<sub>min</sub>, 1) = 1, or a bound outside N/n ≤ P ≤ 1, 0 ≤ R ≤ 1), not chance: "
+          << semicolons(contradicted) << ". ";
+    const auto escaping = sides_where(
+        groups, variants,
+        [](const VerdictSide& r) {
+            return r.state != "contradicted-by-construction" && r.contradicted_most > 0;
+        },
+        [](const VerdictSide& r) {
+            return "for " + kappa_set_words(r.contradiction_set) + " (up to " +
+                   std::to_string(r.contradicted_most) + " points)";
+        });
+    if (!escaping.empty())
+        s << "Contradicted by construction where κ does not escape it (an identity or limit "
+             "broken by the formula, not chance): "
+          << semicolons(escaping) << ". ";
+    any = any || !contradicted.empty() || !escaping.empty();
     return s.str();
 }
 
 std::string informative_sentence(const SideGroups& groups, std::size_t variants,
-                                 const std::string& points) {
+                                 const VerdictWords& words) {
     std::ostringstream s;
-    s << "<b>Informative</b> (at κ*, ≥ 5 % of the " << points
-      << " strictly beyond what every geometry guarantees — N/n ≤ P ≤ 1, 0 ≤ R ≤ 1 — not "
-         "violated and not a function of N alone): ";
-    const auto yes = sides_where(
-        groups, variants, [](const VerdictSide& r) { return r.informative; },
-        [](const VerdictSide& r) {
-            std::string d = of_points(r.informative_points, r);
-            const std::string at = size_ranges_text(r.informative_sizes);
-            if (!at.empty()) d += " at N = " + at;
-            return d;
-        },
-        [](const std::vector<const VerdictSide*>& sides) {
-            int lo = sides.front()->informative_points, hi = lo;
-            for (const VerdictSide* r : sides)
-                lo = std::min(lo, r->informative_points), hi = std::max(hi, r->informative_points);
-            return std::to_string(lo) + "–" + std::to_string(hi) + " of " +
-                   std::to_string(sides.front()->points) + " by variant";
-        });
-    s << (yes.empty() ? "no side" : join(yes)) << ". ";
-    const auto no = sides_where(
-        groups, variants, [](const VerdictSide& r) { return !r.informative; }, why_uninformative);
-    if (!no.empty()) s << "Not informative: " << join(no) << ". ";
+    s << "<b>Informative</b> (at κ_edge, ≥ 5 % of the " << words.points
+      << " at least 0.01 inside the trivial range, not a function of N alone; a falsified side "
+         "is never counted): ";
+    const auto yes = sides_where(groups, variants, side_informative, [](const VerdictSide& r) {
+        std::string d =
+            "(" + std::to_string(r.informative_points) + " of " + std::to_string(r.points);
+        const std::string at = size_ranges_text(r.informative_sizes);
+        if (!at.empty()) d += " at N = " + at;
+        return d + ")";
+    });
+    s << (yes.empty() ? "no side" : semicolons(yes)) << ". ";
+    return s.str();
+}
+
+std::string share_sentence(const std::map<std::string, VariantFacts>& facts) {
+    std::vector<std::string> parts;
+    for (const std::string& v : variant_names()) {
+        const auto it = facts.find(v);
+        if (it == facts.end()) continue;
+        const auto& share = it->second.information_share;
+        parts.push_back(code_of(v) + " " + number3(share[2]) + " (P " + number3(share[0]) + ", R " +
+                        number3(share[1]) + ")");
+    }
+    if (parts.empty()) return "";
+    return "<b>Information share</b> (of the trivial range, ruled out by the envelope): " +
+           join(parts) + ". ";
+}
+
+std::string split_sentence(const std::vector<VerdictSide>& rows, const SideGroups& groups,
+                           std::size_t variants, const VerdictWords& words) {
+    int judged = 0, replicate = 0;
+    for (const VerdictSide& r : rows) {
+        judged += r.replicates >= 0;
+        replicate += r.replicates == 1;
+    }
+    std::ostringstream s;
+    s << "<b>Split replication</b> (each half of the " << rows.front().units << " " << words.units
+      << " alone): ";
+    if (judged == 0) return s.str() + "not judged (too few units, or exact values). ";
+    if (replicate == static_cast<int>(rows.size())) return s.str() + "every side replicates. ";
+    s << replicate << " of " << judged << " judged sides replicate";
+    const auto not_replicating = sides_where(
+        groups, variants, [](const VerdictSide& r) { return r.replicates == 0; }, nullptr);
+    if (!not_replicating.empty()) s << "; <span class=\"bad\">not</span> " << join(not_replicating);
+    s << ". ";
     return s.str();
 }
 
@@ -230,88 +439,16 @@ std::string hypotheses_sentence(const std::map<std::string, VariantFacts>& facts
 
 std::string conventions_sentence(const std::vector<VerdictSide>& rows) {
     const VerdictSide& r = rows.front();
-    if (r.convention_points == 0) return "";
-    return "Set apart from every count: " + std::to_string(r.convention_points) +
-           " convention point" + (r.convention_points == 1 ? "" : "s") +
-           " (N = n, or N = 1 with the sink ranked first), where every bound is 1 by definition. ";
-}
-
-// ---- The per-variant sentences (without the variant's name, so equal ones can be merged).
-
-std::string kappa_cell(const VerdictSide& r) {
-    if (r.kappa_free) return "—";
-    if (r.saturates == "above") return "≥ " + digits(r.kappa_star, 4);
-    if (r.saturates == "below") return "≤ " + digits(r.kappa_star, 4);
-    return digits(r.kappa_star, 4);
-}
-
-// The per-variant paragraphs: sentences every variant shares once ("every variant"), then per
-// variant only its own.
-std::string per_variant_html(const std::vector<VerdictSide>& rows,
-                             const std::map<std::string, VariantFacts>& facts,
-                             const std::string& points, const VariantSentences& sentences_of) {
-    const std::string mark = "\x01";  // the variant's name until it is known
-    std::vector<std::pair<std::string, std::vector<std::string>>> said;
-    for (const auto& variant : variant_names()) {
-        std::vector<VerdictSide> mine;
-        for (const VerdictSide& r : rows)
-            if (r.variant == variant) mine.push_back(r);
-        if (mine.empty()) continue;
-        const auto it = facts.find(variant);
-        said.push_back(
-            {variant,
-             sentences_of(mark, mine, it != facts.end() ? it->second : VariantFacts{}, points)});
-    }
-    std::vector<std::string> common;
-    if (said.size() > 1)
-        for (const std::string& sentence : said.front().second)
-            if (std::all_of(said.begin(), said.end(), [&](const auto& v) {
-                    return std::find(v.second.begin(), v.second.end(), sentence) != v.second.end();
-                }))
-                common.push_back(sentence);
-    auto named = [&](std::string text, const std::string& name) {
-        for (std::size_t at; (at = text.find("<code>" + mark + "</code>")) != std::string::npos;)
-            text.replace(at, mark.size() + 13, name);
-        for (std::size_t at; (at = text.find(mark)) != std::string::npos;)
-            text.replace(at, mark.size(), name);
-        return text;
-    };
-    std::ostringstream out;
-    if (!common.empty()) {
-        out << "<p><b>Every variant</b>: ";
-        for (const std::string& sentence : common)
-            out << named(sentence, "every variant");
-        out << "</p>\n";
-    }
-    for (const auto& [variant, sentences] : said) {
-        std::string body;
-        for (const std::string& sentence : sentences)
-            if (std::find(common.begin(), common.end(), sentence) == common.end())
-                body += named(sentence, "<code>" + html_escape(variant) + "</code>");
-        if (!body.empty())
-            out << "<p><b><code>" << html_escape(variant) << "</code></b>: " << body << "</p>\n";
-    }
-    return out.str();
-}
-
-std::vector<std::vector<std::string>> table_cells(const std::vector<VerdictSide>& rows) {
-    std::vector<std::vector<std::string>> cells;
-    for (const VerdictSide& r : rows) {
-        const std::string violations =
-            std::to_string(r.violations) + " / " + std::to_string(r.violations_allowed);
-        cells.push_back(
-            {html_escape(r.variant), r.metric, r.side, kappa_cell(r),
-             r.within_allowance ? violations : "<span class=\"bad\">" + violations + "</span>",
-             std::isnan(r.kappa_zero) ? "none" : digits(r.kappa_zero, 4), digits(r.mean_gap, 4),
-             digits(r.mean_width, 4),
-             (r.informative ? "" : "<span class=\"bad\">") + of_points(r.informative_points, r) +
-                 (r.informative ? "" : "</span>"),
-             std::to_string(r.at_limit_points), std::to_string(r.n_only_points),
-             r.identity_contradicted > 0
-                 ? "<span class=\"bad\">" + std::to_string(r.identity_contradicted) + "</span>"
-                 : "0"});
-    }
-    return cells;
+    std::string s;
+    if (r.convention_points > 0)
+        s += "Set apart from every count: " + std::to_string(r.convention_points) +
+             " convention point" + (r.convention_points == 1 ? "" : "s") +
+             " (N = n, or N = 1 with the sink ranked first), where every bound is 1 by "
+             "definition. ";
+    if (r.identity_points > 0)
+        s += std::to_string(r.identity_points) + " of the M = " + std::to_string(r.points) +
+             " points are identities (N = 1: P = R = 1 exactly), judged by their bounds alone. ";
+    return s;
 }
 
 // " (strongest: layer 0 head 2, 61 % of the last query's attention on position 0; …)" from the
@@ -330,6 +467,23 @@ std::string where_sinks_are(const nlohmann::json& assumptions) {
 }
 
 }  // namespace
+
+std::string bottom_line_html(const std::vector<VerdictSide>& rows,
+                             const std::map<std::string, VariantFacts>& facts,
+                             const VerdictWords& words) {
+    if (rows.empty()) return "";
+    const SideGroups groups = group_by_side(rows);
+    const std::size_t variants = variant_count(rows);
+    std::ostringstream out;
+    bool any = false;
+    const std::string falsified = falsified_sentence(groups, variants, words, any);
+    const std::string contradicted = contradicted_sentence(groups, variants, words, any);
+    out << "<p>" << states_sentence(rows, words) << falsified << contradicted
+        << (any ? "" : "No side is falsified or contradicted. ") << "</p>\n<p>"
+        << informative_sentence(groups, variants, words) << share_sentence(facts)
+        << split_sentence(rows, groups, variants, words) << "</p>\n";
+    return out.str();
+}
 
 std::string assumptions_opening(const nlohmann::json& manifest) {
     const nlohmann::json& a = manifest.at("assumptions");
@@ -363,39 +517,6 @@ std::string assumptions_opening(const nlohmann::json& manifest) {
     return s.str();
 }
 
-std::vector<std::string> kappa_star_sentences(const VerdictSide& r) {
-    std::vector<std::string> out;
-    if (r.kappa_free) return out;
-    if (!r.saturates.empty())
-        out.push_back("κ* of " + side_label(r) + " reads any κ " +
-                      (r.saturates == "above" ? "≥ " : "≤ ") + number3(r.kappa_star) +
-                      ": the bound stops changing there. ");
-    if (r.at_grid_edge)
-        out.push_back("κ* of " + side_label(r) + " sits at the edge of the grid (κ = " +
-                      number3(r.kappa_star) + "): it keeps tightening beyond it. ");
-    if (r.violations > 0 && !std::isnan(r.kappa_zero))
-        out.push_back(side_label(r) + ": κ* = " + number3(r.kappa_star) + " leaves " +
-                      counted(r.violations, "violation") + " (mean gap " + number3(r.mean_gap) +
-                      "); the tightest violation-free κ₀ = " + number3(r.kappa_zero) +
-                      " costs a mean gap of " + number3(r.gap_at_kappa_zero) + ". ");
-    if (r.violations > 0 && std::isnan(r.kappa_zero))
-        out.push_back(side_label(r) + ": every scanned κ leaves a violation; κ* = " +
-                      number3(r.kappa_star) + " leaves " + counted(r.violations, "violation") +
-                      " of the " + std::to_string(r.violations_allowed) + " allowed. ");
-    return out;
-}
-
-std::string interval_score_sentence(const VariantFacts& facts) {
-    const nlohmann::json& is = facts.interval_score;  // checked by variant_facts_of
-    // No κ scores finitely when no point has an envelope to score (nothing to say then).
-    if (!std::isfinite(json_number_value(is.at("kappa")))) return "";
-    auto number = [&](const char* key) { return number3(json_number_value(is.at(key))); };
-    return "One κ for all four sides (smallest mean interval score, Gneiting &amp; "
-           "Raftery 2007): κ = " +
-           number("kappa") + ", coverage " + number("coverage") + ", mean width " +
-           number("mean_width") + ", " + number("violations") + " violations. ";
-}
-
 std::string realised_assumptions_opening(const nlohmann::json& point) {
     if (!point.contains("assumptions")) return "";  // d = ∞: nothing is realised
     const nlohmann::json& a = point.at("assumptions");
@@ -421,29 +542,14 @@ std::string realised_assumptions_opening(const nlohmann::json& point) {
     return s.str();
 }
 
-std::string judged_verdict_html(const std::vector<VerdictSide>& rows,
-                                const std::map<std::string, VariantFacts>& facts,
-                                const std::string& points, const std::string& opening,
-                                const VariantSentences& sentences_of) {
-    const SideGroups groups = group_by_side(rows);
-    const std::size_t variants = variant_count(rows);
+std::string bottom_line_block(const std::vector<VerdictSide>& rows,
+                              const std::map<std::string, VariantFacts>& facts,
+                              const VerdictWords& words, const std::string& opening,
+                              const std::string& closing) {
     std::ostringstream out;
-    out << "<div class=\"bottom-line\">" << opening << "<p>"
-        << hold_sentence(rows, groups, variants) << "</p>\n<p>"
-        << informative_sentence(groups, variants, points) << "</p>\n<p>"
-        << hypotheses_sentence(facts) << conventions_sentence(rows) << "</p></div>\n";
-    out << "<p>Per side: κ* is the tightest κ (smallest mean gap to the estimate) whose "
-           "violations stay within the chance allowance (docs/design.md §7); κ₀ the tightest "
-           "with none. Every count is out of the M = "
-        << rows.front().points << " non-convention " << points
-        << "; at limit: bound at or beyond N/n ≤ P ≤ 1, 0 ≤ R ≤ 1; N alone: a degeneracy "
-           "makes the bound a function of N.</p>\n"
-        << "<div style=\"overflow-x: auto; font-size: .85em\">"
-        << html_table({"variant", "metric", "side", "κ*", "violations / allowed", "κ₀", "mean gap",
-                       "mean width", "informative", "at limit", "N alone", "below identity"},
-                      table_cells(rows))
-        << "</div>\n"
-        << per_variant_html(rows, facts, points, sentences_of);
+    out << "<div class=\"bottom-line\">" << opening << bottom_line_html(rows, facts, words) << "<p>"
+        << hypotheses_sentence(facts) << conventions_sentence(rows) << "</p>" << closing
+        << "</div>\n";
     return out.str();
 }
 

@@ -8,6 +8,7 @@
 #include <boost/math/special_functions/gamma.hpp>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "common/cpu_features.hpp"
 #include "theory/single_gram.hpp"
@@ -109,10 +110,40 @@ void SizeSums::merge(const SizeSums& o) {
     fmin.merge(o.fmin);
 }
 
+TrialCounts TrialCounts::zeros(std::int64_t first, std::int64_t trials, int size_count) {
+    if (first < 0 || trials < 0 || size_count < 0)
+        throw std::logic_error("TrialCounts::zeros: negative extent");
+    TrialCounts c;
+    c.first = first;
+    c.trials = trials;
+    c.size_count = size_count;
+    c.K_in.assign(static_cast<std::size_t>(trials) * size_count, 0);
+    c.K_out.assign(c.K_in.size(), 0);
+    return c;
+}
+
+void TrialCounts::append(const TrialCounts& next) {
+    if (next.trials == 0) return;
+    if (trials == 0) {
+        *this = next;
+        return;
+    }
+    if (next.size_count != size_count)
+        throw std::logic_error("TrialCounts::append: size lists differ");
+    if (next.first != first + trials)
+        throw std::logic_error("TrialCounts::append: block from trial " +
+                               std::to_string(next.first) + " does not follow trials " +
+                               std::to_string(first) + ".." + std::to_string(first + trials - 1));
+    trials += next.trials;
+    K_in.insert(K_in.end(), next.K_in.begin(), next.K_in.end());
+    K_out.insert(K_out.end(), next.K_out.begin(), next.K_out.end());
+}
+
 void SimulationSums::merge(const SimulationSums& o) {
     if (by_size.empty()) by_size.resize(o.by_size.size());
     if (by_size.size() != o.by_size.size())
         throw std::logic_error("SimulationSums::merge: size lists differ");
+    counts.append(o.counts);  // first: it throws before anything is added
     trials += o.trials;
     for (std::size_t s = 0; s < by_size.size(); ++s)
         by_size[s].merge(o.by_size[s]);
@@ -239,6 +270,11 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
     const int d = generator_.dimension();
     SimulationSums total;
     total.by_size.resize(spec_.sizes.size());
+    // Every thread writes its trials' rows straight into place (trial − first): the threads'
+    // sums are merged in whatever order they finish, so concatenating there would depend on
+    // the schedule.
+    const int size_count = static_cast<int>(spec_.sizes.size());
+    total.counts = TrialCounts::zeros(first, last - first, size_count);
     // Left to OpenMP, the count is one under ATTNGEO_PLAIN: the sequential loop every thread
     // count must reproduce (an explicit count still runs in parallel, for the tests).
     const int thread_count =
@@ -303,6 +339,11 @@ SimulationSums TrialEngine::run(std::int64_t first, std::int64_t last, int threa
                                                            spec_.distance);
             }
             accumulate(rows, local);
+            const std::size_t row = static_cast<std::size_t>(trial - first) * size_count;
+            for (int s = 0; s < size_count; ++s) {
+                total.counts.K_in[row + s] = rows[s].K_in;
+                total.counts.K_out[row + s] = rows[s].K_out;
+            }
             ++local.trials;
         }
 #pragma omp critical

@@ -48,10 +48,39 @@ struct SizeSums {
     void merge(const SizeSums& other);
 };
 
+// Per trial and selection size, the exact counts behind that trial's P and R
+// (theory::SelectionMetrics): the per-unit values a simultaneous band over N is computed from
+// (docs/design.md §7). Integers, so a block holds the same bits whatever computed it.
+struct TrialCounts {
+    std::int64_t first = 0;          // the first trial index held
+    std::int64_t trials = 0;         // T: trials first .. first + T − 1
+    int size_count = 0;              // S = |sizes|
+    std::vector<std::int32_t> K_in;  // [T, S] #{i ∈ I_N : D_i ≤ r_min²}, row t = trial first + t
+    std::vector<std::int32_t> K_out;  // [T, S] #{j ∉ I_N : D_j ≤ r_max²}
+    // A block of T zero rows from `first`, for the rows to be filled in any order.
+    static TrialCounts zeros(std::int64_t first, std::int64_t trials, int size_count);
+    // Appends `next`, which must start exactly where this block ends (std::logic_error
+    // otherwise): concatenating in trial order is what makes blocks independent of how the
+    // trials were split. An empty block on either side takes the other.
+    void append(const TrialCounts& next);
+};
+
+// P(r_max,N) = N/(N + K_out) of row `row` at size index s (N = sizes[s]): the double
+// theory::SelectionMetrics::precision_at_rmax holds, bit for bit.
+inline double trial_precision(const TrialCounts& c, std::int64_t row, std::size_t s, int N) {
+    return static_cast<double>(N) / (N + c.K_out[static_cast<std::size_t>(row) * c.size_count + s]);
+}
+// R(r_min,N) = K_in/N of row `row` at size index s, as recall_at_rmin holds it.
+inline double trial_recall(const TrialCounts& c, std::int64_t row, std::size_t s, int N) {
+    return static_cast<double>(c.K_in[static_cast<std::size_t>(row) * c.size_count + s]) / N;
+}
+
 struct SimulationSums {
     std::int64_t trials = 0;
     std::vector<SizeSums> by_size;  // [|sizes|]
     RealisedSums realised;
+    TrialCounts counts;  // the trials summed, one row each (none at d = ∞)
+    // Adds the sums and appends the counts: `other` must hold the trials right after these.
     void merge(const SimulationSums& other);
 };
 
@@ -65,7 +94,7 @@ GeneratorSettings generator_settings(const SimulationSpec& spec, const theory::H
 class TrialEngine {
   public:
     explicit TrialEngine(const SimulationSpec& spec);
-    // Runs trials [first, last) on `threads` threads (0 = OpenMP default).
+    // Runs trials [first, last) on `threads` threads (0 = OpenMP default); counts.first = first.
     SimulationSums run(std::int64_t first, std::int64_t last, int threads) const;
 
   private:

@@ -1,6 +1,6 @@
 // A simulation run folder end to end (docs/design.md §5, §9): the run's configuration (what the
 // manifest records, enough to redo or merge it), the grid of a sweep, sharding over trials, and the
-// outputs simulate.csv | sweep.csv, bounds.csv, sums.csv and manifest.json.
+// outputs simulate.csv | sweep.csv, bounds.csv, sums.csv, per_trial.safetensors and manifest.json.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -25,7 +25,8 @@ struct RunConfig {
     std::string kind = "simulate";  // simulate | sweep
     theory::ModelSource model;
     double d = theory::paper_preset::d;  // +inf: the d → ∞ limit
-    std::optional<double> kappa;         // none: fitted per variant
+    std::optional<double> kappa;         // judged alone; none: the κ set by test inversion
+    int band_replicates = 2000;          // the verdict band's multiplier replicates (B)
     std::int64_t trials = 1000;
     std::uint64_t seed = 1;
     std::string sizes = "all";  // all | pow2 | list
@@ -69,8 +70,8 @@ struct RunTimings {
 std::int64_t shard_trial_count(const RunConfig& config);
 
 // Where and how often run_grid saves its exact state, so a killed run can resume; an empty
-// state_dir saves nothing. The state is sums.csv (the sums so far) and run.json (the
-// configuration it belongs to).
+// state_dir saves nothing. The state is sums.csv (the sums so far), per_trial.safetensors (their
+// per-trial counts) and run.json (the configuration it belongs to).
 struct Checkpointing {
     std::string state_dir;
     double every_s = 30;  // seconds between saves (0: after every chunk of trials)
@@ -91,15 +92,20 @@ void discard_checkpointing(const std::string& out, const Checkpointing& checkpoi
 std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, Progress* progress,
                                      RunTimings& timings, const Checkpointing& checkpointing = {});
 
-// From sums to files: estimates, envelopes, simulate.csv (or sweep.csv), bounds.csv, sums.csv,
-// manifest.json, each written atomically. `provenance` is merged into the manifest. Returns
-// the manifest.
+struct CalibrationResult;  // simulate/calibration.hpp
+
+// From sums to files: estimates, the verdict, simulate.csv (or sweep.csv), bounds.csv, sums.csv,
+// per_trial.safetensors, manifest.json, each written atomically; with `calibration`,
+// calibration.csv and the manifest's "calibration" block too. `provenance` is merged into the
+// manifest. Returns the manifest.
 nlohmann::json write_run(const std::string& dir, const RunConfig& config,
                          const std::vector<SimulationSums>& sums, int threads,
-                         const nlohmann::json& provenance, RunTimings timings);
+                         const nlohmann::json& provenance, RunTimings timings,
+                         const CalibrationResult* calibration = nullptr);
 
 // Reads the sums of several run folders of the same configuration (shards), adds them
-// exactly and writes the combined folder as if it had been one run.
+// exactly, concatenates their per-trial counts in shard order and writes the combined folder as
+// if it had been one run.
 nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::string& out, int threads,
                           const nlohmann::json& provenance);
 

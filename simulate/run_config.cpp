@@ -128,6 +128,7 @@ nlohmann::json to_json(const RunConfig& c) {
             {"kappa", c.kappa ? json_number(*c.kappa) : nlohmann::json(nullptr)},
             {"trials", c.trials},
             {"seed", c.seed},
+            {"band_replicates", c.band_replicates},
             {"N", c.sizes},
             {"rank", c.rank},
             {"distance", c.distance},
@@ -145,6 +146,7 @@ RunConfig run_config_from_json(const nlohmann::json& j) {
     if (!j.at("kappa").is_null()) c.kappa = number_from_json(j.at("kappa"));
     c.trials = json_integer<std::int64_t>(j.at("trials"));
     c.seed = json_integer<std::uint64_t>(j.at("seed"));
+    c.band_replicates = json_integer<int>(j.at("band_replicates"));
     c.sizes = j.at("N").get<std::string>();
     c.rank = j.at("rank").get<std::string>();
     c.distance = j.at("distance").get<std::string>();
@@ -201,6 +203,10 @@ PointSetup setup_point(const RunConfig& config, const GridPoint& point, ConfigSo
                          ": expected an integer d >= 1 (at most 1e6) or inf");
     }
     if (setup.kappa) theory::check_value(theory::parameter("kappa"), *setup.kappa, parameter_label);
+    if (config.band_replicates < 100 || config.band_replicates > 1000000)
+        throw InputError(label("--band-replicates", "band_replicates",
+                               std::to_string(config.band_replicates)) +
+                         ", expected 100 <= replicates <= 1000000");
     if (config.trials < 2 || config.trials > kMaxTrials) {
         throw InputError(label("--trials", "trials", std::to_string(config.trials)) +
                          ", expected 2 <= trials <= " + std::to_string(kMaxTrials));

@@ -16,6 +16,7 @@
 #include "common/progress.hpp"
 #include "common/run_schema.hpp"
 #include "simulate/run_internal.hpp"
+#include "simulate/trial_counts_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,14 +26,22 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The resumable state of a run: the exact sums so far, in sums.csv's format (a point's count
-// is the trials it has done), beside the configuration they belong to.
+// is the trials it has done), and their per-trial counts, beside the configuration they belong to.
 std::string checkpoint_config_text(const RunConfig& config) {
     nlohmann::json j = {{"config", to_json(config)}, {"random_stream", kRandomStream}};
     return j.dump(2) + "\n";
 }
 
-void save_checkpoint(const Checkpointing& c, const std::vector<PointSetup>& setups,
+// The counts go first and sums.csv, the state's commit point, last: a kill between the two
+// leaves counts ahead of the sums, which --resume cuts back (TrialsHeld::at_least).
+void save_checkpoint(const Checkpointing& c, const RunConfig& config,
+                     const std::vector<PointSetup>& setups,
                      const std::vector<SimulationSums>& sums) {
+    std::vector<std::vector<int>> sizes;
+    for (const PointSetup& setup : setups)
+        sizes.push_back(setup.spec.sizes);
+    write_trial_counts((fs::path(c.state_dir) / schema::file::trial_counts).string(), config, sizes,
+                       sums);
     std::ostringstream text;
     text << "grid,N,quantity,count,sum,sum_squares\n";
     for (std::size_t g = 0; g < sums.size(); ++g)
@@ -55,7 +64,9 @@ std::vector<SimulationSums> load_checkpoint(const Checkpointing& c, const RunCon
     if (!fs::exists(fs::path(c.state_dir) /
                     schema::file::monte_carlo_sums))  // killed before its first save
         return std::vector<SimulationSums>(grid_points(config).size());
-    return read_sums(c.state_dir, config, "--resume");
+    std::vector<SimulationSums> sums = read_sums(c.state_dir, config, "--resume");
+    read_trial_counts(c.state_dir, config, sums, "--resume", TrialsHeld::at_least);
+    return sums;
 }
 
 }  // namespace
@@ -134,7 +145,7 @@ std::vector<SimulationSums> run_grid(const RunConfig& config, int threads, Progr
             done += to - from;
             if (progress) progress->update(done, where);
             if (checkpoints && seconds_since(last_save) >= checkpointing.every_s) {
-                save_checkpoint(checkpointing, setups, sums);
+                save_checkpoint(checkpointing, config, setups, sums);
                 last_save = Clock::now();
             }
         }

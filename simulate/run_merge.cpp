@@ -1,8 +1,11 @@
 // Merging the shards of one run: their configurations checked equal, their exact sums added,
-// and the combined folder written as if it had been one run; see run.hpp.
+// their per-trial counts concatenated in shard order, and the combined folder written as if it
+// had been one run; see run.hpp.
 #include "simulate/run.hpp"
 
 #include <cmath>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -11,6 +14,7 @@
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
 #include "simulate/run_internal.hpp"
+#include "simulate/trial_counts_file.hpp"
 
 namespace attngeo::simulate {
 namespace {
@@ -80,7 +84,7 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
     std::optional<RunConfig> merged;
     nlohmann::json reference_config;
     std::set<int> shards;
-    std::vector<SimulationSums> total;
+    std::map<int, std::vector<SimulationSums>> by_shard;  // merged by index: counts in trial order
     for (const auto& dir : dirs) {
         RunConfig config = shard_config(dir);
         nlohmann::json comparable = to_json(config);
@@ -103,13 +107,14 @@ nlohmann::json merge_runs(const std::vector<std::string>& dirs, const std::strin
         }
         auto sums = read_sums(dir, config);
         check_shard_trials(dir, config, sums);
-        if (total.empty())
-            total = std::move(sums);
-        else
-            for (std::size_t g = 0; g < total.size(); ++g)
-                total[g].merge(sums[g]);
+        read_trial_counts(dir, config, sums, "merge");
+        by_shard[config.shard.index] = std::move(sums);
     }
     check_complete(shards, merged->shard.count);
+    std::vector<SimulationSums> total = std::move(by_shard.begin()->second);
+    for (auto shard = std::next(by_shard.begin()); shard != by_shard.end(); ++shard)
+        for (std::size_t g = 0; g < total.size(); ++g)
+            total[g].merge(shard->second[g]);
     RunConfig config = *merged;
     config.shard = Shard{};  // the merged folder covers what its shards covered
     nlohmann::json extra = provenance;

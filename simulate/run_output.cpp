@@ -1,5 +1,6 @@
-// A run folder from its exact sums: the estimates, compare's envelopes, κ scan and verdict at
-// every grid point (a sweep's joint κ and Table 1), the tables and the manifest; see run.hpp.
+// A run folder from its exact sums and per-trial counts: the estimates, compare's verdict III at
+// every grid point (a sweep's grid points in lockstep, with their joint κ, and Table 1), the
+// tables and the manifest; see run.hpp.
 #include "simulate/run.hpp"
 
 #include <omp.h>
@@ -18,16 +19,25 @@
 #include "common/run_schema.hpp"
 #include "compare/estimate_envelopes.hpp"
 #include "compare/table1.hpp"
-#include "compare/verdict_output.hpp"
+#include "compare/verdict_tables.hpp"
+#include "simulate/calibration.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/realised_assumptions.hpp"
 #include "simulate/run_internal.hpp"
+#include "simulate/trial_counts_file.hpp"
 
 namespace attngeo::simulate {
 namespace {
 
 using namespace attngeo::compare;  // the judge of the estimates
 using Clock = std::chrono::steady_clock;
+
+// Estimates of the four metrics at one N (simulate.csv's description of each point: the mean,
+// its standard error and 95 % interval; the verdict uses the simultaneous band instead).
+struct SizeEstimates {
+    int N = 0;
+    Estimate precision, recall, fmax, fmin;
+};
 
 std::vector<SizeEstimates> estimates_from_sums(const std::vector<int>& sizes,
                                                const SimulationSums& sums) {
@@ -113,41 +123,42 @@ nlohmann::json realised_json(const SimulationSums& sums, const PointSetup& setup
 nlohmann::json decisions_json() {
     return nlohmann::json::array({
         "Metrics (docs/design.md section 2): I_N = top-N by the ranking score, ties to the lower "
-        "index; s(N) summed in rank order; "
-        "closed balls; N = n gives P = R = F = 1 with r_min = inf.",
+        "index; s(N) summed in rank order; closed balls; N = n gives P = R = F = 1 with "
+        "r_min = inf.",
         "Bounds (docs/design.md section 3): union factors n - N; Delta0 uses rho_out (eq. 29); "
-        "t(x) = exp(-kappa d (max(x,0)/B)^2) "
-        "(1 for a margin <= 0); the Delta0 term is dropped when the sink is not selected; all "
-        "bounds are 1 when "
-        "I_N minus the sink is empty or N = n; p-(xi) = 1/2 for xi <= 0.",
+        "t(x) = exp(-kappa d (max(x,0)/B)^2) (1 for a margin <= 0); the Delta0 term is dropped "
+        "when the sink is not selected; all bounds are 1 when I_N minus the sink is empty or "
+        "N = n; p-(xi) = 1/2 for xi <= 0.",
         "paper variant keeps eq. (10) literally: the sink's M_0 has no self term, so mu_0j is ~2 "
-        "a_0^2 too small "
-        "and the upper bound on P can fail at small N (reported, not corrected).",
+        "a_0^2 too small and the upper bound on P can fail at small N (reported, not "
+        "corrected); its upper bounds at N = 1 are below the identity P(r_max,1) = R(r_min,1) = "
+        "1 (reported as contradicted by construction).",
         "exact-mean variant: mu_ij from the expected Gram matrix including the sink (d -> inf "
         "geometry).",
         "scale-invariant variant: B = (a_max_in + a_max_out) * sum_{k in I_N} a_k, quadratic in "
         "scale like Delta.",
         "corrected variant: the exact-mean mu with the scale-invariant B (neither fix alone "
-        "removes "
-        "both defects).",
+        "removes both defects), and both upper bounds 1 at N = 1 (the identity "
+        "P(r_max,1) = R(r_min,1) = 1; docs/design.md section 3).",
         "Expectation over direction randomness with alpha and the nominal norms fixed "
-        "(docs/design.md section 5); norm noise "
-        "(--norm-cv) is multiplicative log-normal per trial and the bounds use the nominal norms.",
+        "(docs/design.md section 5); norm noise (--norm-cv) is multiplicative log-normal per "
+        "trial and the bounds use the nominal norms.",
         "Directions: Gaussian with covariance K_ij I/d exactly (AR(1); sink from K^-1 1); after "
-        "normalisation "
-        "E cos is rho * c(d, rho) (reported as expected_after_normalisation), which tends to rho "
-        "as d -> inf.",
-        "Estimates: per-trial values rounded once to 2^-40 fixed point and summed exactly in "
-        "128-bit integers "
-        "(bit-identical for any thread count or sharding); 95% Student-t intervals.",
-        "Envelope check: a metric violates its envelope only when its whole 95% interval lies "
-        "outside "
-        "[lower, upper]; the fraction inside counts (N, metric) points for P and R.",
-        kScanDecision,
-        kIntervalScoreDecision,
-        "d = inf: metrics of the expected Gram matrix a_k a_l K_kl (no sampling, trials = 0); "
-        "bounds at "
-        "kappa d = inf (t = 0 for a positive margin, p- = 0 for a positive gap).",
+        "normalisation E cos is rho * c(d, rho) (reported as expected_after_normalisation), "
+        "which tends to rho as d -> inf.",
+        "Estimates (simulate.csv): per-trial values rounded once to 2^-40 fixed point and summed "
+        "exactly in 128-bit integers (bit-identical for any thread count or sharding); 95% "
+        "Student-t intervals per point, descriptive only. Per trial the exact counts K_in, K_out "
+        "of every N are kept (per_trial.safetensors): the units of the verdict's band.",
+        kVerdictDecision,
+        "d = inf: metrics of the expected Gram matrix a_k a_l K_kl (no sampling, trials = 0, the "
+        "exact method); bounds at kappa d = inf (t = 0 for a positive margin, p- = 0 for a "
+        "positive gap), the same at every kappa.",
+        "Sweeps: every grid point judged at 95 % on a shared kappa grid (each refined at its "
+        "own boundaries); joint_kappa is the intersection of their sets per side on the kappa "
+        "they share (sweep.csv's *_joint columns: each side's bound "
+        "at that intersection's kappa_edge, empty when it is empty); a sweep over kappa judges "
+        "each point at its own kappa and has no joint set.",
     });
 }
 
@@ -161,32 +172,32 @@ struct RunTables {
     std::string table1;          // table1.csv (sweep only)
 };
 
+constexpr const char* kEstimateColumns =
+    "N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean";
+
 void write_main_header(std::ostream& out, const RunConfig& config) {
     if (config.kind != "sweep") {
-        out << "N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
-               "Fmin_mean\n";
+        out << kEstimateColumns << '\n';
         return;
     }
     out << "grid";
     for (const auto& [name, values] : config.sweep)
         out << ',' << name;
     // Long format: one row per (grid point, N, variant), so no column name carries a variant.
-    out << ",N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,"
-           "Fmin_mean,variant,kappa,P_lower,P_upper,R_lower,R_upper,P_inside,R_inside,"
-           "P_lower_joint,P_upper_joint,R_lower_joint,R_upper_joint,P_inside_joint,"
-           "R_inside_joint\n";
+    out << ',' << kEstimateColumns
+        << ",variant,kappa,P_lower,P_upper,R_lower,R_upper,P_lower_joint,P_upper_joint,"
+           "R_lower_joint,R_upper_joint\n";
 }
 
 void open_tables(RunTables& tables, const RunConfig& config) {
     std::string grid_columns = "grid,";
     for (const auto& [name, values] : config.sweep)
         grid_columns += name + ',';
-    tables.scan << grid_columns << kScanColumns << '\n';
+    tables.scan << grid_columns << kKappaScanColumns << '\n';
     tables.verdict << grid_columns << kVerdictColumns << '\n';
     write_main_header(tables.main, config);
-    tables.bounds << "N,variant,kappa,regime," << schema::kBoundValueColumns
-                  << ",P_inside,R_inside,Fmax_inside,Fmin_inside,P_violation,R_violation,"
-                  << kStarFlagColumns << '\n';
+    tables.bounds << "N,variant,kappa,regime," << schema::kBoundValueColumns << ','
+                  << kJudgementColumns << '\n';
     tables.sums << "grid,N,quantity,count,sum,sum_squares\n";
 }
 
@@ -213,238 +224,212 @@ PointRegimes point_regimes(const PointSetup& setup) {
     return out;
 }
 
-// A sweep grid point kept until every point is evaluated: its rows need the joint κ fit.
-struct SweepPoint {
+// Everything one grid point contributes, kept until every point is judged (a sweep's points
+// are judged in lockstep).
+struct EvaluatedPoint {
     GridPoint point;
     PointSetup setup;
     std::vector<SizeEstimates> estimates;  // [|sizes|]
-    std::string estimate_columns;          // [|sizes|] lines of estimate_columns, '\n'-joined
-    std::vector<int> regimes;              // [|sizes|] 1..5, or empty
-    std::vector<VariantEnvelope> envs;     // [variants] at the point's own κ
+    std::int64_t trials = 0;
+    PointRegimes regimes;
+    PointInputs inputs;  // what the judge reads
 };
 
-// One variant's κ fitted over every grid point at once: docs/design.md §7's scan run on the union
-// of the points, so the sweep's panels draw each side at one κ* and show the parameter's effect,
-// not a κ refitted per point.
-struct JointFit {
-    theory::BoundVariant variant = theory::BoundVariant::paper;
-    KappaScan scan;  // at_star: [Σ|sizes|] each side's bounds at its joint κ*, points in order
-};
-
-std::vector<JointFit> joint_fits(const std::vector<SweepPoint>& points, int threads) {
-    ScanInputs inputs;
-    bool any_finite_d = false;
-    for (const SweepPoint& p : points) {
-        const ScanInputs part =
-            scan_inputs(p.estimates, p.regimes,
-                        point_facts(p.setup.head, p.setup.spec.sizes, p.setup.spec.ranking));
-        inputs.facts.insert(inputs.facts.end(), part.facts.begin(), part.facts.end());
-        inputs.P.insert(inputs.P.end(), part.P.begin(), part.P.end());
-        inputs.R.insert(inputs.R.end(), part.R.begin(), part.R.end());
-        inputs.regime.insert(inputs.regime.end(), part.regime.begin(), part.regime.end());
-        any_finite_d = any_finite_d || !std::isinf(p.setup.d);
+// The per-trial P and R of a point's counts, [T, S].
+MeasuredPoint measured_from_counts(const PointSetup& setup, const SimulationSums& sums) {
+    const std::vector<int>& sizes = setup.spec.sizes;
+    const TrialCounts& c = sums.counts;
+    if (c.trials != sums.trials || c.size_count != static_cast<int>(sizes.size()))
+        throw std::logic_error("simulate: per-trial counts do not match the sums");
+    MeasuredPoint m;
+    const int S = static_cast<int>(sizes.size());
+    for (UnitValues* v : {&m.P, &m.R}) {
+        v->units = static_cast<int>(c.trials);
+        v->points = S;
+        v->values.resize(static_cast<std::size_t>(c.trials) * S);
     }
-    // As per point: a given κ is kept; with only d = ∞ points κ has no effect and stays 1.
-    std::optional<double> fixed = points.front().setup.kappa;
-    if (!fixed && !any_finite_d) fixed = 1.0;
-    const auto& variants = theory::bound_variants();
-    const int count = static_cast<int>(variants.size());
-    const int thread_count = threads > 0 ? threads : omp_get_max_threads();
-    std::vector<JointFit> out(count);
-#pragma omp parallel for num_threads(std::min(count, thread_count)) schedule(dynamic, 1)
-    for (int index = 0; index < count; ++index) {
-        std::vector<theory::BoundTerms> terms;
-        for (const SweepPoint& p : points)
-            terms.emplace_back(p.setup.head, p.setup.spec.sizes, variants[index],
-                               p.setup.spec.ranking);
-        out[index].variant = variants[index];
-        out[index].scan = scan_kappa(
-            inputs,
-            [&](double kappa) {
-                ScanBounds b;
-                for (std::size_t g = 0; g < points.size(); ++g)
-                    append_scan_bounds(b, terms[g].evaluate(points[g].setup.d, kappa));
-                return b;
-            },
-            fixed);
-        std::vector<theory::MarginFlags> margins;
-        for (const SweepPoint& p : points) {
-            const auto part = margins_of(p.envs[index].rows);
-            margins.insert(margins.end(), part.begin(), part.end());
+    for (std::int64_t t = 0; t < c.trials; ++t)
+        for (int s = 0; s < S; ++s) {
+            const std::size_t i = static_cast<std::size_t>(t) * S + s;
+            m.P.values[i] = trial_precision(c, t, s, sizes[s]);
+            m.R.values[i] = trial_recall(c, t, s, sizes[s]);
         }
-        judge_points(out[index].scan, inputs, margins);
+    m.P.width = metric_widths(sizes, static_cast<int>(setup.head.alpha.size()));
+    m.R.width.assign(S, 1.0);
+    return m;
+}
+
+EvaluatedPoint evaluate_point(const RunConfig& config, const GridPoint& point,
+                              const SimulationSums& s) {
+    EvaluatedPoint e;
+    e.point = point;
+    e.setup = setup_point(config, point);
+    const auto& sizes = e.setup.spec.sizes;
+    e.regimes = point_regimes(e.setup);
+    PointInputs& in = e.inputs;
+    in.head = e.setup.head;
+    in.sizes = sizes;
+    in.ranking = e.setup.spec.ranking;
+    in.d = e.setup.d;
+    in.regimes = e.regimes.numbers;
+    if (e.setup.spec.d_infinite) {
+        const auto rows = infinite_d_metrics(e.setup.spec);
+        e.estimates = estimates_exact(rows);
+        in.measured.exact = true;
+        for (const auto& r : rows) {
+            in.measured.P_exact.push_back(r.precision_at_rmax);
+            in.measured.R_exact.push_back(r.recall_at_rmin);
+        }
+    } else {
+        e.estimates = estimates_from_sums(sizes, s);
+        e.trials = s.trials;
+        in.measured = measured_from_counts(e.setup, s);
+    }
+    return e;
+}
+
+// One variant judged at every point: per point its scan, rows and (sweeps) joint bounds.
+using Judged = std::vector<VariantEnvelope>;  // [variants]
+
+// Judges every point: in lockstep when they share their κ (given or not); a sweep over κ
+// judges each point alone (no joint set).
+Judged judge_all(const std::vector<EvaluatedPoint>& points, const RunConfig& config, int threads) {
+    BandSettings band;
+    band.replicates = config.band_replicates;
+    band.seed = config.seed;
+    band.threads = threads > 0 ? threads : omp_get_max_threads();
+    bool same_kappa = true;
+    for (const EvaluatedPoint& p : points)
+        same_kappa = same_kappa && p.setup.kappa == points.front().setup.kappa;
+    std::vector<PointInputs> inputs;
+    for (const EvaluatedPoint& p : points)
+        inputs.push_back(p.inputs);
+    if (same_kappa) return judge_envelopes(inputs, points.front().setup.kappa, band);
+    Judged out;
+    for (std::size_t g = 0; g < points.size(); ++g) {
+        const Judged one = judge_envelopes({inputs[g]}, points[g].setup.kappa, band);
+        if (out.empty()) out.resize(one.size());
+        for (std::size_t v = 0; v < one.size(); ++v) {
+            out[v].variant = one[v].variant;
+            out[v].scans.push_back(one[v].scans.front());
+            out[v].rows.push_back(one[v].rows.front());
+            out[v].rows_rule.push_back(one[v].rows_rule.front());
+            std::array<std::vector<double>, kSideCount> none;
+            for (auto& side : none)
+                side.assign(inputs[g].sizes.size(), std::nan(""));
+            out[v].joint_bounds.push_back(none);
+        }
     }
     return out;
 }
 
-// The manifest's "joint_kappa": per variant, each side's joint κ* and the single
-// interval-score κ over the whole grid.
-nlohmann::json joint_kappa_json(const std::vector<JointFit>& fits) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const JointFit& fit : fits) {
-        nlohmann::json block = nlohmann::json::object();
-        for (const SideVerdict& side : fit.scan.sides) {
-            block[std::string(to_string(side.metric)) + "_" + to_string(side.side)] = {
-                {"kappa", json_number(side.at_star.kappa)},
-                {"coverage", json_number(side.at_star.coverage)},
-                {"mean_gap", json_number(side.at_star.mean_gap)},
-                {"coverage_met", side.coverage_met},
-                {"violations", side.at_star.violations},
-                {"violations_allowed", side.violations_allowed},
-                {"within_allowance", side.within_allowance},
-                {"kappa_star_saturates", to_string(side.saturates)},
-                {"informative_points", side.informative_points},
-                {"at_grid_edge", side.at_grid_edge},
-                {"kappa_free", side.kappa_free}};
-        }
-        block["interval_score"] = {{"kappa", json_number(fit.scan.interval_score.kappa)},
-                                   {"coverage", json_number(fit.scan.interval_score.coverage)},
-                                   {"mean_width", json_number(fit.scan.interval_score.mean_width)}};
-        out[theory::to_string(fit.variant)] = block;
-    }
-    return out;
+std::string grid_prefix(const GridPoint& point) {
+    std::string prefix = std::to_string(point.index) + ',';
+    for (const auto& [name, value] : point.values)
+        prefix += format_double(value) + ',';
+    return prefix;
 }
 
-// sweep.csv's rows of one point, from its offset into the joint fits' concatenated points: per
-// N and variant, the estimates, the envelope at the point's κ, then at the joint κ* of each side.
-void append_sweep_rows(std::ostream& out, const SweepPoint& p, const std::vector<JointFit>& fits,
-                       std::size_t offset) {
-    std::istringstream estimate_lines(p.estimate_columns);
-    std::string columns;
-    for (std::size_t i = 0; i < p.setup.spec.sizes.size(); ++i) {
-        std::getline(estimate_lines, columns);
-        std::ostringstream prefix;
-        prefix << p.point.index;
-        for (const auto& [name, value] : p.point.values)
-            prefix << ',' << format_double(value);
-        prefix << ',' << p.setup.spec.sizes[i] << ',' << columns;
-        for (std::size_t v = 0; v < p.envs.size(); ++v) {
-            const VariantEnvelope& env = p.envs[v];
-            const auto& b = env.rows[i];
-            const ScanBounds& joint = fits[v].scan.at_star;
-            const std::size_t j = offset + i;
-            const double p_lo = joint.P.lower[j], p_hi = joint.P.upper[j], r_lo = joint.R.lower[j],
-                         r_hi = joint.R.upper[j];
-            out << prefix.str() << ',' << theory::to_string(env.variant) << ','
-                << format_double(env.kappa) << ',' << format_double(b.precision_lower) << ','
-                << format_double(b.precision_upper) << ',' << format_double(b.recall_lower) << ','
-                << format_double(b.recall_upper) << ',' << int(env.checks[i].precision_inside())
-                << ',' << int(env.checks[i].recall_inside()) << ',' << format_double(p_lo) << ','
-                << format_double(p_hi) << ',' << format_double(r_lo) << ',' << format_double(r_hi)
-                << ',' << int(envelope_violation(p.estimates[i].precision, p_lo, p_hi) == 0) << ','
-                << int(envelope_violation(p.estimates[i].recall, r_lo, r_hi) == 0) << '\n';
+// An empty field for an undefined number, as pandas reads NaN.
+std::string field(double x) {
+    return std::isnan(x) ? std::string() : format_double(x);
+}
+
+// sweep.csv's rows of grid point g: per N and variant, the estimates, the bound rows, then each
+// side at the joint κ_edge.
+void append_sweep_rows(std::ostream& out, const EvaluatedPoint& p, const Judged& judged,
+                       std::size_t g) {
+    const auto& sizes = p.setup.spec.sizes;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const std::string prefix = grid_prefix(p.point) + std::to_string(sizes[i]) + ',' +
+                                   estimate_columns(p.estimates[i], p.trials);
+        for (const VariantEnvelope& v : judged) {
+            const theory::BoundRow& b = v.rows[g][i];
+            out << prefix << ',' << theory::to_string(v.variant) << ','
+                << field(v.scans[g].rows_kappa);
+            for (double x : {b.precision_lower, b.precision_upper, b.recall_lower, b.recall_upper})
+                out << ',' << format_double(x);
+            for (int side = 0; side < kSideCount; ++side)
+                out << ',' << field(v.joint_bounds.empty() ? std::nan("") : v.joint_bounds[g][side][i]);
+            out << '\n';
         }
     }
 }
 
-void append_bounds_rows(std::ostream& out, const std::vector<VariantEnvelope>& envs,
+void append_bounds_rows(std::ostream& out, const Judged& judged,
                         const std::vector<std::string>& regime_names) {
-    for (const auto& v : envs) {
-        for (std::size_t i = 0; i < v.rows.size(); ++i) {
-            const auto& b = v.rows[i];
-            const auto& c = v.checks[i];
-            out << b.N << ',' << theory::to_string(v.variant) << ',' << format_double(v.kappa)
+    for (const VariantEnvelope& v : judged) {
+        const KappaScan& scan = v.scans.front();
+        for (std::size_t i = 0; i < v.rows.front().size(); ++i) {
+            const theory::BoundRow& b = v.rows.front()[i];
+            out << b.N << ',' << theory::to_string(v.variant) << ',' << field(scan.rows_kappa)
                 << ',' << regime_names[b.N];
             for (double x :
                  {b.delta, b.delta0, b.scale, b.precision_lower, b.precision_upper, b.recall_lower,
-                  b.recall_upper, b.fmax_lower, b.fmax_upper, b.fmin_lower, b.fmin_upper}) {
+                  b.recall_upper, b.fmax_lower, b.fmax_upper, b.fmin_lower, b.fmin_upper})
                 out << ',' << format_double(x);
-            }
-            out << ',' << int(c.precision_inside()) << ',' << int(c.recall_inside()) << ','
-                << int(c.fmax_inside()) << ',' << int(c.fmin_inside()) << ','
-                << format_double(c.precision_violation) << ',' << format_double(c.recall_violation)
-                << ',' << star_flag_fields(v.scan, i, b) << '\n';
+            out << ',' << judgement_fields(scan, i, b) << '\n';
         }
     }
 }
 
-// The manifest's "envelopes" of one point: per variant the verdict, κ and the coverage.
-nlohmann::json envelopes_json(const std::vector<VariantEnvelope>& envs) {
+// The manifest's "envelopes" of grid point g: per variant its verdict block.
+nlohmann::json envelopes_json(const Judged& judged, std::size_t g) {
     nlohmann::json out = nlohmann::json::object();
-    for (const auto& v : envs) {
-        std::vector<theory::MarginFlags> margins;
-        for (const auto& row : v.rows)
-            margins.push_back(theory::margin_flags(row));
-        const char* rule = v.kappa_fitted ? "interval-score" : "given";
-        nlohmann::json block = verdict_json(v.scan, margins, rule);
-        block.update({{"kappa", json_number(v.kappa)},
-                      {"kappa_fitted", v.kappa_fitted},
-                      {"mean_width", json_number(v.mean_width)},
-                      {"fraction_inside", v.fraction_inside},
-                      {"fraction_inside_P", v.fraction_inside_precision},
-                      {"fraction_inside_R", v.fraction_inside_recall},
-                      {"largest_violation",
-                       {{"value", v.largest_violation},
-                        {"N", v.largest_violation_N},
-                        {"metric", v.largest_violation_metric}}}});
-        out[theory::to_string(v.variant)] = block;
-    }
+    for (const VariantEnvelope& v : judged)
+        out[theory::to_string(v.variant)] = verdict_json(v.scans[g], v.rows_rule[g]);
     return out;
 }
 
-// One grid point: its estimates (exact at d = ∞), envelopes and regimes, appended to the tables;
-// returns its entry of the manifest's "points".
-// `sweep_points` receives the point's data when the run is a sweep (its rows come later).
-nlohmann::json write_point(RunTables& tables, const RunConfig& config, const GridPoint& point,
-                           const SimulationSums& s, int threads,
-                           std::vector<SweepPoint>& sweep_points) {
-    const PointSetup setup = setup_point(config, point);
-    const auto& sizes = setup.spec.sizes;
-    std::vector<SizeEstimates> est;
-    std::int64_t trials = 0;
-    if (setup.spec.d_infinite) {
-        est = estimates_exact(infinite_d_metrics(setup.spec));
+// One grid point's rows of every table and its entry of the manifest's "points".
+nlohmann::json write_point(RunTables& tables, const RunConfig& config, const EvaluatedPoint& p,
+                           const SimulationSums& s, const Judged& judged, std::size_t g) {
+    const auto& sizes = p.setup.spec.sizes;
+    if (!p.setup.spec.d_infinite) write_sums_csv(tables.sums, p.point.index, sizes, s);
+    const std::string prefix = grid_prefix(p.point);
+    for (const VariantEnvelope& v : judged) {
+        append_scan_rows(tables.scan, prefix, v.variant, v.scans[g]);
+        append_verdict_rows(tables.verdict, prefix, v.variant, v.scans[g]);
+    }
+    if (config.kind == "sweep") {
+        append_sweep_rows(tables.main, p, judged, g);
     } else {
-        est = estimates_from_sums(sizes, s);
-        trials = s.trials;
-        write_sums_csv(tables.sums, point.index, sizes, s);
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            tables.main << sizes[i] << ',' << estimate_columns(p.estimates[i], p.trials) << '\n';
+        append_bounds_rows(tables.bounds, judged, p.regimes.names);
     }
-    const PointRegimes regimes = point_regimes(setup);
-    const auto envs = envelopes(setup.head, sizes, setup.spec.ranking, setup.d, est,
-                                regimes.numbers, setup.kappa, threads);
-    std::string grid_prefix = std::to_string(point.index) + ',';
-    for (const auto& [name, value] : point.values)
-        grid_prefix += format_double(value) + ',';
-    for (const auto& v : envs) {
-        append_scan_rows(tables.scan, grid_prefix, v.variant, v.scan);
-        append_verdict_rows(tables.verdict, grid_prefix, v.variant, v.scan);
-    }
-    const bool is_sweep = config.kind == "sweep";
-    std::string sweep_columns;
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-        const std::string columns = estimate_columns(est[i], trials);
-        if (is_sweep)
-            sweep_columns += columns + '\n';
-        else
-            tables.main << sizes[i] << ',' << columns << '\n';
-    }
-    if (is_sweep)
-        sweep_points.push_back({point, setup, est, sweep_columns, regimes.numbers, envs});
-    else
-        append_bounds_rows(tables.bounds, envs, regimes.names);
-    const int n = static_cast<int>(setup.head.alpha.size());
+    const int n = static_cast<int>(p.setup.head.alpha.size());
     nlohmann::json values_json = nlohmann::json::object();
-    for (const auto& [name, value] : point.values)
+    for (const auto& [name, value] : p.point.values)
         values_json[name] = json_number(value);
-    nlohmann::json point_json = {{"grid", point.index},
+    nlohmann::json point_json = {{"grid", p.point.index},
                                  {"values", values_json},
                                  {"n", n},
-                                 {"d", json_number(setup.d)},
-                                 {"trials", trials},
-                                 {"regimes", regimes.boundaries},
-                                 {"envelopes", envelopes_json(envs)}};
-    if (!setup.spec.d_infinite) {
-        point_json["realised"] = realised_json(s, setup);
-        point_json["assumptions"] = realised_assumptions_json(s, setup.spec, setup.head);
+                                 {"d", json_number(p.setup.d)},
+                                 {"trials", p.trials},
+                                 {"regimes", p.regimes.boundaries},
+                                 {"envelopes", envelopes_json(judged, g)}};
+    if (!p.setup.spec.d_infinite) {
+        point_json["realised"] = realised_json(s, p.setup);
+        point_json["assumptions"] = realised_assumptions_json(s, p.setup.spec, p.setup.head);
     }
-    if (!setup.spec.model.cosine)
-        point_json["max_feasible_abs_rho0"] = max_feasible_rho0(n - 1, setup.spec.model.beta);
+    if (!p.setup.spec.model.cosine)
+        point_json["max_feasible_abs_rho0"] = max_feasible_rho0(n - 1, p.setup.spec.model.beta);
     return point_json;
+}
+
+// The manifest's "joint_kappa" of a sweep: per variant the intersection of the points' sets.
+nlohmann::json joint_kappa_json(const Judged& judged, bool lockstep) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const VariantEnvelope& v : judged)
+        out[theory::to_string(v.variant)] =
+            lockstep ? joint_json(v.joint) : nlohmann::json("not computed: kappa is swept");
+    return out;
 }
 
 // Table 1 of a sweep (docs/design.md §3) at its first grid point: the N the report's panels follow
 // (over every point's N), that point's d (1e6 at d = ∞, where d has no finite difference) and the
-// paper variant's κ there as the manifest records it (1 when that is not a finite number).
+// paper variant's bound rows' κ there (1 when its sides share none).
 Table1 sweep_table1(const RunConfig& config, const nlohmann::json& points) {
     std::vector<int> every_size;
     for (const auto& point : points) {
@@ -457,7 +442,7 @@ Table1 sweep_table1(const RunConfig& config, const nlohmann::json& points) {
     const nlohmann::json& kappa = points.front()
                                       .at("envelopes")
                                       .at(theory::to_string(theory::BoundVariant::paper))
-                                      .at("kappa");
+                                      .at("rows_kappa");
     settings.kappa = kappa.is_number() ? kappa.get<double>() : 1.0;
     settings.variant = theory::BoundVariant::paper;
     return sensitivity_table(first.spec.model, followed_sizes(every_size), settings);
@@ -465,6 +450,7 @@ Table1 sweep_table1(const RunConfig& config, const nlohmann::json& points) {
 
 // Every file of the folder, manifest last, written together: a failure leaves --out as it was.
 void write_outputs(const std::string& dir, const RunConfig& config, const RunTables& tables,
+                   const std::vector<SimulationSums>& sums, const CalibrationResult* calibration,
                    nlohmann::json& manifest) {
     const bool is_sweep = config.kind == "sweep";
     std::vector<std::pair<std::string, std::string>> outputs = {
@@ -475,13 +461,17 @@ void write_outputs(const std::string& dir, const RunConfig& config, const RunTab
         {schema::file::verdict, tables.verdict.str()}};
     if (!is_sweep) outputs.insert(outputs.begin() + 1, {schema::file::bounds, tables.bounds.str()});
     if (is_sweep) outputs.emplace_back(schema::file::table1, tables.table1);
+    if (calibration) outputs.emplace_back(schema::file::calibration, calibration_csv(*calibration));
     std::vector<std::string> files;
-    for (const auto& [name, content] : outputs)
+    for (const auto& [name, content] : outputs) {
         files.push_back(name);
+        if (name == schema::file::monte_carlo_sums) files.push_back(schema::file::trial_counts);
+    }
     files.push_back(schema::file::manifest);
     manifest["outputs"] = files;
     outputs.emplace_back(schema::file::manifest, manifest.dump(2) + "\n");
     OutputFolder folder(dir, "--out");
+    write_trial_counts(folder, config, sums);  // binary, so not one of the texts
     for (const auto& [name, content] : outputs)
         folder.write(name, content);
     folder.commit();
@@ -491,26 +481,20 @@ void write_outputs(const std::string& dir, const RunConfig& config, const RunTab
 
 nlohmann::json write_run(const std::string& dir, const RunConfig& config,
                          const std::vector<SimulationSums>& sums, int threads,
-                         const nlohmann::json& provenance, RunTimings timings) {
+                         const nlohmann::json& provenance, RunTimings timings,
+                         const CalibrationResult* calibration) {
     RunTables tables;
     open_tables(tables, config);
-    nlohmann::json points_json = nlohmann::json::array();
     const auto bounds_start = Clock::now();
-    std::vector<SweepPoint> sweep_points;
+    std::vector<EvaluatedPoint> points;
     for (const GridPoint& point : grid_points(config))
-        points_json.push_back(write_point(tables, config, point,
-                                          sums.at(static_cast<std::size_t>(point.index)), threads,
-                                          sweep_points));
-    nlohmann::json joint_kappa;
-    if (!sweep_points.empty()) {
-        const std::vector<JointFit> fits = joint_fits(sweep_points, threads);
-        std::size_t offset = 0;
-        for (const SweepPoint& p : sweep_points) {
-            append_sweep_rows(tables.main, p, fits, offset);
-            offset += p.setup.spec.sizes.size();
-        }
-        joint_kappa = joint_kappa_json(fits);
-    }
+        points.push_back(evaluate_point(config, point, sums.at(static_cast<std::size_t>(point.index))));
+    const Judged judged = judge_all(points, config, threads);
+    nlohmann::json points_json = nlohmann::json::array();
+    for (std::size_t g = 0; g < points.size(); ++g)
+        points_json.push_back(write_point(tables, config, points[g],
+                                          sums.at(static_cast<std::size_t>(points[g].point.index)),
+                                          judged, g));
     timings.bounds_s = seconds_since(bounds_start);
 
     nlohmann::json manifest = manifest_header(config.kind);
@@ -524,21 +508,22 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
          {"timings",
           {{"monte_carlo_s", timings.monte_carlo_s}, {"bounds_and_kappa_s", timings.bounds_s}}}});
     if (config.kind == "sweep") {
-        manifest["joint_kappa"] = joint_kappa;
-        manifest["decisions"].push_back(
-            "joint_kappa: per variant, the kappa scan of docs/design.md section 7 run once over "
-            "every grid point's (N, metric) points together; sweep.csv's *_joint columns are "
-            "each side's bound at its joint kappa*, the bounds the report's sweep panels draw");
+        bool lockstep = true;
+        for (const EvaluatedPoint& p : points)
+            lockstep = lockstep && p.setup.kappa == points.front().setup.kappa;
+        manifest["joint_kappa"] = joint_kappa_json(judged, lockstep);
         const Table1 table1 = sweep_table1(config, points_json);
         tables.table1 = table1_csv(table1);
         manifest["table1"] = table1_manifest(table1);
         manifest["decisions"].push_back(table1_decision(
             "the first grid point, d = its d (1e6 for d = inf), kappa = the paper variant's "
-            "kappa there (1 when not finite), N over every grid point's sizes"));
+            "bound rows' kappa there (1 when its sides share none), N over every grid point's "
+            "sizes"));
     }
+    if (calibration) manifest["calibration"] = calibration_json(*calibration);
     for (const auto& [key, value] : provenance.items())
         manifest[key] = value;
-    write_outputs(dir, config, tables, manifest);
+    write_outputs(dir, config, tables, sums, calibration, manifest);
     return manifest;
 }
 

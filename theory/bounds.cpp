@@ -59,6 +59,14 @@ bool uses_scale_invariant_B(BoundVariant variant) {
     return variant == BoundVariant::scale_invariant || variant == BoundVariant::corrected;
 }
 
+// At N = 1, s = y of the one selected token, so D = 0 for it and P(r_max,1) = R(r_min,1) = 1
+// exactly: an upper bound below 1 there contradicts an identity (docs/design.md §3). The literal
+// formula's anti-concentration term p⁻ models D_j − D_i as Gaussian, which fails when D_i ≡ 0.
+void set_identity_upper(BoundRow& row) {
+    row.precision_upper = row.recall_upper = 1;
+    row.fmax_upper = row.fmin_upper = 1;
+}
+
 void set_trivial(BoundRow& row) {
     row.trivial = true;
     row.deciding_xi_le0 = false;
@@ -90,6 +98,10 @@ void finish_lower_only(BoundRow& row, double union_sum) {
 }
 
 }  // namespace
+
+bool keeps_identity_at_one(BoundVariant variant) {
+    return variant == BoundVariant::corrected;
+}
 
 bool shares_mean(BoundVariant a, BoundVariant b) {
     return uses_exact_mean(a) == uses_exact_mean(b);
@@ -380,6 +392,7 @@ BoundRow bounds_reference(const HeadModel& model, int N, const BoundSettings& se
         recall_sum += 1 - p_i;
     }
     finish_row(row, union_sum, max_p, recall_sum);
+    if (N == 1 && keeps_identity_at_one(settings.variant)) set_identity_upper(row);
     return row;
 }
 
@@ -590,6 +603,7 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
         t.selected_mass = state.selected_mass;
         t.scale = scale_of(t, variant);
         t.trivial = t.n_out == 0 || !state.has_nonsink();
+        t.identity_upper = N == 1 && keeps_identity_at_one(variant);
         if (!t.trivial) {
             sorted_pair_terms(a, state.M, order, N, t.h_in, t.half_count, t.h_out);
         }
@@ -617,8 +631,10 @@ void BoundTerms::switch_variant(BoundVariant variant) {
                            std::string("terms built for ") + to_string(variant_) +
                                " have another mu than " + to_string(variant));
     variant_ = variant;
-    for (PerSize& t : terms_)
+    for (PerSize& t : terms_) {
         t.scale = scale_of(t, variant);
+        t.identity_upper = t.N == 1 && keeps_identity_at_one(variant);
+    }
 }
 
 // The selected positions i fall, by h_i, into runs where max_j p⁻_ij needs different work (h_in
@@ -713,6 +729,7 @@ BoundRow BoundTerms::row_at(const PerSize& t, double d, double kappa, bool lower
     }
     const bound_kernels::PMinusSums sums = upper_sums_at(t, d, kappa, workspace, true);
     finish_row(row, union_sum, sums.largest, sums.complement_sum);
+    if (t.identity_upper) set_identity_upper(row);
     return row;
 }
 
@@ -723,13 +740,14 @@ EnvelopeBounds BoundTerms::envelope_at(const PerSize& t, double d, double kappa,
     const double union_sum = union_sum_at(t, d, kappa);
     e.precision_lower = precision_lower_bound(union_sum);
     const bound_kernels::PMinusSums sums = upper_sums_at(t, d, kappa, workspace, with_recall);
-    e.precision_upper = precision_upper_bound(sums.largest, t.N);
+    e.precision_upper = t.identity_upper ? 1.0 : precision_upper_bound(sums.largest, t.N);
     if (!with_recall) {
         e.recall_lower = e.recall_upper = kNaN;
         return e;
     }
     e.recall_lower = recall_lower_bound(union_sum);
     e.recall_upper = recall_upper_bound(sums.complement_sum, t.N);
+    if (t.identity_upper) e.recall_upper = 1;
     return e;
 }
 

@@ -14,8 +14,11 @@
 
 namespace attngeo::theory {
 
-// The variants of docs/design.md §3. `corrected` = the exact-mean μ with the scale-invariant B.
+// The variants of docs/design.md §3. `corrected` = the exact-mean μ with the scale-invariant B,
+// and the upper bounds at N = 1 set to the identity P(r_max,1) = R(r_min,1) = 1 (§3).
 enum class BoundVariant { paper, exact_mean, scale_invariant, corrected };
+// Whether the variant's upper bounds at N = 1 are the identity 1 (only `corrected`).
+bool keeps_identity_at_one(BoundVariant variant);
 // paper|exact-mean|scale-invariant|corrected; std::domain_error naming the text otherwise.
 BoundVariant parse_bound_variant(const std::string& text);
 const char* to_string(BoundVariant variant);
@@ -171,6 +174,7 @@ class BoundTerms {
         int N = 0;
         int n_out = 0;
         bool trivial = false;  // N = n, or I_N∖{0} empty: every bound is 1
+        bool identity_upper = false;  // N = 1 in `corrected`: both upper bounds are 1
         bool sink_selected = false;
         double delta = 0, delta0 = 0, scale = 0;
         double a_max_in = 0, a_max_out = 0, s_in = 0, selected_mass = 0;  // B's ingredients

@@ -106,17 +106,8 @@ def _check_format_version(manifest, manifest_path):
                          "release: read it with that release or rerun the command that made it)")
 
 
-def read_run(path, frames=None, check=True):
-    """A run folder (simulate, sweep, extract, compare, ...): {"manifest": dict, "tables":
-    {name: table}} with every CSV of the folder and its subfolders, named by its path without
-    ".csv" ("simulate", "bounds", ...). Hidden folders (an interrupted run's .partial/) are
-    skipped. Tables are pandas DataFrames when pandas imports (frames=None), else (or with
-    frames=False) dicts of NumPy arrays.
-    check=True first reads the folder with the reader of its manifest's kind, the one
-    `attngeo report` uses (every file and column the kind requires, numbers where numbers
-    belong), so a damaged folder is one ValueError naming its file; check=False reads any
-    folder of this format_version as it is."""
-    path = os.fspath(path)
+def _read_manifest(path):
+    """PATH/manifest.json, checked for this package's format_version."""
     manifest_path = os.path.join(path, "manifest.json")
     if not os.path.isfile(manifest_path):
         raise ValueError(f"attngeo.read_run: '{path}' has no manifest.json, expected a run folder")
@@ -126,17 +117,60 @@ def read_run(path, frames=None, check=True):
         except json.JSONDecodeError as error:
             raise ValueError(f"attngeo.read_run: '{manifest_path}': {error}") from None
     _check_format_version(manifest, manifest_path)
-    if check:
-        _core.check_run_folder(path)
+    return manifest
+
+
+def _set_models(manifest, path):
+    """The model folders of a compare set, in the manifest's order, each a name inside PATH."""
+    models = manifest.get("models")
+    folders = [m.get("folder") if isinstance(m, dict) else None for m in models or []]
+    for folder in folders:
+        if not isinstance(folder, str) or not folder or "/" in folder or folder.startswith("."):
+            raise ValueError(f"attngeo.read_run: '{os.path.join(path, 'manifest.json')}': "
+                             f"models: {folder!r} is not a folder name inside the set")
+    return folders
+
+
+def _tables(path, frames, skip=()):
+    """Every CSV under PATH (hidden folders and the folders named in SKIP left out), keyed by
+    its path without ".csv"."""
     tables = {}
     for folder, subfolders, files in os.walk(path):
-        subfolders[:] = sorted(s for s in subfolders if not s.startswith("."))
+        top = folder == path
+        subfolders[:] = sorted(s for s in subfolders
+                               if not s.startswith(".") and not (top and s in skip))
         for name in sorted(files):
             if name.endswith(".csv"):
                 file_path = os.path.join(folder, name)
                 key = os.path.relpath(file_path, path)[:-len(".csv")].replace(os.sep, "/")
                 tables[key] = read_table(file_path, frames)
-    return {"manifest": manifest, "tables": tables}
+    return tables
+
+
+def read_run(path, frames=None, check=True):
+    """A run folder (simulate, sweep, extract, compare, ...): {"manifest": dict, "tables":
+    {name: table}} with every CSV of the folder and its subfolders, named by its path without
+    ".csv" ("simulate", "bounds", "verdict", "kappa_scan", "calibration", ...). Hidden folders
+    (an interrupted run's .partial/) are skipped. Tables are pandas DataFrames when pandas
+    imports (frames=None), else (or with frames=False) dicts of NumPy arrays.
+    A compare set (compare with several --emp, kind "compare-set") reads as {"manifest",
+    "tables": {"universal_kappa": ...}, "models": {folder: read_run of that compare folder}},
+    the models in the manifest's order.
+    check=True first reads the folder with the reader of its manifest's kind, the one
+    `attngeo report` uses (every file and column the kind requires, numbers where numbers
+    belong), so a damaged folder is one ValueError naming its file; check=False reads any
+    folder of this format_version as it is. A folder of another format_version (an older
+    release's) is refused with one line naming its manifest."""
+    path = os.fspath(path)
+    manifest = _read_manifest(path)
+    if check:
+        _core.check_run_folder(path)
+    if manifest.get("kind") != "compare-set":
+        return {"manifest": manifest, "tables": _tables(path, frames)}
+    folders = _set_models(manifest, path)
+    return {"manifest": manifest, "tables": _tables(path, frames, skip=folders),
+            "models": {folder: read_run(os.path.join(path, folder), frames, check=False)
+                       for folder in folders}}
 
 
 def _number(value, name, function):
@@ -213,9 +247,9 @@ def simulate(out=None, *, preset="paper", profile="assumption3", L=None, p_sink=
     simulate` (or, with sweep={"beta": [0.01, 0.1], ...}, `attngeo sweep`) writes it.
 
     The model keywords are those of bounds(); alpha, norms and cos given as arrays are written
-    to OUT/inputs/ (%.17g) and read from there. kappa None fits it per variant
-    (docs/design.md section 7). The folder goes to `out` (kept) or to a temporary folder
-    (removed). Returns read_run() of
+    to OUT/inputs/ (%.17g) and read from there. kappa None judges each side by its kappa set
+    (test inversion, docs/design.md section 7); a number judges that kappa alone. The folder
+    goes to `out` (kept) or to a temporary folder (removed). Returns read_run() of
     the folder: {"manifest": dict, "tables": {"simulate" | "sweep", "bounds", "sums",
     "kappa_scan", ...}}, bit for bit the CLI's numbers for the same parameters and seed."""
     arguments = dict(preset=preset, profile=profile, L=L, p_sink=p_sink, T1=T1, T2=T2, eta=eta,

@@ -390,9 +390,9 @@ TEST(CliSimulate, WritesTheSpecifiedFilesIdenticallyForAnyThreadCount) {
     EXPECT_EQ(bounds[0][1], "variant");
     const std::string manifest = slurp(a / "manifest.json");
     for (const char* key :
-         {"\"git_commit\"", "\"decisions\"", "\"realised\"", "\"cos_by_lag\"", "\"kappa_rule\"",
-          "\"interval_score\"", "\"sides\"", "\"degenerate\"", "\"fraction_inside\"",
-          "\"largest_violation\"", "\"timings\"", "\"from_preset\"", "\"seed\": 7"}) {
+         {"\"git_commit\"", "\"decisions\"", "\"realised\"", "\"cos_by_lag\"", "\"rows_rule\"",
+          "\"band\"", "\"sides\"", "\"information_share\"", "\"kappa_set\"", "\"split\"",
+          "\"timings\"", "\"from_preset\"", "\"seed\": 7"}) {
         EXPECT_NE(manifest.find(key), std::string::npos) << key;
     }
 }
@@ -411,8 +411,8 @@ TEST(CliSimulate, MergedShardsEqualTheUnshardedRun) {
     const RunResult m = run("merge " + s2.string() + " " + s0.string() + " " + s1.string() +
                             " --out " + merged.string());
     ASSERT_EQ(m.exit_code, 0) << m.err;
-    for (const char* file :
-         {"simulate.csv", "bounds.csv", "sums.csv", "kappa_scan.csv", "verdict.csv"}) {
+    for (const char* file : {"simulate.csv", "bounds.csv", "sums.csv", "per_trial.safetensors",
+                             "kappa_scan.csv", "verdict.csv"}) {
         EXPECT_EQ(slurp(whole / file), slurp(merged / file)) << file;
     }
     expect_bad_input(
@@ -526,11 +526,10 @@ TEST(CliSimulate, ProgressLinesForLogsAndQuiet) {
         EXPECT_EQ(slurp(a / file), slurp(b / file)) << file;
 }
 
-// End to end: each side's κ* in verdict.csv is the tightest κ of kappa_scan.csv within the
-// violation allowance (recomputed here; a side saturating below reads the last κ of its
-// plateau, which has the same gap), and bounds.csv's star columns are what `attngeo bounds --kappa
-// κ*` prints.
-TEST(CliSimulate, VerdictKappaStarAndStarColumnsFollowTheScan) {
+// End to end: each side's κ set in verdict.csv is the runs of consistent κ in kappa_scan.csv and
+// its κ_edge the tightest of them (recomputed here), and bounds.csv's edge columns are what
+// `attngeo bounds --kappa κ` prints at each side's judged κ.
+TEST(CliSimulate, VerdictKappaSetAndEdgeColumnsFollowTheScan) {
     const fs::path out = scratch() / "verdict";
     fs::remove_all(out);
     const std::string params = "--L 127 --T1 12 --T2 100 --d 32 --N pow2";
@@ -540,49 +539,55 @@ TEST(CliSimulate, VerdictKappaStarAndStarColumnsFollowTheScan) {
     const auto verdict = parse_csv(slurp(out / "verdict.csv"));
     const auto bounds = parse_csv(slurp(out / "bounds.csv"));
     ASSERT_EQ(scan[0], (std::vector<std::string>{"grid", "variant", "metric", "side", "kappa",
-                                                 "coverage", "mean_width", "median_width",
-                                                 "mean_gap", "violations", "largest_excess"}));
+                                                 "consistent", "falsified_points",
+                                                 "contradicted_points", "max_z", "worst_N",
+                                                 "critical_value", "critical_rule", "mean_gap",
+                                                 "mean_width"}));
     ASSERT_EQ(verdict.size(), 1u + 16u);
     auto column = [](const std::vector<std::string>& header, const std::string& name) {
         const auto it = std::find(header.begin(), header.end(), name);
         EXPECT_NE(it, header.end()) << name;
         return static_cast<std::size_t>(it - header.begin());
     };
-    const std::size_t star_col = column(verdict[0], "kappa_star");
-    const std::size_t allowed_col = column(verdict[0], "violations_allowed");
-    const std::size_t saturates_col = column(verdict[0], "kappa_star_saturates");
-    const std::size_t gap_col = column(verdict[0], "mean_gap");
+    const std::size_t edge_col = column(verdict[0], "kappa_edge");
+    const std::size_t judged_col = column(verdict[0], "kappa_judged");
+    const std::size_t free_col = column(verdict[0], "kappa_free");
+    const std::size_t state_col = column(verdict[0], "state");
+    const std::size_t consistent_col = column(scan[0], "consistent");
+    const std::size_t gap_col = column(scan[0], "mean_gap");
     for (std::size_t v = 1; v < verdict.size(); ++v) {
         const auto& row = verdict[v];
-        const int allowed = std::stoi(row[allowed_col]);
         double best_gap = INFINITY, best_kappa = NAN;
+        int consistent = 0;
         for (std::size_t i = 1; i < scan.size(); ++i) {
             if (scan[i][1] != row[1] || scan[i][2] != row[2] || scan[i][3] != row[3]) continue;
-            const int violations = std::stoi(scan[i][9]);
-            const double gap = std::stod(scan[i][8]);
-            if (violations <= allowed && gap < best_gap)
-                best_gap = gap, best_kappa = std::stod(scan[i][4]);
+            if (scan[i][consistent_col] != "1") continue;
+            consistent += 1;
+            const double gap = std::stod(scan[i][gap_col]);
+            if (gap < best_gap) best_gap = gap, best_kappa = std::stod(scan[i][4]);
         }
         const std::string side = row[1] + " " + row[2] + " " + row[3];
-        if (row[saturates_col] == "below")
-            EXPECT_NEAR(std::stod(row[gap_col]), best_gap, 1e-12) << side;
-        else
-            EXPECT_EQ(std::stod(row[star_col]), best_kappa) << side;
+        if (consistent == 0) {
+            EXPECT_TRUE(row[edge_col].empty()) << side;
+            EXPECT_NE(row[state_col].rfind("holds", 0), 0u) << side;
+        } else if (row[free_col] == "0") {
+            EXPECT_EQ(std::stod(row[edge_col]), best_kappa) << side;
+        }
         if (row[1] != "corrected") continue;
-        // The star column of this side against the bounds command at κ*.
+        // The edge column of this side against the bounds command at the side's judged κ.
         const RunResult b =
-            run("bounds " + params + " --variant corrected --kappa " + row[star_col]);
+            run("bounds " + params + " --variant corrected --kappa " + row[judged_col]);
         ASSERT_EQ(b.exit_code, 0) << b.err;
         const auto printed = parse_csv(b.out);
         const std::string printed_name = row[2] + "_" + row[3];
         const std::size_t printed_col = column(printed[0], printed_name);
-        const std::size_t star = column(bounds[0], printed_name + "_star");
+        const std::size_t edge = column(bounds[0], printed_name + "_edge");
         std::size_t matched = 0;
         for (std::size_t i = 1; i < bounds.size(); ++i) {
             if (bounds[i][1] != "corrected") continue;
             const auto& p = printed[1 + matched++];
             ASSERT_EQ(p[0], bounds[i][0]);
-            EXPECT_EQ(p[printed_col], bounds[i][star]) << printed_name << " N=" << p[0];
+            EXPECT_EQ(p[printed_col], bounds[i][edge]) << printed_name << " N=" << p[0];
         }
         EXPECT_EQ(matched, printed.size() - 1);
     }
@@ -702,7 +707,8 @@ TEST(CliSimulate, KilledSweepsResumeToTheSameBytes) {
         resumed_from_state += fs::exists(out / ".partial" / "sums.csv");
         const RunResult resumed = run(args + " --resume");
         ASSERT_EQ(resumed.exit_code, 0) << "round " << round << ": " << resumed.err;
-        for (const char* file : {"sweep.csv", "sums.csv", "kappa_scan.csv", "verdict.csv"})
+        for (const char* file :
+             {"sweep.csv", "sums.csv", "per_trial.safetensors", "kappa_scan.csv", "verdict.csv"})
             EXPECT_EQ(slurp(out / file), slurp(reference / file))
                 << "round " << round << " " << file;
         EXPECT_FALSE(fs::exists(out / ".partial")) << "round " << round;
@@ -716,7 +722,8 @@ TEST(CliSimulate, KilledSweepsResumeToTheSameBytes) {
     ASSERT_TRUE(fs::exists(saved / ".partial" / "sums.csv"));
     ++resumed_from_state;
     ASSERT_EQ(run(saved_args + " --resume").exit_code, 0);
-    for (const char* file : {"sweep.csv", "sums.csv", "kappa_scan.csv", "verdict.csv"})
+    for (const char* file :
+         {"sweep.csv", "sums.csv", "per_trial.safetensors", "kappa_scan.csv", "verdict.csv"})
         EXPECT_EQ(slurp(saved / file), slurp(reference / file)) << "state-first kill " << file;
     std::printf("killed %d of %d runs, %d of them after a saved state\n", killed + 1, kRounds + 1,
                 resumed_from_state);

@@ -138,7 +138,7 @@ TEST(TruncationSummary, AFolderOfAnotherKindOrWithoutArraysIsAnInputError) {
     test_support::expect_input_error([&] { summarise_truncation(dir.string()); },
                                      {"per_doc.safetensors"});
     std::ofstream(dir / schema::file::manifest)
-        << R"({"tool": "attngeo", "kind": "extract", "format_version": 1})";
+        << R"({"tool": "attngeo", "kind": "extract", "format_version": 2})";
     test_support::expect_input_error([&] { summarise_truncation(dir.string()); },
                                      {"manifest.json", "truncate"});
 }

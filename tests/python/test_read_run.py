@@ -1,6 +1,8 @@
 # attngeo.read_run / read_table: every CSV of a run folder as typed columns, checked against
-# the files' own text; hidden folders skipped; damaged folders as one-line ValueErrors, from
-# the C++ reader of the folder's kind (check=True) or the CSV reader (hand-made folders, check=False).
+# the files' own text; hidden folders skipped; a simulate folder's verdict files and calibration,
+# a compare set's universal kappa and model folders; damaged folders and folders of an older
+# format_version as one-line ValueErrors, from the C++ reader of the folder's kind (check=True)
+# or the CSV reader (hand-made folders, check=False).
 import json
 import math
 
@@ -44,7 +46,7 @@ def test_columns_are_typed_as_their_text_says(tmp_path):
     assert run["tables"]["sub/pr"]["P"].tolist() == [1.0, 0.75]
 
 
-@pytest.mark.parametrize("version", [None, 0, 2, "1"])
+@pytest.mark.parametrize("version", [None, 0, 1, 3, str(attngeo.FORMAT_VERSION)])
 def test_a_folder_of_another_format_is_refused_naming_its_manifest(tmp_path, version):
     write_folder(tmp_path / "run")
     manifest = dict(MANIFEST)
@@ -57,7 +59,7 @@ def test_a_folder_of_another_format_is_refused_naming_its_manifest(tmp_path, ver
         attngeo.read_run(tmp_path / "run")
     message = str(error.value)
     assert str(tmp_path / "run" / "manifest.json") in message
-    assert "expected format_version 1" in message and "\n" not in message
+    assert f"expected format_version {attngeo.FORMAT_VERSION}" in message and "\n" not in message
 
 
 def test_a_simulate_folder_reads_back_as_its_text(tmp_path):
@@ -84,9 +86,9 @@ def test_a_simulate_folder_reads_back_as_its_text(tmp_path):
     assert run["manifest"]["kind"] == "simulate"
 
 
-def small_simulate(folder, **sweep):
+def small_simulate(folder, frames=None, **sweep):
     return attngeo.simulate(folder, L=31, T1=5, T2=20, d=8, trials=20, N="pow2", kappa=1,
-                            **sweep)
+                            frames=frames, **sweep)
 
 
 def drop_column(path, column):
@@ -96,8 +98,11 @@ def drop_column(path, column):
     path.write_text("".join(",".join(r[:k] + r[k + 1:]) + "\n" for r in rows))
 
 
-@pytest.mark.parametrize("file, column", [("bounds.csv", "P_lower_star"),
-                                          ("kappa_scan.csv", "kappa"),
+@pytest.mark.parametrize("file, column", [("bounds.csv", "P_lower_edge"),
+                                          ("bounds.csv", "z_P_upper"),
+                                          ("verdict.csv", "kappa_set"),
+                                          ("verdict.csv", "replicates_on_split"),
+                                          ("kappa_scan.csv", "max_z"),
                                           ("simulate.csv", "P_mean")])
 def test_a_damaged_simulate_folder_is_refused_by_its_kinds_reader(tmp_path, file, column):
     """The generic CSV reader would take a table without a column; the simulate folder's
@@ -112,6 +117,107 @@ def test_a_damaged_simulate_folder_is_refused_by_its_kinds_reader(tmp_path, file
     assert file in message and "\n" not in message
     tables = attngeo.read_run(tmp_path / "run", frames=False, check=False)["tables"]
     assert column not in tables[file[:-len(".csv")]]
+
+
+def test_a_simulate_folder_of_format_version_1_is_refused_in_one_line(tmp_path):
+    """A folder of the release before verdict III (its withdrawn verdict columns) has
+    format_version 1: read_run refuses it naming its manifest and the version, with the kind's
+    reader or without, before any table is read."""
+    small_simulate(tmp_path / "run")
+    manifest_path = tmp_path / "run" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["format_version"] = 1
+    manifest_path.write_text(json.dumps(manifest))
+    for check in (True, False):
+        with pytest.raises(ValueError) as error:
+            attngeo.read_run(tmp_path / "run", check=check)
+        message = str(error.value)
+        assert str(manifest_path) in message and "format_version 1" in message, message
+        assert "\n" not in message
+
+
+def test_the_verdict_files_read_back_with_their_columns(tmp_path):
+    """verdict.csv's states and kappa sets as text, its counts as integers, kappa_scan.csv's
+    max z as floats, bounds.csv's *_edge columns as numbers, and the manifest's per-side
+    blocks agreeing with verdict.csv."""
+    run = small_simulate(tmp_path / "run", frames=False)
+    tables = run["tables"]
+    verdict, scan, bounds = tables["verdict"], tables["kappa_scan"], tables["bounds"]
+    assert len(verdict["state"]) == 16
+    states = {"holds", "holds-uninformative", "falsified-every-kappa", "kappa-free-falsified",
+              "contradicted-by-construction", "falsified-at-given-kappa", "untestable"}
+    assert set(verdict["state"].tolist()) <= states
+    assert verdict["kappa_set"].dtype.kind == "U"
+    assert verdict["persistent_points"].dtype == np.int64
+    assert verdict["points"].tolist() == [verdict["points"][0]] * 16
+    assert scan["max_z"].dtype == np.float64 and scan["consistent"].dtype == np.int64
+    for side in ("P_lower", "P_upper", "R_lower", "R_upper"):
+        assert bounds[side + "_edge"].dtype.kind in "if"  # 0 and 1 alone read as integers
+    # the kappa the manifest's block judged each side at is the one bounds.csv's rows carry
+    envelopes = run["manifest"]["points"][0]["envelopes"]
+    for k, variant in enumerate(verdict["variant"].tolist()):
+        side = envelopes[variant]["sides"][verdict["metric"][k]][verdict["side"][k]]
+        assert side["state"] == verdict["state"][k]
+        assert side["kappa_set"] == verdict["kappa_set"][k]
+
+
+def test_a_calibration_folder_reads_its_calibration_table(tmp_path, cli):
+    """simulate --calibrate R adds calibration.csv (false alarms on planted true bounds,
+    detection rates per shift) and the manifest's calibration block; read_run reads both."""
+    cli("simulate", "--L", 31, "--T1", 5, "--T2", 20, "--d", 8, "--trials", 60, "--N", "pow2",
+        "--calibrate", 10, "--quiet", "--out", tmp_path / "run")
+    run = attngeo.read_run(tmp_path / "run", frames=False)
+    calibration = run["tables"]["calibration"]
+    lines = (tmp_path / "run" / "calibration.csv").read_text().splitlines()
+    assert len(calibration["side"]) == len(lines) - 1 == 16
+    assert calibration["planted"].tolist().count("true") == 4
+    assert sorted(set(calibration["shift"].tolist())) == [0.0, 2.0, 4.0, 8.0]
+    assert calibration["runs"].dtype == np.int64 and set(calibration["runs"].tolist()) == {10}
+    rate = calibration["falsified"] / calibration["runs"]
+    largest = float(np.max(np.abs(rate - calibration["rate"])))
+    print(f"largest |falsified/runs - rate|: {largest}")
+    assert largest <= 1e-15
+    assert (calibration["ci_lo"] <= calibration["rate"]).all()
+    assert (calibration["rate"] <= calibration["ci_hi"]).all()
+    assert run["manifest"]["calibration"]["runs"] == 10
+
+
+def test_a_compare_set_reads_its_universal_kappa_and_each_model(tmp_path, cli):
+    """compare with two --emp writes a compare-set folder: read_run gives its universal_kappa
+    table and each model's folder read as a compare folder, in the manifest's order."""
+    for name, seed in (("a", 1), ("b", 2)):
+        cli("simulate", "--as-extract", tmp_path / name, "--heads", 3, "--docs", 30, "--L", 32,
+            "--T1", 4, "--T2", 24, "--d", 16, "--seed", seed, "--quiet")
+    cli("compare", "--emp", tmp_path / "a", "--emp", tmp_path / "b", "--replicates", 50,
+        "--quiet", "--out", tmp_path / "set")
+    run = attngeo.read_run(tmp_path / "set", frames=False)
+    assert run["manifest"]["kind"] == "compare-set"
+    assert list(run["tables"]) == ["universal_kappa"]
+    universal = run["tables"]["universal_kappa"]
+    assert len(universal["state"]) == 16
+    assert set(universal["state"].tolist()) <= {"universal-kappa", "no-universal-kappa"}
+    assert set(universal["models"].tolist()) == {2}
+    folders = [m["folder"] for m in run["manifest"]["models"]]
+    assert list(run["models"]) == folders and len(folders) == 2
+    for folder in folders:
+        model = run["models"][folder]
+        assert model["manifest"]["kind"] == "compare"
+        assert {"verdict", "kappa_scan", "bounds"} <= set(model["tables"])
+        # a side with no universal kappa has a model whose own set is empty there
+    for k in range(16):
+        if universal["state"][k] == "no-universal-kappa":
+            own = [run["models"][f]["tables"]["verdict"] for f in folders]
+            rows = [next(i for i in range(16)
+                         if v["variant"][i] == universal["variant"][k]
+                         and v["metric"][i] == universal["metric"][k]
+                         and v["side"][i] == universal["side"][k]) for v in own]
+            consistent = sum(v["kappa_set"][i] != "none" for v, i in zip(own, rows))
+            assert consistent == universal["models_consistent"][k]
+    # a model folder the manifest lists must be there
+    import shutil
+    shutil.rmtree(tmp_path / "set" / folders[1])
+    with pytest.raises(ValueError, match=folders[1]):
+        attngeo.read_run(tmp_path / "set")
 
 
 def test_a_sweep_folder_is_read_by_its_kinds_reader(tmp_path):

@@ -1,15 +1,20 @@
 // Checks shared by the report tests: every file a report links exists and is non-empty, a
-// headless-Chromium render of index.html is not blank (a minimal PNG reader, zlib only), and a
-// figure's .dat rows read back.
+// headless-Chromium render of index.html is not blank (a minimal PNG reader, zlib only), a
+// figure's .dat rows read back, and the helpers that doctor a run folder's files and read a
+// report's HTML back.
 #pragma once
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -17,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "reports/csv_table.hpp"
+#include "reports/report.hpp"
 #include "tests/support/test_files.hpp"
 
 namespace attngeo::test_support {
@@ -173,6 +180,75 @@ inline void expect_screenshot_not_blank(const std::string& index,
     EXPECT_GT(s.colours, 50u);
 }
 
+// ---- Doctoring run folders and writing their reports.
+
+// A copy of `from` at `to` (replaced), so a test can doctor its files.
+inline std::filesystem::path copy_folder(const std::filesystem::path& from,
+                                         const std::filesystem::path& to) {
+    std::filesystem::remove_all(to);
+    std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+    return to;
+}
+
+// Rewrites a CSV in place: `edit(table, row)` may change the fields of each row.
+inline void edit_csv(
+    const std::filesystem::path& path,
+    const std::function<void(const reports::CsvTable&, std::vector<std::string>&)>& edit) {
+    reports::CsvTable table = reports::read_csv_table(path.string());
+    std::ostringstream out;
+    for (std::size_t c = 0; c < table.header.size(); ++c)
+        out << (c ? "," : "") << table.header[c];
+    out << '\n';
+    for (auto& row : table.rows) {
+        edit(table, row);
+        for (std::size_t c = 0; c < row.size(); ++c)
+            out << (c ? "," : "") << row[c];
+        out << '\n';
+    }
+    std::ofstream(path) << out.str();
+}
+
+// The report of `runs` written to `out` (replaced): its index.html's text.
+inline std::string report_text(const std::vector<std::filesystem::path>& runs,
+                               const std::filesystem::path& out) {
+    std::filesystem::remove_all(out);
+    std::vector<std::string> dirs;
+    for (const auto& r : runs)
+        dirs.push_back(r.string());
+    return slurp(reports::write_report(dirs, out.string()));
+}
+
+// A rounded table cell against the file's full-precision value: the relative difference.
+inline double relative_difference(const std::string& cell, double want) {
+    const double shown = std::stod(cell);
+    if (want == 0) return std::abs(shown);
+    return std::abs(shown - want) / std::abs(want);
+}
+
+// "%.{significant}g" of x, as the verdict's sentences print numbers.
+inline std::string significant(double x, int digits) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
+    return buffer;
+}
+
+// verdict.csv's N list ("[2-5;9]") as the report prints it ("2–5 and 9"), spelt here on its own.
+inline std::string sizes_as_printed(std::string sizes) {
+    if (sizes.size() >= 2 && sizes.front() == '[' && sizes.back() == ']')
+        sizes = sizes.substr(1, sizes.size() - 2);
+    std::vector<std::string> items;
+    std::stringstream list(sizes);
+    for (std::string item; std::getline(list, item, ';');) {
+        const std::size_t dash = item.find('-');
+        if (dash != std::string::npos) item = item.substr(0, dash) + "–" + item.substr(dash + 1);
+        items.push_back(item);
+    }
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+    return out;
+}
+
 // ---- Reading a report's HTML back, for the verdict tests.
 
 // The part of the report about run `run` (from its <h2 id="runK"> to the next <h2>).
@@ -208,7 +284,18 @@ inline std::string section_html(const std::string& html, int run, const std::str
     return "";
 }
 
-// The body rows of the first <table> in `html`, each cell with its tags stripped.
+// `text` with the entities html_escape writes read back (&lt; &gt; &quot; &amp;).
+inline std::string unescape_html(std::string text) {
+    const std::pair<const char*, const char*> entities[4] = {
+        {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}};
+    for (const auto& [entity, character] : entities)
+        for (std::size_t at; (at = text.find(entity)) != std::string::npos;)
+            text.replace(at, std::string(entity).size(), character);
+    return text;
+}
+
+// The body rows of the first <table> in `html`, each cell with its tags stripped and its
+// entities read back.
 inline std::vector<std::vector<std::string>> first_table_rows(const std::string& html) {
     std::vector<std::vector<std::string>> rows;
     const std::size_t start = html.find("<tbody>"), end = html.find("</tbody>");
@@ -221,7 +308,7 @@ inline std::vector<std::vector<std::string>> first_table_rows(const std::string&
         std::vector<std::string> cells;
         for (auto c = std::sregex_iterator(inner.begin(), inner.end(), cell);
              c != std::sregex_iterator(); ++c)
-            cells.push_back(std::regex_replace(std::string((*c)[1]), tag, ""));
+            cells.push_back(unescape_html(std::regex_replace(std::string((*c)[1]), tag, "")));
         rows.push_back(cells);
     }
     return rows;
@@ -244,6 +331,33 @@ inline std::string variant_paragraph(const std::string& html, const std::string&
     for (std::size_t at; (at = shared.find(every)) != std::string::npos;)
         shared.replace(at, every.size(), named);
     return out + (out.empty() ? opening + ": " : " ") + shared.substr(common_opening.size());
+}
+
+// The bottom line of the first verdict in `html` (its <div class="bottom-line">).
+inline std::string bottom_line(const std::string& html) {
+    const std::size_t start = html.find("<div class=\"bottom-line\">");
+    if (start == std::string::npos) return "";
+    return html.substr(start, html.find("</div>", start) - start);
+}
+
+// The items of the bottom line's sentence that opens with `opening` ("Falsified for every κ:"),
+// split at "; ", up to the sentence's end (". ").
+inline std::vector<std::string> sentence_items(const std::string& line,
+                                               const std::string& opening) {
+    std::vector<std::string> items;
+    const std::size_t at = line.find(opening);
+    if (at == std::string::npos) return items;
+    const std::size_t from = at + opening.size();
+    std::string sentence = line.substr(from, line.find(". ", from) - from);
+    for (std::size_t cut; (cut = sentence.find("; ")) != std::string::npos;) {
+        items.push_back(sentence.substr(0, cut));
+        sentence = sentence.substr(cut + 2);
+    }
+    items.push_back(sentence);
+    for (auto& item : items)
+        while (!item.empty() && item.front() == ' ')
+            item.erase(0, 1);
+    return items;
 }
 
 }  // namespace attngeo::test_support

@@ -36,7 +36,27 @@ def pages(attngeo):
              "demo/index.html"),
         Page("sweep", [sweep, ["report", "--in", "sweep", "--out", "sweep"]], "sweep/index.html"),
         Page("models_sim", models_sim(), "models_sim/index.html"),
+        Page("calibration", calibration(), "calibration/index.html"),
+        Page("compare_set", compare_set(), "compare_set/index.html"),
     ] + models_stories(attngeo)
+
+
+def calibration():
+    """A simulate report with the calibration of its verdict (simulate --calibrate)."""
+    return [["simulate", "--L", "63", "--T1", "8", "--T2", "48", "--N", "pow2", "--trials", "100",
+             "--calibrate", "20", "--out", "calibrated"],
+            ["report", "--in", "calibrated", "--out", "calibration"]]
+
+
+def compare_set():
+    """compare with two --emp (kind compare-set): the universal kappa, then each model's
+    compare report; planted heads stand in for two models, so it runs without libtorch."""
+    planted = ["--heads", "3", "--docs", "30", "--L", "32", "--T1", "4", "--T2", "24", "--d", "16"]
+    return [["simulate", "--as-extract", "planted_a", *planted],
+            ["simulate", "--as-extract", "planted_b", *planted, "--seed", "2"],
+            ["compare", "--emp", "planted_a", "--emp", "planted_b", "--replicates", "50",
+             "--quiet", "--out", "set"],
+            ["report", "--in", "set", "--out", "compare_set"]]
 
 
 def models_sim():

@@ -96,7 +96,7 @@ fs::path make_extract(int model) {
     std::ofstream(dir / "by_position.csv") << by_position.str();
     std::ofstream(dir / "cos_by_lag.csv") << cos.str();
     std::ofstream(dir / "diag.csv") << diag.str();
-    const nlohmann::json manifest = {{"format_version", 1},
+    const nlohmann::json manifest = {{"format_version", 2},
                                      {"kind", "extract"},
                                      {"model",
                                       {{"family", "llama"},
@@ -449,8 +449,8 @@ TEST(ModelsReport, SimulateFoldersOverlayTheirMeansAndEnvelopes) {
             for (std::size_t r = 0; r < bounds.rows.size(); ++r)
                 if (bounds.text(r, "variant") == variant) {
                     auto& e = expected[static_cast<int>(bounds.number(r, "N"))];
-                    e.push_back(bounds.number(r, "R_lower_star"));
-                    e.push_back(bounds.number(r, "R_upper_star"));
+                    e.push_back(bounds.number(r, "R_lower_edge"));
+                    e.push_back(bounds.number(r, "R_upper_edge"));
                 }
         const auto rows =
             dat_rows(out / "figures" / ("models_sim_R_m" + std::to_string(k) + ".dat"));

@@ -61,7 +61,7 @@ std::string truncate_header() {
 void write_manifest(const fs::path& dir, const std::string& scope, const std::string& model) {
     const nlohmann::json manifest = {
         {"kind", "truncate"},
-        {"format_version", 1},
+        {"format_version", 2},
         {"model", {{"path", model}, {"family", "llama"}, {"layers", kLayers}, {"heads", kHeads}}},
         {"parameters",
          {{"context", 16},
@@ -293,7 +293,7 @@ TEST(TruncationReport, ABrokenLinkFileOrManifestIsAnErrorNamingIt) {
 
     const fs::path version = make_truncate("version", "all");
     nlohmann::json manifest = nlohmann::json::parse(slurp(version / "manifest.json"));
-    manifest["format_version"] = 2;
+    manifest["format_version"] = 1;  // an older release's folder
     write_text(version / "manifest.json", manifest.dump());
     EXPECT_NE(error_of({version}, "version_out").find("manifest.json"), std::string::npos);
 }

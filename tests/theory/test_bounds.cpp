@@ -167,8 +167,10 @@ Literal literal_bounds(const HeadModel& model, int N, double d, double kappa, Bo
         max_p = std::max(max_p, max_pi);
         recall_sum += 1 - max_pi;
     }
-    const double P_up = 1 - max_p / (N + 1);            // eq. (13)
-    const double R_up = recall_sum / N;                 // eq. (15)
+    double P_up = 1 - max_p / (N + 1);  // eq. (13)
+    double R_up = recall_sum / N;       // eq. (15)
+    // corrected keeps the identity P(r_max,1) = R(r_min,1) = 1 (docs/design.md §3).
+    if (N == 1 && variant == BoundVariant::corrected) P_up = R_up = 1;
     auto f = [](double x) { return 2 * x / (1 + x); };  // Corollary 1
     const double cols[8] = {P_lo, P_up, R_lo, R_up, f(P_lo), f(P_up), f(R_lo), f(R_up)};
     std::copy(cols, cols + 8, out.columns);

@@ -1,0 +1,50 @@
+// How the κ scan and the verdict (compare/falsification.hpp) are written, shared by simulate,
+// sweep and compare run folders so the three agree column for column: kappa_scan.csv,
+// verdict.csv, the per-point judgement columns of bounds.csv, and the manifest's blocks
+// (docs/simulate-outputs.md, docs/compare-outputs.md).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "compare/falsification.hpp"
+#include "theory/bounds.hpp"
+
+namespace attngeo::compare {
+
+// The manifest's decision line for the scan and the verdict.
+extern const char* const kVerdictDecision;
+
+// Column names (no leading or trailing comma).
+extern const char* const kKappaScanColumns;  // variant,metric,side,kappa,consistent,…
+extern const char* const kVerdictColumns;    // variant,metric,side,state,kappa_set,…
+extern const char* const kJudgementColumns;  // kappa_P_lower,…,P_lower_edge,…,z_P_lower,…
+
+// The scan's rows of one variant (all units), each line opening with `prefix` (e.g. "0," for
+// grid point 0 of a simulation; "" in compare).
+void append_scan_rows(std::ostream& out, const std::string& prefix, theory::BoundVariant variant,
+                      const KappaScan& scan);
+// The four verdict rows (P lower, P upper, R lower, R upper) of one variant.
+void append_verdict_rows(std::ostream& out, const std::string& prefix, theory::BoundVariant variant,
+                         const KappaScan& scan);
+// The fields of kJudgementColumns for `point`, whose bound row (any κ: its margin flags do not
+// depend on it) is `row`; no leading comma.
+std::string judgement_fields(const KappaScan& scan, std::size_t point, const theory::BoundRow& row);
+
+// "2;3", "2-5;53-225": distinct N ascending, runs of three or more as first-last.
+std::string size_list(std::vector<int> sizes);
+
+// The rule the bound rows' κ followed: "joint" (one κ consistent on all four sides), "each
+// side at its own kappa", "given", or "kappa-irrelevant" (d = ∞).
+std::string rows_rule(const KappaScan& scan, bool given, bool kappa_irrelevant);
+
+// The manifest's (and kappa.json's) block of one variant: the band, the bound rows' κ and rule,
+// the information share, each side's verdict, the hypotheses and the degenerate fractions.
+nlohmann::json verdict_json(const KappaScan& scan, const std::string& rows_rule_text);
+
+// The intersection of several samples' sets (a sweep's grid points, compare's models) per
+// variant: one block per side.
+nlohmann::json joint_json(const JointScan& joint);
+
+}  // namespace attngeo::compare

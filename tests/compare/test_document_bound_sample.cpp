@@ -1,0 +1,194 @@
+// Tests of compare/document_bound_sample: each document's bound from its own α (theory's plain
+// per-N reference, bounds_reference, computed here) and the per-document difference as the unit
+// of the test — excess, standard error and the bootstrap's critical value against a plain
+// recomputation; and that the mean of per-document bounds, not the bound of the mean α, is what
+// the measurement is compared with.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/splitmix64.hpp"
+#include "compare/document_bound_sample.hpp"
+
+namespace attngeo::compare {
+namespace {
+
+constexpr int kTokens = 9, kHeads = 2;
+
+theory::HeadModel head_model(double beta, double rho0) {
+    theory::HeadModel m;
+    m.alpha = Eigen::VectorXd::Constant(kTokens, 1.0 / kTokens);
+    m.norms = Eigen::VectorXd::Ones(kTokens);
+    m.norms[0] = 0.3;
+    m.cosine.resize(kTokens, kTokens);
+    for (int j = 0; j < kTokens; ++j)
+        for (int k = 0; k < kTokens; ++k)
+            m.cosine(j, k) = j == k ? 1.0 : (j == 0 || k == 0 ? rho0 : std::exp(-beta * std::abs(j - k)));
+    return m;
+}
+
+// U documents with random α (a sink of 0.3–0.6, the rest random) and random P, R per point.
+std::shared_ptr<DocumentSampleInputs> inputs(int documents, theory::BoundVariant variant) {
+    auto in = std::make_shared<DocumentSampleInputs>();
+    in->heads = {head_model(0.2, 0.1), head_model(0.05, 0.0)};
+    for (int N = 1; N <= kTokens; ++N)
+        in->sizes.push_back(N);
+    in->documents = documents;
+    in->tokens = kTokens;
+    in->d = 16;
+    in->variant = variant;
+    in->band.replicates = 300;
+    in->band.seed = 5;
+    SplitMix64 rng(17);
+    const int M = kHeads * kTokens;
+    for (UnitValues* v : {&in->P, &in->R}) {
+        v->units = documents;
+        v->points = M;
+    }
+    for (int u = 0; u < documents; ++u) {
+        for (int h = 0; h < kHeads; ++h) {
+            in->alpha.push_back(0.3 + 0.3 * rng.open_uniform());
+            for (int i = 1; i < kTokens; ++i)
+                in->alpha.push_back(0.7 * rng.open_uniform() / kTokens);
+        }
+        for (int p = 0; p < M; ++p) {
+            in->P.values.push_back(0.5 + 0.5 * rng.open_uniform());
+            in->R.values.push_back(rng.open_uniform());
+        }
+    }
+    return in;
+}
+
+ScanPoints points_for() {
+    ScanPoints p;
+    for (int h = 0; h < kHeads; ++h)
+        for (int N = 1; N <= kTokens; ++N) {
+            p.facts.push_back({N, kTokens, N == kTokens});  // the sink leads: N = 1 convention too
+            p.regime.push_back(0);
+            p.layer.push_back(0);
+            p.head.push_back(h);
+        }
+    for (int h = 0; h < kHeads; ++h)
+        p.facts[h * kTokens].convention = true;
+    return p;
+}
+
+// Plain: document u's bound of every point at κ through bounds_reference, N by N.
+std::array<std::vector<double>, 4> plain_bounds(const DocumentSampleInputs& in, int u, double kappa) {
+    std::array<std::vector<double>, 4> out;
+    for (int h = 0; h < kHeads; ++h) {
+        theory::HeadModel m = in.heads[h];
+        double total = 0;
+        for (int i = 0; i < kTokens; ++i)
+            total += in.alpha[(u * kHeads + h) * kTokens + i];
+        for (int i = 0; i < kTokens; ++i)
+            m.alpha[i] = in.alpha[(u * kHeads + h) * kTokens + i] / total;
+        theory::BoundSettings s;
+        s.d = in.d;
+        s.kappa = kappa;
+        s.variant = in.variant;
+        for (int N : in.sizes) {
+            const theory::BoundRow r = theory::bounds_reference(m, N, s);
+            out[0].push_back(r.precision_lower);
+            out[1].push_back(r.precision_upper);
+            out[2].push_back(r.recall_lower);
+            out[3].push_back(r.recall_upper);
+        }
+    }
+    return out;
+}
+
+TEST(DocumentBoundSample, ExcessAndErrorAreThoseOfThePerDocumentDifference) {
+    for (theory::BoundVariant variant :
+         {theory::BoundVariant::paper, theory::BoundVariant::corrected}) {
+        const auto in = inputs(40, variant);
+        const Sample sample = document_bound_sample(points_for(), in);
+        const double kappa = 0.7;
+        const KappaTests t = sample.evaluate({kappa}, 0xFu).at(0);
+        const int U = in->documents, M = in->P.points;
+        std::vector<std::array<std::vector<double>, 4>> bounds;
+        for (int u = 0; u < U; ++u)
+            bounds.push_back(plain_bounds(*in, u, kappa));
+        double largest = 0;
+        for (int side = 0; side < 4; ++side) {
+            const bool upper = side % 2 == 1;
+            const UnitValues& x = side < 2 ? in->P : in->R;
+            UnitValues y;
+            y.units = U;
+            y.points = M;
+            for (int u = 0; u < U; ++u)
+                for (int p = 0; p < M; ++p)
+                    y.values.push_back(upper ? x.at(u, p) - bounds[u][side][p]
+                                             : bounds[u][side][p] - x.at(u, p));
+            for (int p = 0; p < M; ++p) {
+                double mean = 0, mean_bound = 0;
+                for (int u = 0; u < U; ++u)
+                    mean += y.at(u, p), mean_bound += bounds[u][side][p];
+                mean /= U;
+                mean_bound /= U;
+                double squares = 0;
+                for (int u = 0; u < U; ++u)
+                    squares += (y.at(u, p) - mean) * (y.at(u, p) - mean);
+                const double w = x.width_at(p);  // the pseudo-units of point_moments
+                const double se = std::sqrt((squares + 2 * w * w) / (U - 1) / U);
+                const SideTest& s = t.sets[all_units].sides[side];
+                largest = std::max({largest, std::fabs(s.excess[p] - mean),
+                                    std::fabs(s.se[p] - se), std::fabs(s.bound[p] - mean_bound)});
+            }
+            const std::vector<char> tested = tested_points(points_for().facts);
+            const Resamples g(5, 300, U);
+            const double c = bootstrap_critical_values_plain(y, point_moments(y), tested, g, 0, U, 0.05)
+                                 .upper_side;
+            largest = std::max(largest, std::fabs(t.sets[all_units].sides[side].critical - c));
+            EXPECT_EQ(t.sets[second_half].method, BandMethod::holm);  // 20 < 30 documents
+        }
+        std::printf("%s: largest difference from the plain per-document recomputation %.3g\n",
+                    theory::to_string(variant), largest);
+        EXPECT_LT(largest, 1e-12);
+    }
+}
+
+TEST(DocumentBoundSample, TheMeanOfDocumentBoundsIsNotTheBoundOfTheMeanProfile) {
+    const auto in = inputs(40, theory::BoundVariant::paper);
+    const Sample sample = document_bound_sample(points_for(), in);
+    const KappaTests t = sample.evaluate({20.0}, 0xFu).at(0);
+    // The bound of the document-mean α, plainly.
+    DocumentSampleInputs mean_in = *in;
+    mean_in.documents = 1;
+    mean_in.alpha.assign(kHeads * kTokens, 0.0);
+    for (int u = 0; u < in->documents; ++u)
+        for (int i = 0; i < kHeads * kTokens; ++i) {
+            const int h = i / kTokens;
+            double total = 0;
+            for (int k = 0; k < kTokens; ++k)
+                total += in->alpha[(u * kHeads + h) * kTokens + k];
+            mean_in.alpha[i] += in->alpha[u * kHeads * kTokens + i] / total / in->documents;
+        }
+    const auto of_mean = plain_bounds(mean_in, 0, 20.0);
+    double largest = 0;
+    for (int side = 0; side < 4; ++side)
+        for (int p = 0; p < in->P.points; ++p)
+            largest = std::max(largest, std::fabs(of_mean[side][p] -
+                                                  t.sets[all_units].sides[side].bound[p]));
+    std::printf("mean of document bounds vs bound of the mean profile differ by up to %.3g\n",
+                largest);
+    EXPECT_GT(largest, 1e-4);
+}
+
+TEST(DocumentBoundSample, FewDocumentsUseHolmAndTheHalvesSplitByDocumentOrder) {
+    const auto in = inputs(12, theory::BoundVariant::corrected);
+    const Sample sample = document_bound_sample(points_for(), in);
+    EXPECT_TRUE(sample.split);
+    const KappaTests t = sample.evaluate({1.0}, 0u).at(0);
+    EXPECT_EQ(t.sets[all_units].method, BandMethod::holm);
+    EXPECT_EQ(t.sets[first_half].units, 6);
+    EXPECT_EQ(t.sets[second_half].units, 6);
+    EXPECT_TRUE(std::isnan(t.sets[all_units].sides[0].critical));
+    const ScanResult r = scan_kappa({sample}, std::nullopt);
+    for (const SideVerdict& v : r.samples[0].sides)
+        EXPECT_EQ(v.band_method, BandMethod::holm);
+}
+
+}  // namespace
+}  // namespace attngeo::compare
