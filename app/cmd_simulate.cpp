@@ -5,12 +5,11 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <optional>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "app/commands.hpp"
-#include "simulate/calibration.hpp"
 #include "app/model_options.hpp"
 #include "common/csv.hpp"
 #include "common/errors.hpp"
@@ -19,6 +18,7 @@
 #include "common/progress.hpp"
 #include "compare/truncation_summary.hpp"
 #include "empirical/truncate_merge.hpp"
+#include "simulate/calibration.hpp"
 #include "simulate/planted.hpp"
 #include "simulate/run.hpp"
 #include "theory/bounds.hpp"
@@ -138,12 +138,14 @@ void finish_config(SimulateOptions& o, const CLI::App& app) {
 std::string side_words(const nlohmann::json& side) {
     std::ostringstream s;
     s.precision(3);
-    s << side.at("state").get<std::string>() << " (kappa " << side.at("kappa_set").get<std::string>();
+    s << side.at("state").get<std::string>() << " (kappa "
+      << side.at("kappa_set").get<std::string>();
     if (side.at("kappa_edge").is_number()) s << ", edge " << side.at("kappa_edge").get<double>();
     s << ")";
     const nlohmann::json& worst = side.at("worst");
-    if (side.at("falsified_at_judged").get<int>() > 0 && worst.at("N").is_number())
-        s << " worst N=" << worst.at("N").get<int>() << " z=" << worst.at("z").dump();
+    if (side.at("falsified_at_judged").get<int>() > 0 && worst.at("N").is_number() &&
+        worst.at("z").is_number())
+        s << " worst N=" << worst.at("N").get<int>() << " z=" << worst.at("z").get<double>();
     s << " informative " << side.at("informative_points").get<int>() << "/"
       << side.at("points").get<int>();
     return s.str();
@@ -163,7 +165,13 @@ void print_summary(const nlohmann::json& manifest, const std::string& out) {
                 for (const char* side : {"lower", "upper"})
                     s << " " << metric << " " << side << " "
                       << side_words(env.at("sides").at(metric).at(side)) << ";";
-            s << " information share " << env.at("information_share").at("both").dump() << '\n';
+            const nlohmann::json& share = env.at("information_share").at("both");
+            s << " information share ";
+            if (share.is_number())
+                s << share.get<double>();
+            else
+                s << "-";
+            s << '\n';
         }
     }
     s << "wrote '" << out << "'\n";
@@ -289,9 +297,8 @@ void run_simulate(SimulateOptions& o, const CLI::App& app, const std::string& ki
             simulate::run_grid(o.config, o.threads, &progress, timings, checkpointing);
         std::optional<simulate::CalibrationResult> calibration;
         if (o.calibrate > 0) calibration = run_calibration(o);
-        const auto manifest = simulate::write_run(o.out, o.config, sums, o.threads,
-                                                  provenance(app), timings,
-                                                  calibration ? &*calibration : nullptr);
+        const auto manifest = simulate::write_run(o.out, o.config, sums, o.threads, provenance(app),
+                                                  timings, calibration ? &*calibration : nullptr);
         fs::remove_all(checkpointing.state_dir);
         progress.finish("wrote '" + o.out + "'");
         print_summary(manifest, o.out);
@@ -315,8 +322,10 @@ Runner register_simulate(CLI::App& app) {
         "instead (docs/simulate-outputs.md).\n"
         "Writes OUT/simulate.csv "
         "(N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean),\n"
-        "OUT/bounds.csv (every variant at its rows' kappa, each side's judgement), OUT/sums.csv and\n"
-        "OUT/per_trial.safetensors (exact sums and per-trial counts for merge), OUT/kappa_scan.csv,\n"
+        "OUT/bounds.csv (every variant at its rows' kappa, each side's judgement), OUT/sums.csv "
+        "and\n"
+        "OUT/per_trial.safetensors (exact sums and per-trial counts for merge), "
+        "OUT/kappa_scan.csv,\n"
         "OUT/verdict.csv, with --calibrate OUT/calibration.csv, and OUT/manifest.json.");
     CLI::App* self = &app;
     return [o, self] { run_simulate(*o, *self, "simulate"); };

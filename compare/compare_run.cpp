@@ -1036,11 +1036,10 @@ void fit_model(const CompareRequest& r, const CompareSettings& settings, ModelSt
                                             settings.per_kv ? m.in.group : 1);
     m.timings["correlation_s"] = seconds_since(stage);
     const std::size_t failed = failed_profile_fits(m.fits);
-    progress.update(2, "fits done" +
-                           (failed > 0 ? " (" + std::to_string(failed) +
-                                             " head profiles not fitted: manifest.json "
-                                             "profile_fits_failed)"
-                                       : std::string()));
+    progress.update(2, "fits done" + (failed > 0 ? " (" + std::to_string(failed) +
+                                                       " head profiles not fitted: manifest.json "
+                                                       "profile_fits_failed)"
+                                                 : std::string()));
 }
 
 // The folder name of model k of several: its index and the extract folder's name.
@@ -1072,7 +1071,8 @@ void write_model_set(const CompareRequest& r, const std::vector<ModelStage>& mod
          {"decisions",
           nlohmann::json::array(
               {"universal_kappa.csv: per variant, metric and side, the intersection of the "
-               "models' kappa sets (each at 95 %, scanned in lockstep on the same kappa) and "
+               "models' kappa sets (each at 95 %, on the kappa grid they share, refined where "
+               "the intersection changes) and "
                "its kappa_edge (the smallest mean gap over the models); no-universal-kappa "
                "when it is empty (the paper's claim is one kappa for every model and head).",
                "Each model's folder is a compare folder of its own (docs/compare-outputs.md)."})}});
@@ -1110,9 +1110,9 @@ void run_compare(const CompareRequest& r) {
     std::vector<std::optional<EnvelopeResult>> plug_in(models.size());
     for (std::size_t k = 0; k < models.size(); ++k)
         if (settings.cosines == CosineSource::parametric && most_heads_fail_A2(models[k].checked))
-            plug_in[k] = evaluate_model_envelopes(r, settings, {inputs[k]}, head_dim,
-                                                  CosineSource::plug_in)
-                             .models.front();
+            plug_in[k] =
+                evaluate_model_envelopes(r, settings, {inputs[k]}, head_dim, CosineSource::plug_in)
+                    .models.front();
     const double envelopes_s = seconds_since(stage);
     progress.update(3, "envelopes done; writing");
 

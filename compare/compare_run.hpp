@@ -25,12 +25,12 @@ struct CompareRequest {
     // counted in medians, histograms and corr(R, ρ0): "kv" once per key/value head (a GQA
     // group's query heads all repeat them), "query" once per query head.
     std::string count_per = "kv";
-    int replicates = 2000;     // bootstrap resamples of documents
+    int replicates = 2000;       // bootstrap resamples of documents
     int band_replicates = 2000;  // the verdict band's bootstrap replicates (B)
-    std::uint64_t seed = 1;    // bootstrap seed
-    int threads = 0;           // OpenMP threads over heads; 0 = all cores
-    std::string command_line;  // for the manifest
-    bool quiet = false;        // no progress lines (common/progress.hpp)
+    std::uint64_t seed = 1;      // bootstrap seed
+    int threads = 0;             // OpenMP threads over heads; 0 = all cores
+    std::string command_line;    // for the manifest
+    bool quiet = false;          // no progress lines (common/progress.hpp)
 };
 
 // Validates every input before anything is written (InputError naming the flag or file), then

@@ -88,9 +88,8 @@ BatchBounds batch_bounds(const DocumentSampleInputs& in, const std::vector<doubl
     b.units = in.documents;
     b.points = in.P.points;
     b.values.resize(static_cast<std::size_t>(b.kappas) * kSideCount * b.units * b.points);
-    parallel_for(static_cast<int>(in.heads.size()), in.band.threads, [&](int h) {
-        fill_head(in, h, kappas, cache ? &(*cache)[h] : nullptr, b);
-    });
+    parallel_for(static_cast<int>(in.heads.size()), in.band.threads,
+                 [&](int h) { fill_head(in, h, kappas, cache ? &(*cache)[h] : nullptr, b); });
     return b;
 }
 
@@ -123,7 +122,8 @@ std::vector<std::pair<double, int>> by_z(const PointMoments& m, const std::vecto
     std::vector<std::pair<double, int>> out;
     for (std::size_t p = 0; p < tested.size(); ++p)
         if (tested[p] && m.se[p] > 0) out.emplace_back(m.mean[p] / m.se[p], static_cast<int>(p));
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
     return out;
 }
 
@@ -199,7 +199,8 @@ class DocumentEvaluator {
         for (int s = 0; s < kUnitSets; ++s) {
             const int units = ranges[s].second - ranges[s].first;
             if (band_method_for(units) == BandMethod::bootstrap)
-                draws_[s] = std::make_shared<Resamples>(in_->band.seed, in_->band.replicates, units);
+                draws_[s] =
+                    std::make_shared<Resamples>(in_->band.seed, in_->band.replicates, units);
         }
         if (cache_fits(*in_)) {
             cache_.resize(in_->heads.size());
@@ -214,8 +215,8 @@ class DocumentEvaluator {
         const std::size_t batch = std::max<std::size_t>(1, kBoundBytes / per_kappa);
         std::vector<KappaTests> out;
         for (std::size_t begin = 0; begin < kappas.size(); begin += batch) {
-            const std::vector<double> part(
-                kappas.begin() + begin, kappas.begin() + std::min(kappas.size(), begin + batch));
+            const std::vector<double> part(kappas.begin() + begin,
+                                           kappas.begin() + std::min(kappas.size(), begin + batch));
             const BatchBounds bounds = batch_bounds(*in_, part, cache_.empty() ? nullptr : &cache_);
             for (int k = 0; k < bounds.kappas; ++k)
                 out.push_back(tests_at(part[k], bounds, k, exact_sides));
@@ -243,7 +244,8 @@ class DocumentEvaluator {
                 const bool upper = side_kind(side) == ScanSide::upper;
                 const UnitValues& measured = side_metric(side) == ScanMetric::P ? in_->P : in_->R;
                 const UnitValues y = excess_values(measured, block, upper);
-                memo.tests = side_tests(y, block, tested_, draws_, exact_critical, in_->band.threads);
+                memo.tests =
+                    side_tests(y, block, tested_, draws_, exact_critical, in_->band.threads);
                 memo.bounds.assign(block, block + size);
                 memo.valid = true;
                 memo.exact = exact_critical;

@@ -30,8 +30,7 @@ struct DocumentSampleInputs {
 
 // The scan sample of one model and variant. The halves are the first ⌊U/2⌋ documents and the
 // rest; they are judged when each has at least 2 documents.
-Sample document_bound_sample(ScanPoints points,
-                             std::shared_ptr<const DocumentSampleInputs> inputs);
+Sample document_bound_sample(ScanPoints points, std::shared_ptr<const DocumentSampleInputs> inputs);
 
 // Every document's bounds at one κ, [U][side] of [H·S] (the tests' reference and the bound rows).
 std::vector<std::array<std::vector<double>, kSideCount>> document_bounds(

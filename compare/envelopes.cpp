@@ -55,7 +55,8 @@ void validate_head(const HeadInput& h, const std::vector<int>& sizes,
                          std::to_string(h.norms.size()) + ", expected equal and >= 2");
     for (int N : h.sizes)
         if (N < 1 || static_cast<std::size_t>(N) > n)
-            throw InputError(who + ": N = " + std::to_string(N) + " outside 1.." + std::to_string(n));
+            throw InputError(who + ": N = " + std::to_string(N) + " outside 1.." +
+                             std::to_string(n));
     if (h.P_mean.size() != sizes.size() || h.R_mean.size() != sizes.size())
         throw InputError(who + ": P_mean/R_mean have " + std::to_string(h.P_mean.size()) + "/" +
                          std::to_string(h.R_mean.size()) + " values, expected " +
@@ -106,8 +107,8 @@ void validate_inputs(const std::vector<ModelInput>& models, const EnvelopeSettin
     if (models.empty()) throw InputError("compare envelopes: no models to evaluate");
     if (!(settings.d >= 1)) throw_domain_error(fn, "d = " + format_double(settings.d) + " < 1");
     if (settings.kappa && !(*settings.kappa > 0 && std::isfinite(*settings.kappa)))
-        throw_domain_error(fn, "kappa = " + format_double(*settings.kappa) +
-                                   ", expected finite and > 0");
+        throw_domain_error(
+            fn, "kappa = " + format_double(*settings.kappa) + ", expected finite and > 0");
     for (const ModelInput& m : models)
         validate_model(m, settings);
 }
@@ -125,10 +126,9 @@ std::vector<int> head_regimes(const HeadInput& h) {
 }
 
 // The terms of every head's document-mean profile for one variant.
-std::vector<std::unique_ptr<theory::BoundTerms>> mean_terms(const std::vector<theory::HeadModel>& models,
-                                                            const std::vector<int>& sizes,
-                                                            theory::BoundVariant variant,
-                                                            int threads) {
+std::vector<std::unique_ptr<theory::BoundTerms>> mean_terms(
+    const std::vector<theory::HeadModel>& models, const std::vector<int>& sizes,
+    theory::BoundVariant variant, int threads) {
     std::vector<std::unique_ptr<theory::BoundTerms>> terms(models.size());
     parallel_for(static_cast<int>(models.size()), threads, [&](int h) {
         terms[h] = std::make_unique<theory::BoundTerms>(models[h], sizes, variant);
@@ -164,8 +164,10 @@ void fill_rows(const KappaScan& scan, const std::vector<double>& rows_kappa_boun
         const double b = std::isnan(scan.rows_kappa) ? scan.points.bound[side][offset + s]
                                                      : rows_kappa_bounds_mean[offset + s];
         theory::BoundRow& r = rows[s];
-        (side == 0 ? r.precision_lower
-                   : side == 1 ? r.precision_upper : side == 2 ? r.recall_lower : r.recall_upper) = b;
+        (side == 0   ? r.precision_lower
+         : side == 1 ? r.precision_upper
+         : side == 2 ? r.recall_lower
+                     : r.recall_upper) = b;
     }
 }
 
@@ -243,7 +245,8 @@ void tally_agreement(const ModelInput& model, VariantResult& v) {
                 points += 1;
                 width_total += m.upper - m.lower;
                 if (e > 0)
-                    all.push_back({in.layer, in.head, sizes[s], m.metric, m.value, m.lower, m.upper, e});
+                    all.push_back(
+                        {in.layer, in.head, sizes[s], m.metric, m.value, m.lower, m.upper, e});
             }
         }
     }
@@ -299,7 +302,7 @@ PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
     return p;
 }
 
-// One variant over every model in lockstep.
+// One variant over every model together.
 void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSettings& settings,
                       theory::BoundVariant variant, int threads, EnvelopeResults& out,
                       std::size_t index) {

@@ -1,6 +1,6 @@
 // Envelopes of Theorems 1–2 against measured heads (docs/design.md §5, §7; Figure 5): per model
 // and variant the verdict III scan over all (head, N) points, each document's bound from its own
-// α (compare/document_bound_sample), several models in lockstep for a universal κ; the bound
+// α (compare/document_bound_sample), several models judged together for a universal κ; the bound
 // rows at the rows κ, agreement global and per layer, and the largest excesses.
 #pragma once
 #include <cstdint>
@@ -34,7 +34,7 @@ struct HeadInput {
 
 // One model (an extract folder): its heads and the per-document values the test reads.
 struct ModelInput {
-    std::string name;             // for messages and the universal table
+    std::string name;              // for messages and the universal table
     std::vector<HeadInput> heads;  // [H] layer-major
     int documents = 0;             // U
     // [U, H, n] each document's final-row α by position, per head.
@@ -51,8 +51,8 @@ const char* to_string(CosineSource source);
 struct EnvelopeSettings {
     double d = 128;  // head dimension
     CosineSource cosines = CosineSource::parametric;
-    std::optional<double> kappa;  // judge this κ alone; the scan's verdict when empty
-    int threads = 1;              // OpenMP threads (results do not depend on it)
+    std::optional<double> kappa;       // judge this κ alone; the scan's verdict when empty
+    int threads = 1;                   // OpenMP threads (results do not depend on it)
     int replicates = kBandReplicates;  // the band's bootstrap replicates
     std::uint64_t seed = 1;            // the resamples' key
     // Called serially after each variant, with the variants done and their count; for progress

@@ -96,21 +96,22 @@ VariantEnvelope judge_variant(const std::vector<PointInputs>& points,
         terms.push_back(t);
         any_finite_d = any_finite_d || !std::isinf(p.d);
         const double d = p.d;
-        samples.push_back(fixed_bound_sample(
-            scan_points(p, t->evaluate(d, 1.0)), *prepared[g].bands,
-            [t, d](const std::vector<double>& kappas) {
-                std::vector<PointBounds> out;
-                for (const auto& e : t->envelopes_many(d, kappas, true))
-                    out.push_back(point_bounds(e));
-                return out;
-            }));
+        samples.push_back(
+            fixed_bound_sample(scan_points(p, t->evaluate(d, 1.0)), *prepared[g].bands,
+                               [t, d](const std::vector<double>& kappas) {
+                                   std::vector<PointBounds> out;
+                                   for (const auto& e : t->envelopes_many(d, kappas, true))
+                                       out.push_back(point_bounds(e));
+                                   return out;
+                               }));
     }
     // κ·d = ∞ at d = ∞ for any κ: the scan finds every side κ-free.
     ScanResult result = scan_kappa(samples, kappa);
     v.joint = result.joint;
     for (std::size_t g = 0; g < points.size(); ++g) {
         v.rows.push_back(shown_rows(*terms[g], points[g].d, result.samples[g]));
-        if (points.size() > 1) v.joint_bounds.push_back(joint_side_bounds(*terms[g], points[g].d, v.joint));
+        if (points.size() > 1)
+            v.joint_bounds.push_back(joint_side_bounds(*terms[g], points[g].d, v.joint));
         v.rows_rule.push_back(rows_rule(result.samples[g], kappa.has_value(), !any_finite_d));
     }
     v.scans = std::move(result.samples);
@@ -142,7 +143,8 @@ std::vector<VariantEnvelope> judge_envelopes(const std::vector<PointInputs>& poi
     for (const PointInputs& p : points) {
         PreparedPoint q;
         q.tested = tested_points(point_facts(p.head, p.sizes, p.ranking));
-        q.bands = std::make_shared<const std::array<SetBands, kUnitSets>>(point_bands(p, q.tested, band));
+        q.bands =
+            std::make_shared<const std::array<SetBands, kUnitSets>>(point_bands(p, q.tested, band));
         prepared.push_back(std::move(q));
     }
     const auto& variants = theory::bound_variants();

@@ -16,8 +16,8 @@ namespace attngeo::compare {
 // or, at d = ∞, the exact values ([S]).
 struct MeasuredPoint {
     bool exact = false;
-    UnitValues P, R;                          // [T, S] when not exact
-    std::vector<double> P_exact, R_exact;     // [S] when exact
+    UnitValues P, R;                       // [T, S] when not exact
+    std::vector<double> P_exact, R_exact;  // [S] when exact
 };
 
 // One grid point to judge.
@@ -25,7 +25,7 @@ struct PointInputs {
     theory::HeadModel head;
     std::vector<int> sizes;  // [S] ascending
     theory::Ranking ranking = theory::Ranking::attention;
-    double d = 128;           // may be +inf
+    double d = 128;            // may be +inf
     std::vector<int> regimes;  // [S] Table-2 regime 1..5, or empty
     MeasuredPoint measured;
 };
@@ -52,7 +52,6 @@ std::vector<PointFacts> point_facts(const theory::HeadModel& head, const std::ve
 // Judges every variant at every point: the bands once per point, then per variant one lockstep
 // scan (given κ or not). `threads` parallelises the bands' products and the variants.
 std::vector<VariantEnvelope> judge_envelopes(const std::vector<PointInputs>& points,
-                                             std::optional<double> kappa,
-                                             const BandSettings& band);
+                                             std::optional<double> kappa, const BandSettings& band);
 
 }  // namespace attngeo::compare

@@ -87,7 +87,7 @@ Reduced reduce(const ScanPoints& points, const SetTests& set, int side, double k
 
 // What the scan keeps of one (set, side) over the κ evaluated.
 struct SideTrack {
-    std::map<double, ScanRow> rows;     // by κ
+    std::map<double, ScanRow> rows;      // by κ
     std::vector<char> always_falsified;  // [M] falsified at every κ so far
 };
 
@@ -307,8 +307,8 @@ double common_edge(const std::vector<const SampleTrack*>& tracks, const Scanner&
 
 // Where the joint consistency of one side changes between neighbouring shared κ more than one
 // fine step apart, the fine κ halfway between them.
-void bisect_joint(const std::vector<const SampleTrack*>& tracks, const Scanner& scanner,
-                  int side, std::vector<int>& out) {
+void bisect_joint(const std::vector<const SampleTrack*>& tracks, const Scanner& scanner, int side,
+                  std::vector<int>& out) {
     const std::vector<double> kappas = shared_grid(tracks, scanner);
     for (std::size_t i = 0; i + 1 < kappas.size(); ++i) {
         if (consistent_everywhere(tracks, {side}, kappas[i]) ==
@@ -411,8 +411,8 @@ void decide(const SideTrack& t, const Scanner& scanner, std::optional<double> gi
     if (edge && v.kappa_free) v.gap_at_edge = edge->mean_gap;
     const bool contradicted_everywhere = std::all_of(
         rows.begin(), rows.end(), [](const ScanRow& r) { return r.contradicted_points > 0; });
-    const bool data_empty = std::none_of(
-        rows.begin(), rows.end(), [](const ScanRow& r) { return r.falsified_points == 0; });
+    const bool data_empty = std::none_of(rows.begin(), rows.end(),
+                                         [](const ScanRow& r) { return r.falsified_points == 0; });
     if (given) {
         v.kappa_given = true;
         v.kappa_judged = *given;
@@ -531,7 +531,8 @@ void judge_points(const ScanPoints& points, const SetTests& set, int side, SideV
     }
     for (int r = 0; r < kRegimeCount; ++r)
         v.gap_by_regime[r] = v.points_by_regime[r] > 0 ? gaps[r] / v.points_by_regime[r] : kNaN;
-    v.informative_fraction = v.points > 0 ? static_cast<double>(v.informative_points) / v.points : 0;
+    v.informative_fraction =
+        v.points > 0 ? static_cast<double>(v.informative_points) / v.points : 0;
     v.informative = v.points > 0 && v.informative_fraction >= kInformativeShare;
     if (v.state == SideState::holds && !v.informative) v.state = SideState::holds_uninformative;
 }
@@ -663,7 +664,8 @@ void judge_every_point(const Sample& sample, KappaScan& scan) {
         scan.points.identity.push_back(f.identity());
     }
     for (int side = 0; side < kSideCount; ++side)
-        scan.sides[side].fraction_degenerate = degenerate_fraction(sample.points, scan.points, side);
+        scan.sides[side].fraction_degenerate =
+            degenerate_fraction(sample.points, scan.points, side);
     information_share(sample.points, scan.points, scan);
     scan.hypotheses = count_hypotheses(sample.points);
 }

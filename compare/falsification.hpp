@@ -74,11 +74,11 @@ const char* to_string(CriticalRule rule);  // "computed", "below-screen", ""
 
 // One side's test at one κ over one set of units.
 struct SideTest {
-    std::vector<double> bound;   // [M] the bound (per-unit bounds: their mean over the units)
+    std::vector<double> bound;  // [M] the bound (per-unit bounds: their mean over the units)
     // [M] the mean over units of measurement − bound (an upper side) or bound − measurement (a
     // lower side): positive when the bound lies beyond the measurement
     std::vector<double> excess;
-    std::vector<double> se;      // [M] its standard error (0 with the exact method)
+    std::vector<double> se;  // [M] its standard error (0 with the exact method)
     // Bootstrap: the band's critical value for this side at this κ; NaN with below_screen and
     // for the other methods.
     double critical = std::numeric_limits<double>::quiet_NaN();
@@ -101,8 +101,8 @@ struct KappaTests {
 // whose critical value changes with κ may screen it (CriticalRule) on every side but those set
 // in `exact_sides` (bit s: side s), where it computes it over all units: the κ a side is judged
 // at. 0 during the scan.
-using SampleEvaluator = std::function<std::vector<KappaTests>(const std::vector<double>& kappas,
-                                                              unsigned exact_sides)>;
+using SampleEvaluator =
+    std::function<std::vector<KappaTests>(const std::vector<double>& kappas, unsigned exact_sides)>;
 
 // One sample the scan judges.
 struct Sample {
@@ -160,7 +160,7 @@ struct SideVerdict {
     ScanMetric metric = ScanMetric::P;
     ScanSide side = ScanSide::lower;
     SideState state = SideState::untestable;
-    std::vector<ScanRow> scan;         // [κ evaluated] ascending, all units
+    std::vector<ScanRow> scan;  // [κ evaluated] ascending, all units
     std::vector<KappaInterval> kappa_set;
     double kappa_edge = std::numeric_limits<double>::quiet_NaN();  // NaN: the set is empty
     double gap_at_edge = std::numeric_limits<double>::quiet_NaN();
@@ -168,20 +168,20 @@ struct SideVerdict {
     // the fewest falsified and contradicted points, then the smallest max z.
     double kappa_judged = 0;
     bool kappa_given = false;
-    ScanRow at_judged;              // the scan's row there
-    NamedPoint worst;               // the largest z at kappa_judged (tested points)
+    ScanRow at_judged;  // the scan's row there
+    NamedPoint worst;   // the largest z at kappa_judged (tested points)
     // Where the bound contradicts an identity or a limit: the runs of κ with such points, and
     // the most points contradicted at one κ (a side can hold at κ where the formula escapes
     // them — large κ push the N = 1 upper bounds to 1 — and still be named for them).
     std::vector<KappaInterval> contradiction_set;
     int contradicted_most = 0;
-    std::vector<int> persistent;    // points falsified at every evaluated κ, ascending
+    std::vector<int> persistent;        // points falsified at every evaluated κ, ascending
     std::vector<int> persistent_sizes;  // their N
     BandMethod band_method = BandMethod::none;
     int units = 0;
-    int points = 0;              // M: non-convention points
-    int convention_points = 0;   // set apart
-    int identity_points = 0;     // of M, at N = 1 (judged by their bounds alone)
+    int points = 0;             // M: non-convention points
+    int convention_points = 0;  // set apart
+    int identity_points = 0;    // of M, at N = 1 (judged by their bounds alone)
     // At kappa_judged: informative points (not convention or identity, beyond the limit by
     // kInformativeMargin, not falsified, not a function of N alone), why the others are not.
     int informative_points = 0, at_limit_points = 0, n_only_points = 0;
@@ -201,7 +201,7 @@ struct SideVerdict {
     bool first_half_empty = false;  // the first half's set is empty (then the second's is asked)
     bool falsified_on_second_half = false;
     double gap_on_second_half = std::numeric_limits<double>::quiet_NaN();
-    int replicates = -1;  // 1 / 0, −1 where not judged
+    int replicates = -1;                               // 1 / 0, −1 where not judged
     std::array<double, kRegimeCount> gap_by_regime{};  // at kappa_judged; NaN where empty
     std::array<int, kRegimeCount> points_by_regime{};
 };

@@ -10,14 +10,14 @@
 namespace attngeo::compare {
 namespace {
 
-
 // The units of each set: all, the first ⌊U/2⌋, the rest.
 std::array<std::pair<int, int>, kUnitSets> set_ranges(int units) {
     return {{{0, units}, {0, units / 2}, {units / 2, units}}};
 }
 
 MetricBand metric_band(const UnitValues& values, const std::vector<char>& tested,
-                       const Resamples* draws, int first, int last, BandMethod method, int threads) {
+                       const Resamples* draws, int first, int last, BandMethod method,
+                       int threads) {
     MetricBand band;
     band.moments = point_moments(values, first, last);
     if (method == BandMethod::bootstrap)

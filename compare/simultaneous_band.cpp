@@ -78,14 +78,15 @@ std::vector<int> tested_columns(const PointMoments& m, const std::vector<char>& 
 
 // The block's deviations x_up − m̂_p and their squares, [U_sel, width] row-major each.
 void centred_block(const UnitValues& values, const PointMoments& m, const std::vector<int>& columns,
-                   std::size_t begin, int width, int first, int last, std::vector<double>& deviations,
-                   std::vector<double>& squares) {
+                   std::size_t begin, int width, int first, int last,
+                   std::vector<double>& deviations, std::vector<double>& squares) {
     const int units = last - first;
     deviations.resize(static_cast<std::size_t>(units) * width);
     squares.resize(deviations.size());
     // Unit by unit, so each unit's row of values is read in order.
     for (int u = 0; u < units; ++u) {
-        const double* row = values.values.data() + static_cast<std::size_t>(first + u) * values.points;
+        const double* row =
+            values.values.data() + static_cast<std::size_t>(first + u) * values.points;
         double* out = deviations.data() + static_cast<std::size_t>(u) * width;
         double* out2 = squares.data() + static_cast<std::size_t>(u) * width;
         for (int j = 0; j < width; ++j) {
@@ -203,7 +204,7 @@ CriticalValues bootstrap_critical_values(const UnitValues& values, const PointMo
     std::vector<double> highest(B, -HUGE_VAL), lowest(B, HUGE_VAL);
 #pragma omp parallel num_threads(thread_count)
     {
-        std::vector<double> deviations, squares, sums, sum_squares, pseudo;
+        std::vector<double> deviations, squares, sums, sum_squares, pseudo, q_row(kColumnBlock);
         std::vector<double> local_high(B, -HUGE_VAL), local_low(B, HUGE_VAL);
 #pragma omp for schedule(dynamic, 1)
         for (int block = 0; block < blocks; ++block) {
@@ -216,18 +217,22 @@ CriticalValues bootstrap_critical_values(const UnitValues& values, const PointMo
                 pseudo[j] = moments.pseudo[columns[begin + j]];
             sums.resize(static_cast<std::size_t>(B) * width);
             sum_squares.resize(sums.size());
-            for (auto [in, out] : {std::pair{&deviations, &sums}, std::pair{&squares, &sum_squares}})
+            for (auto [in, out] :
+                 {std::pair{&deviations, &sums}, std::pair{&squares, &sum_squares}})
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, width, units, 1.0,
                             draws.counts().data(), units, in->data(), width, 0.0, out->data(),
                             width);
             for (int b = 0; b < B; ++b) {
                 const std::size_t row = static_cast<std::size_t>(b) * width;
+                // Into a row first, then reduced: the divisions vectorise once no maximum is
+                // carried through their loop.
+                for (int j = 0; j < width; ++j)
+                    q_row[j] =
+                        signed_square_t(sums[row + j], sum_squares[row + j], units, pseudo[j]);
                 double high = local_high[b], low = local_low[b];
                 for (int j = 0; j < width; ++j) {
-                    const double q = signed_square_t(sums[row + j], sum_squares[row + j], units,
-                                                     pseudo[j]);
-                    high = std::max(high, q);
-                    low = std::min(low, q);
+                    high = std::max(high, q_row[j]);
+                    low = std::min(low, q_row[j]);
                 }
                 local_high[b] = high;
                 local_low[b] = low;
@@ -270,7 +275,8 @@ CriticalValues bootstrap_critical_values_plain(const UnitValues& values,
             const double shift = sum / units;
             const double about = sum_squares - units * shift * shift;
             const double d = moments.pseudo[p];
-            const double t = shift / std::sqrt((std::max(0.0, about) + 2 * d * d) / (units - 1.0) / units);
+            const double t =
+                shift / std::sqrt((std::max(0.0, about) + 2 * d * d) / (units - 1.0) / units);
             high = std::max(high, t);
             low = std::min(low, t);
         }
@@ -301,9 +307,9 @@ std::vector<char> holm_rejections(const std::vector<double>& t, const std::vecto
     std::vector<char> rejected(t.size(), 0);
     for (std::size_t i = 0; i < order.size(); ++i) {
         const double statistic = order[i].first;
-        const double p_value =
-            std::isinf(statistic) ? (statistic > 0 ? 0.0 : 1.0)
-                                  : boost::math::cdf(boost::math::complement(student, statistic));
+        const double p_value = std::isinf(statistic)
+                                   ? (statistic > 0 ? 0.0 : 1.0)
+                                   : boost::math::cdf(boost::math::complement(student, statistic));
         if (p_value > family_error / static_cast<double>(m - i)) break;
         rejected[order[i].second] = 1;
     }

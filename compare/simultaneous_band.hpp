@@ -20,9 +20,9 @@ inline constexpr double kFamilyError = 0.05;
 
 enum class BandMethod {
     bootstrap,  // at least kBootstrapMinimumUnits units: the bootstrap-t (Resamples)
-    holm,                  // 2 .. kBootstrapMinimumUnits − 1 units: Student-t p-values, Holm
-    exact,                 // no sampling error (d = ∞): a point is falsified when beyond at all
-    none,                  // fewer than 2 units: no interval, nothing can be falsified by data
+    holm,       // 2 .. kBootstrapMinimumUnits − 1 units: Student-t p-values, Holm
+    exact,      // no sampling error (d = ∞): a point is falsified when beyond at all
+    none,       // fewer than 2 units: no interval, nothing can be falsified by data
 };
 const char* to_string(BandMethod method);  // "bootstrap-t" | "holm" | "exact" | "none"
 // The method for `units` sampled units.

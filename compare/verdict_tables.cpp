@@ -147,19 +147,20 @@ void append_verdict_rows(std::ostream& out, const std::string& prefix, theory::B
             << v.at_judged.falsified_points << ',' << v.at_judged.contradicted_points << ','
             << (v.worst.point >= 0 ? std::to_string(v.worst.N) : "") << ','
             << (v.worst.layer >= 0 ? std::to_string(v.worst.layer) : "") << ','
-            << (v.worst.head >= 0 ? std::to_string(v.worst.head) : "") << ','
-            << field(v.worst.z) << ',' << field(v.worst.excess) << ','
-            << field(v.at_judged.critical) << ',' << to_string(v.band_method) << ',' << v.units
-            << ',' << (v.contradiction_set.empty() ? std::string() : kappa_set_text(v.contradiction_set))
-            << ',' << v.contradicted_most << ',' << v.persistent.size() << ',' << size_field(v.persistent_sizes) << ','
-            << v.points << ',' << v.convention_points << ',' << v.identity_points << ','
-            << v.informative_points << ',' << format_double(v.informative_fraction) << ','
-            << int(v.informative) << ',' << size_field(v.informative_sizes) << ','
-            << v.at_limit_points << ',' << v.n_only_points << ',' << field(share) << ','
-            << int(v.kappa_free) << ',' << int(v.nearly_kappa_free) << ','
-            << format_double(v.largest_move) << ',' << v.points_moving << ','
-            << field(v.kappa_edge_first_half) << ',' << (v.split ? std::to_string(int(v.first_half_empty)) : "")
-            << ',' << (v.split ? std::to_string(int(v.falsified_on_second_half)) : "") << ','
+            << (v.worst.head >= 0 ? std::to_string(v.worst.head) : "") << ',' << field(v.worst.z)
+            << ',' << field(v.worst.excess) << ',' << field(v.at_judged.critical) << ','
+            << to_string(v.band_method) << ',' << v.units << ','
+            << (v.contradiction_set.empty() ? std::string() : kappa_set_text(v.contradiction_set))
+            << ',' << v.contradicted_most << ',' << v.persistent.size() << ','
+            << size_field(v.persistent_sizes) << ',' << v.points << ',' << v.convention_points
+            << ',' << v.identity_points << ',' << v.informative_points << ','
+            << format_double(v.informative_fraction) << ',' << int(v.informative) << ','
+            << size_field(v.informative_sizes) << ',' << v.at_limit_points << ',' << v.n_only_points
+            << ',' << field(share) << ',' << int(v.kappa_free) << ',' << int(v.nearly_kappa_free)
+            << ',' << format_double(v.largest_move) << ',' << v.points_moving << ','
+            << field(v.kappa_edge_first_half) << ','
+            << (v.split ? std::to_string(int(v.first_half_empty)) : "") << ','
+            << (v.split ? std::to_string(int(v.falsified_on_second_half)) : "") << ','
             << field(v.gap_on_second_half) << ','
             << (v.replicates >= 0 ? std::to_string(v.replicates) : "") << ','
             << field(v.at_judged.mean_width);
@@ -219,15 +220,17 @@ nlohmann::json verdict_json(const KappaScan& scan, const std::string& rows_rule_
             {"kappa_given", v.kappa_given},
             {"falsified_at_judged", v.at_judged.falsified_points},
             {"contradicted_at_judged", v.at_judged.contradicted_points},
-            {"worst", {{"N", v.worst.point >= 0 ? nlohmann::json(v.worst.N) : nlohmann::json(nullptr)},
-                       {"layer", v.worst.layer >= 0 ? nlohmann::json(v.worst.layer) : nlohmann::json(nullptr)},
-                       {"head", v.worst.head >= 0 ? nlohmann::json(v.worst.head) : nlohmann::json(nullptr)},
-                       {"z", optional_number(v.worst.z)},
-                       {"excess", optional_number(v.worst.excess)}}},
+            {"worst",
+             {{"N", v.worst.point >= 0 ? nlohmann::json(v.worst.N) : nlohmann::json(nullptr)},
+              {"layer",
+               v.worst.layer >= 0 ? nlohmann::json(v.worst.layer) : nlohmann::json(nullptr)},
+              {"head", v.worst.head >= 0 ? nlohmann::json(v.worst.head) : nlohmann::json(nullptr)},
+              {"z", optional_number(v.worst.z)},
+              {"excess", optional_number(v.worst.excess)}}},
             {"critical_value", optional_number(v.at_judged.critical)},
-            {"contradiction_set",
-             v.contradiction_set.empty() ? nlohmann::json(nullptr)
-                                         : nlohmann::json(kappa_set_text(v.contradiction_set))},
+            {"contradiction_set", v.contradiction_set.empty()
+                                      ? nlohmann::json(nullptr)
+                                      : nlohmann::json(kappa_set_text(v.contradiction_set))},
             {"contradicted_most", v.contradicted_most},
             {"persistent_points", v.persistent.size()},
             {"persistent_N", size_list(v.persistent_sizes)},
@@ -249,8 +252,8 @@ nlohmann::json verdict_json(const KappaScan& scan, const std::string& rows_rule_
               {"first_half_empty", v.first_half_empty},
               {"falsified_on_second_half", v.falsified_on_second_half},
               {"gap_on_second_half", optional_number(v.gap_on_second_half)},
-              {"replicates", v.replicates >= 0 ? nlohmann::json(v.replicates == 1)
-                                                : nlohmann::json(nullptr)}}},
+              {"replicates",
+               v.replicates >= 0 ? nlohmann::json(v.replicates == 1) : nlohmann::json(nullptr)}}},
             {"mean_width", optional_number(v.at_judged.mean_width)},
             {"mean_gap_by_regime", gaps},
             {"points_by_regime", counts},

@@ -44,8 +44,8 @@ Truth long_run_truth(const TrialEngine& engine, const CalibrationSettings& s, st
     }
     Truth t;
     for (const SizeSums& z : total) {
-        for (auto [m, mean, sd] : {std::tuple{&z.precision, &t.P, &t.P_sd},
-                                   std::tuple{&z.recall, &t.R, &t.R_sd}}) {
+        for (auto [m, mean, sd] :
+             {std::tuple{&z.precision, &t.P, &t.P_sd}, std::tuple{&z.recall, &t.R, &t.R_sd}}) {
             const Estimate e = estimate(*m);
             mean->push_back(e.mean);
             sd->push_back(e.se * std::sqrt(static_cast<double>(e.count) / s.trials));
@@ -57,7 +57,8 @@ Truth long_run_truth(const TrialEngine& engine, const CalibrationSettings& s, st
 // The false bounds' window of one metric: the ⌈M/10⌉ consecutive tested points (M of them)
 // centred on the one whose mean varies most between runs, so that δ standard errors are a shift
 // the band can see and not one below its pseudo-units' floor.
-std::vector<std::size_t> shift_window(const std::vector<char>& tested, const std::vector<double>& sd) {
+std::vector<std::size_t> shift_window(const std::vector<char>& tested,
+                                      const std::vector<double>& sd) {
     std::vector<std::size_t> candidates;
     for (std::size_t p = 0; p < tested.size(); ++p)
         if (tested[p]) candidates.push_back(p);
@@ -67,8 +68,8 @@ std::vector<std::size_t> shift_window(const std::vector<char>& tested, const std
         if (sd[candidates[i]] > sd[candidates[peak]]) peak = i;
     if (!(sd[candidates[peak]] > 0)) return {};
     const std::size_t width = (candidates.size() + 9) / 10;
-    const std::size_t first = std::min(peak >= width / 2 ? peak - width / 2 : 0,
-                                       candidates.size() - width);
+    const std::size_t first =
+        std::min(peak >= width / 2 ? peak - width / 2 : 0, candidates.size() - width);
     return {candidates.begin() + first, candidates.begin() + first + width};
 }
 
@@ -190,8 +191,8 @@ CalibrationResult calibrate_verdict(const PointSetup& setup, const CalibrationSe
                                                 static_cast<int>(s.trials));
         const std::int64_t first = offset + static_cast<std::int64_t>(r) * s.trials;
         const SimulationSums run = engine.run(first, first + s.trials, s.threads);
-        const auto bands = run_bands(run, sizes, static_cast<int>(setup.head.alpha.size()),
-                                     tested, draws.get(), s);
+        const auto bands = run_bands(run, sizes, static_cast<int>(setup.head.alpha.size()), tested,
+                                     draws.get(), s);
         for (std::size_t c = 0; c < shifts.size(); ++c) {
             const KappaTests tests = fixed_bound_tests(bands, 1.0, planted[c]);
             for (int side = 0; side < kSideCount; ++side)

@@ -20,9 +20,9 @@ inline constexpr int kCalibrationTruthFactor = 50;
 inline constexpr double kCalibrationShifts[] = {2, 4, 8};
 
 struct CalibrationSettings {
-    int runs = 200;            // R
-    std::int64_t trials = 0;   // T per run (the run's --trials)
-    std::uint64_t seed = 1;    // the run's seed; the calibration draws from a stream of its own
+    int runs = 200;           // R
+    std::int64_t trials = 0;  // T per run (the run's --trials)
+    std::uint64_t seed = 1;   // the run's seed; the calibration draws from a stream of its own
     int band_replicates = 2000;
     int threads = 0;
 };

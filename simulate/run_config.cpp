@@ -204,9 +204,9 @@ PointSetup setup_point(const RunConfig& config, const GridPoint& point, ConfigSo
     }
     if (setup.kappa) theory::check_value(theory::parameter("kappa"), *setup.kappa, parameter_label);
     if (config.band_replicates < 100 || config.band_replicates > 1000000)
-        throw InputError(label("--band-replicates", "band_replicates",
-                               std::to_string(config.band_replicates)) +
-                         ", expected 100 <= replicates <= 1000000");
+        throw InputError(
+            label("--band-replicates", "band_replicates", std::to_string(config.band_replicates)) +
+            ", expected 100 <= replicates <= 1000000");
     if (config.trials < 2 || config.trials > kMaxTrials) {
         throw InputError(label("--trials", "trials", std::to_string(config.trials)) +
                          ", expected 2 <= trials <= " + std::to_string(kMaxTrials));

@@ -1,5 +1,5 @@
 // A run folder from its exact sums and per-trial counts: the estimates, compare's verdict III at
-// every grid point (a sweep's grid points in lockstep, with their joint κ, and Table 1), the
+// every grid point (a sweep's grid points judged together, with their joint κ, and Table 1), the
 // tables and the manifest; see run.hpp.
 #include "simulate/run.hpp"
 
@@ -225,7 +225,7 @@ PointRegimes point_regimes(const PointSetup& setup) {
 }
 
 // Everything one grid point contributes, kept until every point is judged (a sweep's points
-// are judged in lockstep).
+// are judged together).
 struct EvaluatedPoint {
     GridPoint point;
     PointSetup setup;
@@ -291,7 +291,7 @@ EvaluatedPoint evaluate_point(const RunConfig& config, const GridPoint& point,
 // One variant judged at every point: per point its scan, rows and (sweeps) joint bounds.
 using Judged = std::vector<VariantEnvelope>;  // [variants]
 
-// Judges every point: in lockstep when they share their κ (given or not); a sweep over κ
+// Judges every point: together when they share their κ (given or not); a sweep over κ
 // judges each point alone (no joint set).
 Judged judge_all(const std::vector<EvaluatedPoint>& points, const RunConfig& config, int threads) {
     BandSettings band;
@@ -350,7 +350,8 @@ void append_sweep_rows(std::ostream& out, const EvaluatedPoint& p, const Judged&
             for (double x : {b.precision_lower, b.precision_upper, b.recall_lower, b.recall_upper})
                 out << ',' << format_double(x);
             for (int side = 0; side < kSideCount; ++side)
-                out << ',' << field(v.joint_bounds.empty() ? std::nan("") : v.joint_bounds[g][side][i]);
+                out << ','
+                    << field(v.joint_bounds.empty() ? std::nan("") : v.joint_bounds[g][side][i]);
             out << '\n';
         }
     }
@@ -488,7 +489,8 @@ nlohmann::json write_run(const std::string& dir, const RunConfig& config,
     const auto bounds_start = Clock::now();
     std::vector<EvaluatedPoint> points;
     for (const GridPoint& point : grid_points(config))
-        points.push_back(evaluate_point(config, point, sums.at(static_cast<std::size_t>(point.index))));
+        points.push_back(
+            evaluate_point(config, point, sums.at(static_cast<std::size_t>(point.index))));
     const Judged judged = judge_all(points, config, threads);
     nlohmann::json points_json = nlohmann::json::array();
     for (std::size_t g = 0; g < points.size(); ++g)

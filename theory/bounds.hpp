@@ -173,7 +173,7 @@ class BoundTerms {
     struct PerSize {
         int N = 0;
         int n_out = 0;
-        bool trivial = false;  // N = n, or I_N∖{0} empty: every bound is 1
+        bool trivial = false;         // N = n, or I_N∖{0} empty: every bound is 1
         bool identity_upper = false;  // N = 1 in `corrected`: both upper bounds are 1
         bool sink_selected = false;
         double delta = 0, delta0 = 0, scale = 0;

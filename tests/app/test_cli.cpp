@@ -538,11 +538,10 @@ TEST(CliSimulate, VerdictKappaSetAndEdgeColumnsFollowTheScan) {
     const auto scan = parse_csv(slurp(out / "kappa_scan.csv"));
     const auto verdict = parse_csv(slurp(out / "verdict.csv"));
     const auto bounds = parse_csv(slurp(out / "bounds.csv"));
-    ASSERT_EQ(scan[0], (std::vector<std::string>{"grid", "variant", "metric", "side", "kappa",
-                                                 "consistent", "falsified_points",
-                                                 "contradicted_points", "max_z", "worst_N",
-                                                 "critical_value", "critical_rule", "mean_gap",
-                                                 "mean_width"}));
+    ASSERT_EQ(scan[0], (std::vector<std::string>{
+                           "grid", "variant", "metric", "side", "kappa", "consistent",
+                           "falsified_points", "contradicted_points", "max_z", "worst_N",
+                           "critical_value", "critical_rule", "mean_gap", "mean_width"}));
     ASSERT_EQ(verdict.size(), 1u + 16u);
     auto column = [](const std::vector<std::string>& header, const std::string& name) {
         const auto it = std::find(header.begin(), header.end(), name);

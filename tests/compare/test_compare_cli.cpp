@@ -22,8 +22,8 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
-#include "common/safetensors.hpp"
 #include "common/run_schema.hpp"
+#include "common/safetensors.hpp"
 #include "compare/emp_run.hpp"
 #include "compare/length_summary.hpp"
 #include "tests/support/sensitivity_reference.hpp"

@@ -24,7 +24,8 @@ theory::HeadModel head_model(double beta, double rho0) {
     m.cosine.resize(kTokens, kTokens);
     for (int j = 0; j < kTokens; ++j)
         for (int k = 0; k < kTokens; ++k)
-            m.cosine(j, k) = j == k ? 1.0 : (j == 0 || k == 0 ? rho0 : std::exp(-beta * std::abs(j - k)));
+            m.cosine(j, k) =
+                j == k ? 1.0 : (j == 0 || k == 0 ? rho0 : std::exp(-beta * std::abs(j - k)));
     return m;
 }
 
@@ -75,7 +76,8 @@ ScanPoints points_for() {
 }
 
 // Plain: document u's bound of every point at κ through bounds_reference, N by N.
-std::array<std::vector<double>, 4> plain_bounds(const DocumentSampleInputs& in, int u, double kappa) {
+std::array<std::vector<double>, 4> plain_bounds(const DocumentSampleInputs& in, int u,
+                                                double kappa) {
     std::array<std::vector<double>, 4> out;
     for (int h = 0; h < kHeads; ++h) {
         theory::HeadModel m = in.heads[h];
@@ -133,13 +135,14 @@ TEST(DocumentBoundSample, ExcessAndErrorAreThoseOfThePerDocumentDifference) {
                 const double w = x.width_at(p);  // the pseudo-units of point_moments
                 const double se = std::sqrt((squares + 2 * w * w) / (U - 1) / U);
                 const SideTest& s = t.sets[all_units].sides[side];
-                largest = std::max({largest, std::fabs(s.excess[p] - mean),
-                                    std::fabs(s.se[p] - se), std::fabs(s.bound[p] - mean_bound)});
+                largest = std::max({largest, std::fabs(s.excess[p] - mean), std::fabs(s.se[p] - se),
+                                    std::fabs(s.bound[p] - mean_bound)});
             }
             const std::vector<char> tested = tested_points(points_for().facts);
             const Resamples g(5, 300, U);
-            const double c = bootstrap_critical_values_plain(y, point_moments(y), tested, g, 0, U, 0.05)
-                                 .upper_side;
+            const double c =
+                bootstrap_critical_values_plain(y, point_moments(y), tested, g, 0, U, 0.05)
+                    .upper_side;
             largest = std::max(largest, std::fabs(t.sets[all_units].sides[side].critical - c));
             EXPECT_EQ(t.sets[second_half].method, BandMethod::holm);  // 20 < 30 documents
         }
@@ -169,8 +172,8 @@ TEST(DocumentBoundSample, TheMeanOfDocumentBoundsIsNotTheBoundOfTheMeanProfile) 
     double largest = 0;
     for (int side = 0; side < 4; ++side)
         for (int p = 0; p < in->P.points; ++p)
-            largest = std::max(largest, std::fabs(of_mean[side][p] -
-                                                  t.sets[all_units].sides[side].bound[p]));
+            largest = std::max(
+                largest, std::fabs(of_mean[side][p] - t.sets[all_units].sides[side].bound[p]));
     std::printf("mean of document bounds vs bound of the mean profile differ by up to %.3g\n",
                 largest);
     EXPECT_GT(largest, 1e-4);

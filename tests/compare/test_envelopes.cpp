@@ -103,12 +103,15 @@ ModelInput model_of(const std::vector<HeadInput>& heads, int documents, double j
     for (int u = 0; u < documents; ++u) {
         for (const HeadInput& h : heads)
             for (std::size_t i = 0; i < n; ++i)
-                m.alpha.push_back(h.alpha[i] * (i == 0 ? 1.0 : 1 + jitter * (2 * rng.open_uniform() - 1)));
+                m.alpha.push_back(h.alpha[i] *
+                                  (i == 0 ? 1.0 : 1 + jitter * (2 * rng.open_uniform() - 1)));
         for (const HeadInput& h : heads)
             for (std::size_t k = 0; k < S; ++k) {
                 const double floor = static_cast<double>(h.sizes[k]) / n;
-                m.P.values.push_back(std::clamp(h.P_mean[k] + jitter * (2 * rng.open_uniform() - 1), floor, 1.0));
-                m.R.values.push_back(std::clamp(h.R_mean[k] + jitter * (2 * rng.open_uniform() - 1), 0.0, 1.0));
+                m.P.values.push_back(
+                    std::clamp(h.P_mean[k] + jitter * (2 * rng.open_uniform() - 1), floor, 1.0));
+                m.R.values.push_back(
+                    std::clamp(h.R_mean[k] + jitter * (2 * rng.open_uniform() - 1), 0.0, 1.0));
             }
     }
     return m;
@@ -265,8 +268,9 @@ TEST(CompareEnvelopes, FalsifiedPointsRecountFromThePerDocumentDifferences) {
         at.d = 32;
         at.kappa = std::pow(10.0, -1 + 0.3 * h);
         head.P_mean = {0.8};
-        head.R_mean = {theory::bounds_reference(reference_model(head, CosineSource::parametric), 2, at)
-                           .recall_lower};
+        head.R_mean = {
+            theory::bounds_reference(reference_model(head, CosineSource::parametric), 2, at)
+                .recall_lower};
         heads.push_back(head);
     }
     const ModelInput model = model_of(heads, 40, 0.02);  // 40 documents: the bootstrap
@@ -332,7 +336,8 @@ TEST(CompareEnvelopes, SeveralModelsScanInLockstepAndIntersect) {
     auto heads_at = [&](double log_kappa) {
         std::vector<HeadInput> heads;
         for (int h = 0; h < 4; ++h)
-            heads.push_back(t.input(0, h, 0.8, t.recall_lower(std::pow(10.0, log_kappa + 0.1 * h))));
+            heads.push_back(
+                t.input(0, h, 0.8, t.recall_lower(std::pow(10.0, log_kappa + 0.1 * h))));
         return heads;
     };
     EnvelopeSettings settings;
@@ -347,11 +352,13 @@ TEST(CompareEnvelopes, SeveralModelsScanInLockstepAndIntersect) {
     const auto& sb = both.models[1].variants[0].scan.sides[2];
     // Model a holds R lower only up to a smaller κ than b: the intersection is a's set.
     ASSERT_FALSE(j.kappa_set.empty());
-    EXPECT_DOUBLE_EQ(j.kappa_set.back().high, std::min(sa.kappa_set.back().high, sb.kappa_set.back().high));
+    EXPECT_DOUBLE_EQ(j.kappa_set.back().high,
+                     std::min(sa.kappa_set.back().high, sb.kappa_set.back().high));
     EXPECT_EQ(j.consistent_samples, (std::vector<int>{0, 1}));
     const std::string csv = universal_kappa_csv(both);
-    EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "variant,metric,side,kappa_set,kappa_edge,gap_at_edge,models,models_consistent,state");
+    EXPECT_EQ(
+        csv.substr(0, csv.find('\n')),
+        "variant,metric,side,kappa_set,kappa_edge,gap_at_edge,models,models_consistent,state");
     // Alone, each model's scan equals its scan in the pair (the grid only gains κ in lockstep).
     const EnvelopeResult alone = evaluate_one(a, settings);
     EXPECT_EQ(alone.variants[0].scan.sides[2].state, sa.state);
@@ -371,10 +378,12 @@ TEST(CompareEnvelopes, ThreadCountDoesNotChangeResults) {
     const EnvelopeResult three = evaluate_one(model, settings);
     for (int v = 0; v < 4; ++v) {
         const KappaScan &x = one.variants[v].scan, &y = three.variants[v].scan;
-        EXPECT_TRUE(x.rows_kappa == y.rows_kappa || (std::isnan(x.rows_kappa) && std::isnan(y.rows_kappa)));
+        EXPECT_TRUE(x.rows_kappa == y.rows_kappa ||
+                    (std::isnan(x.rows_kappa) && std::isnan(y.rows_kappa)));
         for (int side = 0; side < 4; ++side) {
             EXPECT_EQ(x.sides[side].state, y.sides[side].state);
-            EXPECT_EQ(kappa_set_text(x.sides[side].kappa_set), kappa_set_text(y.sides[side].kappa_set));
+            EXPECT_EQ(kappa_set_text(x.sides[side].kappa_set),
+                      kappa_set_text(y.sides[side].kappa_set));
             EXPECT_EQ(x.sides[side].kappa_judged, y.sides[side].kappa_judged);
             EXPECT_EQ(x.sides[side].at_judged.critical, y.sides[side].at_judged.critical);
         }
@@ -482,8 +491,7 @@ TEST(CompareEnvelopes, ConventionPointsAreSetApartAndInformativePointsRecount) {
                     EXPECT_EQ(v.scan.points.convention[i], convention) << h << " " << N;
                     if (convention) continue;
                     const double floor = lower && P ? static_cast<double>(N) / n : 0;
-                    const bool beyond =
-                        lower ? bound[i] >= floor + 0.01 : bound[i] <= 1 - 0.01;
+                    const bool beyond = lower ? bound[i] >= floor + 0.01 : bound[i] <= 1 - 0.01;
                     const theory::MarginFlags f = theory::margin_flags(v.rows[h][k]);
                     const bool n_only =
                         lower ? f.lower_n_only() : (P ? f.xi_le0 : f.xi_le0 && bound[i] == 0.5);

@@ -97,8 +97,8 @@ TEST(Falsification, AnUpperSideHoldsOnARayOfKappaEndingWhereTheBandMeetsIt) {
     const MetricBand& band = bands[all_units].P;
     double lowest_band = -1;
     for (int p = 0; p < kPoints; ++p)
-        lowest_band = std::max(lowest_band, band.moments.mean[p] -
-                                                band.critical.upper_side * band.moments.se[p]);
+        lowest_band = std::max(
+            lowest_band, band.moments.mean[p] - band.critical.upper_side * band.moments.se[p]);
     double expected = 0;
     for (int i = 0; i <= 640; ++i) {
         const double kappa = std::pow(10.0, -8 + i * 0.025);
@@ -148,8 +148,8 @@ TEST(Falsification, ScanRowsRecountFromTheBandByAPlainLoop) {
             gap += b - m;
         }
         mismatches += falsified != row.falsified_points;
-        largest_z = std::max({largest_z, std::fabs(max_z - row.max_z),
-                              std::fabs(gap / kPoints - row.mean_gap)});
+        largest_z = std::max(
+            {largest_z, std::fabs(max_z - row.max_z), std::fabs(gap / kPoints - row.mean_gap)});
     }
     std::printf("%zu rows recounted: %d count mismatches, largest max_z/gap difference %.3g\n",
                 r.samples[0].sides[kPUpper].scan.size(), mismatches, largest_z);
@@ -188,9 +188,8 @@ TEST(Falsification, ABoundBelowTheMeasurementAtEveryKappaIsFalsifiedThereAndName
 
     // The same bound with no κ-dependence anywhere is κ-free falsified.
     const ScanResult flat = scan_kappa(
-        {fixed_bound_sample(pts, bands, bounds_from(kPoints, [](double, int p) {
-                                return p == 3 ? 0.5 : 0.9;
-                            }))},
+        {fixed_bound_sample(
+            pts, bands, bounds_from(kPoints, [](double, int p) { return p == 3 ? 0.5 : 0.9; }))},
         std::nullopt);
     EXPECT_EQ(flat.samples[0].sides[kPUpper].state, SideState::kappa_free_falsified);
 }
@@ -246,11 +245,10 @@ TEST(Falsification, ASplitWhoseHalvesDisagreeDoesNotReplicate) {
     ScanPoints pts = points_of(kPoints);
     BandSettings s;
     s.replicates = 500;
-    const Sample sample =
-        fixed_bound_sample(pts, unit_bands(P, R, tested_points(pts.facts), s),
-                           bounds_from(kPoints, [](double k, int) {
-                               return 0.6 + 1e-3 * std::log10(k);  // nearly κ-free
-                           }));
+    const Sample sample = fixed_bound_sample(
+        pts, unit_bands(P, R, tested_points(pts.facts), s), bounds_from(kPoints, [](double k, int) {
+            return 0.6 + 1e-3 * std::log10(k);  // nearly κ-free
+        }));
     const ScanResult r = scan_kappa({sample}, std::nullopt);
     const SideVerdict& v = r.samples[0].sides[kPUpper];
     EXPECT_TRUE(v.split);
@@ -263,8 +261,8 @@ TEST(Falsification, ASplitWhoseHalvesDisagreeDoesNotReplicate) {
 }
 
 TEST(Falsification, SamplesIntersectTheirSets) {
-    const Sample a = ray_sample(noisy(200, kPoints, 0.6, 0.05, 1), kPoints);   // κ ≥ ~6
-    const Sample b = ray_sample(noisy(200, kPoints, 0.7, 0.05, 2), kPoints);   // κ ≥ ~600
+    const Sample a = ray_sample(noisy(200, kPoints, 0.6, 0.05, 1), kPoints);  // κ ≥ ~6
+    const Sample b = ray_sample(noisy(200, kPoints, 0.7, 0.05, 2), kPoints);  // κ ≥ ~600
     const ScanResult r = scan_kappa({a, b}, std::nullopt);
     const JointSide& j = r.joint.sides[kPUpper];
     ASSERT_EQ(j.kappa_set.size(), 1u);
@@ -276,8 +274,9 @@ TEST(Falsification, SamplesIntersectTheirSets) {
     BandSettings s;
     s.replicates = 300;
     const Sample never = fixed_bound_sample(
-        pts, unit_bands(noisy(200, kPoints, 0.6, 0.05, 5), noisy(200, kPoints, 0.5, 0.05, 6),
-                        tested_points(pts.facts), s),
+        pts,
+        unit_bands(noisy(200, kPoints, 0.6, 0.05, 5), noisy(200, kPoints, 0.5, 0.05, 6),
+                   tested_points(pts.facts), s),
         bounds_from(kPoints, [](double k, int) { return k < 1 ? 0.9 : 0.3; }));
     const ScanResult disjoint = scan_kappa({b, never}, std::nullopt);
     EXPECT_TRUE(disjoint.joint.sides[kPUpper].kappa_set.empty());
@@ -287,10 +286,9 @@ TEST(Falsification, SamplesIntersectTheirSets) {
 TEST(Falsification, ExactValuesAreFalsifiedWhenBeyondAtAllAndNotSplit) {
     ScanPoints pts = points_of(4);
     const std::vector<double> P = {0.9, 0.8, 0.7, 0.6}, R = {0.5, 0.5, 0.5, 0.5};
-    const Sample sample =
-        fixed_bound_sample(pts, exact_bands(P, R), bounds_from(4, [](double, int p) {
-                               return p == 2 ? 0.7 - 1e-9 : 0.95;
-                           }));
+    const Sample sample = fixed_bound_sample(
+        pts, exact_bands(P, R),
+        bounds_from(4, [](double, int p) { return p == 2 ? 0.7 - 1e-9 : 0.95; }));
     EXPECT_FALSE(sample.split);
     const ScanResult r = scan_kappa({sample}, std::nullopt);
     const SideVerdict& v = r.samples[0].sides[kPUpper];
@@ -308,8 +306,8 @@ TEST(Falsification, FewUnitsUseHolmAndOneUnitIsUntestable) {
     EXPECT_EQ(r.samples[0].sides[kPUpper].band_method, BandMethod::holm);
     EXPECT_EQ(r.samples[0].sides[kPUpper].state, SideState::holds);
     EXPECT_TRUE(r.samples[0].sides[kPUpper].split);  // halves of 10 still test with Holm
-    const ScanResult one = scan_kappa({ray_sample(noisy(1, kPoints, 0.6, 0.05, 1), kPoints)},
-                                      std::nullopt);
+    const ScanResult one =
+        scan_kappa({ray_sample(noisy(1, kPoints, 0.6, 0.05, 1), kPoints)}, std::nullopt);
     EXPECT_EQ(one.samples[0].sides[kPUpper].state, SideState::untestable);
 }
 

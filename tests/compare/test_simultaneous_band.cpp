@@ -31,7 +31,8 @@ class Normals {
 };
 
 // Units whose values across points follow an AR(1) with lag-1 correlation `rho`, mean `mean`.
-UnitValues ar1_units(int units, int points, double rho, double mean, double sd, std::uint64_t seed) {
+UnitValues ar1_units(int units, int points, double rho, double mean, double sd,
+                     std::uint64_t seed) {
     Normals normal(seed);
     UnitValues v;
     v.units = units;
@@ -60,8 +61,8 @@ TEST(SimultaneousBand, MomentsMatchALongDoubleComputation) {
             squares += (v.at(u, p) - mean) * (v.at(u, p) - mean);
         // Two pseudo-units at the ends of the (unit-width) range, as point_moments adds them.
         const long double se = std::sqrt((squares + 2) / (v.units - 1) / v.units);
-        largest = std::max({largest, double(std::fabs(m.mean[p] - mean)),
-                            double(std::fabs(m.se[p] - se))});
+        largest = std::max(
+            {largest, double(std::fabs(m.mean[p] - mean)), double(std::fabs(m.se[p] - se))});
     }
     std::printf("largest difference of mean or se from long double: %.3g\n", largest);
     EXPECT_LT(largest, 1e-15);
@@ -163,8 +164,10 @@ TEST(SimultaneousBand, FastProductsEqualPlainLoopAndNaiveBootstrapForAnyThreads)
     for (auto [first, last] : {std::pair{0, 45}, std::pair{0, 22}, std::pair{22, 45}}) {
         const Resamples draws(9, 400, last - first);
         const PointMoments m = point_moments(v, first, last);
-        const CriticalValues fast = bootstrap_critical_values(v, m, tested, draws, first, last, 0.05, 1);
-        const CriticalValues two = bootstrap_critical_values(v, m, tested, draws, first, last, 0.05, 2);
+        const CriticalValues fast =
+            bootstrap_critical_values(v, m, tested, draws, first, last, 0.05, 1);
+        const CriticalValues two =
+            bootstrap_critical_values(v, m, tested, draws, first, last, 0.05, 2);
         const CriticalValues plain =
             bootstrap_critical_values_plain(v, m, tested, draws, first, last, 0.05);
         const CriticalValues naive = naive_bootstrap(v, first, last, 9, 400);
@@ -247,9 +250,10 @@ TEST(SimultaneousBand, CalibratedUnderStrongCorrelationWhereTheAllowanceIsNot) {
     const int repetitions = 400;
     const FalseAlarms f = false_alarms(repetitions, 60, 200, 0.98, 500);
     const double sampling = 2 * std::sqrt(0.05 * 0.95 / repetitions);
-    std::printf("truth on the bound, AR(1) rho 0.98, 200 points, 60 units, %d repetitions: band "
-                "falsifies in %.3f, the Binomial allowance in %.3f\n",
-                repetitions, f.band, f.allowance);
+    std::printf(
+        "truth on the bound, AR(1) rho 0.98, 200 points, 60 units, %d repetitions: band "
+        "falsifies in %.3f, the Binomial allowance in %.3f\n",
+        repetitions, f.band, f.allowance);
     EXPECT_LE(f.band, 0.05 + sampling);
     EXPECT_GE(f.band, 0.01);  // a max statistic, not a Bonferroni bound: close to the level
     EXPECT_GT(f.allowance, 0.10);

@@ -41,7 +41,8 @@ double binomial_cdf(int k, int n, double p) {
 }  // namespace
 
 TEST(Calibration, ClopperPearsonIsTheBinomialTailInversion) {
-    for (auto [k, n] : {std::pair{0, 20}, std::pair{3, 20}, std::pair{17, 200}, std::pair{200, 200}}) {
+    for (auto [k, n] :
+         {std::pair{0, 20}, std::pair{3, 20}, std::pair{17, 200}, std::pair{200, 200}}) {
         const auto [lo, hi] = clopper_pearson(k, n);
         // lo: P(X ≥ k | lo) = 0.025; hi: P(X ≤ k | hi) = 0.025.
         if (k > 0) EXPECT_NEAR(1 - binomial_cdf(k - 1, n, lo), 0.025, 1e-9) << k << "/" << n;

@@ -15,11 +15,11 @@
 #include <set>
 #include <sstream>
 
-#include "common/safetensors.hpp"
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/exact_sums.hpp"
 #include "common/format.hpp"
+#include "common/safetensors.hpp"
 #include "compare/estimate_envelopes.hpp"
 #include "compare/table1.hpp"
 #include "simulate/generator.hpp"
@@ -464,8 +464,9 @@ TEST(Envelope, JudgedBoundsAreTheReferencesAndAGivenKappaIsJudgedAlone) {
             if (std::isnan(scan.rows_kappa)) continue;
             at.kappa = scan.rows_kappa;
             const theory::BoundRow r = theory::bounds_reference(point.head, spec.sizes[s], at);
-            worst = std::max({worst, std::abs(r.precision_lower - v.rows.front()[s].precision_lower),
-                              std::abs(r.recall_upper - v.rows.front()[s].recall_upper)});
+            worst =
+                std::max({worst, std::abs(r.precision_lower - v.rows.front()[s].precision_lower),
+                          std::abs(r.recall_upper - v.rows.front()[s].recall_upper)});
         }
         // A given κ is every side's judged κ and the rows' κ.
         const auto fixed = judge_envelopes({point}, 0.37, band);
@@ -858,8 +859,8 @@ namespace {
 
 // A simulate folder's per-trial P and R, read back from per_trial.safetensors plainly.
 struct FolderTrials {
-    std::vector<int> N;                       // [S]
-    std::vector<std::vector<double>> P, R;    // [S][T]
+    std::vector<int> N;                     // [S]
+    std::vector<std::vector<double>> P, R;  // [S][T]
 };
 
 FolderTrials read_folder_trials(const std::filesystem::path& dir) {
@@ -931,8 +932,8 @@ SideAtKappa recount_at(const theory::HeadModel& head, const FolderTrials& trials
         const double excess = upper ? mean - b : b - mean;
         c.gap -= excess;
         const bool identity = N == 1;
-        c.contradicted += upper ? (b < low_limit - 1e-12 || (identity && b < 1 - 1e-12))
-                                : b > 1 + 1e-12;
+        c.contradicted +=
+            upper ? (b < low_limit - 1e-12 || (identity && b < 1 - 1e-12)) : b > 1 + 1e-12;
         if (identity) continue;
         c.falsified += excess - critical * se > 1e-12;
         c.max_z = std::max(c.max_z, excess / se);
@@ -1002,15 +1003,26 @@ TEST(Run, VerdictEqualsAPlainRecountFromTheFolder) {
         double edge = std::nan(""), edge_gap = HUGE_VAL;
         char buffer[32];
         for (std::size_t i = 0; i < kappas.size();) {
-            if (!consistent[i]) { ++i; continue; }
+            if (!consistent[i]) {
+                ++i;
+                continue;
+            }
             std::size_t j = i;
-            while (j + 1 < kappas.size() && consistent[j + 1]) ++j;
+            while (j + 1 < kappas.size() && consistent[j + 1])
+                ++j;
             std::string item;
-            auto text = [&](double x) { std::snprintf(buffer, sizeof buffer, "%.3g", x); return std::string(buffer); };
-            if (i == 0 && j + 1 == kappas.size()) item = "any";
-            else if (i == 0) item = "<=" + text(kappas[j]);
-            else if (j + 1 == kappas.size()) item = ">=" + text(kappas[i]);
-            else item = text(kappas[i]) + ".." + text(kappas[j]);
+            auto text = [&](double x) {
+                std::snprintf(buffer, sizeof buffer, "%.3g", x);
+                return std::string(buffer);
+            };
+            if (i == 0 && j + 1 == kappas.size())
+                item = "any";
+            else if (i == 0)
+                item = "<=" + text(kappas[j]);
+            else if (j + 1 == kappas.size())
+                item = ">=" + text(kappas[i]);
+            else
+                item = text(kappas[i]) + ".." + text(kappas[j]);
             set += (set.empty() ? "" : " | ") + item;
             for (std::size_t k = i; k <= j; ++k)
                 if (gaps[k] < edge_gap) edge_gap = gaps[k], edge = kappas[k];
@@ -1028,16 +1040,18 @@ TEST(Run, VerdictEqualsAPlainRecountFromTheFolder) {
         const std::string key = metric + "_" + side_name;
         int falsified = 0;
         for (std::size_t b = 0; b < bounds.rows.size(); ++b) {
-            if (bounds.text(b, "variant") != variant || bounds.text(b, "convention") == "1") continue;
+            if (bounds.text(b, "variant") != variant || bounds.text(b, "convention") == "1")
+                continue;
             falsified += bounds.text(b, "falsified_" + key) == "1";
             const std::string z = bounds.text(b, "z_" + key);
             if (z.empty()) continue;
             const int N = static_cast<int>(bounds.integer(b, "N"));
             std::size_t s = 0;
-            while (trials.N[s] != N) ++s;
+            while (trials.N[s] != N)
+                ++s;
             const bool P = metric == "P";
-            const auto [mean, se] =
-                plain_moments(P ? trials.P[s] : trials.R[s], P ? 1 - static_cast<double>(N) / n : 1);
+            const auto [mean, se] = plain_moments(P ? trials.P[s] : trials.R[s],
+                                                  P ? 1 - static_cast<double>(N) / n : 1);
             const double edge_bound = bounds.number(b, key + "_edge");
             const double excess = side_name == "upper" ? mean - edge_bound : edge_bound - mean;
             largest = std::max(largest, std::abs(excess / se - bounds.number(b, "z_" + key)));
