@@ -95,19 +95,22 @@ ModelInput model_of(const std::vector<HeadInput>& heads, int documents, double j
     m.heads = heads;
     m.documents = documents;
     SplitMix64 rng(seed);
-    const std::size_t S = heads.front().sizes.size(), n = heads.front().alpha.size();
+    // Each head's own sizes: a test may hand heads of different shapes (to be refused).
+    std::size_t points = 0;
+    for (const HeadInput& h : heads)
+        points += h.sizes.size();
     for (UnitValues* v : {&m.P, &m.R}) {
         v->units = documents;
-        v->points = static_cast<int>(heads.size() * S);
+        v->points = static_cast<int>(points);
     }
     for (int u = 0; u < documents; ++u) {
         for (const HeadInput& h : heads)
-            for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t i = 0; i < h.alpha.size(); ++i)
                 m.alpha.push_back(h.alpha[i] *
                                   (i == 0 ? 1.0 : 1 + jitter * (2 * rng.open_uniform() - 1)));
         for (const HeadInput& h : heads)
-            for (std::size_t k = 0; k < S; ++k) {
-                const double floor = static_cast<double>(h.sizes[k]) / n;
+            for (std::size_t k = 0; k < h.sizes.size(); ++k) {
+                const double floor = static_cast<double>(h.sizes[k]) / h.alpha.size();
                 m.P.values.push_back(
                     std::clamp(h.P_mean[k] + jitter * (2 * rng.open_uniform() - 1), floor, 1.0));
                 m.R.values.push_back(
