@@ -6,7 +6,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
-  build-essential cmake git pkg-config \
+  build-essential cmake git pkg-config ccache \
   libeigen3-dev libboost-math-dev libcli11-dev nlohmann-json3-dev librandom123-dev \
   libopenblas-dev libopenblas0-pthread libomp-dev \
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev \

@@ -5,28 +5,55 @@
 # parser (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JOBS="${JOBS:-$(nproc)}"
+export JOBS="${JOBS:-$(nproc)}"
 export ATTNGEO_SHARED="${ATTNGEO_SHARED:-$(cd .. && pwd)/shared}"
 export ATTNGEO_REQUIRE_CHROMIUM="${ATTNGEO_REQUIRE_CHROMIUM:-1}"
 
+# ccache where it is installed (scripts/install-deps.sh installs it); its cache lives outside
+# the clone (~/.cache/ccache), so a second CI run on the same machine rebuilds little.
+LAUNCHER=()
+if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+
+# Each stage's wall time, printed as a table when the script ends (on a failure too).
+STAGES=()
+CURRENT=""
+stage() {
+  local name="$1" start=$SECONDS
+  CURRENT="$name"
+  shift
+  "$@"
+  STAGES+=("$(printf '%-34s %5d s' "$name" $((SECONDS - start)))")
+  CURRENT=""
+}
+print_stages() {
+  local rc=$?
+  echo "---- stages (wall time) ----"
+  for row in "${STAGES[@]}"; do echo "$row"; done
+  if [ $rc -ne 0 ] && [ -n "$CURRENT" ]; then printf '%-34s failed\n' "$CURRENT"; fi
+  printf '%-34s %5d s%s\n' "total" "$SECONDS" "$([ $rc -eq 0 ] || echo "  (stopped: exit $rc)")"
+}
+trap print_stages EXIT
+
 # The Python module too (pytest through CTest); Debian's python3, whatever comes first on PATH.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DATTNGEO_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3
-cmake --build build -j"$JOBS"
-ctest --test-dir build --output-on-failure -j"$JOBS"
+stage "configure + build (Release)" bash -c 'cmake -S . -B build -DCMAKE_BUILD_TYPE=Release \
+  -DATTNGEO_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 "$@" && cmake --build build -j"$JOBS"' \
+  _ "${LAUNCHER[@]}"
+stage "ctest (every suite)" ctest --test-dir build --output-on-failure -j"$JOBS"
 
 # The branches a CPU with AVX2 never takes: the plain kernels, SSYRK's Gram matrix, std::exp in
 # the bounds, one OpenMP thread where the count is left open (common/cpu_features.hpp), extract's
 # per-head statistics included.
-ATTNGEO_PLAIN=1 ctest --test-dir build --output-on-failure -j"$JOBS" -L "theory|simulate|empirical_core"
+stage "ctest, plain twins (ATTNGEO_PLAIN=1)" env ATTNGEO_PLAIN=1 \
+  ctest --test-dir build --output-on-failure -j"$JOBS" -L "theory|simulate|empirical_core"
 
 # Every torch-free suite (theory, common, cli, simulate, compare, reports, and what else builds
 # without libtorch) under ASan + UBSan: libtorch is not instrumented, so it stays out. -O1 keeps
 # the instrumented tree fast enough for CI; per-test timeouts bound a hung case.
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" \
-  -DATTNGEO_SANITIZE=ON -DATTNGEO_WITH_TORCH=OFF -DATTNGEO_BUILD_BENCH=OFF
-cmake --build build-asan -j"$JOBS"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+stage "configure + build (ASan + UBSan)" bash -c 'cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
+  "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" -DATTNGEO_SANITIZE=ON -DATTNGEO_WITH_TORCH=OFF \
+  -DATTNGEO_BUILD_BENCH=OFF "$@" && cmake --build build-asan -j"$JOBS"' _ "${LAUNCHER[@]}"
+stage "ctest (ASan + UBSan)" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout "${ASAN_TEST_TIMEOUT:-900}"
 
 # libFuzzer targets for every parser (fuzz/, clang + ASan + UBSan), FUZZ_SECONDS each.
-bash scripts/fuzz.sh
+stage "fuzz (build + every target)" bash scripts/fuzz.sh
