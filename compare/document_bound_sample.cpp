@@ -112,11 +112,6 @@ UnitValues excess_values(const UnitValues& measured, const double* bound, bool u
     return y;
 }
 
-// The ranges of the three sets of units.
-std::array<std::pair<int, int>, kUnitSets> set_ranges(int units) {
-    return {{{0, units}, {0, units / 2}, {units / 2, units}}};
-}
-
 // The tested points with a standard error and their z, largest first.
 std::vector<std::pair<double, int>> by_z(const PointMoments& m, const std::vector<char>& tested) {
     std::vector<std::pair<double, int>> out;
@@ -171,7 +166,7 @@ std::array<SideTest, kUnitSets> side_tests(
     const std::array<std::shared_ptr<Resamples>, kUnitSets>& draws, bool exact_critical,
     int threads) {
     std::array<SideTest, kUnitSets> out;
-    const auto ranges = set_ranges(y.units);
+    const auto ranges = unit_set_ranges(y.units);
     for (int s = 0; s < kUnitSets; ++s) {
         const auto [first, last] = ranges[s];
         const PointMoments m = point_moments(y, first, last);
@@ -195,7 +190,7 @@ class DocumentEvaluator {
   public:
     DocumentEvaluator(std::shared_ptr<const DocumentSampleInputs> inputs, std::vector<char> tested)
         : in_(std::move(inputs)), tested_(std::move(tested)) {
-        const auto ranges = set_ranges(in_->documents);
+        const auto ranges = unit_set_ranges(in_->documents);
         for (int s = 0; s < kUnitSets; ++s) {
             const int units = ranges[s].second - ranges[s].first;
             if (band_method_for(units) == BandMethod::bootstrap)
@@ -228,7 +223,7 @@ class DocumentEvaluator {
     KappaTests tests_at(double kappa, const BatchBounds& bounds, int k, unsigned exact_sides) {
         KappaTests t;
         t.kappa = kappa;
-        const auto ranges = set_ranges(in_->documents);
+        const auto ranges = unit_set_ranges(in_->documents);
         for (int s = 0; s < kUnitSets; ++s) {
             t.sets[s].units = ranges[s].second - ranges[s].first;
             t.sets[s].method = band_method_for(t.sets[s].units);

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compare/simultaneous_band.hpp"
@@ -88,6 +89,10 @@ struct SideTest {
 // replication (the first ⌊U/2⌋ units, the rest).
 constexpr int kUnitSets = 3;
 enum UnitSet { all_units = 0, first_half = 1, second_half = 2 };
+// The [first, last) units of each set for U units: all, the first ⌊U/2⌋, the rest.
+inline std::array<std::pair<int, int>, kUnitSets> unit_set_ranges(int units) {
+    return {{{0, units}, {0, units / 2}, {units / 2, units}}};
+}
 struct SetTests {
     BandMethod method = BandMethod::none;
     int units = 0;

@@ -10,11 +10,6 @@
 namespace attngeo::compare {
 namespace {
 
-// The units of each set: all, the first ⌊U/2⌋, the rest.
-std::array<std::pair<int, int>, kUnitSets> set_ranges(int units) {
-    return {{{0, units}, {0, units / 2}, {units / 2, units}}};
-}
-
 MetricBand metric_band(const UnitValues& values, const std::vector<char>& tested,
                        const Resamples* draws, int first, int last, BandMethod method,
                        int threads) {
@@ -80,7 +75,7 @@ std::array<SetBands, kUnitSets> unit_bands(const UnitValues& P, const UnitValues
     if (P.units != R.units || P.points != R.points ||
         tested.size() != static_cast<std::size_t>(P.points))
         throw_domain_error("attngeo::compare::unit_bands", "P, R and tested differ in shape");
-    const auto ranges = set_ranges(P.units);
+    const auto ranges = unit_set_ranges(P.units);
     std::array<SetBands, kUnitSets> bands;
     for (int s = 0; s < kUnitSets; ++s) {
         const auto [first, last] = ranges[s];
