@@ -375,6 +375,7 @@ EnvelopeResults evaluate_envelopes(const std::vector<ModelInput>& models,
         r.name = m.name;
         r.cosines = settings.cosines;
         r.d = settings.d;
+        r.band_replicates = settings.replicates;
         r.sizes = m.heads.front().sizes;
         for (const HeadInput& h : m.heads) {
             r.layer.push_back(h.layer);
@@ -407,7 +408,7 @@ const char* regime_name(int regime) {
 nlohmann::json variant_blocks(const EnvelopeResult& r) {
     nlohmann::json blocks = nlohmann::json::object();
     for (const VariantResult& v : r.variants) {
-        nlohmann::json block = verdict_json(v.scan, v.rows_rule);
+        nlohmann::json block = verdict_json(v.scan, v.rows_rule, r.band_replicates);
         block.update({{"fraction_inside", json_number(v.fraction_inside)},
                       {"mean_width", json_number(v.mean_width)}});
         blocks[theory::to_string(v.variant)] = block;

@@ -104,8 +104,9 @@ struct EnvelopeResult {
     std::string name;
     CosineSource cosines = CosineSource::parametric;
     double d = 128;
-    std::vector<int> sizes;        // [S]
-    std::vector<int> layer, head;  // [heads] identity of each input head, in order
+    int band_replicates = kBandReplicates;  // B of the bootstrap bands it was judged with
+    std::vector<int> sizes;                 // [S]
+    std::vector<int> layer, head;           // [heads] identity of each input head, in order
     std::vector<std::vector<double>> P_mean, R_mean;  // [heads][S] measured, copied from input
     std::vector<std::vector<int>> regime;             // [heads][S] Table-2 regime 1..5, 0: none
     std::vector<VariantResult> variants;              // [4] in bound_variants() order

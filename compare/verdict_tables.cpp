@@ -202,7 +202,8 @@ std::string rows_rule(const KappaScan& scan, bool given, bool kappa_irrelevant) 
     return std::isnan(scan.rows_kappa) ? "each side at its own kappa" : "joint";
 }
 
-nlohmann::json verdict_json(const KappaScan& scan, const std::string& rows_rule_text) {
+nlohmann::json verdict_json(const KappaScan& scan, const std::string& rows_rule_text,
+                            int band_replicates) {
     nlohmann::json sides = nlohmann::json::object();
     for (int side = 0; side < kSideCount; ++side) {
         const SideVerdict& v = scan.sides[side];
@@ -264,7 +265,7 @@ nlohmann::json verdict_json(const KappaScan& scan, const std::string& rows_rule_
     return {{"band",
              {{"method", to_string(any.band_method)},
               {"units", any.units},
-              {"replicates", kBandReplicates},
+              {"replicates", band_replicates},
               {"family_error", kFamilyError}}},
             {"rows_kappa", optional_number(scan.rows_kappa)},
             {"rows_rule", rows_rule_text},

@@ -41,7 +41,8 @@ std::string rows_rule(const KappaScan& scan, bool given, bool kappa_irrelevant);
 
 // The manifest's (and kappa.json's) block of one variant: the band, the bound rows' κ and rule,
 // the information share, each side's verdict, the hypotheses and the degenerate fractions.
-nlohmann::json verdict_json(const KappaScan& scan, const std::string& rows_rule_text);
+nlohmann::json verdict_json(const KappaScan& scan, const std::string& rows_rule_text,
+                            int band_replicates);
 
 // The intersection of several samples' sets (a sweep's grid points, compare's models) per
 // variant: one block per side.

@@ -375,10 +375,11 @@ void append_bounds_rows(std::ostream& out, const Judged& judged,
 }
 
 // The manifest's "envelopes" of grid point g: per variant its verdict block.
-nlohmann::json envelopes_json(const Judged& judged, std::size_t g) {
+nlohmann::json envelopes_json(const Judged& judged, std::size_t g, int band_replicates) {
     nlohmann::json out = nlohmann::json::object();
     for (const VariantEnvelope& v : judged)
-        out[theory::to_string(v.variant)] = verdict_json(v.scans[g], v.rows_rule[g]);
+        out[theory::to_string(v.variant)] =
+            verdict_json(v.scans[g], v.rows_rule[g], band_replicates);
     return out;
 }
 
@@ -409,7 +410,7 @@ nlohmann::json write_point(RunTables& tables, const RunConfig& config, const Eva
                                  {"d", json_number(p.setup.d)},
                                  {"trials", p.trials},
                                  {"regimes", p.regimes.boundaries},
-                                 {"envelopes", envelopes_json(judged, g)}};
+                                 {"envelopes", envelopes_json(judged, g, config.band_replicates)}};
     if (!p.setup.spec.d_infinite) {
         point_json["realised"] = realised_json(s, p.setup);
         point_json["assumptions"] = realised_assumptions_json(s, p.setup.spec, p.setup.head);

@@ -1067,5 +1067,10 @@ TEST(Run, VerdictEqualsAPlainRecountFromTheFolder) {
     EXPECT_EQ(mismatches, 0);
     EXPECT_LT(largest, 1e-9);
     EXPECT_GT(states.size(), 1u);  // the tiny head is not judged the same on every side
+    // The manifest records the B the bands were drawn with, not the default.
+    const nlohmann::json manifest =
+        nlohmann::json::parse(test_support::slurp(dir / "run" / "manifest.json"));
+    for (const auto& [variant, block] : manifest.at("points").at(0).at("envelopes").items())
+        EXPECT_EQ(block.at("band").at("replicates"), 400) << variant;
     std::filesystem::remove_all(dir);
 }
