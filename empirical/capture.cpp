@@ -126,9 +126,8 @@ std::string run_generate(const GenerateRequest& r) {
         // run.c's encode prepends BOS; a model without one cannot take such a prompt.
         if (config.bos_token_id < 0)
             throw InputError(
-                "--prompt: the model has no BOS token id (no bos_token_id in its "
-                "config.json, no tokenizer.ggml.bos_token_id in its GGUF), and a "
-                "llama2.c prompt starts with BOS; pass the prompt's ids with --tokens");
+                "--prompt: the model has no BOS token id (" + missing_bos_reason(config) +
+                "), and a llama2.c prompt starts with BOS; pass the prompt's ids with --tokens");
         for (int id : tokenizer->encode(r.prompt, /*bos=*/true, /*eos=*/false))
             prompt.push_back(id);
     }

@@ -177,7 +177,8 @@ void run_extract(const ExtractRequest& request) {
     timing.load = seconds_since(start);
     const ModelConfig& config = engine->config();
     const Documents documents = load_documents(plan, config.vocab_size);
-    const RunWindows windows = cut_windows(plan, documents.ids, config.bos_token_id);
+    const RunWindows windows = cut_windows(plan, documents.ids, config.bos_token_id,
+                                            missing_bos_reason(config));
     validate_snapshot_request(snapshot_request, config.num_layers, config.num_heads,
                               plan.settings.context, static_cast<std::int64_t>(windows.all.size()));
     SnapshotCollector snapshot(snapshot_request, plan.settings.context, plan.settings.ranking);

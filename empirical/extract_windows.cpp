@@ -82,7 +82,7 @@ void seeded_shuffle(std::vector<std::vector<std::int64_t>>& documents, std::uint
 
 std::vector<std::vector<std::int64_t>> make_windows(
     const std::vector<std::vector<std::int64_t>>& documents, int context, int bos_id, BosPolicy bos,
-    int stride, std::int64_t max_docs, std::int64_t& skipped) {
+    int stride, std::int64_t max_docs, std::int64_t& skipped, const std::string& missing_bos) {
     if (context < 2) throw InputError("--context: " + std::to_string(context) + ", expected >= 2");
     if (stride < 0) throw InputError("--stride: " + std::to_string(stride) + ", expected >= 0");
     std::vector<std::vector<std::int64_t>> windows;
@@ -95,9 +95,8 @@ std::vector<std::vector<std::int64_t>> make_windows(
             bos == BosPolicy::always || (bos == BosPolicy::automatic && !starts_with_bos);
         if (add_bos && bos_id < 0)
             throw InputError(std::string("--bos ") + to_string(bos) +
-                             ": the model has no BOS token id (no bos_token_id in its "
-                             "config.json, no tokenizer.ggml.bos_token_id in its GGUF); "
-                             "pass --bos no to use the documents as they are");
+                             ": the model has no BOS token id (" + missing_bos +
+                             "); pass --bos no to use the documents as they are");
         const std::int64_t take = add_bos ? context - 1 : context;
         if (static_cast<std::int64_t>(doc.size()) < take) {
             ++skipped;

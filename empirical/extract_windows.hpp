@@ -29,10 +29,12 @@ void seeded_shuffle(std::vector<std::vector<std::int64_t>>& documents, std::uint
 // document starts with it; a document that starts with BOS and has exactly `context` ids is one
 // window as given), skipping documents that are too short; stride > 0 takes more windows per
 // document, this many tokens apart; max_docs > 0 stops after that many used documents.
-// bos_id < 0 (the model has none): InputError naming --bos as soon as a window needs one.
+// bos_id < 0 (the model has none): InputError naming --bos and `missing_bos` (why there is
+// none) as soon as a window needs one.
 // Returns the windows and sets `skipped`.
 std::vector<std::vector<std::int64_t>> make_windows(
     const std::vector<std::vector<std::int64_t>>& documents, int context, int bos_id, BosPolicy bos,
-    int stride, std::int64_t max_docs, std::int64_t& skipped);
+    int stride, std::int64_t max_docs, std::int64_t& skipped,
+    const std::string& missing_bos = "no bos_token_id in its config.json");
 
 }  // namespace attngeo::empirical

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <type_traits>
 
@@ -18,29 +19,42 @@ namespace {
 struct Reader {
     const nlohmann::json& j;
     const std::string& path;
-    template <class T>
-    T required(const char* key) const {
-        if (!j.contains(key) || j.at(key).is_null()) {
-            throw InputError("'" + path + "': missing field '" + key + "'");
+    // The value of `key` ("a.b": key b of the object a), nullptr when missing or null.
+    const nlohmann::json* find(const std::string& key) const {
+        const nlohmann::json* at = &j;
+        std::size_t begin = 0;
+        while (true) {
+            const std::size_t dot = key.find('.', begin);
+            const std::string part = key.substr(begin, dot - begin);
+            if (!at->is_object() || !at->contains(part)) return nullptr;
+            at = &at->at(part);
+            if (dot == std::string::npos) break;
+            begin = dot + 1;
         }
-        return convert<T>(key);
+        return at->is_null() ? nullptr : at;
     }
     template <class T>
-    T optional(const char* key, T fallback) const {
-        if (!j.contains(key) || j.at(key).is_null()) return fallback;
-        return convert<T>(key);
+    T required(const std::string& key) const {
+        const nlohmann::json* value = find(key);
+        if (!value) throw InputError("'" + path + "': missing field '" + key + "'");
+        return convert<T>(*value, key);
+    }
+    template <class T>
+    T optional(const std::string& key, T fallback) const {
+        const nlohmann::json* value = find(key);
+        return value ? convert<T>(*value, key) : fallback;
     }
 
   private:
     // Integers go through json_integer: a float such as 1.4e59 in an int field is a type
     // error, never an out-of-range conversion.
     template <class T>
-    T convert(const char* key) const {
+    T convert(const nlohmann::json& value, const std::string& key) const {
         try {
             if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-                return json_integer<T>(j.at(key));
+                return json_integer<T>(value);
             else
-                return j.at(key).get<T>();
+                return value.get<T>();
         } catch (const std::exception&) {
             throw InputError("'" + path + "': field '" + key + "' has the wrong type");
         }
@@ -77,24 +91,29 @@ void store_number(const ConfigKey& key, double x, ModelConfig& c) {
 }
 
 // rope_scaling: {"type" (or "rope_type"): "linear", "factor": x}; its factor is the number.
-double linear_factor(const nlohmann::json& scaling, const ConfigKey& key, const std::string& path) {
+// "default" (transformers 5's rope_parameters when no scaling is asked) is factor 1.
+double linear_factor(const nlohmann::json& scaling, const ConfigKey& key, const std::string& name,
+                     const std::string& path) {
     if (!scaling.is_object())
-        throw InputError("'" + path + "': " + key.name + " = " + scaling.dump() +
+        throw InputError("'" + path + "': " + name + " = " + scaling.dump() +
                          ", expected null or an object {\"type\": \"linear\", \"factor\": x}");
-    const std::string kind = scaling.value("type", scaling.value("rope_type", std::string("?")));
+    // transformers 5's rope_parameters may state only θ: no scaling.
+    const std::string unstated = name == "rope_parameters" ? "default" : "?";
+    const std::string kind = scaling.value("type", scaling.value("rope_type", unstated));
+    if (kind == "default") return 1;
     if (kind != "linear")
-        throw InputError("'" + path + "': " + key.name + " type '" + kind +
-                         "' is not supported (absent or linear)");
+        throw InputError("'" + path + "': " + name + " type '" + kind +
+                         "' is not supported (absent, default or linear)");
     const nlohmann::json factor = scaling.value("factor", nlohmann::json(1.0));
     if (!factor.is_number())
-        throw InputError("'" + path + "': " + key.name + ".factor has the wrong type");
+        throw InputError("'" + path + "': " + name + ".factor has the wrong type");
     const double x = factor.get<double>();
-    check_number(key, x, key.name + ".factor = " + format_double(x), path);
+    check_number(key, x, name + ".factor = " + format_double(x), path);
     return x;
 }
 
 void read_text(const Reader& r, const ConfigKey& key, const std::string& name, ModelConfig& c) {
-    std::string text = name.empty() ? key.fallback_text : r.required<std::string>(name.c_str());
+    std::string text = name.empty() ? key.fallback_text : r.required<std::string>(name);
     for (const auto& [from, to] : key.read_as)
         if (text == from) text = to;
     if (std::find(key.choices.begin(), key.choices.end(), text) == key.choices.end()) {
@@ -117,23 +136,27 @@ void read_missing(const Reader& r, const ConfigKey& key, ModelConfig& c) {
     store_number(key, x, c);
 }
 
+// The key a row is read from: its name, else the first alias present; "" when none is (or the
+// row is fixed).
+std::string present_name(const Reader& r, const ConfigKey& key) {
+    if (key.fixed) return "";
+    if (r.find(key.name)) return key.name;
+    for (const std::string& alias : key.aliases)
+        if (r.find(alias)) return alias;
+    return "";
+}
+
 // One row of the family's table: read, checked against its range, stored.
 void read_key(const Reader& r, const ConfigKey& key, ModelConfig& c) {
-    const auto present = [&](const std::string& name) {
-        return !name.empty() && r.j.contains(name) && !r.j.at(name).is_null();
-    };
-    const std::string name = key.fixed            ? ""
-                             : present(key.name)  ? key.name
-                             : present(key.alias) ? key.alias
-                                                  : "";
+    const std::string name = present_name(r, key);
     if (name.empty()) return read_missing(r, key, c);
-    const char* k = name.c_str();
+    const std::string& k = name;
     switch (key.value) {
         case ConfigValue::absent:
             throw InputError("'" + r.path + "': " + name + " is not supported for " + c.family +
                              " (expected it absent or null)");
         case ConfigValue::linear_rope_scaling:
-            return store_number(key, linear_factor(r.j.at(name), key, r.path), c);
+            return store_number(key, linear_factor(*r.find(name), key, name, r.path), c);
         case ConfigValue::text:
             return read_text(r, key, name, c);
         case ConfigValue::flag: {
@@ -156,14 +179,22 @@ void read_key(const Reader& r, const ConfigKey& key, ModelConfig& c) {
     }
 }
 
-// A special token id every family may state: within the vocabulary, -1 when missing or null.
-int token_id(const Reader& r, const char* key, int vocab_size) {
-    const int id = r.optional<int>(key, -1);
-    if (r.j.contains(key) && !r.j.at(key).is_null() && (id < 0 || id >= vocab_size))
-        throw InputError("'" + r.path + "': " + key + " = " + std::to_string(id) +
-                         ", expected 0 <= " + key +
-                         " < vocab_size = " + std::to_string(vocab_size));
-    return id;
+// A special token id every family may state: -1 when missing, null, or not an id of the
+// vocabulary (`note` then says so). transformers accepts any value here (GPT2Config keeps its
+// default 50256 at every vocab_size; some configs list several), so only a caller that needs the
+// token refuses the model.
+int token_id(const Reader& r, const char* key, int vocab_size, std::string* note) {
+    const nlohmann::json* found = r.find(key);
+    if (!found) return -1;
+    const nlohmann::json& value = *found;
+    if (value.is_number_integer()) {
+        const std::int64_t id = value.get<std::int64_t>();
+        if (id >= 0 && id < vocab_size) return static_cast<int>(id);
+    }
+    if (note)
+        *note = "'" + r.path + "' states " + key + " = " + value.dump() +
+                ", not an id below vocab_size = " + std::to_string(vocab_size);
+    return -1;
 }
 
 // The name a family's table gives `field` (GPT-2: n_head for num_heads).
@@ -225,13 +256,16 @@ ModelConfig parse_hf_config(const nlohmann::json& j, const std::string& path) {
     c.family = type;
     for (const ConfigKey& key : family->config)
         read_key(r, key, c);
-    c.bos_token_id = token_id(r, "bos_token_id", c.vocab_size);
-    // A list of end ids (newer configs) is not an error: attngeo only needs one to report.
-    c.eos_token_id = j.contains("eos_token_id") && j.at("eos_token_id").is_number_integer()
-                         ? token_id(r, "eos_token_id", c.vocab_size)
-                         : -1;
+    c.bos_token_id = token_id(r, "bos_token_id", c.vocab_size, &c.bos_token_note);
+    // A list of end ids (newer configs) is not an error: attngeo only reports one.
+    c.eos_token_id = token_id(r, "eos_token_id", c.vocab_size, nullptr);
     check_consistent(c, *family, path);
     return c;
+}
+
+std::string missing_bos_reason(const ModelConfig& config) {
+    if (!config.bos_token_note.empty()) return config.bos_token_note;
+    return "no bos_token_id in its config.json, no tokenizer.ggml.bos_token_id in its GGUF";
 }
 
 ModelConfig read_hf_config(const std::string& path) {

@@ -27,12 +27,18 @@ struct ModelConfig {
     bool tie_word_embeddings = false;
     std::string hidden_act = "silu";  // silu | gelu_pytorch_tanh | gelu_new | gelu
     bool parallel_residual = false;   // GPT-NeoX
-    int bos_token_id = -1, eos_token_id = -1;
+    int bos_token_id = -1, eos_token_id = -1;  // -1: none the model can use
+    // Why bos_token_id is -1 although the file states one ("config.json's bos_token_id = 50256
+    // lies outside vocab_size = 256"): transformers loads such a config, so it is an error only
+    // where attngeo needs the token (--bos, --prompt). Empty otherwise.
+    std::string bos_token_note;
 };
+// Why `config` has no BOS token, for a message: its note, or that no file states one.
+std::string missing_bos_reason(const ModelConfig& config);
 
 // What a config.json key holds. `absent`: a key the shared blocks cannot honour, accepted only
 // when missing or null; `linear_rope_scaling`: absent, null, or {"type" (or "rope_type"):
-// "linear", "factor": a number within the row's range}.
+// "default" | "linear", "factor": a number within the row's range}.
 enum class ConfigValue { integer, real, flag, text, absent, linear_rope_scaling };
 
 // One row of a family's config table: a config.json key, the ModelConfig field it fills (one
@@ -43,7 +49,9 @@ enum class ConfigValue { integer, real, flag, text, absent, linear_rope_scaling 
 struct ConfigKey {
     std::string name;    // the key in config.json (with `fixed`: only the value's label)
     bool fixed = false;  // never read from config.json: always `derive`d (GPT-2's head_dim)
-    std::string alias;   // the key read when `name` is missing ("" = none)
+    // Keys read in order when `name` is missing; "a.b" is key b of the object a (transformers 5
+    // writes rope_theta and partial_rotary_factor into rope_parameters).
+    std::vector<std::string> aliases;
     ConfigValue value = ConfigValue::integer;
     int ModelConfig::*integer = nullptr;
     double ModelConfig::*real = nullptr;

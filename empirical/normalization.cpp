@@ -162,7 +162,8 @@ void run_normalization(const NormalizationRequest& request, const std::string& s
     const double load_seconds = seconds_since(start);
     const ModelConfig& config = model.config();
     const Documents documents = load_documents(plan.base, config.vocab_size);
-    const RunWindows windows = cut_windows(plan.base, documents.ids, config.bos_token_id);
+    const RunWindows windows = cut_windows(plan.base, documents.ids, config.bos_token_id,
+                                            missing_bos_reason(config));
     nlohmann::json manifest = normalization_manifest(plan, config, documents, windows);
     NormalizationGrid grid(
         config.num_layers,

@@ -47,11 +47,11 @@ Documents load_documents(const ExtractPlan& plan, int vocab_size) {
 }
 
 RunWindows cut_windows(const ExtractPlan& plan, std::vector<std::vector<std::int64_t>> documents,
-                       int bos_id) {
+                       int bos_id, const std::string& missing_bos) {
     if (plan.seed != 0) seeded_shuffle(documents, plan.seed);
     RunWindows windows;
     windows.all = make_windows(documents, plan.settings.context, bos_id, plan.bos, plan.stride,
-                               plan.docs, windows.skipped);
+                               plan.docs, windows.skipped, missing_bos);
     if (windows.all.empty())
         throw InputError(plan.documents_flag() + "': no document has " +
                          std::to_string(plan.settings.context) + " tokens (all " +

@@ -27,8 +27,8 @@ struct RunWindows {
 };
 
 // The seeded order, make_windows and the shard's range; InputError when no document is long
-// enough for plan.settings.context.
+// enough for plan.settings.context. `missing_bos` says why bos_id < 0 (missing_bos_reason).
 RunWindows cut_windows(const ExtractPlan& plan, std::vector<std::vector<std::int64_t>> documents,
-                       int bos_id);
+                       int bos_id, const std::string& missing_bos);
 
 }  // namespace attngeo::empirical

@@ -446,7 +446,8 @@ ExtractRequest run_truncate(const TruncateRequest& request, const std::string& s
     const ModelConfig& config = model.config();
     const std::vector<TruncationCut> cuts = make_cuts(plan, config.num_layers, config.num_heads);
     const Documents documents = load_documents(plan.base, config.vocab_size);
-    const RunWindows windows = cut_windows(plan.base, documents.ids, config.bos_token_id);
+    const RunWindows windows = cut_windows(plan.base, documents.ids, config.bos_token_id,
+                                            missing_bos_reason(config));
     nlohmann::json manifest = truncate_manifest(plan, config, documents, windows, cuts);
     const std::int64_t W = windows.count;
     PerDocMeasures measures;

@@ -95,19 +95,16 @@ googletest() {
   cmake --build "$PREFIX/gtest-build" -j "$(nproc)" --target install
 }
 
+# The configure line of scripts/torch-configure.sh (the one CI's torch stage builds with), plus
+# the relocated Debian tree of the .debs.
 configure() {
   set -e
-  read -r torch_cmake abi standard < <(torch_facts)
-  local torch_path=""
-  if [ -d "$torch_cmake/Torch" ]; then torch_path="$torch_cmake;"; else
-    echo "no Torch config under $torch_cmake: CMake's own search finds libtorch"; fi
   rm -rf "$BUILD"
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DATTNGEO_BUILD_BENCH=OFF -DATTNGEO_PYTHON=OFF -DATTNGEO_CXX_STANDARD="$standard" \
-    -DCMAKE_PREFIX_PATH="${torch_path}$PREFIX/gtest;$PREFIX/usr" \
+  TORCH_CONFIGURE_PREFIX="$PREFIX/gtest;$PREFIX/usr" bash "$ROOT/scripts/torch-configure.sh" \
+    "$BUILD" "$PY" \
     -DOpenBLAS_DIR="$PREFIX/usr/lib/x86_64-linux-gnu/openblas-pthread/cmake/openblas" \
     -DICU_ROOT="$PREFIX/usr" -DZLIB_ROOT="$PREFIX/usr" \
-    -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$abi -isystem $PREFIX/usr/include" \
+    -DCMAKE_CXX_FLAGS="-isystem $PREFIX/usr/include" \
     -DCMAKE_BUILD_RPATH="$PREFIX/usr/lib/x86_64-linux-gnu;$PREFIX/usr/lib/x86_64-linux-gnu/openblas-pthread"
 }
 

@@ -16,7 +16,9 @@ JOBS="${FUZZ_JOBS:-2}"
 RUNS="${FUZZ_RUNS:-300000}"
 export ATTNGEO_SHARED="${ATTNGEO_SHARED:-$(cd .. && pwd)/shared}"
 
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+LAUNCHER=()
+if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ "${LAUNCHER[@]}" \
   -DATTNGEO_FUZZ=ON -DATTNGEO_WITH_TORCH=OFF -DATTNGEO_BUILD_TESTS=OFF -DATTNGEO_BUILD_BENCH=OFF
 cmake --build "$BUILD" -j"$JOBS" --target attngeo_fuzz
 

@@ -15,7 +15,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   gnuplot-nox \
   munge slurmctld slurmd slurm-client openmpi-bin \
   pybind11-dev python3-dev python3-numpy python3-scipy python3-pytest python3-pandas python3-torch \
-  python3-setuptools python3-pip >/dev/null
+  python3-setuptools python3-pip python3-venv >/dev/null
 # Headless Chromium renders the HTML report in its screenshot test (not needed to run attngeo).
 if [ "${ATTNGEO_WITH_CHROMIUM:-1}" = "1" ]; then
   $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null

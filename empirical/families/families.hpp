@@ -37,11 +37,13 @@ ConfigKey count_derived(const std::string& name, int ModelConfig::*field,
 // A count the family never reads: always `derive`d, `name` labels it in messages.
 ConfigKey count_fixed(const std::string& name, int ModelConfig::*field,
                       double (*derive)(const ModelConfig&), const std::string& derive_doc);
-// A finite real > 0 (epsilons, rope θ), missing: `fallback`; `alias` read when `name` is absent.
+// A finite real > 0 (epsilons, rope θ), missing: `fallback`; `aliases` read in order when
+// `name` is absent ("rope_parameters.rope_theta": a key inside an object).
 ConfigKey positive(const std::string& name, double ModelConfig::*field, double fallback,
-                   const std::string& alias = "");
+                   std::vector<std::string> aliases = {});
 // A finite real in [0, 1].
-ConfigKey fraction(const std::string& name, double ModelConfig::*field, double fallback);
+ConfigKey fraction(const std::string& name, double ModelConfig::*field, double fallback,
+                   std::vector<std::string> aliases = {});
 ConfigKey flag(const std::string& name, bool ModelConfig::*field, bool fallback);
 // A flag whose `true` the shared blocks cannot honour: accepted when false, missing or null.
 ConfigKey must_be_false(const std::string& name);
@@ -49,8 +51,9 @@ ConfigKey must_be_false(const std::string& name);
 ConfigKey must_be_absent(const std::string& name);
 // hidden_act-like text: one of the activations the shared MLP computes.
 ConfigKey activation(const std::string& name, const std::string& fallback,
-                     const std::string& alias = "");
-// rope_scaling: missing, null or linear with a factor > 0 (positions / factor).
+                     std::vector<std::string> aliases = {});
+// rope_scaling (transformers 5: rope_parameters): missing, null, "default", or linear with a
+// factor > 0 (positions / factor).
 ConfigKey linear_rope_scaling();
 
 // Derived fallbacks, named by what they compute.

@@ -14,7 +14,7 @@ const Architecture& gemma() {
             if (key.name != "hidden_act") continue;
             // GemmaConfig's hidden_activation (hidden_act in older files); Gemma 1's
             // transformers forces the tanh approximation when "gelu" is asked.
-            key = activation("hidden_activation", "gelu_pytorch_tanh", "hidden_act");
+            key = activation("hidden_activation", "gelu_pytorch_tanh", {"hidden_act"});
             key.read_as = {{"gelu", "gelu_pytorch_tanh"}};
         }
         a.norm = NormKind::rms_one_plus_weight;

@@ -44,12 +44,13 @@ std::vector<ConfigKey> config_rows() {
         count("intermediate_size", &C::intermediate_size),
         count_or("max_position_embeddings", &C::max_positions, 0, /*zero_allowed=*/true),
         positive("layer_norm_eps", &C::norm_eps, 1e-5),
-        positive("rotary_emb_base", &C::rope_theta, 10000.0, /*alias=*/"rope_theta"),
-        fraction("rotary_pct", &C::rotary_pct, 1.0),
+        positive("rotary_emb_base", &C::rope_theta, 10000.0,
+                 {"rope_theta", "rope_parameters.rope_theta"}),
+        fraction("rotary_pct", &C::rotary_pct, 1.0, {"rope_parameters.partial_rotary_factor"}),
         flag("tie_word_embeddings", &C::tie_word_embeddings, false),
         activation("hidden_act", "gelu"),
         flag("use_parallel_residual", &C::parallel_residual, true),
-        must_be_absent("rope_scaling"),
+        linear_rope_scaling(),
     };
 }
 

@@ -107,11 +107,12 @@ std::vector<ConfigKey> llama_config_rows(bool tied_by_default) {
         count("intermediate_size", &C::intermediate_size),
         count_or("max_position_embeddings", &C::max_positions, 0, /*zero_allowed=*/true),
         positive("rms_norm_eps", &C::norm_eps, 1e-6),
-        positive("rope_theta", &C::rope_theta, 10000.0),
+        positive("rope_theta", &C::rope_theta, 10000.0, {"rope_parameters.rope_theta"}),
         flag("tie_word_embeddings", &C::tie_word_embeddings, tied_by_default),
         activation("hidden_act", "silu"),
         linear_rope_scaling(),
         must_be_false("attention_bias"),
+        must_be_false("mlp_bias"),  // transformers ≥ 4.41: biases on gate/up/down
     };
 }
 

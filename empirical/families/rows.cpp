@@ -51,10 +51,10 @@ ConfigKey count_fixed(const std::string& name, int ModelConfig::*field,
 }
 
 ConfigKey positive(const std::string& name, double ModelConfig::*field, double fallback,
-                   const std::string& alias) {
+                   std::vector<std::string> aliases) {
     ConfigKey k;
     k.name = name;
-    k.alias = alias;
+    k.aliases = std::move(aliases);
     k.value = ConfigValue::real;
     k.real = field;
     k.min = 0;
@@ -63,8 +63,9 @@ ConfigKey positive(const std::string& name, double ModelConfig::*field, double f
     return k;
 }
 
-ConfigKey fraction(const std::string& name, double ModelConfig::*field, double fallback) {
-    ConfigKey k = positive(name, field, fallback);
+ConfigKey fraction(const std::string& name, double ModelConfig::*field, double fallback,
+                   std::vector<std::string> aliases) {
+    ConfigKey k = positive(name, field, fallback, std::move(aliases));
     k.min_open = false;
     k.max = 1;
     return k;
@@ -95,10 +96,10 @@ ConfigKey must_be_absent(const std::string& name) {
 }
 
 ConfigKey activation(const std::string& name, const std::string& fallback,
-                     const std::string& alias) {
+                     std::vector<std::string> aliases) {
     ConfigKey k;
     k.name = name;
-    k.alias = alias;
+    k.aliases = std::move(aliases);
     k.value = ConfigValue::text;
     k.text = &ModelConfig::hidden_act;
     k.choices = {"silu", "gelu_pytorch_tanh", "gelu_new", "gelu"};
@@ -107,7 +108,8 @@ ConfigKey activation(const std::string& name, const std::string& fallback,
 }
 
 ConfigKey linear_rope_scaling() {
-    ConfigKey k = positive("rope_scaling", &ModelConfig::rope_scaling_factor, 1);
+    ConfigKey k =
+        positive("rope_scaling", &ModelConfig::rope_scaling_factor, 1, {"rope_parameters"});
     k.value = ConfigValue::linear_rope_scaling;
     return k;
 }

@@ -213,8 +213,7 @@ TEST(CaptureCli, ConfigValuesOfTheWrongTypeNameTheFile) {
           R"("rope_scaling": {"type": "linear", "factor": "two"})", R"("num_hidden_layers": "2")",
           R"("rope_theta": "big")",
           // Floats in integer fields (fuzz finding: 1.4e59 reached an int conversion, UBSan).
-          R"("num_hidden_layers": 1.44444e59)", R"("intermediate_size": 2.5)",
-          R"("bos_token_id": -1e300)", R"("eos_token_id": 99999999999)"}) {
+          R"("num_hidden_layers": 1.44444e59)", R"("intermediate_size": 2.5)"}) {
         fs::remove_all(folder);
         fs::create_directories(folder);
         fs::create_symlink(fs::absolute(golden / "model.safetensors"),
@@ -443,6 +442,51 @@ TEST(CaptureCli, ModelWithoutBosIdIsRefusedUnlessBosNo) {
     ASSERT_EQ(generated.exit_code, 0) << generated.err;
     // Without a tokenizer each id prints as " <id>", one per step: none stops the run early.
     EXPECT_EQ(std::count(generated.out.begin(), generated.out.end(), ' '), 12) << generated.out;
+}
+
+// A GPT-2 folder as transformers 4.40 writes GPT2Config(vocab_size=256, …): bos_token_id and
+// eos_token_id keep their default 50256. capture runs it (the logits equal those of the golden
+// folder, whose ids are 1 and 2 and which the forward never reads); extract refuses --bos
+// auto|yes naming the flag and the key, and --bos no equals the golden folder's run.
+TEST(CaptureCli, Gpt2ConfigWithDefaultSpecialIdsLoads) {
+    const fs::path golden = shared_folder() / "golden" / "gpt2";
+    if (!fs::exists(golden)) GTEST_SKIP() << "shared data not found";
+    const fs::path folder = scratch() / "gpt2_default_ids";
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    fs::create_symlink(fs::absolute(golden / "model.safetensors"), folder / "model.safetensors");
+    nlohmann::json config =
+        nlohmann::json::parse(attngeo::test_support::slurp(golden / "config.json"));
+    config["bos_token_id"] = 50256;
+    config["eos_token_id"] = 50256;
+    std::ofstream(folder / "config.json") << config.dump(2);
+    std::ofstream(scratch() / "gpt2_ids.txt") << "1 5 6 7\n";
+    const std::string tokens = " --tokens " + (scratch() / "gpt2_ids.txt").string();
+    const fs::path ours = scratch() / "gpt2_default_ids.safetensors",
+                   theirs = scratch() / "gpt2_golden_ids.safetensors";
+    const CliRun r = run("capture --model " + folder.string() + tokens + " --out " + ours.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(
+        run("capture --model " + golden.string() + tokens + " --out " + theirs.string()).exit_code,
+        0);
+    // The tensors byte for byte (the header's metadata names each model folder).
+    const auto tensors = [](const fs::path& file) {
+        const std::string bytes = attngeo::test_support::slurp(file);
+        std::uint64_t header = 0;
+        std::memcpy(&header, bytes.data(), sizeof header);
+        return bytes.substr(8 + header);
+    };
+    EXPECT_EQ(tensors(ours), tensors(theirs));
+    std::ofstream(scratch() / "gpt2_docs.txt") << "5 6 7 8 9 10 11 12 13\n";
+    const CliRun refused = run("extract --model " + folder.string() + " --tokens " +
+                               (scratch() / "gpt2_docs.txt").string() +
+                               " --context 8 --max-lag 4 --quiet --bos yes --out " +
+                               (scratch() / "gpt2_never").string());
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    for (const std::string needle : {"--bos yes", "bos_token_id = 50256", "config.json"})
+        EXPECT_NE(refused.err.find(needle), std::string::npos) << needle << "\n" << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    expect_bos_refused_unless_no(folder, golden, "gpt2_");
 }
 
 // The same for a GGUF without tokenizer.ggml.bos_token_id: extract refuses --bos auto|yes
