@@ -25,8 +25,8 @@ struct ModelConfig {
     double rotary_pct = 1;           // GPT-NeoX: fraction of head_dim that is rotated
     int sliding_window = 0;          // keys per query (i − W < j ≤ i); 0 = full causal
     bool tie_word_embeddings = false;
-    std::string hidden_act = "silu";  // silu | gelu_pytorch_tanh | gelu_new | gelu
-    bool parallel_residual = false;   // GPT-NeoX
+    std::string hidden_act = "silu";           // silu | gelu_pytorch_tanh | gelu_new | gelu
+    bool parallel_residual = false;            // GPT-NeoX
     int bos_token_id = -1, eos_token_id = -1;  // -1: none the model can use
     // Why bos_token_id is -1 although the file states one ("config.json's bos_token_id = 50256
     // lies outside vocab_size = 256"): transformers loads such a config, so it is an error only

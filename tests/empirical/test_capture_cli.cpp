@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include "common/safetensors.hpp"
@@ -364,17 +365,24 @@ TEST(GenerateCli, PrintsLlama2cText) {
 
 namespace {
 
-// A copy of a golden model folder whose config.json has no bos_token_id.
-fs::path model_without_bos(const fs::path& golden) {
-    const fs::path folder = scratch() / "no_bos_model";
+// scratch()/name: a golden model folder's weights (linked) with its config.json edited by `edit`.
+fs::path golden_with_config(const fs::path& golden, const std::string& name,
+                            const std::function<void(nlohmann::json&)>& edit) {
+    const fs::path folder = scratch() / name;
     fs::remove_all(folder);
     fs::create_directories(folder);
     fs::create_symlink(fs::absolute(golden / "model.safetensors"), folder / "model.safetensors");
     nlohmann::json config =
         nlohmann::json::parse(attngeo::test_support::slurp(golden / "config.json"));
-    config.erase("bos_token_id");
+    edit(config);
     std::ofstream(folder / "config.json") << config.dump(2);
     return folder;
+}
+
+// A copy of a golden model folder whose config.json has no bos_token_id.
+fs::path model_without_bos(const fs::path& golden) {
+    return golden_with_config(golden, "no_bos_model",
+                              [](nlohmann::json& config) { config.erase("bos_token_id"); });
 }
 
 // stories260K.gguf with its BOS and EOS keys renamed in place (same length, so every offset
@@ -451,15 +459,11 @@ TEST(CaptureCli, ModelWithoutBosIdIsRefusedUnlessBosNo) {
 TEST(CaptureCli, Gpt2ConfigWithDefaultSpecialIdsLoads) {
     const fs::path golden = shared_folder() / "golden" / "gpt2";
     if (!fs::exists(golden)) GTEST_SKIP() << "shared data not found";
-    const fs::path folder = scratch() / "gpt2_default_ids";
-    fs::remove_all(folder);
-    fs::create_directories(folder);
-    fs::create_symlink(fs::absolute(golden / "model.safetensors"), folder / "model.safetensors");
-    nlohmann::json config =
-        nlohmann::json::parse(attngeo::test_support::slurp(golden / "config.json"));
-    config["bos_token_id"] = 50256;
-    config["eos_token_id"] = 50256;
-    std::ofstream(folder / "config.json") << config.dump(2);
+    const fs::path folder =
+        golden_with_config(golden, "gpt2_default_ids", [](nlohmann::json& config) {
+            config["bos_token_id"] = 50256;
+            config["eos_token_id"] = 50256;
+        });
     std::ofstream(scratch() / "gpt2_ids.txt") << "1 5 6 7\n";
     const std::string tokens = " --tokens " + (scratch() / "gpt2_ids.txt").string();
     const fs::path ours = scratch() / "gpt2_default_ids.safetensors",

@@ -179,8 +179,8 @@ TEST(FamilyConfig, ValuesOutsideTheirRangeAreInputErrorsNamingFileAndKey) {
 // names the file and the key for the caller that needs one.
 TEST(FamilyConfig, TokenIdsOutsideTheVocabularyLoadAsNone) {
     const std::string path = "/models/x/config.json";
-    const nlohmann::json cases[] = {50256, 256, -2, nlohmann::json::array({1, 2}), 1.5, -1e300,
-                                    99999999999LL};
+    const nlohmann::json cases[] = {50256, 256,    -2,           nlohmann::json::array({1, 2}),
+                                    1.5,   -1e300, 99999999999LL};
     for (const std::string family : {"gpt2", "qwen2", "llama"})
         for (const nlohmann::json& id : cases) {
             nlohmann::json j = base_config(family);

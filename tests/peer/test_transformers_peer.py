@@ -228,7 +228,6 @@ def cut_rows(weights, n, policy, renorm):
 
 def truncating_attention(n, policy, renorm):
     def attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kw):
-        modeling = sys.modules[type(module).__module__]
         groups = query.shape[1] // key.shape[1]
         key = key.repeat_interleave(groups, dim=1)
         value = value.repeat_interleave(groups, dim=1)
@@ -238,7 +237,6 @@ def truncating_attention(n, policy, renorm):
         weights = torch.softmax(scores.float(), dim=-1)
         if n is not None:
             weights = cut_rows(weights, n, policy, renorm)
-        del modeling
         return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
 
     return attention
