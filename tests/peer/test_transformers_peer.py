@@ -107,7 +107,7 @@ class ValueRecorder:
 def make_model(case, folder, seed=0):
     """The case's model, randomly initialised (larger weights than transformers' 0.02 so that
     attention is far from uniform; norms and biases perturbed so that every tensor matters),
-    saved with save_pretrained; returned in float32 (from the saved bf16 values where bf16)."""
+    saved with save_pretrained; returned as loaded back from the folder in float32."""
     torch.manual_seed(seed)
     config = getattr(transformers, case.config_class)(**{**case.sizes(), **case.options,
                                                          "initializer_range": 0.2})
@@ -121,17 +121,30 @@ def make_model(case, folder, seed=0):
         model = model.to(torch.bfloat16)
     kwargs = {"max_shard_size": case.shard} if case.shard else {}
     model.save_pretrained(folder, **kwargs)
-    return model.float()
+    # The reference is the folder as transformers loads it, in float32: model.float() would keep
+    # the rotary frequencies that .to(bfloat16) rounded (non-persistent buffers, not saved).
+    reloaded = transformers.AutoModelForCausalLM.from_pretrained(
+        folder, dtype=torch.float32, attn_implementation="eager")
+    return reloaded.eval()
 
 
 def write_ids(path, ids):
     path.write_text("".join(" ".join(str(int(t)) for t in row) + "\n" for row in ids))
 
 
+def use_attention(model, name, function):
+    """Runs the model through `function` as its attention, with eager's masks: transformers 5
+    builds the causal (and sliding-window) mask per implementation name and gives an
+    unregistered name none, so the mask function is registered under the same name."""
+    transformers.AttentionInterface.register(name, function)
+    eager_mask = transformers.masking_utils.ALL_MASK_ATTENTION_FUNCTIONS["eager"]
+    transformers.AttentionMaskInterface.register(name, eager_mask)
+    model.set_attn_implementation(name)
+
+
 def reference(model, ids):
     recorder = ValueRecorder()
-    transformers.AttentionInterface.register("attngeo_peer", recorder)
-    model.set_attn_implementation("attngeo_peer")
+    use_attention(model, "attngeo_peer", recorder)
     with torch.no_grad():
         out = model(torch.as_tensor(ids), output_attentions=True)
     model.set_attn_implementation("eager")
@@ -243,8 +256,7 @@ def truncating_attention(n, policy, renorm):
 
 
 def losses(model, ids, n, policy, renorm):
-    transformers.AttentionInterface.register("attngeo_truncated", truncating_attention(n, policy, renorm))
-    model.set_attn_implementation("attngeo_truncated")
+    use_attention(model, "attngeo_truncated", truncating_attention(n, policy, renorm))
     with torch.no_grad():
         logits = model(torch.as_tensor(ids)).logits.double()
     model.set_attn_implementation("eager")
