@@ -18,8 +18,12 @@ export ATTNGEO_SHARED="${ATTNGEO_SHARED:-$(cd .. && pwd)/shared}"
 
 LAUNCHER=()
 if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ "${LAUNCHER[@]}" \
-  -DATTNGEO_FUZZ=ON -DATTNGEO_WITH_TORCH=OFF -DATTNGEO_BUILD_TESTS=OFF -DATTNGEO_BUILD_BENCH=OFF
+# FUZZ_CONFIGURE=0 builds in a tree configured already with ATTNGEO_FUZZ=ON (CI's sanitizer
+# tree, which also holds the unit tests).
+if [ "${FUZZ_CONFIGURE:-1}" = 1 ]; then
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ "${LAUNCHER[@]}" \
+    -DATTNGEO_FUZZ=ON -DATTNGEO_WITH_TORCH=OFF -DATTNGEO_BUILD_TESTS=OFF -DATTNGEO_BUILD_BENCH=OFF
+fi
 cmake --build "$BUILD" -j"$JOBS" --target attngeo_fuzz
 
 ALL_TARGETS=$(sed -n '/^set(ATTNGEO_FUZZ_TARGETS/,/^)/p' fuzz/CMakeLists.txt | sed '1d;$d' | tr -d ' ')

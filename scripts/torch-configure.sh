@@ -11,13 +11,18 @@ shift 2
 
 # The wheel's CMake prefix, its C++ ABI, the C++ standard its headers need (20 from 2.13 on)
 # and its CUDA version ("none" for a CPU wheel).
-read -r torch_cmake abi standard torch_cuda < <("$PY" - <<'EOF'
-import torch, torch.utils
+read -r torch_cmake abi standard torch_cuda torch_lib < <("$PY" - <<'EOF'
+import os, torch, torch.utils
 v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
 print(torch.utils.cmake_prefix_path, int(torch._C._GLIBCXX_USE_CXX11_ABI),
-      20 if v >= (2, 13) else 17, torch.version.cuda or "none")
+      20 if v >= (2, 13) else 17, torch.version.cuda or "none",
+      os.path.join(os.path.dirname(torch.__file__), "lib"))
 EOF
 )
+# TorchConfig.cmake looks for c10 in the system's paths before the wheel's: where Debian's
+# libtorch is installed too it would link /usr/lib's libc10.so.1.13 beside the wheel's libtorch
+# (an internal assert at start-up), so the wheel's is named.
+torch_libs=(-Dc10_LIBRARY="$torch_lib/libc10.so")
 
 cuda_args=()
 if [ "$torch_cuda" != "none" ]; then
@@ -42,4 +47,4 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DATTNGEO_BUILD_BENCH=OFF -DATTNGEO_PYTHON=OFF -DATTNGEO_CXX_STANDARD="$standard" \
   -DCMAKE_PREFIX_PATH="$torch_cmake${TORCH_CONFIGURE_PREFIX:+;$TORCH_CONFIGURE_PREFIX}" \
-  -DATTNGEO_TORCH_ABI="$abi" "${cuda_args[@]}" "${launcher[@]}" "$@"
+  -DATTNGEO_TORCH_ABI="$abi" "${torch_libs[@]}" "${cuda_args[@]}" "${launcher[@]}" "$@"

@@ -693,7 +693,7 @@ TEST(CliSimulate, KilledSweepsResumeToTheSameBytes) {
     std::uniform_int_distribution<int> delay(run_ms / 10,
                                              std::max(run_ms / 10 + 1, run_ms * 9 / 10));
 #ifdef NDEBUG
-    constexpr int kRounds = 20;
+    constexpr int kRounds = 8;
 #else
     constexpr int kRounds = 4;  // the sanitizer build runs the CLI ~10x slower
 #endif
