@@ -27,12 +27,6 @@
 #include "compare/emp_run.hpp"
 #include "compare/length_summary.hpp"
 #include "tests/support/sensitivity_reference.hpp"
-// test_compare is built without ATTNGEO_SOURCE_DIR; shared_data.hpp needs the repository root,
-// three folders above this file (and above tests/support/shared_data.hpp).
-#ifndef ATTNGEO_SOURCE_DIR
-#define ATTNGEO_SOURCE_DIR \
-    std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().string()
-#endif
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 #include "theory/models.hpp"
@@ -475,7 +469,7 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
 // tests/python/check_csv_dtypes.py with pandas (Debian's python3-pandas), or Python's csv
 // module applying the same rules when pandas is absent. It also fails on an undocumented CSV.
 TEST(CompareCli, CsvDtypes) {
-    const fs::path source = fs::path(__FILE__).parent_path().parent_path().parent_path();
+    const fs::path source = fs::path(ATTNGEO_SOURCE_DIR);
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     if (std::system((python + " -c '' 2>/dev/null").c_str()) != 0) GTEST_SKIP() << "no python3";
     const auto dir = make_extract_folder("dtypes");
@@ -1282,7 +1276,7 @@ TEST(CompareByLength, SummariesMatchAnIndependentComputation) {
     // The new files read with the types docs/compare-outputs.md lists.
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     if (std::system((python + " -c '' 2>/dev/null").c_str()) == 0) {
-        const fs::path source = fs::path(__FILE__).parent_path().parent_path().parent_path();
+        const fs::path source = fs::path(ATTNGEO_SOURCE_DIR);
         const fs::path log = scratch() / "by_length_dtypes.log";
         const int status =
             std::system((python + " " + (source / "tests/python/check_csv_dtypes.py").string() +

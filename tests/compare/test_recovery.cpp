@@ -291,7 +291,7 @@ TEST(Recovery, ReportShowsTheRecoveryTable) {
 }
 
 TEST(Recovery, CsvDtypesOfPlantedAndRecoveryFolders) {
-    const fs::path source = fs::path(__FILE__).parent_path().parent_path().parent_path();
+    const fs::path source = fs::path(ATTNGEO_SOURCE_DIR);
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     if (std::system((python + " -c '' 2>/dev/null").c_str()) != 0) GTEST_SKIP() << "no python3";
     const PlantedRun& p = planted_run();
