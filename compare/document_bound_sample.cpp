@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "common/errors.hpp"
 #include "compare/parallel_for.hpp"
@@ -154,8 +155,17 @@ void set_critical(const UnitValues& y, const PointMoments& m, const std::vector<
                 return;
             }
         }
-    t.critical =
-        bootstrap_critical_values(y, m, tested, g, first, last, kFamilyError, threads).upper_side;
+    // Where the critical value is not reported, the replicates stop once a lower bound of it
+    // clears every point.
+    std::function<bool(double)> clears;
+    if (!exact_critical) clears = [&](double c) { return !any_beyond(m, tested, c); };
+    const UpperCritical c =
+        bootstrap_upper_critical(y, m, tested, g, first, last, kFamilyError, threads, clears);
+    if (!c.exact) {
+        t.rule = CriticalRule::below_screen;
+        return;
+    }
+    t.critical = c.value;
     t.rule = CriticalRule::computed;
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include "common/errors.hpp"
@@ -48,11 +49,15 @@ void draw_pair(std::uint64_t seed, int replicate, int units, int pair, int& even
     odd = static_cast<int>((static_cast<UInt128>(second) * static_cast<unsigned>(units)) >> 64);
 }
 
+// ⌈(1 − α)·B⌉: the rank from below of the band's quantile among B maxima.
+std::size_t quantile_rank(std::size_t B, double family_error) {
+    return static_cast<std::size_t>(std::ceil((1 - family_error) * B - 1e-9));
+}
+
 // The ⌈(1 − α)·B⌉-th smallest of `maxima`.
 double upper_quantile(std::vector<double> maxima, double family_error) {
     const std::size_t B = maxima.size();
-    const std::size_t rank = static_cast<std::size_t>(std::ceil((1 - family_error) * B - 1e-9));
-    const std::size_t k = std::min(B, std::max<std::size_t>(rank, 1)) - 1;
+    const std::size_t k = std::min(B, std::max<std::size_t>(quantile_rank(B, family_error), 1)) - 1;
     std::nth_element(maxima.begin(), maxima.begin() + static_cast<std::ptrdiff_t>(k), maxima.end());
     return maxima[k];
 }
@@ -190,39 +195,42 @@ int resampled_unit(std::uint64_t seed, int replicate, int units, int draw) {
     return draw % 2 == 0 ? even : odd;
 }
 
-CriticalValues bootstrap_critical_values(const UnitValues& values, const PointMoments& moments,
-                                         const std::vector<char>& tested, const Resamples& draws,
-                                         int first, int last, double family_error, int threads) {
-    check_range(values, moments, tested, draws, first, last);
-    const std::vector<int> columns = tested_columns(moments, tested);
-    if (columns.empty()) return {};
-    pin_blas_to_one_thread();
-    const int B = draws.replicates(), units = last - first;
+namespace {
+
+// Replicates per pass of the products: the screen looks at the maxima after each pass. Fixed,
+// so the bits do not depend on threads or on whether a screen is given.
+constexpr int kReplicateChunk = 250;
+
+// The signed squares of max_p t*_bp and max_p −t*_bp (as min) of the replicates
+// [begin, begin + rows), over the tested columns in fixed blocks on `thread_count` threads.
+void chunk_extremes(const UnitValues& values, const PointMoments& moments,
+                    const std::vector<int>& columns, const Resamples& draws, int first, int last,
+                    int begin, int rows, int thread_count, double* highest, double* lowest) {
+    const int units = last - first;
     const int blocks = static_cast<int>((columns.size() + kColumnBlock - 1) / kColumnBlock);
-    const int thread_count =
-        std::max(1, std::min(threads > 0 ? threads : omp_get_max_threads(), blocks));
-    std::vector<double> highest(B, -HUGE_VAL), lowest(B, HUGE_VAL);
+    const double* counts = draws.counts().data() + static_cast<std::size_t>(begin) * units;
+    std::fill(highest, highest + rows, -HUGE_VAL);
+    std::fill(lowest, lowest + rows, HUGE_VAL);
 #pragma omp parallel num_threads(thread_count)
     {
         std::vector<double> deviations, squares, sums, sum_squares, pseudo, q_row(kColumnBlock);
-        std::vector<double> local_high(B, -HUGE_VAL), local_low(B, HUGE_VAL);
+        std::vector<double> local_high(rows, -HUGE_VAL), local_low(rows, HUGE_VAL);
 #pragma omp for schedule(dynamic, 1)
         for (int block = 0; block < blocks; ++block) {
-            const std::size_t begin = static_cast<std::size_t>(block) * kColumnBlock;
+            const std::size_t start = static_cast<std::size_t>(block) * kColumnBlock;
             const int width =
-                static_cast<int>(std::min<std::size_t>(kColumnBlock, columns.size() - begin));
-            centred_block(values, moments, columns, begin, width, first, last, deviations, squares);
+                static_cast<int>(std::min<std::size_t>(kColumnBlock, columns.size() - start));
+            centred_block(values, moments, columns, start, width, first, last, deviations, squares);
             pseudo.resize(width);
             for (int j = 0; j < width; ++j)
-                pseudo[j] = moments.pseudo[columns[begin + j]];
-            sums.resize(static_cast<std::size_t>(B) * width);
+                pseudo[j] = moments.pseudo[columns[start + j]];
+            sums.resize(static_cast<std::size_t>(rows) * width);
             sum_squares.resize(sums.size());
             for (auto [in, out] :
                  {std::pair{&deviations, &sums}, std::pair{&squares, &sum_squares}})
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, width, units, 1.0,
-                            draws.counts().data(), units, in->data(), width, 0.0, out->data(),
-                            width);
-            for (int b = 0; b < B; ++b) {
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, width, units, 1.0,
+                            counts, units, in->data(), width, 0.0, out->data(), width);
+            for (int b = 0; b < rows; ++b) {
                 const std::size_t row = static_cast<std::size_t>(b) * width;
                 // Into a row first, then reduced: the divisions vectorise once no maximum is
                 // carried through their loop.
@@ -240,16 +248,68 @@ CriticalValues bootstrap_critical_values(const UnitValues& values, const PointMo
         }
         // Maxima are exact whatever the order they are combined in.
 #pragma omp critical
-        for (int b = 0; b < B; ++b) {
+        for (int b = 0; b < rows; ++b) {
             highest[b] = std::max(highest[b], local_high[b]);
             lowest[b] = std::min(lowest[b], local_low[b]);
         }
     }
+}
+
+// The rank-th largest (1-based) of the first `count` signed squares, as a t value.
+double largest_of_first(const std::vector<double>& squares, std::size_t count, std::size_t rank) {
+    std::vector<double> head(squares.begin(), squares.begin() + static_cast<std::ptrdiff_t>(count));
+    std::nth_element(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(rank - 1), head.end(),
+                     std::greater<>());
+    return from_signed_square(head[rank - 1]);
+}
+
+}  // namespace
+
+UpperCritical bootstrap_upper_critical(const UnitValues& values, const PointMoments& moments,
+                                       const std::vector<char>& tested, const Resamples& draws,
+                                       int first, int last, double family_error, int threads,
+                                       const std::function<bool(double)>& clears) {
+    check_range(values, moments, tested, draws, first, last);
+    const std::vector<int> columns = tested_columns(moments, tested);
+    if (columns.empty()) return {};
+    pin_blas_to_one_thread();
+    const int B = draws.replicates();
+    const int blocks = static_cast<int>((columns.size() + kColumnBlock - 1) / kColumnBlock);
+    const int thread_count =
+        std::max(1, std::min(threads > 0 ? threads : omp_get_max_threads(), blocks));
+    // c is the ⌈(1 − α)B⌉-th smallest maximum, i.e. the (B − that + 1)-th largest: once that
+    // many replicates are done, the same rank among them is a lower bound of c.
+    const std::size_t rank_from_top =
+        static_cast<std::size_t>(B) -
+        std::min<std::size_t>(B, std::max<std::size_t>(quantile_rank(B, family_error), 1)) + 1;
+    std::vector<double> highest(B), lowest(B);
+    for (int begin = 0; begin < B; begin += kReplicateChunk) {
+        const int rows = std::min(kReplicateChunk, B - begin);
+        chunk_extremes(values, moments, columns, draws, first, last, begin, rows, thread_count,
+                       highest.data() + begin, lowest.data() + begin);
+        const std::size_t done = static_cast<std::size_t>(begin + rows);
+        if (clears && done < static_cast<std::size_t>(B) && done >= rank_from_top) {
+            const double floor = largest_of_first(highest, done, rank_from_top);
+            if (clears(floor)) return {floor, false};
+        }
+    }
+    UpperCritical out;
+    out.exact = true;
     for (int b = 0; b < B; ++b) {
         highest[b] = from_signed_square(highest[b]);
         lowest[b] = -from_signed_square(lowest[b]);
     }
-    return {upper_quantile(highest, family_error), upper_quantile(lowest, family_error)};
+    out.value = upper_quantile(highest, family_error);
+    out.lower_side = upper_quantile(lowest, family_error);
+    return out;
+}
+
+CriticalValues bootstrap_critical_values(const UnitValues& values, const PointMoments& moments,
+                                         const std::vector<char>& tested, const Resamples& draws,
+                                         int first, int last, double family_error, int threads) {
+    const UpperCritical c = bootstrap_upper_critical(values, moments, tested, draws, first, last,
+                                                     family_error, threads, nullptr);
+    return {c.value, c.lower_side};
 }
 
 CriticalValues bootstrap_critical_values_plain(const UnitValues& values,

@@ -5,6 +5,7 @@
 // with enough units, Holm's step-down otherwise.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -105,6 +106,22 @@ struct CriticalValues {
 CriticalValues bootstrap_critical_values(const UnitValues& values, const PointMoments& moments,
                                          const std::vector<char>& tested, const Resamples& draws,
                                          int first, int last, double family_error, int threads);
+// The upper side's critical value, or a lower bound of it that already settles the question
+// `clears` asks. clears(c) says whether no point lies beyond a band of critical value c; it must
+// be monotone (true at c, then true above c). The replicates are done in fixed passes, and after
+// each c's rank from the top among the maxima done so far bounds c from below (among fewer
+// replicates that rank is never higher than among all): where that bound clears, the rest is
+// not computed. Without `clears`, or where no bound clears, the exact value as
+// bootstrap_critical_values gives it (the same bits), with the lower side's too.
+struct UpperCritical {
+    double value = std::numeric_limits<double>::quiet_NaN();
+    bool exact = false;  // false: `value` is a lower bound that clears
+    double lower_side = std::numeric_limits<double>::quiet_NaN();  // exact only
+};
+UpperCritical bootstrap_upper_critical(const UnitValues& values, const PointMoments& moments,
+                                       const std::vector<char>& tested, const Resamples& draws,
+                                       int first, int last, double family_error, int threads,
+                                       const std::function<bool(double)>& clears);
 // The same by the plain definition (a loop per replicate and point; the test reference).
 CriticalValues bootstrap_critical_values_plain(const UnitValues& values,
                                                const PointMoments& moments,

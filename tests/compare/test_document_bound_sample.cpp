@@ -152,6 +152,59 @@ TEST(DocumentBoundSample, ExcessAndErrorAreThoseOfThePerDocumentDifference) {
     }
 }
 
+// During the scan (no side exact) a side's critical value may be screened: then no point is
+// beyond the plain bootstrap's critical value; where it is computed it is that value. Over a
+// range of κ, so both cases occur.
+TEST(DocumentBoundSample, ScreenedScanRowsDecideAsThePlainBootstrap) {
+    const auto in = inputs(40, theory::BoundVariant::paper);
+    for (double& p : in->P.values)
+        p = 0.2 * p;  // below the P lower bound at some κ: computed rows too
+    const Sample sample = document_bound_sample(points_for(), in);
+    const std::vector<char> tested = tested_points(points_for().facts);
+    const std::vector<double> kappas = {1e-3, 0.1, 0.7, 5.0, 50.0, 1e3};
+    const std::vector<KappaTests> tests = sample.evaluate(kappas, 0u);
+    const int U = in->documents, M = in->P.points;
+    int screened = 0, computed = 0;
+    double largest = 0;
+    for (std::size_t k = 0; k < kappas.size(); ++k) {
+        std::vector<std::array<std::vector<double>, 4>> bounds;
+        for (int u = 0; u < U; ++u)
+            bounds.push_back(plain_bounds(*in, u, kappas[k]));
+        for (int side = 0; side < 4; ++side) {
+            const bool upper = side % 2 == 1;
+            const UnitValues& x = side < 2 ? in->P : in->R;
+            UnitValues y;
+            y.units = U;
+            y.points = M;
+            y.width = x.width;
+            for (int u = 0; u < U; ++u)
+                for (int p = 0; p < M; ++p)
+                    y.values.push_back(upper ? x.at(u, p) - bounds[u][side][p]
+                                             : bounds[u][side][p] - x.at(u, p));
+            const PointMoments m = point_moments(y);
+            const double c =
+                bootstrap_critical_values_plain(y, m, tested, Resamples(5, 300, U), 0, U, 0.05)
+                    .upper_side;
+            const SideTest& s = tests[k].sets[all_units].sides[side];
+            if (s.rule == CriticalRule::computed) {
+                computed += 1;
+                largest = std::max(largest, std::fabs(s.critical - c));
+            } else {
+                ASSERT_EQ(s.rule, CriticalRule::below_screen);
+                screened += 1;
+                for (int p = 0; p < M; ++p)
+                    EXPECT_FALSE(tested[p] && m.se[p] > 0 && m.mean[p] - c * m.se[p] > 1e-12)
+                        << "κ " << kappas[k] << " side " << side << " point " << p;
+            }
+        }
+    }
+    std::printf("%d rows screened, %d computed; largest difference of c %.3g\n", screened, computed,
+                largest);
+    EXPECT_GT(screened, 0);
+    EXPECT_GT(computed, 0);
+    EXPECT_LT(largest, 1e-12);
+}
+
 TEST(DocumentBoundSample, TheMeanOfDocumentBoundsIsNotTheBoundOfTheMeanProfile) {
     const auto in = inputs(40, theory::BoundVariant::paper);
     const Sample sample = document_bound_sample(points_for(), in);

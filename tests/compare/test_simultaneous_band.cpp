@@ -187,6 +187,49 @@ TEST(SimultaneousBand, FastProductsEqualPlainLoopAndNaiveBootstrapForAnyThreads)
     }
 }
 
+// The screened critical value stops early only with a lower bound of the exact one that
+// clears, and otherwise returns the exact value's bits; a threshold far below c stops after the
+// first pass of replicates.
+TEST(SimultaneousBand, ScreenedCriticalIsALowerBoundThatClearsOrTheExactValue) {
+    const UnitValues v = ar1_units(60, 300, 0.9, 0.5, 0.2, 8);
+    const std::vector<char> tested(300, 1);
+    const Resamples draws(4, 2000, 60);
+    const PointMoments m = point_moments(v);
+    const CriticalValues exact = bootstrap_critical_values(v, m, tested, draws, 0, 60, 0.05, 2);
+    const double plain =
+        bootstrap_critical_values_plain(v, m, tested, draws, 0, 60, 0.05).upper_side;
+    int early = 0;
+    double largest = std::fabs(exact.upper_side - plain);
+    for (double share : {0.3, 0.8, 0.97, 0.999, 1.0, 1.01, 1.5}) {
+        const double threshold = share * plain;
+        int calls = 0;
+        const UpperCritical c =
+            bootstrap_upper_critical(v, m, tested, draws, 0, 60, 0.05, 2, [&](double critical) {
+                ++calls;
+                return critical >= threshold;
+            });
+        if (c.exact) {
+            EXPECT_EQ(c.value, exact.upper_side) << "share " << share;
+            EXPECT_EQ(c.lower_side, exact.lower_side);
+        } else {
+            early += 1;
+            EXPECT_GE(c.value, threshold) << "share " << share;
+            EXPECT_LE(c.value, plain + 1e-9) << "a lower bound of c, share " << share;
+        }
+        if (share > 1.0) {
+            EXPECT_TRUE(c.exact) << "no lower bound of c reaches " << share << " c";
+        }
+        if (share <= 0.3) {
+            EXPECT_EQ(calls, 1) << "cleared after the first pass";
+        }
+        std::printf("threshold %.4f c: %s, %.6f after %d screens\n", share,
+                    c.exact ? "exact" : "lower bound", c.value, calls);
+    }
+    EXPECT_GE(early, 2);
+    std::printf("c %.6f, largest difference from the plain loop %.3g\n", plain, largest);
+    EXPECT_LT(largest, 1e-9);
+}
+
 TEST(SimultaneousBand, UntestedPointsAreLeftOut) {
     UnitValues v = ar1_units(40, 20, 0.0, 0.0, 1.0, 3);
     for (int u = 0; u < 40; ++u)
