@@ -277,14 +277,23 @@ std::string states_sentence(const std::vector<VerdictSide>& rows, const VerdictW
     std::ostringstream s;
     s << "<b>Verdict</b> (each side against a simultaneous 95 % band: " << bands_text(rows, words)
       << "): ";
-    std::vector<std::string> parts;
+    // Variants with the same counts share one clause, so four alike read as one.
+    std::vector<std::pair<std::string, std::vector<std::string>>> clauses;  // (counts, variants)
     for (const std::string& v : variant_names()) {
         const std::string counts = state_counts(rows, v);
-        if (!counts.empty()) parts.push_back(code_of(v) + " " + counts);
+        if (counts.empty()) continue;
+        auto it = std::find_if(clauses.begin(), clauses.end(),
+                               [&](const auto& c) { return c.first == counts; });
+        if (it == clauses.end()) it = clauses.insert(clauses.end(), {counts, {}});
+        it->second.push_back(code_of(v));
     }
     std::string joined;
-    for (std::size_t i = 0; i < parts.size(); ++i)
-        joined += (i ? "; " : "") + parts[i];
+    for (std::size_t i = 0; i < clauses.size(); ++i) {
+        const auto& [counts, variants] = clauses[i];
+        const bool every = clauses.size() == 1 && variants.size() > 1;
+        joined += (i ? "; " : "") + (every ? std::string("every variant") : join(variants)) + ": " +
+                  counts;
+    }
     s << joined << ". ";
     return s.str();
 }

@@ -2,7 +2,9 @@
 // definition of an exact decision and the bound of the double tier.
 // GCC 12 warns maybe-uninitialized inside cpp_int's limb copies after inlining: a false
 // positive in the library header, not in this file's use of it.
+#if defined(__GNUC__) && !defined(__clang__)  // clang has no such warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "theory/exact_distance.hpp"
 
 #include <algorithm>

@@ -627,7 +627,7 @@ TEST(EmpiricalReport, CompareVerdictComesFirstWithVerdictCsvsNumbers) {
          {"bootstrap-t over 40 documents, critical value 3.25",
           "where κ does not escape it (an identity or limit broken by the formula, not chance): "
           "P upper of <code>paper</code> for κ ≤ 0.0794 (up to 6 points)",
-          "<code>scale-invariant</code> 2 hold but say little, 1 falsified for every κ, 1 "
+          "<code>scale-invariant</code>: 2 hold but say little, 1 falsified for every κ, 1 "
           "contradicted by construction",
           "P lower of <code>scale-invariant</code> at N = 2 and 3 (4 points; worst layer 1 head 2, "
           "N = 3: z = 7.5, excess 0.25 at κ = 1e-08, the κ with the fewest falsified points)",
@@ -743,7 +743,7 @@ TEST(EmpiricalReport, PlugInVerdictStandsBesideTheParametricOne) {
     }
     // The plug-in bottom line: its scale-invariant P lower side holds, its P upper does not.
     const std::string line = attngeo::test_support::bottom_line(section);
-    EXPECT_NE(line.find("<code>scale-invariant</code> 3 hold but say little, 1 contradicted by "
+    EXPECT_NE(line.find("<code>scale-invariant</code>: 3 hold but say little, 1 contradicted by "
                         "construction"),
               std::string::npos)
         << line;
