@@ -16,6 +16,10 @@ export ATTNGEO_REQUIRE_CHROMIUM="${ATTNGEO_REQUIRE_CHROMIUM:-1}"
 # the clone (~/.cache/ccache) and paths are taken relative to the clone, so a second CI run on the
 # same machine, from any clone, rebuilds little.
 export CCACHE_BASEDIR="$PWD"
+# The torch translation units compile through a precompiled header, which ccache caches only
+# with this sloppiness (without it every CI run compiled all of them, in both trees; no source
+# uses __DATE__ or __TIME__).
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 LAUNCHER=()
 if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 

@@ -16,6 +16,10 @@ BUILD=${BUILD_TORCH:-$ROOT/build-torch}
 JOBS=${JOBS:-$(nproc)}
 export ATTNGEO_SHARED="${ATTNGEO_SHARED:-$(cd .. && pwd)/shared}"
 export CCACHE_BASEDIR="$ROOT"
+# The torch translation units compile through a precompiled header, which ccache caches only
+# with this sloppiness (without it every CI run compiled all of them, in both trees; no source
+# uses __DATE__ or __TIME__).
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 
 # The venv, filled from the wheel folder; pip downloads into it only what is missing, so a second
 # run (or a second clone on the same machine) installs without the network.
