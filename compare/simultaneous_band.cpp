@@ -49,15 +49,15 @@ void draw_pair(std::uint64_t seed, int replicate, int units, int pair, int& even
     odd = static_cast<int>((static_cast<UInt128>(second) * static_cast<unsigned>(units)) >> 64);
 }
 
-// ⌈(1 − α)·B⌉: the rank from below of the band's quantile among B maxima.
+// ⌈(1 − α)·B⌉ within 1..B: the rank from below of the band's quantile among B maxima.
 std::size_t quantile_rank(std::size_t B, double family_error) {
-    return static_cast<std::size_t>(std::ceil((1 - family_error) * B - 1e-9));
+    const std::size_t rank = static_cast<std::size_t>(std::ceil((1 - family_error) * B - 1e-9));
+    return std::min(B, std::max<std::size_t>(rank, 1));
 }
 
 // The ⌈(1 − α)·B⌉-th smallest of `maxima`.
 double upper_quantile(std::vector<double> maxima, double family_error) {
-    const std::size_t B = maxima.size();
-    const std::size_t k = std::min(B, std::max<std::size_t>(quantile_rank(B, family_error), 1)) - 1;
+    const std::size_t k = quantile_rank(maxima.size(), family_error) - 1;
     std::nth_element(maxima.begin(), maxima.begin() + static_cast<std::ptrdiff_t>(k), maxima.end());
     return maxima[k];
 }
@@ -279,9 +279,7 @@ UpperCritical bootstrap_upper_critical(const UnitValues& values, const PointMome
         std::max(1, std::min(threads > 0 ? threads : omp_get_max_threads(), blocks));
     // c is the ⌈(1 − α)B⌉-th smallest maximum, i.e. the (B − that + 1)-th largest: once that
     // many replicates are done, the same rank among them is a lower bound of c.
-    const std::size_t rank_from_top =
-        static_cast<std::size_t>(B) -
-        std::min<std::size_t>(B, std::max<std::size_t>(quantile_rank(B, family_error), 1)) + 1;
+    const std::size_t rank_from_top = B - quantile_rank(B, family_error) + 1;
     std::vector<double> highest(B), lowest(B);
     for (int begin = 0; begin < B; begin += kReplicateChunk) {
         const int rows = std::min(kReplicateChunk, B - begin);

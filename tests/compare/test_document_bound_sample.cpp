@@ -101,6 +101,33 @@ std::array<std::vector<double>, 4> plain_bounds(const DocumentSampleInputs& in, 
     return out;
 }
 
+// Plain: every document's bounds at κ, [U] of plain_bounds.
+std::vector<std::array<std::vector<double>, 4>> plain_document_bounds(
+    const DocumentSampleInputs& in, double kappa) {
+    std::vector<std::array<std::vector<double>, 4>> bounds;
+    for (int u = 0; u < in.documents; ++u)
+        bounds.push_back(plain_bounds(in, u, kappa));
+    return bounds;
+}
+
+// Plain: one side's per-document differences, measurement − bound (an upper side) or bound −
+// measurement (a lower one), with the measurement's widths.
+UnitValues plain_differences(const DocumentSampleInputs& in,
+                             const std::vector<std::array<std::vector<double>, 4>>& bounds,
+                             int side) {
+    const bool upper = side % 2 == 1;
+    const UnitValues& x = side < 2 ? in.P : in.R;
+    UnitValues y;
+    y.units = x.units;
+    y.points = x.points;
+    y.width = x.width;
+    for (int u = 0; u < y.units; ++u)
+        for (int p = 0; p < y.points; ++p)
+            y.values.push_back(upper ? x.at(u, p) - bounds[u][side][p]
+                                     : bounds[u][side][p] - x.at(u, p));
+    return y;
+}
+
 TEST(DocumentBoundSample, ExcessAndErrorAreThoseOfThePerDocumentDifference) {
     for (theory::BoundVariant variant :
          {theory::BoundVariant::paper, theory::BoundVariant::corrected}) {
@@ -109,20 +136,11 @@ TEST(DocumentBoundSample, ExcessAndErrorAreThoseOfThePerDocumentDifference) {
         const double kappa = 0.7;
         const KappaTests t = sample.evaluate({kappa}, 0xFu).at(0);
         const int U = in->documents, M = in->P.points;
-        std::vector<std::array<std::vector<double>, 4>> bounds;
-        for (int u = 0; u < U; ++u)
-            bounds.push_back(plain_bounds(*in, u, kappa));
+        const auto bounds = plain_document_bounds(*in, kappa);
         double largest = 0;
         for (int side = 0; side < 4; ++side) {
-            const bool upper = side % 2 == 1;
             const UnitValues& x = side < 2 ? in->P : in->R;
-            UnitValues y;
-            y.units = U;
-            y.points = M;
-            for (int u = 0; u < U; ++u)
-                for (int p = 0; p < M; ++p)
-                    y.values.push_back(upper ? x.at(u, p) - bounds[u][side][p]
-                                             : bounds[u][side][p] - x.at(u, p));
+            const UnitValues y = plain_differences(*in, bounds, side);
             for (int p = 0; p < M; ++p) {
                 double mean = 0, mean_bound = 0;
                 for (int u = 0; u < U; ++u)
@@ -167,20 +185,9 @@ TEST(DocumentBoundSample, ScreenedScanRowsDecideAsThePlainBootstrap) {
     int screened = 0, computed = 0;
     double largest = 0;
     for (std::size_t k = 0; k < kappas.size(); ++k) {
-        std::vector<std::array<std::vector<double>, 4>> bounds;
-        for (int u = 0; u < U; ++u)
-            bounds.push_back(plain_bounds(*in, u, kappas[k]));
+        const auto bounds = plain_document_bounds(*in, kappas[k]);
         for (int side = 0; side < 4; ++side) {
-            const bool upper = side % 2 == 1;
-            const UnitValues& x = side < 2 ? in->P : in->R;
-            UnitValues y;
-            y.units = U;
-            y.points = M;
-            y.width = x.width;
-            for (int u = 0; u < U; ++u)
-                for (int p = 0; p < M; ++p)
-                    y.values.push_back(upper ? x.at(u, p) - bounds[u][side][p]
-                                             : bounds[u][side][p] - x.at(u, p));
+            const UnitValues y = plain_differences(*in, bounds, side);
             const PointMoments m = point_moments(y);
             const double c =
                 bootstrap_critical_values_plain(y, m, tested, Resamples(5, 300, U), 0, U, 0.05)
