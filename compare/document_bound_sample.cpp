@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "common/errors.hpp"
+#include "common/size_checks.hpp"
 #include "compare/parallel_for.hpp"
 
 namespace attngeo::compare {
@@ -18,9 +19,10 @@ constexpr std::size_t kBoundBytes = std::size_t{256} << 20;
 // The screens' subsets: the bootstrap over the points of largest z alone bounds the critical
 // value below, tried with growing subsets before the whole product.
 constexpr int kScreenPoints[] = {1, 16, 128};
-// Bytes of per-(head, document) bound terms kept between evaluations; above it they are
-// rebuilt for every batch of κ.
-constexpr std::size_t kTermsCacheBytes = std::size_t{1} << 30;
+// The share of attngeo's memory budget (memory_budget_bytes) that per-(head, document) bound
+// terms may take between evaluations: the heads beyond it have theirs rebuilt for every batch
+// of κ, which at n = 1024 costs O(n² log n) per document each time.
+constexpr std::uint64_t kTermsCacheShare = 4;  // a quarter
 
 // Per-document bounds of a batch of κ: [κ][side][U][M].
 struct BatchBounds {
@@ -48,6 +50,15 @@ Eigen::VectorXd document_alpha(const DocumentSampleInputs& in, int u, int h) {
 
 // The terms of head h for every document, or nullptr entries where they are not cached.
 using HeadTerms = std::vector<std::unique_ptr<const theory::BoundTerms>>;
+
+}  // namespace
+
+class DocumentTerms {
+  public:
+    std::vector<HeadTerms> heads;  // [H] of [U], or empty for a head beyond the cache's share
+};
+
+namespace {
 
 std::unique_ptr<const theory::BoundTerms> document_terms(const DocumentSampleInputs& in,
                                                          theory::HeadModel& model, int u, int h) {
@@ -83,22 +94,25 @@ void fill_head(const DocumentSampleInputs& in, int h, const std::vector<double>&
 }
 
 BatchBounds batch_bounds(const DocumentSampleInputs& in, const std::vector<double>& kappas,
-                         std::vector<HeadTerms>* cache) {
+                         DocumentTerms* cache) {
     BatchBounds b;
     b.kappas = static_cast<int>(kappas.size());
     b.units = in.documents;
     b.points = in.P.points;
     b.values.resize(static_cast<std::size_t>(b.kappas) * kSideCount * b.units * b.points);
-    parallel_for(static_cast<int>(in.heads.size()), in.band.threads,
-                 [&](int h) { fill_head(in, h, kappas, cache ? &(*cache)[h] : nullptr, b); });
+    parallel_for(static_cast<int>(in.heads.size()), in.band.threads, [&](int h) {
+        HeadTerms* head = cache && !cache->heads[h].empty() ? &cache->heads[h] : nullptr;
+        fill_head(in, h, kappas, head, b);
+    });
     return b;
 }
 
-// Whether every (head, document)'s terms fit the cache: about n doubles per size each.
-bool cache_fits(const DocumentSampleInputs& in) {
-    const double bytes = 1.5 * sizeof(double) * in.heads.size() * in.documents * in.sizes.size() *
-                         static_cast<double>(in.tokens);
-    return bytes <= static_cast<double>(kTermsCacheBytes);
+// How many heads' terms, every document's, fit the cache: about n doubles per size each.
+std::size_t cached_heads(const DocumentSampleInputs& in) {
+    const double per_head =
+        1.5 * sizeof(double) * in.documents * in.sizes.size() * static_cast<double>(in.tokens);
+    const double budget = static_cast<double>(memory_budget_bytes() / kTermsCacheShare);
+    return static_cast<std::size_t>(std::min<double>(in.heads.size(), budget / per_head));
 }
 
 // The per-document excess of one side: measurement − bound (upper) or bound − measurement.
@@ -198,19 +212,15 @@ std::array<SideTest, kUnitSets> side_tests(
 
 class DocumentEvaluator {
   public:
-    DocumentEvaluator(std::shared_ptr<const DocumentSampleInputs> inputs, std::vector<char> tested)
-        : in_(std::move(inputs)), tested_(std::move(tested)) {
+    DocumentEvaluator(std::shared_ptr<const DocumentSampleInputs> inputs, std::vector<char> tested,
+                      std::shared_ptr<DocumentTerms> terms)
+        : in_(std::move(inputs)), tested_(std::move(tested)), cache_(std::move(terms)) {
         const auto ranges = unit_set_ranges(in_->documents);
         for (int s = 0; s < kUnitSets; ++s) {
             const int units = ranges[s].second - ranges[s].first;
             if (band_method_for(units) == BandMethod::bootstrap)
                 draws_[s] =
                     std::make_shared<Resamples>(in_->band.seed, in_->band.replicates, units);
-        }
-        if (cache_fits(*in_)) {
-            cache_.resize(in_->heads.size());
-            for (HeadTerms& head : cache_)
-                head.resize(in_->documents);
         }
     }
 
@@ -222,7 +232,7 @@ class DocumentEvaluator {
         for (std::size_t begin = 0; begin < kappas.size(); begin += batch) {
             const std::vector<double> part(kappas.begin() + begin,
                                            kappas.begin() + std::min(kappas.size(), begin + batch));
-            const BatchBounds bounds = batch_bounds(*in_, part, cache_.empty() ? nullptr : &cache_);
+            const BatchBounds bounds = batch_bounds(*in_, part, cache_.get());
             for (int k = 0; k < bounds.kappas; ++k)
                 out.push_back(tests_at(part[k], bounds, k, exact_sides));
         }
@@ -272,7 +282,7 @@ class DocumentEvaluator {
     std::vector<char> tested_;
     std::array<std::shared_ptr<Resamples>, kUnitSets> draws_;  // per set of units
     std::array<Memo, kSideCount> memo_;
-    std::vector<HeadTerms> cache_;  // [H][U] when they fit kTermsCacheBytes
+    std::shared_ptr<DocumentTerms> cache_;
 };
 
 void validate(const DocumentSampleInputs& in, const ScanPoints& points) {
@@ -293,13 +303,24 @@ void validate(const DocumentSampleInputs& in, const ScanPoints& points) {
 
 }  // namespace
 
-Sample document_bound_sample(ScanPoints points,
-                             std::shared_ptr<const DocumentSampleInputs> inputs) {
+std::shared_ptr<DocumentTerms> document_terms_cache(const DocumentSampleInputs& inputs) {
+    auto terms = std::make_shared<DocumentTerms>();
+    terms->heads.resize(inputs.heads.size());
+    const std::size_t cached = cached_heads(inputs);
+    for (std::size_t h = 0; h < cached; ++h)
+        terms->heads[h].resize(inputs.documents);
+    return terms;
+}
+
+Sample document_bound_sample(ScanPoints points, std::shared_ptr<const DocumentSampleInputs> inputs,
+                             std::shared_ptr<DocumentTerms> terms) {
     validate(*inputs, points);
+    if (!terms) terms = document_terms_cache(*inputs);
     Sample sample;
     const int half = inputs->documents / 2;
     sample.split = half >= 2 && inputs->documents - half >= 2;
-    auto evaluator = std::make_shared<DocumentEvaluator>(inputs, tested_points(points.facts));
+    auto evaluator =
+        std::make_shared<DocumentEvaluator>(inputs, tested_points(points.facts), std::move(terms));
     sample.points = std::move(points);
     sample.evaluate = [evaluator](const std::vector<double>& kappas, unsigned exact_sides) {
         return (*evaluator)(kappas, exact_sides);
@@ -308,8 +329,8 @@ Sample document_bound_sample(ScanPoints points,
 }
 
 std::vector<std::array<std::vector<double>, kSideCount>> document_bounds(
-    const DocumentSampleInputs& inputs, double kappa) {
-    const BatchBounds b = batch_bounds(inputs, {kappa}, nullptr);
+    const DocumentSampleInputs& inputs, double kappa, DocumentTerms* terms) {
+    const BatchBounds b = batch_bounds(inputs, {kappa}, terms);
     std::vector<std::array<std::vector<double>, kSideCount>> out(inputs.documents);
     for (int u = 0; u < inputs.documents; ++u)
         for (int side = 0; side < kSideCount; ++side) {

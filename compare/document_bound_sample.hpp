@@ -28,12 +28,21 @@ struct DocumentSampleInputs {
     BandSettings band;
 };
 
-// The scan sample of one model and variant. The halves are the first ⌊U/2⌋ documents and the
-// rest; they are judged when each has at least 2 documents.
-Sample document_bound_sample(ScanPoints points, std::shared_ptr<const DocumentSampleInputs> inputs);
+// The κ-independent bound terms of each (head, document) of one model and variant, built on
+// first use and kept for as many heads as a quarter of the memory budget holds (the others are
+// rebuilt at every use: O(n² log n) per document). One serves the scan and the bound rows.
+class DocumentTerms;
+std::shared_ptr<DocumentTerms> document_terms_cache(const DocumentSampleInputs& inputs);
 
-// Every document's bounds at one κ, [U][side] of [H·S] (the tests' reference and the bound rows).
+// The scan sample of one model and variant. The halves are the first ⌊U/2⌋ documents and the
+// rest; they are judged when each has at least 2 documents. `terms` (document_terms_cache of
+// the same inputs) may be shared with document_bounds; null makes the sample its own.
+Sample document_bound_sample(ScanPoints points, std::shared_ptr<const DocumentSampleInputs> inputs,
+                             std::shared_ptr<DocumentTerms> terms = nullptr);
+
+// Every document's bounds at one κ, [U][side] of [H·S] (the tests' reference and the bound
+// rows), through `terms` when given (built from the same inputs), else from scratch.
 std::vector<std::array<std::vector<double>, kSideCount>> document_bounds(
-    const DocumentSampleInputs& inputs, double kappa);
+    const DocumentSampleInputs& inputs, double kappa, DocumentTerms* terms = nullptr);
 
 }  // namespace attngeo::compare

@@ -173,11 +173,11 @@ void fill_rows(const KappaScan& scan, const std::vector<double>& rows_kappa_boun
 
 std::vector<std::vector<theory::BoundRow>> bound_rows(
     const DocumentSampleInputs& in, const KappaScan& scan,
-    const std::vector<std::unique_ptr<theory::BoundTerms>>& terms) {
+    const std::vector<std::unique_ptr<theory::BoundTerms>>& terms, DocumentTerms& document_terms) {
     const double kappa = std::isnan(scan.rows_kappa) ? 1.0 : scan.rows_kappa;
     std::array<std::vector<double>, kSideCount> mean;
     if (!std::isnan(scan.rows_kappa)) {
-        const auto per_document = document_bounds(in, kappa);
+        const auto per_document = document_bounds(in, kappa, &document_terms);
         for (int side = 0; side < kSideCount; ++side) {
             mean[side].assign(in.P.points, 0.0);
             for (const auto& doc : per_document)
@@ -275,6 +275,7 @@ struct PreparedModel {
     std::vector<std::vector<int>> regimes;  // [H][S]
     std::shared_ptr<DocumentSampleInputs> inputs;
     std::vector<std::unique_ptr<theory::BoundTerms>> terms;  // [H] of the mean profile
+    std::shared_ptr<DocumentTerms> document_terms;           // the scan's, again for the bound rows
 };
 
 PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
@@ -299,6 +300,7 @@ PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
     in.band.seed = settings.seed;
     in.band.threads = threads;
     p.terms = mean_terms(p.models, in.sizes, variant, threads);
+    p.document_terms = document_terms_cache(in);
     return p;
 }
 
@@ -312,7 +314,7 @@ void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSetti
         prepared.push_back(prepare(m, settings, variant, threads));
         const PreparedModel& p = prepared.back();
         samples.push_back(document_bound_sample(
-            model_points(m, p.models, p.regimes, p.terms, settings.d), p.inputs));
+            model_points(m, p.models, p.regimes, p.terms, settings.d), p.inputs, p.document_terms));
     }
     ScanResult result = scan_kappa(samples, settings.kappa);
     if (models.size() > 1) out.universal[index] = result.joint;
@@ -321,7 +323,8 @@ void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSetti
         v.variant = variant;
         v.scan = std::move(result.samples[k]);
         v.rows_rule = rows_rule(v.scan, settings.kappa.has_value(), false);
-        v.rows = bound_rows(*prepared[k].inputs, v.scan, prepared[k].terms);
+        v.rows =
+            bound_rows(*prepared[k].inputs, v.scan, prepared[k].terms, *prepared[k].document_terms);
         tally_agreement(models[k], v);
     }
 }

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "common/splitmix64.hpp"
 #include "compare/document_bound_sample.hpp"
@@ -210,6 +212,52 @@ TEST(DocumentBoundSample, ScreenedScanRowsDecideAsThePlainBootstrap) {
     EXPECT_GT(screened, 0);
     EXPECT_GT(computed, 0);
     EXPECT_LT(largest, 1e-12);
+}
+
+// The terms cache changes no bit: the bounds through a cache the scan filled, through one that
+// holds only the first head (a memory budget too small for both), and from scratch are the
+// same, and the plain per-N reference's; the scan's tests agree too.
+TEST(DocumentBoundSample, TheTermsCacheWholeOrPartialChangesNoBit) {
+    const auto in = inputs(12, theory::BoundVariant::corrected);
+    const std::vector<double> kappas = {0.05, 0.7, 3.0};
+    const auto whole = document_terms_cache(*in);
+    const Sample cached = document_bound_sample(points_for(), in, whole);
+    const auto cached_tests = cached.evaluate(kappas, 0xFu);
+    // One head's terms are about 1.5 · 8 · U · S · n bytes; a quarter of the budget holds one.
+    const double per_head = 1.5 * sizeof(double) * in->documents * in->sizes.size() * kTokens;
+    ::setenv("ATTNGEO_MEMORY_BUDGET",
+             std::to_string(static_cast<long long>(4 * 1.5 * per_head)).c_str(), 1);
+    const auto partial = document_terms_cache(*in);
+    const Sample partly = document_bound_sample(points_for(), in, partial);
+    const auto partly_tests = partly.evaluate(kappas, 0xFu);
+    const auto partial_bounds = document_bounds(*in, 0.7, partial.get());
+    ::unsetenv("ATTNGEO_MEMORY_BUDGET");
+    const auto through_whole = document_bounds(*in, 0.7, whole.get());
+    const auto scratch = document_bounds(*in, 0.7);
+    const auto plain = plain_document_bounds(*in, 0.7);
+    double largest_from_plain = 0;
+    for (int u = 0; u < in->documents; ++u)
+        for (int side = 0; side < 4; ++side) {
+            EXPECT_EQ(through_whole[u][side], scratch[u][side]);
+            EXPECT_EQ(partial_bounds[u][side], scratch[u][side]);
+            for (std::size_t p = 0; p < plain[u][side].size(); ++p)
+                largest_from_plain = std::max(largest_from_plain,
+                                              std::fabs(scratch[u][side][p] - plain[u][side][p]));
+        }
+    for (std::size_t k = 0; k < kappas.size(); ++k)
+        for (int side = 0; side < 4; ++side) {
+            const SideTest &a = cached_tests[k].sets[all_units].sides[side],
+                           &b = partly_tests[k].sets[all_units].sides[side];
+            EXPECT_EQ(a.bound, b.bound);
+            EXPECT_EQ(a.excess, b.excess);
+            EXPECT_TRUE(a.critical == b.critical ||
+                        (std::isnan(a.critical) && std::isnan(b.critical)));  // Holm: NaN
+        }
+    std::printf(
+        "cached, partly cached and uncached bounds: the same bits; largest difference "
+        "from the plain reference %.3g\n",
+        largest_from_plain);
+    EXPECT_LT(largest_from_plain, 1e-12);
 }
 
 TEST(DocumentBoundSample, TheMeanOfDocumentBoundsIsNotTheBoundOfTheMeanProfile) {
