@@ -51,6 +51,14 @@ theory::TokenGeometry read_points(const std::string& path) {
         throw InputError("--input points file '" + path + "': alpha sums to " +
                          format_double(total) + ", expected 1 within 1e-6");
     }
+    if (!theory::unit_scale_exponent(tokens)) {
+        const Eigen::ArrayXd magnitude = tokens.values.array().abs().reshaped();
+        throw InputError("--input points file '" + path + "': values from |v| = " +
+                         format_double((magnitude > 0).select(magnitude, HUGE_VAL).minCoeff()) +
+                         " to " + format_double(magnitude.maxCoeff()) +
+                         " span more than a double's exponent range; expected a largest/smallest "
+                         "nonzero |v| ratio below about 2^2000");
+    }
     return tokens;
 }
 
@@ -66,10 +74,10 @@ void run(const MetricsOptions& o) {
                          "--input '" + o.input + "': " + std::to_string(n) +
                              " tokens (an n x n Gram matrix; pass a short --N list for the "
                              "per-N path)");
-    // All N: the Gram path; a short list: the per-N path. Both give identical rows.
-    const auto rows = o.sizes == "all"
-                          ? theory::selection_metrics_gram(tokens, sizes, ranking, distance)
-                          : theory::selection_metrics_reference(tokens, sizes, ranking, distance);
+    // All N: the Gram path; a short list: the per-N path. Both give identical rows, at any
+    // scale of the values (selection_metrics_scaled).
+    const auto rows =
+        theory::selection_metrics_scaled(tokens, sizes, ranking, distance, o.sizes == "all");
     std::ostringstream out;
     // exact_decisions: comparisons decided below double resolution (docs/design.md §2;
     // metrics.hpp).

@@ -150,8 +150,7 @@ py::dict metrics(const py::handle& alpha, const py::handle& values, const py::ha
         parallel_for(batch.heads, workers, [&](int head) {
             const theory::TokenGeometry tokens = head_geometry(batch, head);
             rows[head] =
-                all_sizes ? theory::selection_metrics_gram(tokens, sizes, ranking, distance)
-                          : theory::selection_metrics_reference(tokens, sizes, ranking, distance);
+                theory::selection_metrics_scaled(tokens, sizes, ranking, distance, all_sizes);
         });
     }
     return result_columns(rows, sizes, batch.batched);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/errors.hpp"
@@ -152,6 +153,19 @@ void validate_token_geometry(const TokenGeometry& tokens, const char* function) 
         }
     }
     if (!tokens.values.allFinite()) throw_domain_error(function, "values contain NaN or inf");
+    const double largest = tokens.values.cwiseAbs().maxCoeff();
+    if (largest == 0) return;
+    // L < 2^(e+1) and d ≤ 2^⌈log2 d⌉ bound 4·d·L² by 2^(2e + 4 + ⌈log2 d⌉).
+    const int e = std::ilogb(largest);
+    const int d_exponent = static_cast<int>(std::ceil(std::log2(double(tokens.values.cols()))));
+    if (e < detail::kSmallestPlainExponent ||
+        2 * e + 4 + d_exponent > detail::kLargestSquaredDistanceExponent) {
+        std::ostringstream message;
+        message << "largest |value| " << largest << " at d = " << tokens.values.cols()
+                << " leaves squared distances outside a double's exact range (2^-530 <= |v|, "
+                << "4 d |v|^2 < 2^1020); selection_metrics_scaled rescales such values";
+        throw_domain_error(function, message.str());
+    }
 }
 
 Eigen::VectorXd selection_scores(const TokenGeometry& tokens, Ranking ranking) {

@@ -14,6 +14,7 @@
 #pragma once
 #include <Eigen/Dense>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,10 @@ struct SelectionMetrics {
 // Harmonic mean of eq. (5); 0 when both are 0.
 double f_score(double precision, double recall);
 
-// Checks sizes, finiteness and α ≥ 0; throws std::domain_error naming `function`.
+// Checks sizes, finiteness, α ≥ 0 and values of a size whose squared distances a double holds
+// (a largest |v| of 0, or at least 2^-530 ≈ 3e-160 with 4·d·|v|² < 2^1020, about 1e150 at
+// d = 64; selection_metrics_scaled brings any other values there); throws std::domain_error naming
+// `function`.
 void validate_token_geometry(const TokenGeometry& tokens, const char* function);
 
 // Ranking scores: α_i, or a_i = α_i‖v_i‖.                                       [n]
@@ -95,6 +99,21 @@ std::vector<SelectionMetrics> selection_metrics_reference(const TokenGeometry& t
 std::vector<SelectionMetrics> selection_metrics_gram(const TokenGeometry& tokens,
                                                      const std::vector<int>& sizes, Ranking ranking,
                                                      Distance distance);
+
+// The metrics are the same for values c·v, c = 2^k (every distance scales alike and neither
+// ranking changes), so values whose squared distances would overflow or underflow a double
+// (a largest |v| outside [2^-400, 2^400), about 1e±120; the plain paths refuse them beyond
+// about 1e-160 and 1e150) are scaled to a largest |v| in
+// [1/2, 1) first, exactly, and the Euclidean radii scaled back (cosine radii do not scale).
+// Otherwise the rows are those of selection_metrics_gram (all_sizes) or
+// selection_metrics_reference, bit for bit.
+// Throws std::domain_error when no common power of two keeps every value exact (values spanning
+// more than about 2^2000); unit_scale_exponent says so up front (nullopt), else gives k.
+std::optional<int> unit_scale_exponent(const TokenGeometry& tokens);
+std::vector<SelectionMetrics> selection_metrics_scaled(TokenGeometry tokens,
+                                                       const std::vector<int>& sizes,
+                                                       Ranking ranking, Distance distance,
+                                                       bool all_sizes);
 
 // Core of the Gram path on already-ranked contributions: row k of `ranked` is y_{π_k}, `gram`
 // is ranked·rankedᵀ (the Euclidean distance reads only its lower triangle, as SYRK leaves it;

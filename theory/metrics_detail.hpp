@@ -15,6 +15,16 @@ namespace attngeo::theory::detail {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kUnitRoundoff = 0x1p-53;
 constexpr double kCosineEpsilon = 1e-12;  // docs/design.md §2: 1e-12 in the cosine denominator
+// The plain paths' counts are exact for values whose largest |v| = L is at least 2^-530 and
+// whose largest squared distance, at most 4·d·L² (s is a convex combination of the values),
+// stays below 2^1020 (validate_token_geometry refuses others). Measured, the counts go wrong
+// from L = 2^-535, where the largest products v_i·v_j keep under 4 bits in the subnormal range,
+// and from L = 2^510 at d = 5, where squared distances overflow. selection_metrics_scaled moves
+// values with L outside [2^-400, 2^400) to [1/2, 1) and leaves the rest, so ordinary rows keep
+// their bits.
+constexpr int kSmallestPlainExponent = -530;
+constexpr int kLargestSquaredDistanceExponent = 1020;
+constexpr int kUnscaledExponent = 400;
 
 // P, R and F from the counts of `m`; at N = n the convention P = R = F = 1 with r_min = +∞.
 void finish_selection_row(SelectionMetrics& m, int n);

@@ -174,6 +174,49 @@ TEST(CliMetrics, ListOfSizesPrintsThoseRowsOnly) {
     EXPECT_EQ(rows[3][1], "inf");
 }
 
+// Values near 1e300 or 1e-300, whose squared distances overflow or underflow a double, give
+// the counts of the same values at ordinary scale and radii scaled alike (the values are moved
+// by an exact power of two); values spanning more than the exponent range are refused.
+TEST(CliMetrics, ValuesNear1e300Or1eMinus300GiveTheOrdinaryScaleRows) {
+    const TokenGeometry t = random_tokens(30, 4, 11);
+    const RunResult ordinary = run("metrics --input " + write("ordinary.csv", points_csv(t)));
+    ASSERT_EQ(ordinary.exit_code, 0) << ordinary.err;
+    const auto want = parse_csv(ordinary.out);
+    double largest_radius_error = 0;
+    for (int exponent : {1000, -1000}) {
+        TokenGeometry far = t;
+        far.values = far.values.unaryExpr([&](double x) { return std::ldexp(x, exponent); });
+        const std::string path = write("far" + std::to_string(exponent) + ".csv", points_csv(far));
+        const RunResult r = run("metrics --input " + path);
+        ASSERT_EQ(r.exit_code, 0) << path << ": " << r.err;
+        const auto got = parse_csv(r.out);
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t row = 1; row < want.size(); ++row) {
+            for (int column : {0, 3, 4, 5, 6, 7, 8})
+                EXPECT_EQ(got[row][column], want[row][column]) << path << " row " << row;
+            for (int column : {1, 2}) {
+                const double w = std::stod(want[row][column]);
+                if (!std::isfinite(w) || w == 0) {
+                    EXPECT_EQ(got[row][column], want[row][column]);
+                    continue;
+                }
+                largest_radius_error =
+                    std::max(largest_radius_error,
+                             std::abs(std::ldexp(std::stod(got[row][column]), -exponent) - w) / w);
+            }
+        }
+    }
+    std::cout << "radii at 2^±1000 against ordinary scale: largest relative difference "
+              << largest_radius_error << "\n";
+    EXPECT_LT(largest_radius_error, 1e-15);
+    const auto decimal = write("decimal1e300.csv", "0.5,1e300,0\n0.25,0,2e300\n0.25,3e300,1e300\n");
+    const RunResult r = run("metrics --input " + decimal);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(parse_csv(r.out)[1][2], "0");
+    const auto span = write("span.csv", "0.5,1e300,0\n0.5,0,1e-300\n");
+    expect_bad_input("metrics --input " + span, {span, "exponent range", "1e+300"});
+}
+
 TEST(CliMetrics, BadInputExitsTwoNamingFileOrFlag) {
     const auto ragged = write("ragged.csv", "0.5,1,2\n0.5,1\n");
     expect_bad_input("metrics --input " + ragged, {ragged, "line 2", "ragged"});

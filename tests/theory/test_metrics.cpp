@@ -1171,3 +1171,80 @@ TEST(MetricsCentroid, BadInputThrows) {
 }
 
 }  // namespace
+
+// Values scaled by 2^±1000 (|v| near 1e300 or 1e-300, where squared distances overflow or
+// underflow a double): selection_metrics_scaled gives, on both paths and for every ranking and
+// distance, the rows of the same values brought to a largest |v| in [1/2, 1), bit for bit, with
+// Euclidean radii 2^±1000 times theirs; Euclidean counts equal the unscaled values' counts (the
+// cosine distance's absolute 1e-12 guard makes its rows depend on scale, so they are those of
+// the unit-scaled values). At ordinary scale it is the plain path bit for bit. Values spanning
+// more than the exponent range are refused up front.
+TEST(MetricsScaled, ValuesNear1e300Or1eMinus300GiveTheUnitScaledRows) {
+    std::mt19937_64 rng(91);
+    int rows_checked = 0;
+    double largest_radius_error = 0;
+    const auto scaled_by = [](TokenGeometry tokens, int exponent) {
+        tokens.values = tokens.values.unaryExpr([&](double x) { return std::ldexp(x, exponent); });
+        return tokens;
+    };
+    for (int rep = 0; rep < repeats(20); ++rep) {
+        const TokenGeometry tokens = random_tokens(rng, 17, 5);
+        const int unit = -std::ilogb(tokens.values.cwiseAbs().maxCoeff()) - 1;
+        const TokenGeometry unit_tokens = scaled_by(tokens, unit);
+        std::vector<int> sizes(17);
+        std::iota(sizes.begin(), sizes.end(), 1);
+        for (Ranking r : kRankings)
+            for (Distance d : kDistances)
+                for (int path = 0; path < 2; ++path) {
+                    const auto plain = kPaths[path](tokens, sizes, r, d);
+                    const auto unit_plain = kPaths[path](unit_tokens, sizes, r, d);
+                    const auto same =
+                        attngeo::theory::selection_metrics_scaled(tokens, sizes, r, d, path == 1);
+                    for (int exponent : {1000, -1000}) {
+                        const auto far = attngeo::theory::selection_metrics_scaled(
+                            scaled_by(tokens, exponent), sizes, r, d, path == 1);
+                        ASSERT_EQ(far.size(), plain.size());
+                        const int back = d == Distance::euclidean ? unit - exponent : 0;
+                        for (std::size_t k = 0; k < plain.size(); ++k) {
+                            const std::string where = label(r, d) + " path " +
+                                                      std::to_string(path) + " N " +
+                                                      std::to_string(plain[k].N);
+                            EXPECT_EQ(far[k].K_in, unit_plain[k].K_in) << where;
+                            EXPECT_EQ(far[k].K_out, unit_plain[k].K_out) << where;
+                            EXPECT_EQ(far[k].precision_at_rmax, unit_plain[k].precision_at_rmax)
+                                << where;
+                            EXPECT_EQ(far[k].recall_at_rmin, unit_plain[k].recall_at_rmin) << where;
+                            for (auto [got, want] : {std::pair{far[k].r_min, unit_plain[k].r_min},
+                                                     std::pair{far[k].r_max, unit_plain[k].r_max}})
+                                if (std::isfinite(want))
+                                    largest_radius_error =
+                                        std::max(largest_radius_error,
+                                                 std::abs(std::ldexp(got, back) - want));
+                            if (d == Distance::euclidean) {
+                                EXPECT_EQ(far[k].K_in, plain[k].K_in) << where;
+                                EXPECT_EQ(far[k].K_out, plain[k].K_out) << where;
+                            }
+                            EXPECT_EQ(same[k].r_max, plain[k].r_max) << where;
+                            EXPECT_EQ(same[k].r_min, plain[k].r_min) << where;
+                            EXPECT_EQ(same[k].K_out, plain[k].K_out) << where;
+                            ++rows_checked;
+                        }
+                    }
+                }
+    }
+    std::cout << rows_checked << " rows at 2^±1000 against the unit-scaled values: largest "
+              << "radius difference " << largest_radius_error << "\n";
+    EXPECT_EQ(largest_radius_error, 0.0);
+    // The plain paths refuse such values rather than compare overflowed distances.
+    const TokenGeometry far = make_tokens({0.5, 0.5}, {{1e300, 0}, {0, 1e300}});
+    const TokenGeometry near_zero = make_tokens({0.5, 0.5}, {{1e-300, 0}, {0, 1e-300}});
+    for (MetricsFn path : kPaths)
+        for (const TokenGeometry* t : {&far, &near_zero})
+            EXPECT_THROW(path(*t, {1, 2}, Ranking::attention, Distance::euclidean),
+                         std::domain_error);
+    TokenGeometry span = make_tokens({0.5, 0.5}, {{1e300, 0}, {1e-300, 1}});
+    EXPECT_FALSE(attngeo::theory::unit_scale_exponent(span).has_value());
+    EXPECT_THROW(attngeo::theory::selection_metrics_scaled(span, {1, 2}, Ranking::attention,
+                                                           Distance::euclidean, true),
+                 std::domain_error);
+}
