@@ -9,6 +9,7 @@
 #include "common/format.hpp"
 #include "common/number_list.hpp"
 #include "common/run_schema.hpp"
+#include "common/size_checks.hpp"
 #include "theory/bounds.hpp"
 
 namespace attngeo::cli {
@@ -24,13 +25,28 @@ struct BoundsOptions {
     bool sensitivity = false;
 };
 
+// The head holds n × n cosines (built, then copied into the head model: measured 16–20·n²
+// bytes at the peak, counted as 24·n²) and the bound terms keep n values per size, so 30,000
+// weights at every N would need about 29 GB: refused up front, naming where n came from.
+void check_bounds_memory(const theory::ModelSource& source, int n, std::size_t size_count) {
+    const std::string where = source.alpha_file.empty() ? "--L " + std::to_string(n - 1)
+                                                        : "--alpha '" + source.alpha_file + "'";
+    const std::uint64_t matrices = checked_bytes(checked_bytes(n, n), 3);
+    const std::uint64_t terms = checked_bytes(n, size_count);
+    check_allocation(matrices > UINT64_MAX - terms ? UINT64_MAX : matrices + terms, sizeof(double),
+                     where + " (n = " + std::to_string(n) + " tokens: n x n cosines, " +
+                         "24 n^2 bytes, and n values for each of " + std::to_string(size_count) +
+                         " sizes; a shorter --N list needs fewer)");
+}
+
 void run(BoundsOptions& o, const CLI::App& app) {
     const theory::ModelParameters params = load_checked_model(app, o.source);
     theory::check_value(theory::parameter("d"), o.d, theory::flag_label);
     theory::check_value(theory::parameter("kappa"), o.kappa, theory::flag_label);
-    const theory::HeadModel model = theory::build_head_model(params);
-    const int n = static_cast<int>(model.alpha.size());
+    const int n = theory::token_count(params);
     const std::vector<int> sizes = parse_selection_sizes(o.sizes, n, "--N");
+    check_bounds_memory(o.source, n, sizes.size());
+    const theory::HeadModel model = theory::build_head_model(params);
     theory::BoundSettings settings;
     settings.d = o.d;
     settings.kappa = o.kappa;

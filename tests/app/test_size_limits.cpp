@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "common/size_checks.hpp"
@@ -112,4 +114,44 @@ TEST(SizeChecks, MetricsOnThirtyThousandRowsUnderUlimitIsExitTwoNotBadAlloc) {
         EXPECT_NE(r.err.find("'" + points.string() + "'"), std::string::npos) << r.err;
         EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
     }
+}
+
+// `bounds` on 30,000 weights under a 4 GiB address space: the n × n cosines and the terms of
+// every N (about 29 GB) are refused up front, naming the file, n and the bytes; 2,000 weights
+// with two sizes fit and give their two rows.
+TEST(SizeChecks, BoundsOnThirtyThousandWeightsUnderUlimitIsExitTwoNamingFileAndN) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "ulimit -v and AddressSanitizer's shadow memory do not mix";
+#endif
+    const fs::path dir = test_support::scratch_folder("size_limits_bounds");
+    const auto write_weights = [&](int n) {
+        const fs::path path = dir / ("alpha" + std::to_string(n) + ".txt");
+        std::ofstream out(path);
+        out.precision(17);
+        std::mt19937_64 rng(12);
+        std::exponential_distribution<double> draw;  // Dirichlet(1) weights
+        std::vector<double> weights(n);
+        double total = 0;
+        for (double& w : weights)
+            total += (w = draw(rng));
+        for (double w : weights)
+            out << w / total << '\n';
+        return path;
+    };
+    const std::string limited = "ulimit -v 4194304; exec " + std::string(ATTNGEO_EXE);
+    const fs::path large = write_weights(30000);
+    const auto refused = test_support::run_program(
+        limited,
+        "bounds --alpha " + large.string() + " --d 16 --kappa 0.5 --variant scale-invariant", dir);
+    std::cout << "exit " << refused.exit_code << ": " << refused.err;
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_TRUE(refused.out.empty());
+    for (const std::string needle :
+         {"--alpha '" + large.string() + "'", std::string("n = 30000"), std::string("bytes")})
+        EXPECT_NE(refused.err.find(needle), std::string::npos) << needle << " in " << refused.err;
+    EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1) << "not one line: " << refused.err;
+    const auto small = test_support::run_program(
+        limited, "bounds --alpha " + write_weights(2000).string() + " --N 1,2", dir);
+    EXPECT_EQ(small.exit_code, 0) << small.err;
+    EXPECT_EQ(std::count(small.out.begin(), small.out.end(), '\n'), 3) << small.out;
 }
