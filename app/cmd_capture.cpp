@@ -52,6 +52,11 @@ Runner register_capture(CLI::App& app) {
                  "Also write hidden_states.{0..L} and layer_outputs.{l}");
     app.add_option("--sliding-window", r->sliding_window,
                    "Override the config's sliding window (keys per query; 0 = none)");
+    app.add_option("--max-output-gb", r->max_output_gb,
+                   "Refuse, before the forward, an output larger than this (--queries all "
+                   "writes T^2 floats per head and layer)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     app.footer(
         "Writes logits [B,T,V], attentions.{l} [B,H,Tq,T], values.{l} [B,H_kv,T,d_head] (float32) "
         "and input_ids.");

@@ -9,8 +9,10 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/format.hpp"
 #include "common/output_folder.hpp"
 #include "common/safetensors.hpp"
+#include "common/size_checks.hpp"
 #include "common/tensor_store.hpp"
 #include "empirical/architecture.hpp"
 #include "empirical/llama2c.hpp"
@@ -54,6 +56,50 @@ void check_output_file(const std::string& path, const std::string& flag) {
     check_output_folder(path, flag);   // name length and a writable parent apply to a file too
 }
 
+// Bytes `capture` writes, and holds in memory until the write: input_ids [B,T] (I64), logits
+// [B,T,V], per layer attentions [B,H,Tq,T] and values [B,H_kv,T,d_head], and with
+// hidden_states [B,T,D] L + 1 times plus layer_outputs L times (float32). Saturates at 2^64.
+std::uint64_t capture_output_bytes(const ModelConfig& c, std::uint64_t B, std::uint64_t T,
+                                   QueryRows queries, bool hidden_states) {
+    const std::uint64_t Tq = queries == QueryRows::all ? T : 1;
+    const std::uint64_t L = c.num_layers;
+    const auto product = [](std::initializer_list<std::uint64_t> factors) {
+        std::uint64_t p = 1;
+        for (std::uint64_t f : factors)
+            p = checked_bytes(p, f);
+        return p;
+    };
+    const std::uint64_t parts[] = {
+        product({B, T, 8}),
+        product({B, T, std::uint64_t(c.vocab_size), 4}),
+        product({L, B, std::uint64_t(c.num_heads), Tq, T, 4}),
+        product({L, B, std::uint64_t(c.num_kv_heads), T, std::uint64_t(c.head_dim), 4}),
+        hidden_states ? product({2 * L + 1, B, T, std::uint64_t(c.hidden_size), 4}) : 0,
+    };
+    std::uint64_t total = 0;
+    for (std::uint64_t part : parts)
+        total = part > UINT64_MAX - total ? UINT64_MAX : total + part;
+    return total;
+}
+
+// A long --tokens line with --queries all asks for T² floats per head and layer (100,000 ids:
+// tens of GB): refused before the forward, within the memory budget and --max-output-gb.
+void check_capture_size(const CaptureRequest& r, const ModelConfig& config,
+                        const std::vector<std::vector<std::int64_t>>& rows, QueryRows queries) {
+    const std::uint64_t B = rows.size(), T = rows.front().size();
+    const std::uint64_t bytes = capture_output_bytes(config, B, T, queries, r.hidden_states);
+    std::ostringstream what;
+    what << "--tokens '" << r.tokens_file << "': " << B << (B == 1 ? " sequence" : " sequences")
+         << " of " << T << " tokens with --queries " << r.queries << " make a "
+         << format_double(double(bytes) / 1e9) << " GB output (attentions [B,H,Tq,T] of "
+         << config.num_layers << " layers x " << config.num_heads << " heads, logits, values)";
+    check_allocation(bytes, 1, what.str());
+    if (double(bytes) > r.max_output_gb * 1e9)
+        throw InputError(what.str() + ", more than --max-output-gb " +
+                         format_double(r.max_output_gb) +
+                         "; pass shorter sequences, --queries last, or raise --max-output-gb");
+}
+
 std::string find_tokenizer(const std::string& model, const std::string& given) {
     if (!given.empty()) return given;
     const fs::path folder = model_folder(model);
@@ -80,6 +126,7 @@ void run_capture(const CaptureRequest& r) {
     if (r.sliding_window >= 0) model.set_sliding_window(r.sliding_window);
     CaptureOptions options;
     options.queries = r.queries == "all" ? QueryRows::all : QueryRows::last;
+    check_capture_size(r, model.config(), rows, options.queries);
     options.hidden_states = r.hidden_states;
     const torch::Tensor ids = ids_tensor(rows);
     const CaptureResult result = [&] {

@@ -19,6 +19,7 @@ struct CaptureRequest {
     std::string device = "cpu";     // cpu | cuda[:k]
     bool hidden_states = false;     // also hidden_states.{0..L} and layer_outputs.{l}
     int sliding_window = -1;        // override the config's window (keys per query); −1 = keep
+    double max_output_gb = 8;       // refuse, before the forward, an output larger than this
 };
 // Writes `logits` [B,T,V], `attentions.{l}` [B,H,Tq,T], `values.{l}` [B,H_kv,T,d_head]
 // (float32) and `input_ids` [B,T] (I64) to `out`, atomically.

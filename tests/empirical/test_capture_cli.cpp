@@ -156,6 +156,15 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
             long_ids << (i ? " " : "") << 1;
         long_ids << "\n";
     }
+    {
+        // 100,000 ids: a rotary model takes any length, and --queries all would write T^2
+        // floats per head and layer (480 GB here), refused before the forward.
+        std::ofstream very_long(scratch() / "very_long.txt");
+        for (int i = 0; i < 100000; ++i)
+            very_long << (i ? " " : "") << 1 + i % 200;
+        very_long << "\n";
+    }
+    const fs::path rotary = shared_folder() / "golden" / "gpt-neox";
     std::ofstream(scratch() / "pytorch_model.bin") << "\x80\x02 pickle";
     const std::string common = " --out " + out.string();
     struct Case {
@@ -185,6 +194,16 @@ TEST(CaptureCli, BadInputExitsTwoAndWritesNothing) {
         {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
              common + " --queries some",
          "--queries"},
+        {"capture --model " + rotary.string() + " --tokens " +
+             (scratch() / "very_long.txt").string() + common + " --queries all",
+         "--tokens '" + (scratch() / "very_long.txt").string() +
+             "': 1 sequence of 100000 tokens with --queries all make a 480"},
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
+             common + " --queries all --max-output-gb 1e-6",
+         "more than --max-output-gb 1e-06"},
+        {"capture --model " + model.string() + " --tokens " + (scratch() / "ok.txt").string() +
+             common + " --max-output-gb 0",
+         "--max-output-gb"},
     };
     for (const auto& c : cases) {
         const CliRun r = run(c.args);
