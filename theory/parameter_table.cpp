@@ -21,6 +21,10 @@ constexpr ParameterRange positive{0, kInf, false, false};
 constexpr ParameterRange non_negative{0, kInf, true, false};
 constexpr ParameterRange unit_open{0, 1, false, false};
 constexpr ParameterRange finite{-kInf, kInf, false, false};
+// The metrics and bounds do not depend on the value norm's scale, but the simulator forms float32
+// Gram matrices of values ~C (C² overflows float32 beyond ~1e19; --C 1e200 crashed a trial):
+// nine decades either side of 1 keep every product finite and normal.
+constexpr ParameterRange norm_scale{1e-9, 1e9, true, true};
 
 std::vector<ParameterDescriptor> make_table() {
     namespace p = paper_preset;
@@ -50,7 +54,7 @@ std::vector<ParameterDescriptor> make_table() {
          [](F f) { return &f.profile->eta; }, nullptr},
         {"omega", "--omega", G::assumption3, false, true, p::omega, finite, true, true,
          "Assumption 3: oscillation frequency", [](F f) { return &f.profile->omega; }, nullptr},
-        {"C", "--C", G::norms, false, true, p::C, positive, true, true,
+        {"C", "--C", G::norms, false, true, p::C, norm_scale, true, true,
          "Assumption 1: value norm of non-sink tokens", [](F f) { return f.C; }, nullptr},
         {"lambda", "--lambda", G::norms, false, true, p::lambda, unit_open, true, true,
          "Assumption 1: sink norm ratio, 0 < lambda < 1", [](F f) { return f.lambda; }, nullptr},

@@ -861,6 +861,9 @@ TEST(CliSimulate, BadInputExitsTwoWithoutWritingAnything) {
     expect_bad_input("simulate --norm-cv -1 --out " + out.string(), {"--norm-cv"});
     expect_bad_input("simulate --N 5000 --out " + out.string(), {"--N"});
     expect_bad_input("simulate --lambda 2 --out " + out.string(), {"lambda"});
+    // Values ~1e200 overflow the simulator's float32 Gram matrix (a trial crashed on them).
+    expect_bad_input("simulate --C 1e200 --out " + out.string(), {"--C", "1e+09"});
+    expect_bad_input("sweep --set C=1e-12 --out " + out.string(), {"C", "1e-09"});
     expect_bad_input("simulate --trials 10", {"--out"});
     expect_bad_input("sweep --set bogus=1 --out " + out.string(), {"--set", "bogus"});
     expect_bad_input("sweep --set beta=0.1,x --out " + out.string(), {"--set beta"});
