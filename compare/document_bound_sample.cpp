@@ -49,21 +49,22 @@ Eigen::VectorXd document_alpha(const DocumentSampleInputs& in, int u, int h) {
 }
 
 // The terms of head h for every document, or nullptr entries where they are not cached.
-using HeadTerms = std::vector<std::unique_ptr<const theory::BoundTerms>>;
+using HeadTerms = std::vector<std::unique_ptr<theory::BoundTerms>>;
 
 }  // namespace
 
 class DocumentTerms {
   public:
     std::vector<HeadTerms> heads;  // [H] of [U], or empty for a head beyond the cache's share
+    theory::BoundVariant variant;  // the variant the cached terms are for
 };
 
 namespace {
 
-std::unique_ptr<const theory::BoundTerms> document_terms(const DocumentSampleInputs& in,
-                                                         theory::HeadModel& model, int u, int h) {
+std::unique_ptr<theory::BoundTerms> document_terms(const DocumentSampleInputs& in,
+                                                   theory::HeadModel& model, int u, int h) {
     model.alpha = document_alpha(in, u, h);
-    return std::make_unique<const theory::BoundTerms>(model, in.sizes, in.variant);
+    return std::make_unique<theory::BoundTerms>(model, in.sizes, in.variant);
 }
 
 void store(const std::vector<std::vector<theory::EnvelopeBounds>>& bounds, int u, int h, int S,
@@ -86,7 +87,7 @@ void fill_head(const DocumentSampleInputs& in, int h, const std::vector<double>&
     const int S = static_cast<int>(in.sizes.size());
     for (int u = 0; u < in.documents; ++u) {
         if (cache && !(*cache)[u]) (*cache)[u] = document_terms(in, model, u, h);
-        const std::unique_ptr<const theory::BoundTerms> own =
+        const std::unique_ptr<theory::BoundTerms> own =
             cache ? nullptr : document_terms(in, model, u, h);
         const theory::BoundTerms& terms = cache ? *(*cache)[u] : *own;
         store(terms.envelopes_many(in.d, kappas, true), u, h, S, out);
@@ -95,6 +96,10 @@ void fill_head(const DocumentSampleInputs& in, int h, const std::vector<double>&
 
 BatchBounds batch_bounds(const DocumentSampleInputs& in, const std::vector<double>& kappas,
                          DocumentTerms* cache) {
+    if (cache && cache->variant != in.variant)
+        throw_domain_error("document_bounds", std::string("terms cached for ") +
+                                                  theory::to_string(cache->variant) +
+                                                  ", inputs for " + theory::to_string(in.variant));
     BatchBounds b;
     b.kappas = static_cast<int>(kappas.size());
     b.units = in.documents;
@@ -305,11 +310,24 @@ void validate(const DocumentSampleInputs& in, const ScanPoints& points) {
 
 std::shared_ptr<DocumentTerms> document_terms_cache(const DocumentSampleInputs& inputs) {
     auto terms = std::make_shared<DocumentTerms>();
+    terms->variant = inputs.variant;
     terms->heads.resize(inputs.heads.size());
     const std::size_t cached = cached_heads(inputs);
     for (std::size_t h = 0; h < cached; ++h)
         terms->heads[h].resize(inputs.documents);
     return terms;
+}
+
+void switch_variant(DocumentTerms& terms, theory::BoundVariant variant) {
+    if (!theory::shares_mean(terms.variant, variant))
+        throw_domain_error("switch_variant", std::string("document terms built for ") +
+                                                 theory::to_string(terms.variant) +
+                                                 " have another mu than " +
+                                                 theory::to_string(variant));
+    terms.variant = variant;
+    for (HeadTerms& head : terms.heads)
+        for (std::unique_ptr<theory::BoundTerms>& document : head)
+            if (document) document->switch_variant(variant);
 }
 
 Sample document_bound_sample(ScanPoints points, std::shared_ptr<const DocumentSampleInputs> inputs,

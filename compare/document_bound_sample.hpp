@@ -33,6 +33,10 @@ struct DocumentSampleInputs {
 // rebuilt at every use: O(n² log n) per document). One serves the scan and the bound rows.
 class DocumentTerms;
 std::shared_ptr<DocumentTerms> document_terms_cache(const DocumentSampleInputs& inputs);
+// Turns the cached terms into those of `variant`, which shares their μ (paper ↔ scale-invariant,
+// exact-mean ↔ corrected: theory::BoundTerms::switch_variant), so the next variant's scan
+// reuses them; the inputs it is used with must name `variant`.
+void switch_variant(DocumentTerms& terms, theory::BoundVariant variant);
 
 // The scan sample of one model and variant. The halves are the first ⌊U/2⌋ documents and the
 // rest; they are judged when each has at least 2 documents. `terms` (document_terms_cache of

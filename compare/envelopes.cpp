@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <sstream>
 
 #include "common/atomic_file.hpp"
@@ -278,8 +279,10 @@ struct PreparedModel {
     std::shared_ptr<DocumentTerms> document_terms;           // the scan's, again for the bound rows
 };
 
+// `reuse`: the document terms of the variant scanned before, when it shares this one's μ.
 PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
-                      theory::BoundVariant variant, int threads) {
+                      theory::BoundVariant variant, int threads,
+                      std::shared_ptr<DocumentTerms> reuse) {
     PreparedModel p;
     for (const HeadInput& h : m.heads) {
         p.models.push_back(head_model(h, settings.cosines));
@@ -300,18 +303,23 @@ PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
     in.band.seed = settings.seed;
     in.band.threads = threads;
     p.terms = mean_terms(p.models, in.sizes, variant, threads);
-    p.document_terms = document_terms_cache(in);
+    if (reuse) switch_variant(*reuse, variant);
+    p.document_terms = reuse ? std::move(reuse) : document_terms_cache(in);
     return p;
 }
 
-// One variant over every model together.
+// One variant over every model together. `shared` [models]: the document terms of the variant
+// evaluated before when it shares this one's μ (reused), else empty; left holding this one's.
 void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSettings& settings,
                       theory::BoundVariant variant, int threads, EnvelopeResults& out,
-                      std::size_t index) {
+                      std::size_t index, std::vector<std::shared_ptr<DocumentTerms>>& shared) {
     std::vector<PreparedModel> prepared;
     std::vector<Sample> samples;
-    for (const ModelInput& m : models) {
-        prepared.push_back(prepare(m, settings, variant, threads));
+    shared.resize(models.size());
+    for (std::size_t k = 0; k < models.size(); ++k) {
+        const ModelInput& m = models[k];
+        prepared.push_back(prepare(m, settings, variant, threads, std::move(shared[k])));
+        shared[k] = prepared.back().document_terms;
         const PreparedModel& p = prepared.back();
         samples.push_back(document_bound_sample(
             model_points(m, p.models, p.regimes, p.terms, settings.d), p.inputs, p.document_terms));
@@ -391,10 +399,22 @@ EnvelopeResults evaluate_envelopes(const std::vector<ModelInput>& models,
         out.models.push_back(std::move(r));
     }
     if (models.size() > 1) out.universal.resize(variants.size());
-    for (std::size_t v = 0; v < variants.size(); ++v) {
-        evaluate_variant(models, settings, variants[v], threads, out, v);
+    // Variants that share μ are evaluated one after the other, so the second reuses the first's
+    // per-document terms (only B changes): half the O(n² log n) term builds, the same bits.
+    std::vector<std::size_t> order(variants.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return theory::shares_mean(variants[a], variants[0]) &&
+               !theory::shares_mean(variants[b], variants[0]);
+    });
+    std::vector<std::shared_ptr<DocumentTerms>> shared;
+    for (std::size_t done = 0; done < order.size(); ++done) {
+        const std::size_t v = order[done];
+        if (done > 0 && !theory::shares_mean(variants[v], variants[order[done - 1]]))
+            shared.clear();  // another μ: build afresh, and free the last pair's terms first
+        evaluate_variant(models, settings, variants[v], threads, out, v, shared);
         if (settings.on_variant)
-            settings.on_variant(static_cast<std::int64_t>(v + 1),
+            settings.on_variant(static_cast<std::int64_t>(done + 1),
                                 static_cast<std::int64_t>(variants.size()));
     }
     return out;

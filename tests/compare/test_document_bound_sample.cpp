@@ -260,6 +260,42 @@ TEST(DocumentBoundSample, TheTermsCacheWholeOrPartialChangesNoBit) {
     EXPECT_LT(largest_from_plain, 1e-12);
 }
 
+// Terms cached for one variant and switched to the variant that shares its μ (what compare does
+// between paper and scale-invariant, exact-mean and corrected) give that variant's bounds bit for
+// bit; a head beyond the cache's share is built afresh for the new variant.
+TEST(DocumentBoundSample, SwitchedTermsGiveTheOtherVariantsBitsWholeOrPartial) {
+    using theory::BoundVariant;
+    for (auto [from, to] : {std::pair{BoundVariant::paper, BoundVariant::scale_invariant},
+                            std::pair{BoundVariant::exact_mean, BoundVariant::corrected},
+                            std::pair{BoundVariant::corrected, BoundVariant::exact_mean}})
+        for (bool partial : {false, true}) {
+            const auto source = inputs(12, from);
+            const double per_head =
+                1.5 * sizeof(double) * source->documents * source->sizes.size() * kTokens;
+            if (partial)
+                ::setenv("ATTNGEO_MEMORY_BUDGET",
+                         std::to_string(static_cast<long long>(4 * 1.5 * per_head)).c_str(), 1);
+            const auto terms = document_terms_cache(*source);
+            ::unsetenv("ATTNGEO_MEMORY_BUDGET");
+            (void)document_bounds(*source, 0.7, terms.get());  // fills the cache for `from`
+            switch_variant(*terms, to);
+            const auto target = inputs(12, to);
+            int differing = 0;
+            for (double kappa : {0.05, 0.7, 3.0}) {
+                const auto switched = document_bounds(*target, kappa, terms.get());
+                const auto fresh = document_bounds(*target, kappa);
+                for (int u = 0; u < target->documents; ++u)
+                    for (int side = 0; side < 4; ++side)
+                        differing += switched[u][side] != fresh[u][side];
+            }
+            EXPECT_EQ(differing, 0) << theory::to_string(from) << " -> " << theory::to_string(to)
+                                    << (partial ? " (partial cache)" : "");
+        }
+    EXPECT_THROW(switch_variant(*document_terms_cache(*inputs(12, BoundVariant::paper)),
+                                BoundVariant::corrected),
+                 std::domain_error);
+}
+
 TEST(DocumentBoundSample, TheMeanOfDocumentBoundsIsNotTheBoundOfTheMeanProfile) {
     const auto in = inputs(40, theory::BoundVariant::paper);
     const Sample sample = document_bound_sample(points_for(), in);
