@@ -11,7 +11,7 @@ namespace attngeo::schema {
 // The layout of every folder kind this attngeo writes. Bump it when any file's columns, any
 // manifest key a reader needs, or any file's meaning changes; readers refuse other versions
 // instead of guessing from columns.
-inline constexpr int kFormatVersion = 2;
+inline constexpr int kFormatVersion = 3;
 inline constexpr const char* kFormatVersionKey = "format_version";
 
 // The manifest's "kind" of each folder.
@@ -90,6 +90,8 @@ inline constexpr const char* agreement = "agreement.csv";
 inline constexpr const char* violations = "violations.csv";
 inline constexpr const char* kappa = "kappa.json";
 inline constexpr const char* corr_rho0 = "corr_rho0.csv";
+// compare, simulate and truncate: the paper's claims answered (docs/design.md §7).
+inline constexpr const char* claims = "claims.csv";
 inline constexpr const char* regimes = "regimes.csv";
 inline constexpr const char* regime_counts = "regime_counts.csv";
 inline constexpr const char* pr_by_regime = "pr_by_regime.csv";

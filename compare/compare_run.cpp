@@ -29,6 +29,7 @@
 #include "common/run_schema.hpp"
 #include "common/size_checks.hpp"
 #include "compare/assumptions.hpp"
+#include "compare/claims.hpp"
 #include "compare/correlation.hpp"
 #include "compare/emp_run.hpp"
 #include "compare/envelopes.hpp"
@@ -38,9 +39,12 @@
 #include "compare/length_summary.hpp"
 #include "compare/parallel_for.hpp"
 #include "compare/recovery.hpp"
+#include "compare/regime_rules.hpp"
+#include "compare/separability_peak.hpp"
 #include "compare/table1.hpp"
 #include "theory/cosine_geometry.hpp"
 #include "theory/head_regime.hpp"
+#include "theory/metrics.hpp"
 
 namespace fs = std::filesystem;
 
@@ -305,6 +309,8 @@ std::vector<HeadInput> envelope_heads(const EmpiricalRun& run, const FitResults&
         if (fits.heads[i].profile_failure.empty()) {  // else NaN: no Table-2 regime
             in.profile_p_base = fits.heads[i].profile.p_base;
             in.profile_eta = fits.heads[i].profile.profile.eta;
+            in.profile_iv_tolerance = theory::fitted_regime_iv_tolerance(
+                fits.heads[i].profile.profile.eta, fits.heads[i].profile.rmse_log);
         }
     }
     return inputs;
@@ -450,13 +456,21 @@ std::string profile_csv(const EmpiricalRun& run, const FitResults& fits) {
     return csv.str();
 }
 
-std::string regimes_csv(const EmpiricalRun& run) {
+std::string regimes_csv(const EmpiricalRun& run, const RegimeLabels& labels) {
+    auto field = [](double x) { return std::isnan(x) ? std::string() : f(x); };
     std::ostringstream csv;
-    csv << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass\n";
-    for (const EmpiricalHead& h : run.rows)
+    csv << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass,"
+           "regime_wording,rules_agree,stability,stability_wording\n";
+    for (std::size_t i = 0; i < run.rows.size(); ++i) {
+        const EmpiricalHead& h = run.rows[i];
+        const HeadLabels& label = labels.heads[i];
         csv << h.layer << ',' << h.head << ',' << theory::to_string(h.regime) << ','
             << f(h.regime_margin) << ',' << f(h.m_sink) << ',' << f(h.m_last) << ',' << f(h.m_rest)
-            << ',' << f(h.sink_mass) << ',' << f(h.last_mass) << '\n';
+            << ',' << f(h.sink_mass) << ',' << f(h.last_mass) << ','
+            << theory::to_string(label.wording) << ','
+            << int(theory::same_label(label.magnitudes, label.wording)) << ','
+            << field(label.stability) << ',' << field(label.stability_wording) << '\n';
+    }
     return csv.str();
 }
 
@@ -515,7 +529,8 @@ void regime_mean_csvs(const EmpiricalRun& run, CompareTables& tables) {
     tables.contrib_by_regime = contrib.str();
 }
 
-CompareTables compare_tables(const CompareInputs& in, const FitResults& fits) {
+CompareTables compare_tables(const CompareInputs& in, const FitResults& fits,
+                             const RegimeLabels& labels) {
     CompareTables tables;
     tables.fits = fits_csv(in, fits);
     tables.profile = profile_csv(in.run, fits);
@@ -525,7 +540,7 @@ CompareTables compare_tables(const CompareInputs& in, const FitResults& fits) {
         row.size() - 1,
         interval_fields(fits.intervals.available ? &fits.intervals.global : nullptr, kPSink, kT2));
     tables.profile_global = header + row;
-    tables.regimes = regimes_csv(in.run);
+    tables.regimes = regimes_csv(in.run, labels);
     tables.regime_counts = regime_counts_csv(in.run);
     regime_mean_csvs(in.run, tables);
     return tables;
@@ -805,11 +820,14 @@ nlohmann::json compare_decisions() {
         "regimes.csv regime_margin: copied from heads.csv (>= 1; the ratio of the two "
         "magnitudes whose order decides the regime).",
         "Intervals (fits.csv, profile.csv, profile_global.csv <name>_lo/<name>_hi): 95 % "
-        "percentile bootstrap over documents, 200 replicates keyed by --seed (none with "
+        "percentile bootstrap over documents, 200 replicates keyed by --seed, the profile's "
+        "shape refitted in full on the first 50 of them (none with "
         "--replicates 0, fewer than 2 documents, or an extract without per_doc.safetensors' "
         "cos_by_lag, alpha, C). unidentified lists the parameters whose interval reaches a "
         "clamp of the search, spans more than a factor 10 (positive parameters) or is wider "
-        "than 1 (c_inf, rho0).",
+        "than 1 (c_inf, rho0) or pi/2 (omega), omega whose fits on the two halves of the "
+        "documents leave its interval, and T1 with an unidentified omega; p_base's interval "
+        "is then widened to every oscillation mass over omega in [0, pi] and T1 in [0, T2].",
         "assumptions.csv: A1 = 0 < lambda < 1 and cv_positional <= 0.05; A2 = the exp(-beta k) "
         "fit's MAE <= 0.8 x min(MAE of the median constant, MAE of 0) over the fitted lags "
         "(else beta_uninformative); A3 = p_sink > p_base, r2_log >= 0.9 and no profile "
@@ -820,6 +838,27 @@ nlohmann::json compare_decisions() {
         table1_decision("the parametric head of fitted_params.json's simulate "
                         "command (the clamped values), d = head_dim, kappa = the "
                         "paper variant's bound rows' kappa (1 when its sides share none)"),
+        theory::kBallConventionDecision,
+        "corr_rho0.csv head_lo/head_hi: heads (key/value heads with --count-per kv) as the "
+        "sample, simultaneous over the N whose correlation is defined: tanh(atanh r +- atanh c) "
+        "with c the 5 % critical value of max over N of |r| under 9999 permutations of rho0 "
+        "across the units (seeded by --seed; Westfall and Young's max-T, exact however "
+        "correlated the N are), so an interval excludes 0 exactly when that test rejects at "
+        "its N; partial_layer: x and y centred on their layer's means (layer as a categorical "
+        "covariate), its interval likewise with rho0 permuted within layers. ci_lo/ci_hi stay "
+        "the document bootstrap with heads fixed.",
+        "regimes.csv regime_wording: the paper's wording (section 5.4) read as a rule: Retriever "
+        "= m_last largest and cos(s(N), v_L) >= 0.5 at >= 80 % of the N; Mixer = cos(s, v_0) > "
+        "cos(s, v_L) at the first N and cos(s, v_L) above cos(s, v_0) at some N <= n/2; Reset = "
+        "m_last not largest and, at every N <= n/2, cos(s, v_0) >= cos(s, v_L) and cos(s, v_L) "
+        "< 0.5; none otherwise. The cosines are the means over documents of per_doc.safetensors' "
+        "cos_s_v0 and cos_s_vL. stability / stability_wording: the share of 200 document "
+        "resamples (--seed; none with --replicates 0 or fewer than 2 documents) that keep the "
+        "head's label.",
+        "claims.csv: the paper's claims answered yes / no / can't tell by the rules of "
+        "docs/design.md section 7 (each row states its rule); C4's argmax runs over 2 <= N < n "
+        "of the mean over every query head and document of F, its interval the 2.5 and 97.5 "
+        "percentiles of the argmax over 200 document resamples.",
     });
 }
 
@@ -841,11 +880,13 @@ nlohmann::json intervals_json(const CompareRequest& r, const FitIntervals& inter
             {"replicates", intervals.replicates},
             {"seed", r.seed},
             {"level", 0.95},
+            {"profile_replicates", intervals.profile_replicates},
             {"method",
              "expanded percentile bootstrap over documents (type 7 at Phi(-sqrt(D/(D-1)) t(D-1, "
              "0.975)) and its complement, Hesterberg 2015); each replicate "
-             "refits every head on the resampled per-document arrays (the profile from its point "
-             "fit); lambda and C by a ratio transfer; see docs/compare-outputs.md"},
+             "refits every head on the resampled per-document arrays, the profile's shape "
+             "(p_base, eta, omega, T1, T2) by the full fit in the first profile_replicates; "
+             "lambda and C by a ratio transfer; see docs/compare-outputs.md"},
             {"note",
              intervals.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(intervals.note)}};
 }
@@ -908,6 +949,8 @@ struct ModelStage {
     std::vector<PlantedTruth> truth;  // --truth: the planted heads; else empty
     AssumptionResults checked;
     std::vector<CorrelationRow> correlation;
+    RegimeLabels labels;                      // both rules and their stability (claim C3)
+    std::array<SeparabilityPeak, 2> peaks{};  // F(r_max), F(r_min) (claim C4)
     nlohmann::json timings = nlohmann::json::object();
 };
 
@@ -949,6 +992,33 @@ nlohmann::json plug_in_manifest(const EnvelopeResult& plug_in, std::size_t heads
             {"variants", variants}};
 }
 
+// "16 heads; 120 documents": what a claim about this model's heads is counted in.
+std::string head_units(std::size_t heads, int documents) {
+    return std::to_string(heads) + " heads; " + std::to_string(documents) + " documents";
+}
+
+// claims.csv's rows of one model: C1 per variant, C2, C3 per rule, C4 per F-score, C5 per
+// assumption (docs/design.md §7 "The paper's claims, each answered").
+std::vector<ClaimRow> model_claims(const CompareSettings& settings, const ModelStage& m,
+                                   const EnvelopeResult& envelopes) {
+    const int documents = m.in.per_doc.docs;
+    const std::string heads = head_units(m.in.run.rows.size(), documents);
+    std::vector<ClaimRow> rows;
+    for (const VariantResult& v : envelopes.variants)
+        rows.push_back(envelopes_claim(v.variant, v.scan, heads));
+    const int units = m.correlation.empty() ? 0 : m.correlation.front().heads;
+    rows.push_back(sink_recall_claim(
+        m.correlation, head_units(units, documents) +
+                           (settings.per_kv && m.in.group > 1 ? " (key/value heads)" : "")));
+    for (ClaimRow& row : regimes_claims(m.labels, heads))
+        rows.push_back(row);
+    for (const SeparabilityPeak& peak : m.peaks)
+        rows.push_back(separability_claim(peak, m.in.run.context, heads));
+    for (ClaimRow& row : assumption_claims(m.checked.heads, m.in.counted))
+        rows.push_back(row);
+    return rows;
+}
+
 // One model's files into `staged` (an existing folder), manifest last.
 void write_model_folder(const CompareRequest& r, const CompareSettings& settings,
                         const ModelStage& m, const EnvelopeResult& envelopes,
@@ -958,7 +1028,7 @@ void write_model_folder(const CompareRequest& r, const CompareSettings& settings
     const CompareInputs& in = m.in;
     const FittedSummary summary = summarise_fits(in, m.fits);
     const Table1 table1 = fitted_table1(in, m.fits, summary, envelopes);
-    CompareTables tables = compare_tables(in, m.fits);
+    CompareTables tables = compare_tables(in, m.fits, m.labels);
     tables.assumptions = assumptions_csv(in.run, m.checked.points, m.checked.heads, in.counted);
     auto put = [&](const char* name, const std::string& text) {
         write_file_atomic((staged / name).string(), text);
@@ -974,6 +1044,7 @@ void write_model_folder(const CompareRequest& r, const CompareSettings& settings
     write_envelope_files(envelopes, staged.string());
     if (plug_in) write_verdict_files(*plug_in, staged.string(), "_plug_in");
     write_correlation_csv(m.correlation, (staged / schema::file::corr_rho0).string());
+    put(schema::file::claims, claims_csv(model_claims(settings, m, envelopes)));
     const nlohmann::json fitted = fitted_params_json(
         r, in, m.fits, summary, from_failed_checks(in, m.checked.heads, m.checked.global));
     put(schema::file::fitted_params, fitted.dump(2) + "\n");
@@ -983,6 +1054,16 @@ void write_model_folder(const CompareRequest& r, const CompareSettings& settings
     nlohmann::json manifest =
         compare_manifest(r, settings, in, m.fits, summary, envelopes, table1, assumptions);
     if (plug_in) manifest["plug_in"] = plug_in_manifest(*plug_in, in.run.rows.size(), m.checked);
+    const HeadLevelFamily family = head_level_family(m.correlation);
+    manifest["correlation"]["head_level"] = {
+        {"method",
+         "tanh(atanh r +- atanh c), c the 5 % critical |r| of the max-|r| over the N under "
+         "permutations of rho0 across units (within layers for the partial): Westfall-Young "
+         "single-step max-T"},
+        {"family", family.family},
+        {"permutations", family.permutations},
+        {"critical", json_number(family.critical)},
+        {"partial_critical", json_number(family.partial_critical)}};
     if (m.by_length) {
         put(schema::file::by_length_summary, by_length_summary_csv(*m.by_length));
         put(schema::file::regimes_by_length, regimes_by_length_csv(*m.by_length));
@@ -1035,6 +1116,12 @@ void fit_model(const CompareRequest& r, const CompareSettings& settings, ModelSt
     m.correlation = recall_rho0_correlation(m.in.per_doc, r.replicates, r.seed, 1,
                                             settings.per_kv ? m.in.group : 1);
     m.timings["correlation_s"] = seconds_since(stage);
+    stage = Clock::now();
+    const int claim_replicates = r.replicates > 0 ? kFitReplicates : 0;
+    m.labels = label_heads(m.in.run, m.in.per_doc, claim_replicates, r.seed, settings.threads);
+    m.peaks = separability_peaks(m.in.per_doc, m.in.run.context, claim_replicates, r.seed,
+                                 settings.threads);
+    m.timings["claims_s"] = seconds_since(stage);
     const std::size_t failed = failed_profile_fits(m.fits);
     progress.update(2, "fits done" + (failed > 0 ? " (" + std::to_string(failed) +
                                                        " head profiles not fitted: manifest.json "

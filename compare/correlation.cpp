@@ -5,16 +5,20 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/safetensors.hpp"
 #include "compare/bootstrap.hpp"
+#include "compare/max_correlation_test.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -34,10 +38,15 @@ std::vector<float> floats(const HostTensor& t) {
     return out;
 }
 
-// Correlation per N of the document-weighted means: weight[d] = how often document d is drawn.
-// Head h enters unit h / group (its GQA group with group > 1, itself with group = 1).
-std::vector<double> correlations_for(const PerDocArrays& a, const std::vector<double>& weight,
-                                     int group) {
+// The document-weighted means per unit: y [units] and x [S][units]; weight[d] = how often
+// document d is drawn. Head h enters unit h / group (its GQA group with group > 1, itself with
+// group = 1).
+struct UnitMeans {
+    std::vector<double> y;
+    std::vector<std::vector<double>> x;
+};
+
+UnitMeans unit_means(const PerDocArrays& a, const std::vector<double>& weight, int group) {
     const int H = a.layers * a.heads, units = H / group;
     const int S = static_cast<int>(a.sizes.size());
     double total = 0;
@@ -60,10 +69,50 @@ std::vector<double> correlations_for(const PerDocArrays& a, const std::vector<do
         for (int s = 0; s < S; ++s)
             x[s][u] /= scale;
     }
-    std::vector<double> out(S);
-    for (int s = 0; s < S; ++s)
-        out[s] = pearson(x[s], y);
+    return {std::move(y), std::move(x)};
+}
+
+// Correlation per N of the document-weighted means.
+std::vector<double> correlations_for(const PerDocArrays& a, const std::vector<double>& weight,
+                                     int group) {
+    const UnitMeans m = unit_means(a, weight, group);
+    std::vector<double> out(m.x.size());
+    for (std::size_t s = 0; s < m.x.size(); ++s)
+        out[s] = pearson(m.x[s], m.y);
     return out;
+}
+
+// The layer of each unit (units are layer-major: heads / group of them per layer).
+std::vector<int> unit_layers(const PerDocArrays& a, int group) {
+    const int per_layer = a.heads / group;
+    std::vector<int> layers(static_cast<std::size_t>(a.layers) * per_layer);
+    for (std::size_t u = 0; u < layers.size(); ++u)
+        layers[u] = static_cast<int>(u) / per_layer;
+    return layers;
+}
+
+// The head-level columns of every row: intervals simultaneous over the N with a defined
+// correlation (the max-|r| permutation test's critical value), and the partial correlation
+// given the layer with its interval (y permuted within layers).
+void add_head_level(const PerDocArrays& a, int group, std::uint64_t seed,
+                    std::vector<CorrelationRow>& rows) {
+    const UnitMeans m = unit_means(a, std::vector<double>(a.docs, 1.0), group);
+    const std::vector<int> layer_of = unit_layers(a, group);
+    std::vector<std::vector<double>> family;  // the x of the N with a defined correlation
+    for (std::size_t s = 0; s < rows.size(); ++s) {
+        rows[s].partial = partial_correlation(m.x[s], m.y, layer_of);
+        if (!std::isnan(rows[s].corr)) family.push_back(m.x[s]);
+    }
+    const double critical = max_abs_correlation_critical(
+        family, m.y, std::vector<int>(layer_of.size(), 0), kMaxCorrelationPermutations, seed);
+    const double partial_critical =
+        max_abs_correlation_critical(family, m.y, layer_of, kMaxCorrelationPermutations, seed);
+    for (CorrelationRow& row : rows) {
+        row.head_critical = critical;
+        row.partial_critical = partial_critical;
+        std::tie(row.head_lo, row.head_hi) = critical_interval(row.corr, critical);
+        std::tie(row.partial_lo, row.partial_hi) = critical_interval(row.partial, partial_critical);
+    }
 }
 
 }  // namespace
@@ -124,6 +173,14 @@ PerDocArrays read_per_doc(const std::string& path) {
     a.cos_by_lag = floats(cos);
     a.alpha = floats(alpha);
     a.C = floats(fetch_tensor(file, "C", DType::F32, dlh));
+    a.m_sink = floats(fetch_tensor(file, "m_sink", DType::F32, dlh));
+    a.m_last = floats(fetch_tensor(file, "m_last", DType::F32, dlh));
+    a.m_rest = floats(fetch_tensor(file, "m_rest", DType::F32, dlh));
+    const std::vector<std::int64_t> dlhs = {dlh[0], dlh[1], dlh[2], S};
+    a.Fmax = floats(fetch_tensor(file, "Fmax", DType::F32, dlhs));
+    a.Fmin = floats(fetch_tensor(file, "Fmin", DType::F32, dlhs));
+    a.cos_s_v0 = floats(fetch_tensor(file, "cos_s_v0", DType::F32, dlhs));
+    a.cos_s_vL = floats(fetch_tensor(file, "cos_s_vL", DType::F32, dlhs));
     return a;
 }
 
@@ -150,6 +207,39 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
     if (!(sxx > 0) || !(syy > 0)) return kNaN;
     // Clamp: rounding can push a perfect correlation a few ulps past ±1.
     return std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
+}
+
+HeadLevelFamily head_level_family(const std::vector<CorrelationRow>& rows) {
+    HeadLevelFamily family;
+    for (const CorrelationRow& row : rows)
+        family.family += !std::isnan(row.corr);
+    family.permutations = kMaxCorrelationPermutations;
+    if (!rows.empty()) {
+        family.critical = rows.front().head_critical;
+        family.partial_critical = rows.front().partial_critical;
+    }
+    return family;
+}
+
+double partial_correlation(const std::vector<double>& x, const std::vector<double>& y,
+                           const std::vector<int>& group_of) {
+    if (x.size() != y.size() || x.size() != group_of.size())
+        throw_domain_error("attngeo::compare::partial_correlation",
+                           "series of lengths " + std::to_string(x.size()) + ", " +
+                               std::to_string(y.size()) + " and " +
+                               std::to_string(group_of.size()));
+    std::map<int, std::array<double, 3>> sums;  // group → (Σx, Σy, count)
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        auto& g = sums[group_of[i]];
+        g[0] += x[i], g[1] += y[i], g[2] += 1;
+    }
+    std::vector<double> rx(x.size()), ry(y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const auto& g = sums[group_of[i]];
+        rx[i] = x[i] - g[0] / g[2];
+        ry[i] = y[i] - g[1] / g[2];
+    }
+    return pearson(rx, ry);
 }
 
 std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, int replicates,
@@ -201,6 +291,7 @@ std::vector<CorrelationRow> recall_rho0_correlation(const PerDocArrays& arrays, 
             row.ci_hi = percentile_type7(draws[s], 0.975);
         }
     }
+    add_head_level(arrays, group, seed, rows);
     return rows;
 }
 
@@ -214,10 +305,13 @@ std::string bootstrap_note(int documents) {
 void write_correlation_csv(const std::vector<CorrelationRow>& rows, const std::string& path) {
     auto field = [](double x) { return std::isfinite(x) ? format_double(x) : std::string(); };
     std::ostringstream out;
-    out << "N,heads,corr,ci_lo,ci_hi,replicates\n";
+    out << "N,heads,corr,ci_lo,ci_hi,replicates,head_lo,head_hi,partial_layer,partial_lo,"
+           "partial_hi\n";
     for (const auto& r : rows)
         out << r.N << ',' << r.heads << ',' << field(r.corr) << ',' << field(r.ci_lo) << ','
-            << field(r.ci_hi) << ',' << r.replicates << '\n';
+            << field(r.ci_hi) << ',' << r.replicates << ',' << field(r.head_lo) << ','
+            << field(r.head_hi) << ',' << field(r.partial) << ',' << field(r.partial_lo) << ','
+            << field(r.partial_hi) << '\n';
     write_file_atomic(path, out.str());
 }
 

@@ -120,7 +120,8 @@ std::vector<int> head_regimes(const HeadInput& h) {
     if (!std::isfinite(h.profile_p_base) || !std::isfinite(h.profile_eta)) return out;
     const Eigen::VectorXd alpha = Eigen::Map<const Eigen::VectorXd>(
         h.alpha.data(), static_cast<Eigen::Index>(h.alpha.size()));
-    const auto regimes = theory::regimes_by_size(alpha, h.profile_p_base, h.profile_eta);
+    const auto regimes =
+        theory::regimes_by_size(alpha, h.profile_p_base, h.profile_eta, h.profile_iv_tolerance);
     for (std::size_t s = 0; s < h.sizes.size(); ++s)
         out[s] = static_cast<int>(regimes[h.sizes[s] - 1]) + 1;
     return out;

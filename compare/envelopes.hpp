@@ -14,6 +14,7 @@
 #include "compare/falsification.hpp"
 #include "compare/fixed_bound_sample.hpp"
 #include "theory/bounds.hpp"
+#include "theory/models.hpp"
 
 namespace attngeo::compare {
 
@@ -30,6 +31,8 @@ struct HeadInput {
     // The head's fitted Assumption-3 profile, for the Table-2 regime of each N; NaN: none.
     double profile_p_base = std::numeric_limits<double>::quiet_NaN();
     double profile_eta = std::numeric_limits<double>::quiet_NaN();
+    // Regime IV's relative tolerance around p_base (theory::fitted_regime_iv_tolerance).
+    double profile_iv_tolerance = theory::kExactRegimeIVTolerance;
 };
 
 // One model (an extract folder): its heads and the per-document values the test reads.

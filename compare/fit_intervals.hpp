@@ -1,7 +1,7 @@
 // 95 % bootstrap intervals over documents for every fitted parameter (docs/design.md §7
-// "Uncertainty of every fit"): per head and for the global fits, refitted on resampled per-document
-// arrays (per_doc.safetensors), with the `unidentified` rule that says which intervals mean
-// nothing.
+// "Uncertainty of every fit", "Fit intervals calibrated under noise"): per head and for the
+// global fits, refitted on resampled per-document arrays (per_doc.safetensors), with the
+// `unidentified` rule that says which intervals mean nothing.
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -17,6 +17,12 @@ namespace attngeo::compare {
 // percentiles of 16 documents, 1.4 % and 98.6 %, lie between the 3rd and 4th order statistics
 // of each tail).
 inline constexpr int kFitReplicates = 200;
+
+// Replicates in which the profile's shape is refitted by the full fit (the first of the
+// kFitReplicates resamples): a full profile fit costs about 100 times the rest of a replicate,
+// and 50 of them give a robust spread to about 10 % (1/√(2·50)) at a quarter of the cost of
+// 200 (docs/compare-outputs.md *Intervals* for the cost and the calibration).
+inline constexpr int kProfileReplicates = 50;
 
 // One parameter's 95 % percentile interval; lo = hi = NaN when there is none.
 struct Interval {
@@ -62,12 +68,15 @@ struct PointFits {
 // of the parameter's search range (β, β_offset at 1e-6 or 50; η at its limit; ω at 0 or π
 // with an oscillatory phase; p_sink below kPSinkFloor), or it spans more than a factor 10
 // (hi > 10·lo, so any interval from ≤ 0 to > 0) for the positive parameters, or is wider than
-// 1 (half the range of a cosine) for the signed ones (c∞, ρ0). False without an interval.
+// 1 (half the range of a cosine) for the signed ones (c∞, ρ0), or than π/2 (half its range)
+// for ω. False without an interval. fit_intervals adds the rules that need the replicates
+// (ω on the two halves of the documents; T1 with ω).
 bool parameter_unidentified(int parameter, const Interval& interval, const PointFits& point);
 
 struct FitIntervalSettings {
     int lags = 0;  // K: the lags 1..K the decay fits used
     int replicates = kFitReplicates;
+    int profile_replicates = kProfileReplicates;  // at most `replicates` are used
     std::uint64_t seed = 1;
     int threads = 1;
     std::vector<char> counted;  // [heads] which heads enter the medians over heads
@@ -77,6 +86,7 @@ struct FitIntervals {
     bool available = false;  // false: the per-document arrays lack what the refits need
     std::string note;        // why there are no intervals (empty when available)
     int replicates = 0;
+    int profile_replicates = 0;             // of which the profile's shape was refitted
     std::vector<ParameterIntervals> heads;  // [heads] (empty when not available)
     // The global fits: β, β_offset, c∞, λ, C, ρ0 as medians over the counted heads, the
     // profile parameters of the fit to the mean α over heads.
@@ -85,16 +95,20 @@ struct FitIntervals {
 
 // Replicate r resamples the documents (compare/bootstrap.hpp, keyed by seed; the same resample
 // for every head) and refits each head on the resampled means: both decay fits on the mean cos
-// by lag (refit_*_decay from the point fit's β), ρ0 as the mean, p_sink as the mean α_0. The
-// rest is transferred from cheaper estimators onto the point fits: λ and C by ratio (the point
-// value times resampled / full-sample Σλ_dC_d / ΣC_d and mean C_d, since the per-document
-// arrays hold the median norm C_d, not the norm profile whose median defines C); the profile's
-// T1, T2, η, ω by shift and p_base by ratio from refit_assumption3_profile (the linearised
-// refit from the point fit) on the resampled mean α. Expanded percentile intervals (type 7 at
-// Φ(−√(D/(D−1))·t_{D−1,0.975}) and its complement, Hesterberg 2015); a parameter any
-// replicate could not refit has no interval. `points` [heads] and
-// `global` are the point fits. Fewer than 2 documents, no replicates or no fit arrays give no
-// intervals and a note; mismatched sizes throw std::domain_error.
+// by lag (refit_*_decay from the point fit's β), ρ0 as the mean, p_sink as α_0 of the mean α,
+// and in the first `profile_replicates` the profile's shape (p_base, η, ω, T1, T2) by the full
+// fit_assumption3_profile, the point fit's own estimator. λ and C are transferred by ratio (the
+// point value times resampled / full-sample Σλ_dC_d / ΣC_d and mean C_d, since the
+// per-document arrays hold the median norm C_d, not the norm profile whose median defines C).
+// Expanded percentile intervals (type 7 at Φ(−√(D/(D−1))·t_{D−1,0.975}) and its complement,
+// Hesterberg 2015); the shape's widened to hold the point ± that multiple of 1.4826·MAD of its
+// replicates. Unidentified: parameter_unidentified; ω also when a point fit with T1 < T2 has
+// its fits on the two halves of the documents (the first ⌈D/2⌉, the rest) outside ω's
+// interval; T1 whenever ω is, and p_base's interval then widened to every oscillation mass
+// η Σ_{T1<i≤T2} cos(ωi) over ω ∈ [0, π], T1 ∈ [0, T2]. A parameter any replicate could not
+// refit has no interval. `points` [heads] and `global` are the point fits. Fewer than 2
+// documents, no replicates or no fit arrays give no intervals and a note; mismatched sizes or
+// negative replicate counts throw std::domain_error.
 FitIntervals fit_intervals(const PerDocArrays& arrays, const std::vector<PointFits>& points,
                            const PointFits& global, const FitIntervalSettings& settings);
 

@@ -93,18 +93,6 @@ ProfileClamps profile_clamps(const ProfileFit& fit);
 // T1 = T2 the oscillatory phase is absent and ω is reported as 0.
 ProfileFit fit_assumption3_profile(const std::vector<double>& alpha);
 
-// A cheap refit of a nearby profile (a bootstrap replicate) started from `from` (the point
-// fit) instead of the coarse grid, on the linearised model of step (1) only, twice: T1, T2
-// within ±⌈L/32⌉ of the current ones, then ω from a scan of eight ω-grid cells either side
-// (and, in the first round, when lower, a coarse 64-step scan of [0, π]) refined by Brent in
-// the best cell. η is the linearised least
-// squares (clamped to η_max), p_sink = α_0, p_base from the normalisation; r2_log and rmse_log
-// are NaN (not evaluated). About 1/100 of the full fit's cost; it is not the full fit's
-// estimator, so fit_intervals transfers its spread, never its values. Requires
-// from.profile.L = alpha.size() − 1 and a valid (T1, T2, η, ω); alpha as for
-// fit_assumption3_profile.
-ProfileFit refit_assumption3_profile(const std::vector<double>& alpha, const ProfileFit& from);
-
 // Σ_{i=1..L, α_i>0} (log α_i − log α̂_i)² with α̂ = theory::assumption3_weights(profile) and
 // profile.L = alpha.size() − 1, profile.p_sink = alpha[0] (no validation of alpha; for tests).
 double assumption3_log_sse(const std::vector<double>& alpha,

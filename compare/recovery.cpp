@@ -50,8 +50,20 @@ bool flag_set(const CsvTable& table, std::size_t row, const std::string& column)
     return table.has_column(column) && table.text(row, column) == "1";
 }
 
+// Whether `parameter` is in the row's `unidentified` list (fits.csv, profile.csv: names joined
+// by ';').
+bool listed_unidentified(const CsvTable& table, std::size_t row, const std::string& parameter) {
+    if (!table.has_column("unidentified")) return false;
+    std::stringstream list(table.text(row, "unidentified"));
+    for (std::string name; std::getline(list, name, ';');)
+        if (name == parameter) return true;
+    return false;
+}
+
 bool fit_flagged(const CsvTable& table, std::size_t row, const std::string& parameter) {
-    if (flag_set(table, row, parameter + "_unidentified")) return true;
+    if (flag_set(table, row, parameter + "_unidentified") ||
+        listed_unidentified(table, row, parameter))
+        return true;
     if (parameter == "beta")
         return flag_set(table, row, "beta_at_bound") || flag_set(table, row, "beta_uninformative");
     if (parameter == "beta_offset" || parameter == "c_inf")
@@ -65,11 +77,38 @@ bool fit_flagged(const CsvTable& table, std::size_t row, const std::string& para
            !(*r2 >= kProfileR2Threshold);
 }
 
+bool finite_interval(std::optional<double> lo, std::optional<double> hi) {
+    return lo && hi && std::isfinite(*lo) && std::isfinite(*hi);
+}
+
+// The statistics are formed from float32 captures (α, values), so a fit can sit a float
+// rounding away from the double truth, and a noise-free replicate a rounding away from another.
+constexpr double kFloatSlack = 1e-6;  // relative
+
+std::optional<bool> zero_width(std::optional<double> lo, std::optional<double> hi) {
+    if (!finite_interval(lo, hi)) return std::nullopt;
+    return *hi - *lo <= kFloatSlack * std::max(std::abs(*lo), std::abs(*hi));
+}
+
+// Whether the interval's zero width means "no noise": for the shape's η, ω, T1, T2 only when
+// p_base's interval (the normalisation, which any noise in α moves) has zero width too — T1 and
+// T2 are integers, and every replicate can land on the same one under noise (as can ω = 0 when
+// no replicate has an oscillatory phase); their interval then counts as any other.
+std::optional<bool> exact_interval(const CsvTable& table, std::size_t row,
+                                   const std::string& parameter, std::optional<double> lo,
+                                   std::optional<double> hi) {
+    const std::optional<bool> own = zero_width(lo, hi);
+    const bool shape =
+        parameter == "eta" || parameter == "omega" || parameter == "T1" || parameter == "T2";
+    if (!own || !*own || !shape) return own;
+    const std::optional<bool> base = zero_width(optional_number(table, row, "p_base_lo"),
+                                                optional_number(table, row, "p_base_hi"));
+    return base.value_or(true);
+}
+
 std::optional<bool> covers(double planted, std::optional<double> lo, std::optional<double> hi) {
-    if (!lo || !hi || !std::isfinite(*lo) || !std::isfinite(*hi)) return std::nullopt;
-    // The statistics are formed from float32 captures (α, values), so a fit can sit a float
-    // rounding away from the double truth with a zero-width interval: widen the ends by 1e-6.
-    const double slack = 1e-6 * std::max({std::abs(planted), std::abs(*lo), std::abs(*hi)});
+    if (!finite_interval(lo, hi)) return std::nullopt;
+    const double slack = kFloatSlack * std::max({std::abs(planted), std::abs(*lo), std::abs(*hi)});
     return *lo - slack <= planted && planted <= *hi + slack;
 }
 
@@ -162,7 +201,8 @@ std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, c
             row.fitted = optional_number(table, r, parameter);
             row.lo = optional_number(table, r, parameter + "_lo");
             row.hi = optional_number(table, r, parameter + "_hi");
-            row.covered = covers(row.truth, row.lo, row.hi);
+            row.exact = exact_interval(table, r, parameter, row.lo, row.hi);
+            if (!row.exact.value_or(true)) row.covered = covers(row.truth, row.lo, row.hi);
             row.flagged = fit_flagged(table, r, parameter);
             rows.push_back(row);
         }
@@ -181,10 +221,15 @@ std::vector<RecoveryCoverage> recovery_coverage(const std::vector<RecoveryRow>& 
             ++c.heads;
             c.flagged += row.flagged;
             if (row.fitted) ++c.fitted, errors.push_back(std::abs(*row.fitted - row.truth));
-            if (row.covered) ++c.with_interval, c.covered += *row.covered;
+            c.exact += row.exact.value_or(false);
+            if (!row.covered) continue;
+            ++c.with_interval, c.covered += *row.covered;
+            if (!row.flagged) ++c.unflagged, c.unflagged_covered += *row.covered;
         }
         if (c.heads == 0) continue;
         if (c.with_interval > 0) c.coverage = static_cast<double>(c.covered) / c.with_interval;
+        if (c.unflagged > 0)
+            c.unflagged_coverage = static_cast<double>(c.unflagged_covered) / c.unflagged;
         if (!errors.empty()) {
             c.median_abs_error = median(errors);
             c.max_abs_error = *std::max_element(errors.begin(), errors.end());
@@ -196,23 +241,26 @@ std::vector<RecoveryCoverage> recovery_coverage(const std::vector<RecoveryRow>& 
 
 std::string recovery_csv(const std::vector<RecoveryRow>& rows) {
     std::ostringstream csv;
-    csv << "layer,head,parameter,planted,truth,fitted,lo,hi,covered,flagged\n";
+    auto flag = [](const std::optional<bool>& x) { return x ? std::to_string(int(*x)) : ""; };
+    csv << "layer,head,parameter,planted,truth,fitted,lo,hi,exact,covered,flagged\n";
     for (const RecoveryRow& r : rows)
         csv << r.layer << ',' << r.head << ',' << r.parameter << ',' << format_double(r.planted)
             << ',' << format_double(r.truth) << ',' << optional_text(r.fitted) << ','
-            << optional_text(r.lo) << ',' << optional_text(r.hi) << ','
-            << (r.covered ? std::to_string(int(*r.covered)) : "") << ',' << int(r.flagged) << '\n';
+            << optional_text(r.lo) << ',' << optional_text(r.hi) << ',' << flag(r.exact) << ','
+            << flag(r.covered) << ',' << int(r.flagged) << '\n';
     return csv.str();
 }
 
 std::string recovery_coverage_csv(const std::vector<RecoveryCoverage>& coverage) {
     std::ostringstream csv;
-    csv << "parameter,heads,fitted,with_interval,covered,coverage,flagged,median_abs_error,"
-           "max_abs_error\n";
+    csv << "parameter,heads,fitted,with_interval,exact,covered,coverage,flagged,unflagged,"
+           "unflagged_covered,unflagged_coverage,median_abs_error,max_abs_error\n";
     for (const RecoveryCoverage& c : coverage)
         csv << c.parameter << ',' << c.heads << ',' << c.fitted << ',' << c.with_interval << ','
-            << c.covered << ',' << optional_text(c.coverage) << ',' << c.flagged << ','
-            << optional_text(c.median_abs_error) << ',' << optional_text(c.max_abs_error) << '\n';
+            << c.exact << ',' << c.covered << ',' << optional_text(c.coverage) << ',' << c.flagged
+            << ',' << c.unflagged << ',' << c.unflagged_covered << ','
+            << optional_text(c.unflagged_coverage) << ',' << optional_text(c.median_abs_error)
+            << ',' << optional_text(c.max_abs_error) << '\n';
     return csv.str();
 }
 
@@ -223,9 +271,14 @@ nlohmann::json recovery_manifest(const std::string& truth_path,
         per_parameter[c.parameter] = {
             {"heads", c.heads},
             {"with_interval", c.with_interval},
+            {"exact", c.exact},
             {"covered", c.covered},
             {"coverage", c.coverage ? nlohmann::json(*c.coverage) : nlohmann::json(nullptr)},
             {"flagged", c.flagged},
+            {"unflagged", c.unflagged},
+            {"unflagged_covered", c.unflagged_covered},
+            {"unflagged_coverage", c.unflagged_coverage ? nlohmann::json(*c.unflagged_coverage)
+                                                        : nlohmann::json(nullptr)},
             {"max_abs_error",
              c.max_abs_error ? nlohmann::json(*c.max_abs_error) : nlohmann::json(nullptr)}};
     return {{"truth", truth_path},
@@ -234,12 +287,19 @@ nlohmann::json recovery_manifest(const std::string& truth_path,
              "truth = the planted value, except beta and beta_offset (the least-squares decay "
              "of the generator's expected normalised cosines c_d(exp(-beta k)), k = 1..K) and "
              "rho0 (c_d(rho0)) at the planted d; "
-             "empty where fits.csv/profile.csv have no <name>_lo, <name>_hi for the parameter"},
+             "empty where fits.csv/profile.csv have no <name>_lo, <name>_hi for the parameter, "
+             "and where the interval is exact"},
+            {"exact",
+             "the interval has zero width (hi - lo <= 1e-6 relative): every replicate gave the "
+             "same value, as without noise; reported as exact, not counted in coverage"},
+            {"unflagged_coverage",
+             "covered / intervals over the heads whose fit is not flagged (the calibration "
+             "rule: >= 0.85 at alpha noise 0.3 and norm CV 0.05)"},
             {"flagged",
              "beta: beta_at_bound or beta_uninformative; beta_offset, c_inf: "
              "beta_offset_at_bound; p_sink: fit_failed or p_sink_at_bound; the other profile "
-             "parameters: fit_failed, at_bound or r2_log < 0.9; any parameter: "
-             "<name>_unidentified"},
+             "parameters: fit_failed, at_bound or r2_log < 0.9; any parameter: named in the "
+             "table's unidentified list"},
             {"truth_implied",
              "beta_offset's truth is beta and c_inf's is 0 unless planted.csv "
              "gives them"},

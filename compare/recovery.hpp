@@ -42,15 +42,30 @@ struct RecoveryRow {
     double truth = 0;
     std::optional<double> fitted;  // empty where the fit failed (profile.csv fit_failed)
     std::optional<double> lo, hi;  // the fit's interval, where the table has one
-    std::optional<bool> covered;   // lo <= truth <= hi (ends widened by 1e-6 relative)
-    bool flagged = false;          // the fit is marked doubtful in compare's own tables
+    // The interval has zero width (1e-6 relative, the float32 slack of `covered`) because
+    // nothing the fit rests on varies between documents (no noise): every replicate gave the
+    // same value. For η, ω, T1, T2 p_base's interval must have zero width too (an integer T1
+    // or T2 can repeat in every replicate under noise). Not counted in coverage. Empty without
+    // an interval.
+    std::optional<bool> exact;
+    std::optional<bool> covered;  // lo <= truth <= hi (ends widened by 1e-6 relative); empty
+                                  // without an interval or when exact
+    bool flagged = false;         // the fit is marked doubtful in compare's own tables
 };
 
 // Per parameter over the planted heads (recovery_coverage.csv).
 struct RecoveryCoverage {
     std::string parameter;
-    int heads = 0, fitted = 0, with_interval = 0, covered = 0, flagged = 0;
-    std::optional<double> coverage;  // covered / with_interval; empty without intervals
+    int heads = 0, fitted = 0;
+    int with_interval = 0;  // heads with an interval of positive width
+    int exact = 0;          // heads whose interval has zero width (RecoveryRow::exact)
+    int covered = 0;        // of with_interval
+    int flagged = 0;
+    // The calibration rule's share (docs/design.md §7, "Fit intervals calibrated under noise"):
+    // over the heads with a positive-width interval whose fit is not flagged.
+    int unflagged = 0, unflagged_covered = 0;
+    std::optional<double> coverage;            // covered / with_interval; empty when 0
+    std::optional<double> unflagged_coverage;  // unflagged_covered / unflagged; empty when 0
     std::optional<double> median_abs_error, max_abs_error;  // |fitted − truth|
 };
 
@@ -58,8 +73,9 @@ struct RecoveryCoverage {
 // `profile` are compare's fits.csv and profile.csv (rows matched by layer and head). flagged:
 // for beta its beta_at_bound, for beta_offset and c_inf beta_offset_at_bound, for p_sink (α_0
 // itself, whatever the shape) fit_failed or p_sink_at_bound, for the other profile parameters
-// fit_failed, at_bound or r2_log < kProfileR2Threshold; and any `<name>_unidentified` or (beta)
-// `beta_uninformative` column set to 1.
+// fit_failed, at_bound or r2_log < kProfileR2Threshold; and the parameter named in the table's
+// `unidentified` list (';'-separated), a `<name>_unidentified` column set to 1, or (beta)
+// `beta_uninformative` set to 1.
 // `lags` is K of compare's decay fits (realised_truth).
 std::vector<RecoveryRow> recovery_rows(const std::vector<PlantedTruth>& truth, const CsvTable& fits,
                                        const CsvTable& profile, int lags);

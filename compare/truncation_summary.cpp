@@ -23,9 +23,11 @@
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
 #include "compare/bootstrap.hpp"
+#include "compare/claims.hpp"
 #include "compare/correlation.hpp"
 #include "compare/emp_run.hpp"
 #include "compare/fits.hpp"
+#include "compare/link_tests.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -233,10 +235,20 @@ std::vector<double> average_ranks(const std::vector<double>& x) {
     return rank;
 }
 
-// The geometric quantities linked to each head's loss, in geometry_link.csv's order.
+// The quantities linked to each head's loss, in geometry_link.csv's order.
 constexpr int kQuantities = 8;
 constexpr const char* kQuantityNames[kQuantities] = {
     "precision", "recall", "f_score", "dropped_mass", "output_error", "lambda", "rho0", "beta"};
+constexpr int kFScore = 2;  // kQuantityNames index of f_score
+// The geometric quantities form the Holm family; dropped_mass and output_error are what the
+// truncation itself removes, reported beside them as reference predictors outside the family.
+constexpr bool kGeometric[kQuantities] = {true, true, true, false, false, true, true, true};
+// P(r_max, N) = R(r_min, N) = 1 for every head at N = 1 and at N ≥ n (every token kept), hence
+// F = 1: identities there, never tested, and never the N of the largest F.
+constexpr bool kIdentityAtEnds[kQuantities] = {true, true, true, false, false, false, false, false};
+bool identity_size(std::int64_t N, int context) {
+    return N == 1 || N >= context;
+}
 
 // Everything the link reads: the truncate run and the extract of the same windows.
 struct LinkInputs {
@@ -320,10 +332,14 @@ std::vector<std::optional<std::array<double, kQuantities + 1>>> plain_head_means
     return means;
 }
 
-// Per quantity, Spearman across the heads of `configs` (one N) of ΔNLL with the quantity.
-std::array<double, kQuantities> link_at(const LinkInputs& in,
-                                        const std::vector<std::int64_t>& configs, int s,
-                                        const std::vector<double>& weight) {
+// One N of the link under one weighting of the documents: per quantity, Spearman across the
+// heads of `configs` of ΔNLL with the quantity, and the mean over those heads of F.
+struct LinkAt {
+    std::array<double, kQuantities> rho{};
+    double mean_f = kNaN;
+};
+LinkAt link_at(const LinkInputs& in, const std::vector<std::int64_t>& configs, int s,
+               const std::vector<double>& weight) {
     std::vector<double> loss;
     std::array<std::vector<double>, kQuantities> quantity;
     for (std::int64_t c : configs) {
@@ -332,17 +348,53 @@ std::array<double, kQuantities> link_at(const LinkInputs& in,
         for (int q = 0; q < kQuantities; ++q)
             quantity[q].push_back(means[q + 1]);
     }
-    std::array<double, kQuantities> rho{};
+    LinkAt at;
     for (int q = 0; q < kQuantities; ++q)
-        rho[q] = spearman(loss, quantity[q]);
-    return rho;
+        at.rho[q] = spearman(loss, quantity[q]);
+    at.mean_f = std::accumulate(quantity[kFScore].begin(), quantity[kFScore].end(), 0.0) /
+                static_cast<double>(configs.size());
+    return at;
 }
 
+// One (policy, renorm, N) of geometry_link.csv.
 struct LinkRow {
     std::int64_t policy = 0, renorm = 0, N = 0;
     int heads = 0, replicates = 0;
-    std::array<double, kQuantities> rho{}, lo{}, hi{};
+    std::array<double, kQuantities> rho{}, lo{}, hi{};  // ρ and its document-bootstrap interval
+    std::array<LinkTest, kQuantities> tests;            // head level, Holm family
+    int family_size = 0;                                // m of the row's (policy, renorm)
+    double mean_f = kNaN;                               // head-mean F, every document once
+    std::vector<double> mean_f_resampled;               // [replicates] the same per resample
 };
+
+// The head-level tests of every row, each (policy, renorm) one Holm family: its geometric
+// quantities at every N, less the identities at N = 1 and N ≥ n (`context`) and the undefined
+// tests.
+void test_link_families(std::vector<LinkRow>& rows, int context) {
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<LinkRow*>> curves;
+    for (LinkRow& row : rows)
+        curves[{row.policy, row.renorm}].push_back(&row);
+    for (auto& [key, curve] : curves) {
+        std::vector<LinkTest> tests;
+        for (const LinkRow* row : curve)
+            for (int q = 0; q < kQuantities; ++q) {
+                LinkTest t;
+                t.quantity = kQuantityNames[q];
+                t.N = static_cast<int>(row->N);
+                t.spearman = row->rho[q];
+                t.heads = row->heads;
+                t.candidate =
+                    kGeometric[q] && !(kIdentityAtEnds[q] && identity_size(row->N, context));
+                tests.push_back(t);
+            }
+        const int m = test_link_family(tests);
+        for (std::size_t r = 0; r < curve.size(); ++r) {
+            curve[r]->family_size = m;
+            for (int q = 0; q < kQuantities; ++q)
+                curve[r]->tests[q] = tests[r * kQuantities + q];
+        }
+    }
+}
 
 std::vector<LinkRow> geometry_link(const LinkInputs& in, int replicates) {
     const TruncationRun& run = *in.run;
@@ -359,7 +411,9 @@ std::vector<LinkRow> geometry_link(const LinkInputs& in, int replicates) {
         LinkRow row;
         std::tie(row.policy, row.renorm, row.N) = key;
         row.heads = static_cast<int>(configs.size());
-        row.rho = link_at(in, configs, s, everyone);
+        const LinkAt plain = link_at(in, configs, s, everyone);
+        row.rho = plain.rho;
+        row.mean_f = plain.mean_f;
         row.lo.fill(kNaN);
         row.hi.fill(kNaN);
         if (resample) {
@@ -369,11 +423,12 @@ std::vector<LinkRow> geometry_link(const LinkInputs& in, int replicates) {
             for (int r = 0; r < replicates; ++r) {
                 const auto weight =
                     resample_counts(kTruncationBootstrapSeed, r, static_cast<int>(run.docs));
-                const auto rho = link_at(in, configs, s, weight);
+                const LinkAt at = link_at(in, configs, s, weight);
                 for (int q = 0; q < kQuantities; ++q) {
-                    defined[q] = defined[q] && std::isfinite(rho[q]);
-                    samples[q].push_back(rho[q]);
+                    defined[q] = defined[q] && std::isfinite(at.rho[q]);
+                    samples[q].push_back(at.rho[q]);
                 }
+                row.mean_f_resampled.push_back(at.mean_f);
             }
             for (int q = 0; q < kQuantities; ++q)
                 if (defined[q]) {
@@ -384,18 +439,26 @@ std::vector<LinkRow> geometry_link(const LinkInputs& in, int replicates) {
         }
         rows.push_back(row);
     }
+    test_link_families(rows, in.geometry.context);
     return rows;
 }
 
 void write_geometry_link(const TruncationRun& run, const std::vector<LinkRow>& rows,
                          const std::string& path) {
     std::ostringstream out;
-    out << "policy,renorm,N,quantity,heads,spearman,ci_lo,ci_hi,replicates\n";
+    out << "policy,renorm,N,quantity,heads,spearman,ci_lo,ci_hi,replicates,p_value,head_lo,"
+           "head_hi,family,tests,p_holm,adj_lo,adj_hi,excludes_zero\n";
     for (const LinkRow& row : rows)
-        for (int q = 0; q < kQuantities; ++q)
+        for (int q = 0; q < kQuantities; ++q) {
+            const LinkTest& t = row.tests[q];
             out << run.policies[row.policy] << ',' << renorm_name(row.renorm) << ',' << row.N << ','
                 << kQuantityNames[q] << ',' << row.heads << ',' << field(row.rho[q]) << ','
-                << field(row.lo[q]) << ',' << field(row.hi[q]) << ',' << row.replicates << '\n';
+                << field(row.lo[q]) << ',' << field(row.hi[q]) << ',' << row.replicates << ','
+                << field(t.head.p) << ',' << field(t.head.lo) << ',' << field(t.head.hi) << ','
+                << (t.family ? 1 : 0) << ',' << row.family_size << ',' << field(t.p_holm) << ','
+                << field(t.adj_lo) << ',' << field(t.adj_hi) << ','
+                << (t.family ? (t.excludes_zero ? "1" : "0") : "") << '\n';
+        }
     write_file_atomic(path, out.str());
 }
 
@@ -422,9 +485,110 @@ void write_head_link(const LinkInputs& in, const std::string& path) {
     write_file_atomic(path, out.str());
 }
 
-// Per (policy, renorm): the quantity with the largest mean |ρ| over the N where it is defined,
-// the N of largest head-mean F, the knee of the head-mean ΔNLL and whether the first is before
-// the second.
+nlohmann::json number_or_null(double x) {
+    return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+}
+
+// Hyndman–Fan type 1 (the inverse of the empirical distribution): the ⌈q·B⌉-th smallest of
+// the sample, so a quantile of grid sizes is a grid size.
+double order_quantile(std::vector<double> sample, double q) {
+    std::sort(sample.begin(), sample.end());
+    const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sample.size())));
+    return sample[std::min(sample.size(), std::max<std::size_t>(k, 1)) - 1];
+}
+
+// The N of the largest head-mean F in `curve` over 2 ≤ N < n (`context`; ties: the smallest N;
+// N = 1 and N ≥ n are identities, F = 1 for every head), with F from `f(row)`; −1 when the grid
+// has no such N.
+template <typename F>
+int largest_f(const std::vector<const LinkRow*>& curve, int context, F f) {
+    int at = -1;
+    double best = -std::numeric_limits<double>::infinity();
+    for (const LinkRow* row : curve)
+        if (!identity_size(row->N, context) && f(*row) > best) {
+            best = f(*row);
+            at = static_cast<int>(row->N);
+        }
+    return at;
+}
+
+// The family's decision for link_summary.json: m, how many adjusted intervals exclude 0, the
+// strongest test and, only when its adjusted interval excludes 0, the best predictor.
+void summarise_family(const std::vector<const LinkRow*>& curve, nlohmann::json& entry) {
+    std::vector<LinkTest> tests;
+    for (const LinkRow* row : curve)
+        tests.insert(tests.end(), row->tests.begin(), row->tests.end());
+    int excluding = 0, heads = 0;
+    for (const LinkTest& t : tests)
+        excluding += t.family && t.excludes_zero;
+    for (const LinkRow* row : curve)
+        heads = std::max(heads, row->heads);
+    const int strongest = strongest_link(tests);
+    entry["heads"] = heads;
+    entry["tests"] = curve.front()->family_size;
+    entry["tests_excluding_zero"] = excluding;
+    entry["best_predictor"] = nullptr;
+    entry["strongest"] = nullptr;
+    if (strongest < 0) return;
+    const LinkTest& t = tests[strongest];
+    // Built key by key: nlohmann's initializer lists draw more of GCC 12's false
+    // -Warray-bounds.
+    nlohmann::json& top = entry["strongest"];
+    top = nlohmann::json::object();
+    top["quantity"] = t.quantity;
+    top["N"] = t.N;
+    top["spearman"] = t.spearman;
+    top["p_holm"] = t.p_holm;
+    top["adj_lo"] = number_or_null(t.adj_lo);
+    top["adj_hi"] = number_or_null(t.adj_hi);
+    if (t.excludes_zero) entry["best_predictor"] = t.quantity;
+}
+
+// The N in [2, n) of largest head-mean F with the 95 % document-bootstrap interval of that argmax,
+// the knee of the head-mean ΔNLL, and whether the whole interval lies before the knee.
+void summarise_separability(const LinkInputs& in, const std::pair<std::int64_t, std::int64_t>& key,
+                            const std::vector<const LinkRow*>& curve, nlohmann::json& entry) {
+    const TruncationRun& run = *in.run;
+    std::vector<int> sizes;
+    std::vector<double> loss;
+    for (const LinkRow* row : curve) {
+        double loss_sum = 0;
+        int heads = 0;
+        for (std::int64_t c = 0; c < run.configs; ++c)
+            if (run.policy[c] == key.first && run.renorm[c] == key.second && run.N[c] == row->N &&
+                in.plain_means[c]) {
+                loss_sum += (*in.plain_means[c])[0];
+                ++heads;
+            }
+        sizes.push_back(static_cast<int>(row->N));
+        loss.push_back(loss_sum / heads);
+    }
+    const int context = in.geometry.context;
+    const int peak = largest_f(curve, context, [](const LinkRow& row) { return row.mean_f; });
+    double lo = kNaN, hi = kNaN;
+    const int replicates = curve.front()->replicates;
+    if (peak >= 0 && replicates > 0) {
+        std::vector<double> sample;
+        for (int r = 0; r < replicates; ++r)
+            sample.push_back(largest_f(
+                curve, context, [r](const LinkRow& row) { return row.mean_f_resampled[r]; }));
+        lo = order_quantile(sample, 0.025);
+        hi = order_quantile(sample, 0.975);
+    }
+    const int knee = loss_knee(sizes, loss);
+    nlohmann::json before = nullptr;
+    if (knee >= 0 && std::isfinite(lo)) {
+        if (hi < knee) before = true;
+        if (lo >= knee) before = false;
+    }
+    entry["N_largest_F"] = peak >= 0 ? nlohmann::json(peak) : nlohmann::json(nullptr);
+    entry["N_largest_F_lo"] = std::isfinite(lo) ? nlohmann::json(static_cast<int>(lo)) : nullptr;
+    entry["N_largest_F_hi"] = std::isfinite(hi) ? nlohmann::json(static_cast<int>(hi)) : nullptr;
+    entry["N_knee"] = knee >= 0 ? nlohmann::json(knee) : nlohmann::json(nullptr);
+    entry["largest_F_before_knee"] = before;
+}
+
+// link_summary.json: one entry per (policy, renorm).
 nlohmann::json link_summary(const LinkInputs& in, const std::vector<LinkRow>& rows) {
     const TruncationRun& run = *in.run;
     nlohmann::json summary = nlohmann::json::array();
@@ -432,47 +596,12 @@ nlohmann::json link_summary(const LinkInputs& in, const std::vector<LinkRow>& ro
     for (const LinkRow& row : rows)
         by_curve[{row.policy, row.renorm}].push_back(&row);
     for (const auto& [key, curve] : by_curve) {
-        std::array<double, kQuantities> strength{};
-        std::array<int, kQuantities> counted{};
-        std::vector<int> sizes;
-        std::vector<double> loss, f_score;
-        for (const LinkRow* row : curve) {
-            for (int q = 0; q < kQuantities; ++q)
-                if (std::isfinite(row->rho[q])) {
-                    strength[q] += std::abs(row->rho[q]);
-                    ++counted[q];
-                }
-            double loss_sum = 0, f_sum = 0;
-            int heads = 0;
-            for (std::int64_t c = 0; c < run.configs; ++c)
-                if (run.policy[c] == key.first && run.renorm[c] == key.second &&
-                    run.N[c] == row->N && in.plain_means[c]) {
-                    loss_sum += (*in.plain_means[c])[0];
-                    f_sum += (*in.plain_means[c])[3];
-                    ++heads;
-                }
-            sizes.push_back(static_cast<int>(row->N));
-            loss.push_back(loss_sum / heads);
-            f_score.push_back(f_sum / heads);
-        }
-        int best = -1;
-        nlohmann::json mean_abs = nlohmann::json::object();
-        for (int q = 0; q < kQuantities; ++q) {
-            const double value = counted[q] ? strength[q] / counted[q] : kNaN;
-            mean_abs[kQuantityNames[q]] = std::isfinite(value) ? nlohmann::json(value) : nullptr;
-            if (counted[q] && (best < 0 || value > strength[best] / counted[best])) best = q;
-        }
-        const int peak_f =
-            sizes[std::max_element(f_score.begin(), f_score.end()) - f_score.begin()];
-        const int knee = loss_knee(sizes, loss);
-        summary.push_back(
-            {{"policy", run.policies[key.first]},
-             {"renorm", renorm_name(key.second)},
-             {"best_predictor", best >= 0 ? kQuantityNames[best] : ""},
-             {"mean_abs_spearman", mean_abs},
-             {"N_largest_F", peak_f},
-             {"N_knee", knee >= 0 ? nlohmann::json(knee) : nullptr},
-             {"largest_F_before_knee", knee >= 0 ? nlohmann::json(peak_f < knee) : nullptr}});
+        nlohmann::json entry = nlohmann::json::object();
+        entry["policy"] = run.policies[key.first];
+        entry["renorm"] = renorm_name(key.second);
+        summarise_family(curve, entry);
+        summarise_separability(in, key, curve, entry);
+        summary.push_back(entry);
     }
     return summary;
 }
@@ -502,8 +631,11 @@ void summarise_truncation(const std::string& dir) {
     const std::vector<LinkRow> rows = geometry_link(inputs, run.replicates);
     write_geometry_link(run, rows, (folder / schema::file::geometry_link).string());
     write_head_link(inputs, (folder / schema::file::head_link).string());
-    write_file_atomic((folder / schema::file::link_summary).string(),
-                      link_summary(inputs, rows).dump(2) + "\n");
+    const nlohmann::json summary = link_summary(inputs, rows);
+    write_file_atomic((folder / schema::file::link_summary).string(), summary.dump(2) + "\n");
+    // Claim C6, "geometry predicts what attention can drop", per (policy, renorm).
+    write_file_atomic((folder / schema::file::claims).string(),
+                      claims_csv(truncation_claims(summary)));
 }
 
 }  // namespace attngeo::compare

@@ -2,7 +2,8 @@
 // folder's per-document measures, the means over documents with standard errors and 95 %
 // intervals (truncate.csv), the effective set size N*_τ with a bootstrap interval
 // (effective_size.csv) and, for scope head, the link of each head's loss to its geometry on the
-// same windows (geometry_link.csv, head_link.csv, link_summary.json).
+// same windows (geometry_link.csv, head_link.csv, link_summary.json), each Spearman with a
+// head-level test and the geometric ones Holm-adjusted as a family (compare/link_tests.hpp).
 #pragma once
 #include <cstdint>
 #include <string>

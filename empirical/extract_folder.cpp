@@ -125,11 +125,8 @@ void write_per_doc(const fs::path& path, const StatisticsSettings& settings, int
                    std::int64_t documents, const PerDocWriter& per_doc) {
     const PerDocLayout layout = per_doc_layout(layers, heads, settings);
     std::vector<TensorSpec> specs;
-    for (int t = 0; t < PerDocLayout::kTensors; ++t) {
-        std::vector<std::int64_t> shape = {documents, layers, heads};
-        if (t == 0 || t == 1 || t == 4 || t == 5) shape.push_back(layout.inner(t));
-        specs.push_back({PerDocLayout::kNames[t], DType::F32, shape});
-    }
+    for (int t = 0; t < PerDocLayout::kTensors; ++t)
+        specs.push_back({PerDocLayout::kNames[t], DType::F32, layout.shape(t, documents)});
     const std::int64_t S = layout.sizes;
     specs.push_back({"N", DType::I64, {S}});
     write_safetensors_streamed(path.string(), specs, [&](std::size_t t, std::ostream& stream) {

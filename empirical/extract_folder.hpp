@@ -67,8 +67,8 @@ std::map<std::string, std::string> extract_state_metadata(const StatisticsSettin
                                                           const ExtractRunInfo& run);
 nlohmann::json extract_manifest(const StatisticsSettings& settings, const ExtractRunInfo& run);
 
-// Streams tensor `tensor` (PerDocLayout order: P, R, rho0, lambda, cos_by_lag, alpha, C) for
-// every window.
+// Streams tensor `tensor` (PerDocLayout order: P, R, rho0, lambda, cos_by_lag, alpha, C,
+// m_sink, m_last, m_rest, Fmax, Fmin, cos_s_v0, cos_s_vL) for every window.
 using PerDocWriter = std::function<void(int tensor, std::ostream& stream)>;
 
 // Writes every file of the folder into `out` (staged, then moved in whole; docs/design.md §10) from

@@ -157,9 +157,7 @@ std::pair<SafetensorsFile, std::int64_t> add_shard(const ExtractShard& s, const 
                              PerDocLayout::kNames[t] +
                              "' (a shard written by an older attngeo; extract it again)");
         const HostTensor tensor = per_doc.get(PerDocLayout::kNames[t]);
-        std::vector<std::int64_t> expect = {docs, L, H};
-        if (t == 0 || t == 1 || t == 4 || t == 5) expect.push_back(layout.inner(t));
-        if (tensor.dtype != DType::F32 || tensor.shape != expect)
+        if (tensor.dtype != DType::F32 || tensor.shape != layout.shape(t, docs))
             throw InputError("merge: '" + per_doc.path() + "': tensor '" + PerDocLayout::kNames[t] +
                              "' does not match the shard's sums");
     }

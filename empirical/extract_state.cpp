@@ -22,7 +22,9 @@ namespace attngeo::empirical {
 namespace {
 
 // 2: the state gained the per-N exact_decisions counts (HeadStatistics::visit_state).
-constexpr const char* kStateFormat = "attngeo-extract-state-2";
+// 3: the spill's window records gained the claims' seven arrays (PerDocLayout), so a
+// checkpoint of an older run, whose spill holds shorter records, is refused on --resume.
+constexpr const char* kStateFormat = "attngeo-extract-state-3";
 
 // FNV-1a, 64 bits (Fowler, Noll, Vo): fast, stable across platforms, enough to tell runs apart.
 // The seed is one digit short of FNV's published offset basis; it is what every existing state
@@ -56,20 +58,35 @@ StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settin
 }
 
 const char* const PerDocLayout::kNames[PerDocLayout::kTensors] = {
-    "P", "R", "rho0", "lambda", "cos_by_lag", "alpha", "C"};
+    "P",      "R",      "rho0",   "lambda", "cos_by_lag", "alpha",    "C",
+    "m_sink", "m_last", "m_rest", "Fmax",   "Fmin",       "cos_s_v0", "cos_s_vL"};
+
+namespace {
+// What follows [L, H] in each tensor of PerDocLayout, in kNames order.
+enum class Inner { scalar, sizes, lags, positions };
+constexpr Inner kInner[PerDocLayout::kTensors] = {
+    Inner::sizes,     Inner::sizes,  Inner::scalar, Inner::scalar, Inner::lags,
+    Inner::positions, Inner::scalar, Inner::scalar, Inner::scalar, Inner::scalar,
+    Inner::sizes,     Inner::sizes,  Inner::sizes,  Inner::sizes};
+}  // namespace
 
 std::int64_t PerDocLayout::inner(int tensor) const {
-    switch (tensor) {
-        case 0:
-        case 1:
+    switch (kInner[tensor]) {
+        case Inner::sizes:
             return sizes;
-        case 4:
+        case Inner::lags:
             return max_lag;
-        case 5:
+        case Inner::positions:
             return context;
         default:
             return 1;
     }
+}
+
+std::vector<std::int64_t> PerDocLayout::shape(int tensor, std::int64_t documents) const {
+    std::vector<std::int64_t> dims = {documents, layers, heads};
+    if (kInner[tensor] != Inner::scalar) dims.push_back(inner(tensor));
+    return dims;
 }
 
 std::int64_t PerDocLayout::block(int tensor) const {
@@ -106,7 +123,14 @@ void WindowRecord::set(int layer, int head, const DocumentRecord& document) {
         {&document.lambda, 1},
         {document.cos_by_lag.data(), document.cos_by_lag.size()},
         {document.alpha.data(), document.alpha.size()},
-        {&document.C, 1}};
+        {&document.C, 1},
+        {&document.m_sink, 1},
+        {&document.m_last, 1},
+        {&document.m_rest, 1},
+        {document.f_rmax.data(), document.f_rmax.size()},
+        {document.f_rmin.data(), document.f_rmin.size()},
+        {document.cos_s_v0.data(), document.cos_s_v0.size()},
+        {document.cos_s_vL.data(), document.cos_s_vL.size()}};
     for (int t = 0; t < PerDocLayout::kTensors; ++t) {
         const std::int64_t width = layout_.inner(t);
         if (static_cast<std::int64_t>(parts[t].second) != width)

@@ -19,11 +19,14 @@ StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settin
 
 // The per-document arrays of per_doc.safetensors and of one window's spill record (float32):
 // P [L, H, S], R [L, H, S], rho0 [L, H], lambda [L, H], cos_by_lag [L, H, K], alpha [L, H, n],
-// C [L, H], with S = |sizes|, K = max_lag, n = context. The last three are what compare's
-// bootstrap over documents refits (docs/design.md §7).
+// C [L, H], m_sink, m_last, m_rest [L, H], Fmax, Fmin, cos_s_v0, cos_s_vL [L, H, S], with
+// S = |sizes|, K = max_lag, n = context. cos_by_lag, alpha and C are what compare's fit
+// intervals refit, the last seven what the claims' document bootstraps resample (docs/design.md
+// §7); DocumentRecord holds one head's values of each.
 struct PerDocLayout {
-    static constexpr int kTensors = 7;
-    // "P", "R", "rho0", "lambda", "cos_by_lag", "alpha", "C"
+    static constexpr int kTensors = 14;
+    // "P", "R", "rho0", "lambda", "cos_by_lag", "alpha", "C", "m_sink", "m_last", "m_rest",
+    // "Fmax", "Fmin", "cos_s_v0", "cos_s_vL"
     static const char* const kNames[kTensors];
     std::int64_t layers = 0, heads = 0, sizes = 0, max_lag = 0, context = 0;
     std::int64_t block(int tensor) const;   // floats of `tensor` for one window
@@ -31,6 +34,9 @@ struct PerDocLayout {
     std::int64_t record_floats() const { return offset(kTensors); }
     // The trailing dimension of `tensor` after [L, H] (1 for the per-head scalars).
     std::int64_t inner(int tensor) const;
+    // The shape of `tensor` in per_doc.safetensors for `documents` windows: [D, L, H] for the
+    // per-head scalars, [D, L, H, inner] for the others (even where inner is 1).
+    std::vector<std::int64_t> shape(int tensor, std::int64_t documents) const;
 };
 
 // The layout of a run of `layers` × `heads` with these statistics settings.

@@ -111,14 +111,14 @@ DocumentRecord HeadStatistics::add_document_reference(const float* alpha, const 
     add_profiles(doc);
     DocumentRecord record;
     add_cosines(doc, record);
-    add_magnitudes(doc);
+    add_magnitudes(doc, record);
     add_selection(selection_rows(doc, ranked_gram), record);
     const double doc_median =
         statistics_kernels::median_of(std::vector<double>(doc.norm.begin() + 1, doc.norm.end()));
     record.lambda = static_cast<float>(doc_median > 0 ? doc.norm[0] / doc_median : 0.0);
     record.C = static_cast<float>(doc_median);
     record.alpha.assign(alpha, alpha + n);
-    add_diagnostics(doc);
+    add_diagnostics(doc, record);
     ++documents_;
     return record;
 }
@@ -206,18 +206,23 @@ void HeadStatistics::add_cosines(const DocumentGeometry& doc, DocumentRecord& re
     }
 }
 
-void HeadStatistics::add_magnitudes(const DocumentGeometry& doc) {
+void HeadStatistics::add_magnitudes(const DocumentGeometry& doc, DocumentRecord& record) {
     const int last = settings_.context - 1, d = doc.d;
     const auto& alpha = doc.tokens.alpha;
     sink_mass_.add(alpha[0]);
     last_mass_.add(alpha[last]);
-    m_sink_.add(alpha[0] * doc.norm[0]);
-    m_last_.add(alpha[last] * doc.norm[last]);
+    const double m_sink = alpha[0] * doc.norm[0], m_last = alpha[last] * doc.norm[last];
+    m_sink_.add(m_sink);
+    m_last_.add(m_last);
     std::vector<double> rest(d, 0.0);
     for (int i = 1; i < last; ++i)
         for (int t = 0; t < d; ++t)
             rest[t] += alpha[i] * doc.row(i)[t];
-    m_rest_.add(theory::euclidean_norm(rest.data(), d));
+    const double m_rest = theory::euclidean_norm(rest.data(), d);
+    m_rest_.add(m_rest);
+    record.m_sink = static_cast<float>(m_sink);
+    record.m_last = static_cast<float>(m_last);
+    record.m_rest = static_cast<float>(m_rest);
 }
 
 // P, R, F on the N grid: the certified Gram path for every N (G from the caller's device or
@@ -253,6 +258,8 @@ void HeadStatistics::add_selection(const std::vector<theory::SelectionMetrics>& 
                                    DocumentRecord& record) {
     record.precision.resize(rows.size());
     record.recall.resize(rows.size());
+    record.f_rmax.resize(rows.size());
+    record.f_rmin.resize(rows.size());
     for (std::size_t s = 0; s < rows.size(); ++s) {
         precision_[s].add(rows[s].precision_at_rmax);
         recall_[s].add(rows[s].recall_at_rmin);
@@ -261,13 +268,17 @@ void HeadStatistics::add_selection(const std::vector<theory::SelectionMetrics>& 
         exact_decisions_[s] += rows[s].exact_decisions;
         record.precision[s] = static_cast<float>(rows[s].precision_at_rmax);
         record.recall[s] = static_cast<float>(rows[s].recall_at_rmin);
+        record.f_rmax[s] = static_cast<float>(rows[s].f_at_rmax);
+        record.f_rmin[s] = static_cast<float>(rows[s].f_at_rmin);
     }
 }
 
 // Figure 7: s(N) in rank order, with the sink or the last token left out.
-void HeadStatistics::add_diagnostics(const DocumentGeometry& doc) {
+void HeadStatistics::add_diagnostics(const DocumentGeometry& doc, DocumentRecord& record) {
     const int n = settings_.context, last = n - 1, d = doc.d;
     const auto& alpha = doc.tokens.alpha;
+    record.cos_s_v0.assign(settings_.sizes.size(), 0.0f);
+    record.cos_s_vL.assign(settings_.sizes.size(), 0.0f);
     const std::vector<int> order =
         theory::selection_order(theory::selection_scores(doc.tokens, settings_.ranking));
     std::vector<double> s_vec(d, 0.0);
@@ -288,12 +299,16 @@ void HeadStatistics::add_diagnostics(const DocumentGeometry& doc) {
                 without_sink += a * a;
                 without_last += b * b;
             }
+            const double to_sink = cosine(s_vec.data(), s_norm, doc.row(0), doc.norm[0], d),
+                         to_last = cosine(s_vec.data(), s_norm, doc.row(last), doc.norm[last], d);
             auto& dg = diag_[next];
             dg[0].add(s_norm);
             dg[1].add(std::sqrt(without_sink));
             dg[2].add(std::sqrt(without_last));
-            dg[3].add(cosine(s_vec.data(), s_norm, doc.row(0), doc.norm[0], d));
-            dg[4].add(cosine(s_vec.data(), s_norm, doc.row(last), doc.norm[last], d));
+            dg[3].add(to_sink);
+            dg[4].add(to_last);
+            record.cos_s_v0[next] = static_cast<float>(to_sink);
+            record.cos_s_vL[next] = static_cast<float>(to_last);
             ++next;
         }
     }

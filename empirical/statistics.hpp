@@ -54,6 +54,13 @@ struct DocumentRecord {
     std::vector<float> cos_by_lag;  // [max_lag] mean cos at lags 1..max_lag (NaN: no pair)
     std::vector<float> alpha;       // [n] this document's α
     float C = 0;                    // median_{i≥1} ‖v_i‖ of this document
+    // What the claims' document bootstraps resample (docs/design.md §7 "The paper's claims"):
+    // this document's terms of the means heads.csv, pr.csv and diag.csv report, the very values
+    // the exact sums were given, rounded once to float32.
+    float m_sink = 0, m_last = 0;           // ‖α_0 v_0‖, ‖α_{n−1} v_{n−1}‖
+    float m_rest = 0;                       // ‖Σ_{0<i<n−1} α_i v_i‖
+    std::vector<float> f_rmax, f_rmin;      // [|sizes|] F(r_max,N), F(r_min,N)
+    std::vector<float> cos_s_v0, cos_s_vL;  // [|sizes|] cos(s(N), v_0), cos(s(N), v_{n−1})
 };
 
 // Runs work(h) for h in [0, count) on `threads` OpenMP threads (dynamic schedule: heads differ in
@@ -177,16 +184,19 @@ class HeadStatistics {
     void add_profiles(const DocumentGeometry& doc);  // by-position and pooled norm sums
     // ρ0 and cos by lag into the sums and the document's record.
     void add_cosines(const DocumentGeometry& doc, DocumentRecord& record);
-    void add_magnitudes(const DocumentGeometry& doc);  // masses and m_sink, m_last, m_rest
+    // Masses and m_sink, m_last, m_rest into the sums and the document's record.
+    void add_magnitudes(const DocumentGeometry& doc, DocumentRecord& record);
     std::vector<theory::SelectionMetrics> selection_rows(const DocumentGeometry& doc,
                                                          const RankedGram* ranked_gram) const;
     void add_selection(const std::vector<theory::SelectionMetrics>& rows, DocumentRecord& record);
-    void add_diagnostics(const DocumentGeometry& doc);  // Figure 7's s(N) diagnostics
+    // Figure 7's s(N) diagnostics into the sums, the two cosines also into the record.
+    void add_diagnostics(const DocumentGeometry& doc, DocumentRecord& record);
     // The fast path's parts (statistics_fast.cpp), on the scratch's transposed values.
     void add_profiles_fast(const DocumentScratch& scratch);
     void add_cosines_fast(DocumentScratch& scratch, int d, DocumentRecord& record);
-    void add_magnitudes_fast(const DocumentScratch& scratch, const float* values, int d);
-    void add_diagnostics_fast(DocumentScratch& scratch, int d);
+    void add_magnitudes_fast(const DocumentScratch& scratch, const float* values, int d,
+                             DocumentRecord& record);
+    void add_diagnostics_fast(DocumentScratch& scratch, int d, DocumentRecord& record);
     double mean(const Sum& sum) const { return documents_ > 0 ? sum.value() / documents_ : 0.0; }
     template <class Self, class Visit>
     static void visit_state(Self& self, Visit&& visit);

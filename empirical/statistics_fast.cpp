@@ -158,14 +158,14 @@ DocumentRecord HeadStatistics::add_document(const float* alpha, const float* val
     add_profiles_fast(s);
     DocumentRecord record;
     add_cosines_fast(s, d, record);
-    add_magnitudes_fast(s, values, d);
+    add_magnitudes_fast(s, values, d, record);
     add_selection(s.rows, record);
     const double doc_median =
         kernels::median_of(std::vector<double>(s.norm.begin() + 1, s.norm.end()));
     record.lambda = static_cast<float>(doc_median > 0 ? s.norm[0] / doc_median : 0.0);
     record.C = static_cast<float>(doc_median);
     record.alpha.assign(alpha, alpha + n);
-    add_diagnostics_fast(s, d);
+    add_diagnostics_fast(s, d, record);
     ++documents_;
     return record;
 }
@@ -214,12 +214,14 @@ void HeadStatistics::add_cosines_fast(DocumentScratch& s, int d, DocumentRecord&
     }
 }
 
-void HeadStatistics::add_magnitudes_fast(const DocumentScratch& s, const float* values, int d) {
+void HeadStatistics::add_magnitudes_fast(const DocumentScratch& s, const float* values, int d,
+                                         DocumentRecord& record) {
     const int last = s.n - 1;
     kernels::add_exact(sink_mass_, s.alpha[0]);
     kernels::add_exact(last_mass_, s.alpha[last]);
-    kernels::add_exact(m_sink_, s.alpha[0] * s.norm[0]);
-    kernels::add_exact(m_last_, s.alpha[last] * s.norm[last]);
+    const double m_sink = s.alpha[0] * s.norm[0], m_last = s.alpha[last] * s.norm[last];
+    kernels::add_exact(m_sink_, m_sink);
+    kernels::add_exact(m_last_, m_last);
     std::vector<double> rest(d, 0.0);
     for (int i = 1; i < last; ++i) {
         const double a = s.alpha[i];
@@ -227,15 +229,21 @@ void HeadStatistics::add_magnitudes_fast(const DocumentScratch& s, const float* 
         for (int t = 0; t < d; ++t)
             rest[t] += a * v[t];
     }
-    kernels::add_exact(m_rest_, theory::euclidean_norm(rest.data(), d));
+    const double m_rest = theory::euclidean_norm(rest.data(), d);
+    kernels::add_exact(m_rest_, m_rest);
+    record.m_sink = static_cast<float>(m_sink);
+    record.m_last = static_cast<float>(m_last);
+    record.m_rest = static_cast<float>(m_rest);
 }
 
 // Figure 7's diagnostics: s(N) from the ranked rows in rank order; at each wanted N the five
 // reductions (‖s‖², the two leave-one-out norms², ⟨s, v_0⟩, ⟨s, v_L⟩) in one pass over t, each
 // in ascending t as the reference's separate loops sum them.
-void HeadStatistics::add_diagnostics_fast(DocumentScratch& s, int d) {
+void HeadStatistics::add_diagnostics_fast(DocumentScratch& s, int d, DocumentRecord& record) {
     const int n = s.n, last = n - 1;
     const std::vector<int>& sizes = settings_.sizes;
+    record.cos_s_v0.assign(sizes.size(), 0.0f);
+    record.cos_s_vL.assign(sizes.size(), 0.0f);
     s.s_vec.assign(d, 0.0);
     s.sink_term.assign(d, 0.0);
     s.last_term.assign(d, 0.0);
@@ -264,12 +272,16 @@ void HeadStatistics::add_diagnostics_fast(DocumentScratch& s, int d) {
                 dot_last += x * vL[t];
             }
             const double s_norm = std::sqrt(squared);
+            const double to_sink = kernels::cosine_from_dot(dot_sink, s_norm, s.norm[0]),
+                         to_last = kernels::cosine_from_dot(dot_last, s_norm, s.norm[last]);
             auto& dg = diag_[next];
             kernels::add_exact(dg[0], s_norm);
             kernels::add_exact(dg[1], std::sqrt(without_sink));
             kernels::add_exact(dg[2], std::sqrt(without_last));
-            kernels::add_exact(dg[3], kernels::cosine_from_dot(dot_sink, s_norm, s.norm[0]));
-            kernels::add_exact(dg[4], kernels::cosine_from_dot(dot_last, s_norm, s.norm[last]));
+            kernels::add_exact(dg[3], to_sink);
+            kernels::add_exact(dg[4], to_last);
+            record.cos_s_v0[next] = static_cast<float>(to_sink);
+            record.cos_s_vL[next] = static_cast<float>(to_last);
             ++next;
         }
     }

@@ -785,8 +785,9 @@ Figure corr_figure(const std::string& prefix, const CsvTable& corr,
     f.id = prefix + "fig6_corr_recall_rho0";
     f.title = "Figure 6: correlation of Recall with ρ0 across heads";
     std::ostringstream dat;
-    dat << "# N corr ci_lo ci_hi heads (nan: undefined, an empty field in corr_rho0.csv)\n";
-    int max_n = 2, undefined = 0, intervals = 0;
+    dat << "# N corr ci_lo ci_hi heads head_lo head_hi partial_layer (nan: undefined, an empty "
+           "field in corr_rho0.csv)\n";
+    int max_n = 2, undefined = 0, intervals = 0, head_level = 0, partials = 0;
     for (std::size_t r = 0; r < corr.rows.size(); ++r) {
         const int N = static_cast<int>(corr.number(r, "N"));
         max_n = std::max(max_n, N);
@@ -794,8 +795,14 @@ Figure corr_figure(const std::string& prefix, const CsvTable& corr,
                      lo = optional_number(corr, r, "ci_lo"), hi = optional_number(corr, r, "ci_hi");
         undefined += std::isnan(value);
         intervals += !std::isnan(lo) && !std::isnan(hi);
+        const double head_lo = optional_number(corr, r, "head_lo"),
+                     head_hi = optional_number(corr, r, "head_hi"),
+                     partial = optional_number(corr, r, "partial_layer");
+        head_level += !std::isnan(head_lo) && !std::isnan(head_hi);
+        partials += !std::isnan(partial);
         dat << N << ' ' << format_double(value) << ' ' << format_double(lo) << ' '
-            << format_double(hi) << ' ' << corr.text(r, "heads") << '\n';
+            << format_double(hi) << ' ' << corr.text(r, "heads") << ' ' << format_double(head_lo)
+            << ' ' << format_double(head_hi) << ' ' << format_double(partial) << '\n';
     }
     f.data.push_back({f.id + ".dat", dat.str()});
     std::ostringstream s;
@@ -809,6 +816,14 @@ Figure corr_figure(const std::string& prefix, const CsvTable& corr,
         s << "'" << f.id << ".dat' using 1:3:4 with filledcurves lc rgb '" << palette::kMeasuredBand
           << "' fs transparent solid 0.5 "
              "title '95% bootstrap interval', \\\n       ";
+    if (head_level > 0)
+        s << "'" << f.id << ".dat' using 1:6 with lines dt 2 lw 1.5 lc rgb '" << palette::kMeasured
+          << "' title 'heads as the sample (simultaneous over N)', \\\n       '" << f.id
+          << ".dat' using 1:7 with lines dt 2 lw 1.5 lc rgb '" << palette::kMeasured
+          << "' notitle, \\\n       ";
+    if (partials > 0)
+        s << "'" << f.id << ".dat' using 1:8 with lines dt 3 lw 2 lc rgb '" << palette::kGuide
+          << "' title 'partial given the layer', \\\n       ";
     if (undefined < static_cast<int>(corr.rows.size()))
         s << "'" << f.id << ".dat' using 1:2 with lines lw 2.5 lc rgb '" << palette::kMeasured
           << "' title 'Pearson correlation'\n";
@@ -831,7 +846,11 @@ Figure corr_figure(const std::string& prefix, const CsvTable& corr,
     f.caption = "Pearson correlation across " + html_escape(units) +
                 " of the mean Recall R(r<sub>min</sub>, N) and ρ<sub>0</sub> (mean "
                 "cos(v<sub>0</sub>, v<sub>j</sub>)), " +
-                interval + ". N where Recall does not vary across heads have no correlation" +
+                interval +
+                "; dashed: the interval with the heads as the sample (Fisher z, simultaneous "
+                "over the N shown), which the claims table's C2 reads; dotted: the partial "
+                "correlation given the layer. N where Recall does not vary across heads have no "
+                "correlation" +
                 (undefined ? " (n/a at " + std::to_string(undefined) + " of " +
                                  std::to_string(corr.rows.size()) + " N)"
                            : std::string()) +

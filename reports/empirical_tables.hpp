@@ -37,7 +37,8 @@ std::string parameters_table(const nlohmann::json& manifest);
 // Table 1 as compare wrote it (table1.csv and the manifest's "table1").
 std::string table1_html(const std::string& dir, const nlohmann::json& manifest);
 // Planted-parameter recovery (compare --truth): recovery_coverage.csv per parameter, with the
-// sentence on which intervals exist and what "flagged" means.
+// sentence on which intervals exist and what "exact (no noise)", "flagged" and the unflagged
+// coverage mean.
 std::string recovery_table(const CsvTable& coverage);
 
 }  // namespace attngeo::reports::empirical

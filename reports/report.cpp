@@ -19,6 +19,7 @@
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/manifest_values.hpp"
+#include "reports/claims_section.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/models_figures.hpp"
 
@@ -62,7 +63,7 @@ th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
 th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 figure { margin: 1.2em 0; } figcaption { font-size: .9em; color: #444; max-width: 860px; }
 .files { font-size: .85em; color: #555; } .warn { background: #fff4e5; border-left: 4px solid #f0a030; padding: .5em .8em; }
-.bad { color: #b00020; font-weight: bold; } .dim { color: #888; } code { background: #f5f5f5; padding: 0 .2em; }
+.bad { color: #b00020; font-weight: bold; } .yes { color: #1b7f3b; font-weight: bold; } .dim { color: #888; } code { background: #f5f5f5; padding: 0 .2em; }
 ul.decisions li { margin-bottom: .3em; font-size: .9em; }
 )";
 
@@ -405,6 +406,7 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
     const std::vector<std::string> run_names = run_labels(runs, labels);
     // Build every section before writing anything.
     const RunSections parts = build_sections(runs);
+    const std::vector<Section> claims = claims_sections(runs, run_names);
     std::vector<Section> across_models = models_sections(runs, run_names);
     const std::vector<Section> across_truncations = truncate_overlay_sections(runs, run_names);
     across_models.insert(across_models.end(), across_truncations.begin(), across_truncations.end());
@@ -419,6 +421,8 @@ std::string write_report(const std::vector<std::string>& run_dirs, const std::st
     page_writer.gnuplot = find_gnuplot();
 
     if (page_writer.gnuplot.empty()) page_writer.body << missing_gnuplot_note();
+    if (!claims.empty())
+        page_writer.part("claims", "The paper's claims", "The paper's claims", claims);
     if (!across_models.empty())
         page_writer.part("models", "Across models", "Across models", across_models);
     for (const auto& [run, sections] : parts) {

@@ -3,6 +3,7 @@
 // head's cost follows its geometry; several truncate folders overlay their ΔNLL curves.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -379,24 +380,85 @@ const std::vector<std::string> kHeadLinkColumns = {
     "policy",  "renorm",       "layer",        "head",   "N",    "delta_nll", "precision", "recall",
     "f_score", "dropped_mass", "output_error", "lambda", "rho0", "beta",      "regime"};
 const std::vector<std::string> kGeometryLinkColumns = {
-    "policy", "renorm", "N", "quantity", "heads", "spearman", "ci_lo", "ci_hi", "replicates"};
-// The quantities head_link.csv holds per head, which link_summary.json may name best.
+    "policy", "renorm", "N",          "quantity", "heads",   "spearman",
+    "ci_lo",  "ci_hi",  "replicates", "p_value",  "head_lo", "head_hi",
+    "family", "tests",  "p_holm",     "adj_lo",   "adj_hi",  "excludes_zero"};
+// The quantities head_link.csv holds per head, which link_summary.json may name.
 const std::set<std::string> kPredictors = {"precision",    "recall", "f_score", "dropped_mass",
                                            "output_error", "lambda", "rho0",    "beta"};
 
-// link_summary.json (docs/truncate-outputs.md): a list of entries, one per (policy, renorm), each
-// with its policy, renorm ("no" | "yes") and best_predictor.
-std::map<CurveKey, nlohmann::json> read_link_summary(const std::string& path) {
+// The family test of smallest Holm p (link_summary.json's `strongest`).
+struct StrongestLink {
+    std::string quantity;
+    int N = 0;
+    double spearman = kNan, p_holm = kNan, adj_lo = kNan, adj_hi = kNan;
+};
+
+// One (policy, renorm) entry of link_summary.json (docs/truncate-outputs.md).
+struct LinkSummary {
+    std::optional<std::string> best;  // named only when its adjusted interval excludes 0
+    int heads = 0, tests = 0, excluding = 0;
+    std::optional<StrongestLink> strongest;
+    std::optional<int> largest_f, largest_f_lo, largest_f_hi, knee;
+    std::optional<bool> before_knee;
+
+    // The quantity the scatter draws: the best predictor, else the strongest test's; "" when
+    // no test was made.
+    std::string predictor() const {
+        return best ? *best : strongest ? strongest->quantity : std::string();
+    }
+};
+
+std::optional<int> optional_int(const nlohmann::json& entry, const char* key) {
+    const nlohmann::json& value = entry.at(key);
+    if (value.is_null()) return std::nullopt;
+    return value.get<int>();
+}
+
+double number_or_nan(const nlohmann::json& value) {
+    return value.is_null() ? kNan : value.get<double>();
+}
+
+LinkSummary parse_link_entry(const nlohmann::json& entry, const std::string& path) {
+    LinkSummary s;
+    const nlohmann::json& best = entry.at("best_predictor");
+    if (!best.is_null()) s.best = best.get<std::string>();
+    s.heads = entry.at("heads").get<int>();
+    s.tests = entry.at("tests").get<int>();
+    s.excluding = entry.at("tests_excluding_zero").get<int>();
+    const nlohmann::json& top = entry.at("strongest");
+    if (!top.is_null())
+        s.strongest =
+            StrongestLink{top.at("quantity").get<std::string>(), top.at("N").get<int>(),
+                          top.at("spearman").get<double>(),      top.at("p_holm").get<double>(),
+                          number_or_nan(top.at("adj_lo")),       number_or_nan(top.at("adj_hi"))};
+    s.largest_f = optional_int(entry, "N_largest_F");
+    s.largest_f_lo = optional_int(entry, "N_largest_F_lo");
+    s.largest_f_hi = optional_int(entry, "N_largest_F_hi");
+    s.knee = optional_int(entry, "N_knee");
+    const nlohmann::json& before = entry.at("largest_F_before_knee");
+    if (!before.is_null()) s.before_knee = before.get<bool>();
+    const std::string predictor = s.predictor();
+    if (!predictor.empty() && !kPredictors.count(predictor))
+        throw InputError("'" + path + "': '" + predictor + "' is not a column of head_link.csv");
+    if (s.best && (!s.strongest || s.strongest->quantity != *s.best))
+        throw InputError("'" + path + "': best_predictor '" + *s.best +
+                         "' is not the strongest test's quantity");
+    return s;
+}
+
+// link_summary.json: a list of entries, one per (policy, renorm), each with its policy, renorm
+// ("no" | "yes") and the keys parse_link_entry reads.
+std::map<CurveKey, LinkSummary> read_link_summary(const std::string& path) {
     const nlohmann::json summary = read_json(path);
-    std::map<CurveKey, nlohmann::json> found;
+    std::map<CurveKey, LinkSummary> found;
     with_json_context(path, [&] {
         if (!summary.is_array())
             throw InputError("'" + path + "': expected a list of entries per policy and renorm");
         for (const nlohmann::json& entry : summary) {
             const CurveKey key{entry.at("policy").get<std::string>(),
                                entry.at("renorm").get<std::string>()};
-            (void)entry.at("best_predictor").get<std::string>();
-            if (!found.emplace(key, entry).second)
+            if (!found.emplace(key, parse_link_entry(entry, path)).second)
                 throw InputError("'" + path + "': two entries for policy " + key.first +
                                  ", renorm " + key.second);
         }
@@ -424,8 +486,34 @@ int first_varying_n(const std::map<int, std::vector<HeadPoint>>& by_n, bool& var
     return by_n.begin()->first;
 }
 
-Figure link_scatter(const std::string& id, const CurveKey& key, const std::string& predictor, int N,
-                    bool varies, const std::vector<HeadPoint>& heads, const std::string& source) {
+// A number for a sentence: three significant digits.
+std::string brief(double x) {
+    if (!std::isfinite(x)) return "n/a";
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3g", x);
+    return buffer;
+}
+
+std::string interval_text(double lo, double hi) {
+    return std::isnan(lo) || std::isnan(hi) ? std::string("n/a")
+                                            : "[" + brief(lo) + ", " + brief(hi) + "]";
+}
+
+// What the scatter's predictor is, for its caption.
+std::string predictor_role(const LinkSummary& s) {
+    if (s.best)
+        return ", the best predictor of link_summary.json (its simultaneous interval, adjusted "
+               "for the " +
+               std::to_string(s.tests) + " tests, excludes 0)";
+    return ", the strongest test of link_summary.json — not a finding: its simultaneous "
+           "interval, adjusted for the " +
+           std::to_string(s.tests) + " tests, contains 0";
+}
+
+Figure link_scatter(const std::string& id, const CurveKey& key, const LinkSummary& summary, int N,
+                    const std::string& why_n, const std::vector<HeadPoint>& heads,
+                    const std::string& source) {
+    const std::string predictor = summary.predictor();
     Figure f;
     f.id = id;
     f.title = "Per-head ΔNLL against " + predictor + " (" + curve_name(key) + ")";
@@ -464,72 +552,131 @@ Figure link_scatter(const std::string& id, const CurveKey& key, const std::strin
     for (std::size_t i = 0; i < parts.size(); ++i)
         s << (i ? ", \\\n       " : "") << parts[i];
     f.script = s.str() + "\n  set offsets\n";
-    f.caption = "Each truncated head's mean ΔNLL at N = " + std::to_string(N) + " (" +
-                (varies ? "the smallest N of the grid where it differs between heads"
-                        : "the grid's first N; ΔNLL is the same for every head at every N") +
-                ") against " + code(predictor) +
-                ", the best predictor of link_summary.json, coloured by extract's regime. " +
+    f.caption = "Each truncated head's mean ΔNLL at N = " + std::to_string(N) + " (" + why_n +
+                ") against " + code(predictor) + predictor_role(summary) +
+                ", coloured by extract's regime. " +
                 (undefined ? std::to_string(undefined) + " heads without a value are left out. "
                            : std::string()) +
                 "From " + code(source) + ".";
     return f;
 }
 
-std::string spearman_table(const CsvTable& table, const CurveKey& key, int N,
-                           const std::string& best) {
+// Why a row of geometry_link.csv is or is not in the Holm family; `context` is the window's
+// length n (P, R, F are 1 for every head at N = 1 and N ≥ n).
+std::string family_text(const CsvTable& table, std::size_t r, int context) {
+    if (table.text(r, "family") == "1") return "yes";
+    const std::string q = table.text(r, "quantity");
+    if (q == "dropped_mass" || q == "output_error") return "reference";
+    const auto N = table.integer(r, "N");
+    if ((N == 1 || N >= context) && (q == "precision" || q == "recall" || q == "f_score"))
+        return "identity at N = " + std::to_string(N);
+    return "undefined";
+}
+
+std::string spearman_table(const CsvTable& table, const CurveKey& key, int N, int context,
+                           const LinkSummary& summary) {
+    const std::string predictor = summary.predictor();
     std::vector<std::vector<std::string>> rows;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
         if (table.text(r, "policy") != key.first || table.text(r, "renorm") != key.second ||
             table.integer(r, "N") != N)
             continue;
         const std::string quantity = table.text(r, "quantity");
-        const double lo = optional_number(table, r, "ci_lo"),
-                     hi = optional_number(table, r, "ci_hi");
-        rows.push_back({quantity == best ? "<b>" + code(quantity) + "</b>" : code(quantity),
-                        html_escape(table.text(r, "heads")),
-                        number_or_na(optional_number(table, r, "spearman")),
-                        std::isnan(lo) || std::isnan(hi)
-                            ? "n/a"
-                            : "[" + short_number(lo) + ", " + short_number(hi) + "]",
-                        html_escape(table.text(r, "replicates"))});
+        const bool excludes = table.text(r, "excludes_zero") == "1";
+        const std::string adjusted =
+            interval_text(optional_number(table, r, "adj_lo"), optional_number(table, r, "adj_hi"));
+        rows.push_back(
+            {quantity == predictor ? "<b>" + code(quantity) + "</b>" : code(quantity),
+             html_escape(table.text(r, "heads")),
+             number_or_na(optional_number(table, r, "spearman")),
+             interval_text(optional_number(table, r, "ci_lo"), optional_number(table, r, "ci_hi")),
+             interval_text(optional_number(table, r, "head_lo"),
+                           optional_number(table, r, "head_hi")),
+             number_or_na(optional_number(table, r, "p_value")),
+             number_or_na(optional_number(table, r, "p_holm")),
+             excludes ? "<b>" + adjusted + "</b>" : adjusted, family_text(table, r, context)});
     }
+    const std::string m = std::to_string(summary.tests);
     return "<p>Spearman's ρ across heads between ΔNLL and each quantity at N = " +
            std::to_string(N) + " (" + html_escape(curve_name(key)) +
-           "; bold: the best predictor), with the 95% bootstrap interval over windows. From " +
+           (predictor.empty() ? std::string() : "; bold: the quantity drawn above") +
+           "): the 95% bootstrap interval over windows (heads fixed), the 95% head-level interval "
+           "and p-value (heads as the sample, on Fisher's z: from the permutation null of "
+           "Spearman's ρ below 50 heads, the Fieller–Hartley–Pearson normal approximation "
+           "from 50), Holm's adjusted p over the family of " +
+           m +
+           " tests (the geometric quantities at every N) and the simultaneous interval at "
+           "level 1 − 0.05/" +
+           m +
+           " (bold where it excludes 0). dropped_mass and output_error are reference "
+           "predictors outside the family; P, R and F at N = 1 and at N = n are identities (1 "
+           "for every head). From " +
            code(table.path) + ".</p>\n" +
-           html_table({"quantity", "heads", "Spearman ρ", "95% interval", "replicates"}, rows);
+           html_table({"quantity", "heads", "Spearman ρ", "95% bootstrap (windows)",
+                       "95% head-level", "p", "Holm p", "simultaneous interval", "in the family"},
+                      rows);
 }
 
-std::string optional_n(const nlohmann::json& entry, const char* key) {
-    if (!entry.contains(key) || entry.at(key).is_null()) return "none";
-    return std::to_string(entry.at(key).get<long long>());
+// The sentence on the link: a best predictor only with its adjusted interval.
+std::string predictor_sentence(const LinkSummary& s) {
+    const std::string m = std::to_string(s.tests),
+                      of = std::to_string(s.excluding) + " of the " + m + " tests";
+    if (s.tests == 0 || !s.strongest)
+        return "no head-level test could be made (" + std::to_string(s.heads) +
+               " heads: a test needs at least 10 and a quantity that varies between them), so no "
+               "geometric quantity is named as a predictor of a head's ΔNLL.";
+    const StrongestLink& t = *s.strongest;
+    const std::string numbers = "Spearman ρ = " + brief(t.spearman) +
+                                " at N = " + std::to_string(t.N) + " across " +
+                                std::to_string(s.heads) + " heads, simultaneous interval " +
+                                interval_text(t.adj_lo, t.adj_hi) + " (level 1 − 0.05/" + m +
+                                ", Holm p = " + brief(t.p_holm) + ")";
+    if (s.best)
+        return "the best predictor of a head's ΔNLL is " + code(*s.best) + ": " + numbers +
+               ", which excludes 0 after adjustment for the " + m +
+               " tests (the geometric quantities P, R, F, λ, ρ0, β at every N); " + of +
+               (s.excluding == 1 ? " excludes 0." : " exclude 0.");
+    return "no geometric quantity predicts a head's ΔNLL after adjustment for the " + m +
+           " tests (P, R, F, λ, ρ0, β at every N): the strongest, " + code(t.quantity) + ", has " +
+           numbers + ", which contains 0.";
 }
 
-// The summary sentence of one (policy, renorm) of link_summary.json.
-std::string link_sentence(const CurveKey& key, const nlohmann::json& entry,
-                          const std::string& path) {
-    const std::string best = entry.at("best_predictor").get<std::string>();
-    std::string mean_rho;
-    if (entry.contains("mean_abs_spearman") && entry.at("mean_abs_spearman").contains(best) &&
-        entry.at("mean_abs_spearman").at(best).is_number())
-        mean_rho = " (mean |ρ| " +
-                   short_number(entry.at("mean_abs_spearman").at(best).get<double>()) + ")";
-    const nlohmann::json before = entry.value("largest_F_before_knee", nlohmann::json());
-    const std::string knee = optional_n(entry, "N_knee");
-    return "<p>" + html_escape(curve_name(key)) + ": the best predictor of a head's ΔNLL is " +
-           code(best) + mean_rho +
-           "; the largest head-mean F is at N = " + optional_n(entry, "N_largest_F") +
-           ", the knee (ΔNLL at most 10% of its first value) " +
-           (knee == "none" ? std::string("is not reached") : "at N = " + knee) +
-           ", so the largest F " +
-           (before.is_boolean()
-                ? (before.get<bool>() ? "comes before the knee" : "does not come before the knee")
-                : std::string("has no knee to compare with")) +
-           ". From " + code(path) + ".</p>\n";
+// The sentence on the N of largest F: over N ≥ 2, with the interval of the argmax.
+std::string separability_sentence(const LinkSummary& s) {
+    if (!s.largest_f)
+        return "The grid has no N with 2 ≤ N &lt; n, so no F is compared (F = 1 at N = 1 and at N "
+               "= "
+               "n).";
+    const std::string interval = s.largest_f_lo && s.largest_f_hi
+                                     ? " [95% bootstrap interval " +
+                                           std::to_string(*s.largest_f_lo) + ", " +
+                                           std::to_string(*s.largest_f_hi) + "]"
+                                     : std::string(" (no bootstrap interval)");
+    std::string placed;
+    if (!s.knee)
+        placed = "has no knee to compare with";
+    else if (s.before_knee)
+        placed = *s.before_knee ? "comes before the knee (its whole interval does)"
+                                : "does not come before the knee";
+    else if (s.largest_f_lo && s.largest_f_hi)
+        placed = "cannot be placed before or after the knee: its interval reaches across it";
+    else
+        placed = "cannot be placed without an interval";
+    return "Over 2 ≤ N &lt; n (at N = 1 and at N = n, every token kept, F = 1 for every head: "
+           "identities) the head-mean F is largest at N = " +
+           std::to_string(*s.largest_f) + interval +
+           "; the knee (ΔNLL at most 10% of its first value) " +
+           (s.knee ? "is at N = " + std::to_string(*s.knee) : std::string("is not reached")) +
+           ", so the largest F " + placed + ".";
+}
+
+std::string link_sentence(const CurveKey& key, const LinkSummary& s, const std::string& path) {
+    return "<p>" + html_escape(curve_name(key)) + ": " + predictor_sentence(s) + " " +
+           separability_sentence(s) + " From " + code(path) + ".</p>\n";
 }
 
 std::map<CurveKey, std::map<int, std::vector<HeadPoint>>> read_head_link(
-    const std::string& path, const std::map<CurveKey, nlohmann::json>& summaries,
+    const std::string& path, const std::map<CurveKey, LinkSummary>& summaries,
     const std::string& summary_path) {
     const CsvTable table = read_csv_table(path);
     require_columns(table, kHeadLinkColumns);
@@ -540,15 +687,12 @@ std::map<CurveKey, std::map<int, std::vector<HeadPoint>>> read_head_link(
         if (summary == summaries.end())
             throw InputError("'" + summary_path + "': no entry for " + curve_name(key) +
                              ", which " + path + " has");
-        const std::string best = summary->second.at("best_predictor").get<std::string>();
-        if (!kPredictors.count(best))
-            throw InputError("'" + summary_path + "': best_predictor '" + best +
-                             "' is not a column of head_link.csv");
+        const std::string predictor = summary->second.predictor();
         HeadPoint h;
         h.layer = integer_at(table, r, "layer");
         h.head = integer_at(table, r, "head");
         h.delta_nll = table.number(r, "delta_nll");
-        h.predictor = optional_number(table, r, best);
+        if (!predictor.empty()) h.predictor = optional_number(table, r, predictor);
         h.regime = regime_index(parse_regime(table.text(r, "regime"), path));
         heads[key][integer_at(table, r, "N")].push_back(h);
     }
@@ -559,27 +703,38 @@ std::vector<Section> head_link_sections(const std::string& prefix, const RunFold
     const std::string summary_path = path_in(run.dir, schema::file::link_summary);
     const std::string head_path = path_in(run.dir, schema::file::head_link);
     const auto summaries = read_link_summary(summary_path);
-    const auto heads = with_json_context(
-        summary_path, [&] { return read_head_link(head_path, summaries, summary_path); });
+    const auto heads = read_head_link(head_path, summaries, summary_path);
     const CsvTable geometry = read_csv_table(path_in(run.dir, schema::file::geometry_link));
     require_columns(geometry, kGeometryLinkColumns);
+    // The window's length n (manifest parameters.context): P, R, F are identities at N ≥ n.
+    const int context = with_json_context(path_in(run.dir, schema::file::manifest), [&] {
+        return run.manifest.at("parameters").at("context").get<int>();
+    });
     std::vector<Section> sections;
     int k = 0;
     for (const auto& curve : heads) {
         // Named copies: a lambda cannot capture a structured binding in C++17 (clang refuses).
         const CurveKey& key = curve.first;
         const auto& by_n = curve.second;
-        const nlohmann::json& entry = summaries.at(key);
-        const std::string best = entry.at("best_predictor").get<std::string>();
+        const LinkSummary& summary = summaries.at(key);
+        // The strongest test's N where head_link.csv has it, else the first N where heads differ.
         bool varies = false;
-        const int N = first_varying_n(by_n, varies);
+        int N = first_varying_n(by_n, varies);
+        std::string why_n = varies
+                                ? "the smallest N of the grid where it differs between heads"
+                                : "the grid's first N; ΔNLL is the same for every head at every N";
+        if (summary.strongest && by_n.count(summary.strongest->N)) {
+            N = summary.strongest->N;
+            why_n = "the N of the strongest test";
+        }
         Section section;
         section.title = "Heads' ΔNLL and their geometry (" + curve_name(key) + ")";
-        section.html_before = with_json_context(
-            summary_path, [&] { return link_sentence(key, entry, summary_path); });
-        section.figures.push_back(link_scatter(prefix + "truncate_link" + std::to_string(k++), key,
-                                               best, N, varies, by_n.at(N), head_path));
-        section.html_after = spearman_table(geometry, key, N, best);
+        section.html_before = link_sentence(key, summary, summary_path);
+        if (!summary.predictor().empty())
+            section.figures.push_back(link_scatter(prefix + "truncate_link" + std::to_string(k),
+                                                   key, summary, N, why_n, by_n.at(N), head_path));
+        ++k;
+        section.html_after = spearman_table(geometry, key, N, context, summary);
         sections.push_back(std::move(section));
     }
     return sections;
@@ -598,8 +753,10 @@ Section facts_section(const RunFolder& run) {
     for (const char* key : {"tokenizer", "configurations"})
         if (m.contains(key)) rows.push_back({key, html_escape(json_text(m.at(key)))});
     if (m.contains("version"))
-        rows.push_back({"version / commit", html_escape(json_text(m.at("version")) + " / " +
-                                                        json_text(m.value("git_commit", "")))});
+        rows.push_back({"version / commit",
+                        html_escape(json_text(m.at("version")) + " / " +
+                                    (m.contains("git_commit") ? json_text(m.at("git_commit"))
+                                                              : std::string()))});
     if (m.contains("command")) rows.push_back({"command", code(json_text(m.at("command")))});
     Section section;
     section.title = "Model and truncation";

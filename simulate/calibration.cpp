@@ -1,7 +1,6 @@
 // The verdict's calibration on planted bounds; see calibration.hpp.
 #include "simulate/calibration.hpp"
 
-#include <boost/math/distributions/beta.hpp>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -142,13 +141,6 @@ void check_settings(const PointSetup& setup, const CalibrationSettings& s) {
 }
 
 }  // namespace
-
-std::pair<double, double> clopper_pearson(int k, int n) {
-    if (n <= 0) return {std::nan(""), std::nan("")};
-    const double lo = k == 0 ? 0.0 : boost::math::ibeta_inv(k, n - k + 1, 0.025);
-    const double hi = k == n ? 1.0 : boost::math::ibeta_inv(k + 1, n - k, 0.975);
-    return {lo, hi};
-}
 
 CalibrationResult calibrate_verdict(const PointSetup& setup, const CalibrationSettings& s,
                                     Progress* progress) {

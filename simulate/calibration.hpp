@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/progress.hpp"
+#include "compare/claims.hpp"
 #include "simulate/run.hpp"
 
 namespace attngeo::simulate {
@@ -53,7 +54,7 @@ std::string calibration_csv(const CalibrationResult& result);
 // The manifest's "calibration" block.
 nlohmann::json calibration_json(const CalibrationResult& result);
 
-// The exact Clopper–Pearson 95 % interval of k successes in n trials.
-std::pair<double, double> clopper_pearson(int k, int n);
+// The exact Clopper–Pearson 95 % interval of k successes in n trials (compare/claims.hpp's).
+using compare::clopper_pearson;
 
 }  // namespace attngeo::simulate

@@ -17,6 +17,7 @@
 #include "common/manifest_values.hpp"
 #include "common/output_folder.hpp"
 #include "common/run_schema.hpp"
+#include "compare/claims.hpp"
 #include "compare/estimate_envelopes.hpp"
 #include "compare/table1.hpp"
 #include "compare/verdict_tables.hpp"
@@ -151,6 +152,11 @@ nlohmann::json decisions_json() {
         "Student-t intervals per point, descriptive only. Per trial the exact counts K_in, K_out "
         "of every N are kept (per_trial.safetensors): the units of the verdict's band.",
         kVerdictDecision,
+        theory::kBallConventionDecision,
+        "claims.csv (simulate only): claim C1 per variant by the rule of docs/design.md section "
+        "7 (no: a side falsified or contradicted by construction; yes: every side holds with "
+        "information share >= 0.5 and an informative side per metric; else can't tell); the "
+        "claims about real heads (C2-C5) are compare's.",
         "d = inf: metrics of the expected Gram matrix a_k a_l K_kl (no sampling, trials = 0, the "
         "exact method); bounds at kappa d = inf (t = 0 for a positive margin, p- = 0 for a "
         "positive gap), the same at every kappa.",
@@ -170,6 +176,7 @@ struct RunTables {
     std::ostringstream scan;     // kappa_scan.csv
     std::ostringstream verdict;  // verdict.csv
     std::string table1;          // table1.csv (sweep only)
+    std::string claims;          // claims.csv (simulate only)
 };
 
 constexpr const char* kEstimateColumns =
@@ -383,6 +390,16 @@ nlohmann::json envelopes_json(const Judged& judged, std::size_t g, int band_repl
     return out;
 }
 
+// claims.csv of a simulation: C1 per variant, the units being the trials of the one simulated
+// head (the other claims are about heads of real models: compare answers them).
+std::vector<ClaimRow> simulated_claims(const Judged& judged, std::int64_t trials) {
+    std::vector<ClaimRow> rows;
+    const std::string units = std::to_string(trials) + " trials of one simulated head";
+    for (const VariantEnvelope& v : judged)
+        rows.push_back(envelopes_claim(v.variant, v.scans.front(), units));
+    return rows;
+}
+
 // One grid point's rows of every table and its entry of the manifest's "points".
 nlohmann::json write_point(RunTables& tables, const RunConfig& config, const EvaluatedPoint& p,
                            const SimulationSums& s, const Judged& judged, std::size_t g) {
@@ -399,6 +416,7 @@ nlohmann::json write_point(RunTables& tables, const RunConfig& config, const Eva
         for (std::size_t i = 0; i < sizes.size(); ++i)
             tables.main << sizes[i] << ',' << estimate_columns(p.estimates[i], p.trials) << '\n';
         append_bounds_rows(tables.bounds, judged, p.regimes.names);
+        tables.claims = claims_csv(simulated_claims(judged, p.trials));
     }
     const int n = static_cast<int>(p.setup.head.alpha.size());
     nlohmann::json values_json = nlohmann::json::object();
@@ -462,6 +480,7 @@ void write_outputs(const std::string& dir, const RunConfig& config, const RunTab
         {schema::file::kappa_scan, tables.scan.str()},
         {schema::file::verdict, tables.verdict.str()}};
     if (!is_sweep) outputs.insert(outputs.begin() + 1, {schema::file::bounds, tables.bounds.str()});
+    if (!is_sweep) outputs.emplace_back(schema::file::claims, tables.claims);
     if (is_sweep) outputs.emplace_back(schema::file::table1, tables.table1);
     if (calibration) outputs.emplace_back(schema::file::calibration, calibration_csv(*calibration));
     std::vector<std::string> files;

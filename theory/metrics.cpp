@@ -258,4 +258,12 @@ BallMetrics metrics_at_radius(const TokenGeometry& tokens, int N, double radius,
     return b;
 }
 
+const char* const kBallConventionDecision =
+    "Balls of eq. (4): K_out counts the non-selected tokens with D_j <= r_max^2 and K_in the "
+    "selected ones with D_i <= r_min^2 (closed balls); P(r_min, N) = 1 and R(r_max, N) = 1 are "
+    "taken from eq. (4) as definitions, although the first needs the excluded token at exactly "
+    "r_min outside its ball (open) and the second the farthest selected token inside (closed): "
+    "the paper mixes the two conventions, so F(r_max, N) = 2P/(1 + P) and F(r_min, N) = "
+    "2R/(1 + R) (docs/design.md section 2).";
+
 }  // namespace attngeo::theory

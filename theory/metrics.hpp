@@ -188,4 +188,9 @@ double euclidean_norm(const double* x, int d);
 // 1 − ⟨y,s⟩/(‖y‖‖s‖ + 1e-12); s_norm = euclidean_norm(s).
 double cosine_distance(const double* s, double s_norm, const double* y, int d);
 
+// The manifests' decision on the balls of eq. (4) (docs/design.md §2): the paper takes P(r_min, N)
+// ≡ 1 (the excluded token at exactly r_min outside: an open ball) and R(r_max, N) ≡ 1 (the
+// farthest selected token inside: a closed ball); the counts that matter use closed balls.
+extern const char* const kBallConventionDecision;
+
 }  // namespace attngeo::theory

@@ -249,18 +249,28 @@ const char* to_string(Regime regime) {
     return "?";
 }
 
-std::vector<Regime> regimes_by_size(const Eigen::VectorXd& alpha, double p_base, double eta) {
-    if (!(p_base > 0) || !(eta >= 0))
-        throw_domain_error("regimes_by_size", "p_base = " + format_double(p_base) +
-                                                  ", eta = " + format_double(eta) +
-                                                  ": expected p_base > 0 and eta >= 0");
+double fitted_regime_iv_tolerance(double eta, double rmse_log) {
+    if (!(eta >= 0) || !(rmse_log >= 0))
+        throw_domain_error("fitted_regime_iv_tolerance",
+                           "eta = " + format_double(eta) +
+                               ", rmse_log = " + format_double(rmse_log) + ": expected both >= 0");
+    return std::max(kExactRegimeIVTolerance, std::min(eta / 2, std::expm1(rmse_log)));
+}
+
+std::vector<Regime> regimes_by_size(const Eigen::VectorXd& alpha, double p_base, double eta,
+                                    double iv_tolerance) {
+    if (!(p_base > 0) || !(eta >= 0) || !(iv_tolerance >= 0))
+        throw_domain_error("regimes_by_size",
+                           "p_base = " + format_double(p_base) + ", eta = " + format_double(eta) +
+                               ", tolerance = " + format_double(iv_tolerance) +
+                               ": expected p_base > 0, eta >= 0 and tolerance >= 0");
     const std::vector<int> order = selection_order(alpha);
     std::vector<Regime> regimes(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
         const double a = alpha[order[k]];
         if (k == 0 && order[0] == 0)
             regimes[k] = Regime::I;
-        else if (std::abs(a - p_base) <= 1e-12 * p_base)
+        else if (std::abs(a - p_base) <= iv_tolerance * p_base)
             regimes[k] = Regime::IV;
         else if (a > p_base * (1 + eta))
             regimes[k] = Regime::II;

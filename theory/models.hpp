@@ -61,8 +61,16 @@ enum class Regime { I, II, III, IV, V };
 const char* to_string(Regime regime);
 // Regime of every N = 1..n given α, p_base and η: with α_(N) the N-th largest weight,
 // I: N = 1 and the sink on top; II: α_(N) > p_base(1+η); III: p_base < α_(N) ≤ p_base(1+η);
-// IV: α_(N) = p_base within 1e-12 relative; V: α_(N) < p_base.                     [n]
-std::vector<Regime> regimes_by_size(const Eigen::VectorXd& alpha, double p_base, double eta);
+// IV: |α_(N) − p_base| ≤ iv_tolerance · p_base; V: α_(N) < p_base.                  [n]
+// The default tolerance suits an exact profile (simulate); a profile fitted to a real head
+// needs the fit's own (kFittedRegimeIVTolerance), since no measured α equals p_base.
+inline constexpr double kExactRegimeIVTolerance = 1e-12;
+std::vector<Regime> regimes_by_size(const Eigen::VectorXd& alpha, double p_base, double eta,
+                                    double iv_tolerance = kExactRegimeIVTolerance);
+// Regime IV's relative tolerance for a fitted profile (docs/design.md §3): the fit's own
+// residual scale, exp(rmse of log α) − 1, capped at η/2 so that regime III keeps the upper half
+// of its band; never below the exact tolerance. std::domain_error for η < 0 or rmse < 0.
+double fitted_regime_iv_tolerance(double eta, double rmse_log);
 // m1, m2, m3: the first N of regimes III, IV and V (0 when the regime never occurs).
 struct RegimeBoundaries {
     int m1 = 0, m2 = 0, m3 = 0;

@@ -79,8 +79,9 @@ HostTensor tensor(const std::string& name, DType dtype, std::vector<std::int64_t
 // cos_by_lag.csv and per_doc.safetensors, with the known parameters above; `group` query heads
 // share each key/value head (GQA when 2), `docs` documents (standard errors empty below 2).
 // per_doc.safetensors holds cos_by_lag, alpha and C (what extract keeps for the fit
-// intervals), spread around the known parameters symmetrically over documents so their means
-// are the parameters; without `fit_arrays` it lacks them (a malformed folder).
+// intervals) and the claims' m_sink, m_last, m_rest, Fmax, Fmin, cos_s_v0, cos_s_vL, spread
+// around the known parameters symmetrically over documents so their means are the parameters;
+// without `fit_arrays` it lacks them (a malformed folder).
 fs::path make_extract_folder(const std::string& name, int group = 1, int docs = kDocs,
                              bool fit_arrays = true) {
     const fs::path dir = scratch() / name;
@@ -181,6 +182,24 @@ fs::path make_extract_folder(const std::string& name, int group = 1, int docs = 
         tensors.push_back(
             tensor("alpha", DType::F32, {docs, kLayers, kHeads, n}, alpha, cells * n * 4));
         tensors.push_back(tensor("C", DType::F32, dlh, C, cells * 4));
+        // The claims' arrays, spread the same way around heads.csv's magnitudes and pr.csv's F.
+        auto spread_around = [&](const char* name, double centre,
+                                 const std::vector<std::int64_t>& shape) {
+            const std::int64_t inner = shape.size() == 4 ? shape[3] : 1;
+            auto data = std::shared_ptr<float[]>(new float[cells * inner]);
+            for (std::int64_t c = 0; c < cells; ++c)
+                for (std::int64_t k = 0; k < inner; ++k)
+                    data[c * inner + k] =
+                        static_cast<float>(centre + 0.01 * (c / 4 - 0.5 * (docs - 1)));
+            tensors.push_back(tensor(name, DType::F32, shape, data, cells * inner * 4));
+        };
+        spread_around("m_sink", 0.1, dlh);
+        spread_around("m_last", 0.2, dlh);
+        spread_around("m_rest", 0.3, dlh);
+        spread_around("Fmax", 0.5, dlhs);
+        spread_around("Fmin", 0.5, dlhs);
+        spread_around("cos_s_v0", 0.4, dlhs);
+        spread_around("cos_s_vL", 0.6, dlhs);
     }
     write_safetensors((dir / "per_doc.safetensors").string(), tensors);
     return dir;
@@ -321,7 +340,7 @@ TEST(EmpiricalRunReader, BadFoldersNameTheFileAndWhatWasExpected) {
     }
     {
         const auto dir = make_extract_folder("wrong_kind");
-        put(dir / "manifest.json", R"({"format_version": 2, "kind": "simulate"})");
+        put(dir / "manifest.json", R"({"format_version": 3, "kind": "simulate"})");
         expect_reader_error(dir, {"manifest.json", "expected \"extract\""});
     }
     {
@@ -339,7 +358,7 @@ TEST(EmpiricalRunReader, ManifestNumberBeyondDoubleNamesTheManifest) {
     put(dir / "manifest.json", "777.7E993~=\xbd\x03");
     expect_reader_error(dir, {"manifest.json", "not valid JSON"});
     put(dir / "manifest.json",
-        R"({"format_version": 2, "kind": "extract", "model": {"layers": 1e400}})");
+        R"({"format_version": 3, "kind": "extract", "model": {"layers": 1e400}})");
     expect_reader_error(dir, {"manifest.json", "not valid JSON"});
 }
 
@@ -370,8 +389,15 @@ void expect_contract_headers(const fs::path& out) {
         {"envelope.csv", "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper"},
         {"agreement.csv", "variant,scope,layer,points,inside,fraction,worst_excess"},
         {"violations.csv", "variant,layer,head,N,metric,value,lower,upper,excess"},
-        {"corr_rho0.csv", "N,heads,corr,ci_lo,ci_hi,replicates"},
-        {"regimes.csv", "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass"},
+        {"corr_rho0.csv",
+         "N,heads,corr,ci_lo,ci_hi,replicates,head_lo,head_hi,partial_layer,partial_lo,"
+         "partial_hi"},
+        {"regimes.csv",
+         "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass,"
+         "regime_wording,rules_agree,stability,stability_wording"},
+        {"claims.csv",
+         "claim,statement,variant,answer,quantity,value,ci_lo,ci_hi,units,rule,"
+         "detail"},
         {"regime_counts.csv", "layer,Retriever,Mixer,Reset"},
         {"pr_by_regime.csv", "regime,N,heads,P_mean,R_mean"},
         {"contrib_by_regime.csv", "regime,pos,heads,alpha_mean,contrib_mean"}};

@@ -177,8 +177,10 @@ TEST(CompareCorrelation, ZeroVarianceIsNan) {
     std::string header, first;
     std::getline(in, header);
     std::getline(in, first);
-    EXPECT_EQ(header, "N,heads,corr,ci_lo,ci_hi,replicates");
-    EXPECT_EQ(first, "1,12,,,,10");  // undefined values are empty fields, never nan
+    EXPECT_EQ(header,
+              "N,heads,corr,ci_lo,ci_hi,replicates,head_lo,head_hi,partial_layer,partial_lo,"
+              "partial_hi");
+    EXPECT_EQ(first, "1,12,,,,10,,,,,");  // undefined values are empty fields, never nan
     std::filesystem::remove(path);
     EXPECT_THROW(recall_rho0_correlation(a, -1, 1), std::domain_error);
 }
@@ -269,10 +271,21 @@ HostTensor sizes_tensor(std::vector<std::int64_t> values, DType dtype = DType::I
 }
 
 std::vector<HostTensor> good_tensors() {
-    return {float_tensor("P", {2, 3, 4, 5}, 0),     float_tensor("R", {2, 3, 4, 5}, 1),
-            float_tensor("rho0", {2, 3, 4}, 2),     float_tensor("lambda", {2, 3, 4}, 3),
-            sizes_tensor({1, 2, 4, 8, 16}),         float_tensor("cos_by_lag", {2, 3, 4, 6}, 0),
-            float_tensor("alpha", {2, 3, 4, 8}, 0), float_tensor("C", {2, 3, 4}, 1)};
+    return {float_tensor("P", {2, 3, 4, 5}, 0),
+            float_tensor("R", {2, 3, 4, 5}, 1),
+            float_tensor("rho0", {2, 3, 4}, 2),
+            float_tensor("lambda", {2, 3, 4}, 3),
+            sizes_tensor({1, 2, 4, 8, 16}),
+            float_tensor("cos_by_lag", {2, 3, 4, 6}, 0),
+            float_tensor("alpha", {2, 3, 4, 8}, 0),
+            float_tensor("C", {2, 3, 4}, 1),
+            float_tensor("m_sink", {2, 3, 4}, 4),
+            float_tensor("m_last", {2, 3, 4}, 5),
+            float_tensor("m_rest", {2, 3, 4}, 6),
+            float_tensor("Fmax", {2, 3, 4, 5}, 7),
+            float_tensor("Fmin", {2, 3, 4, 5}, 8),
+            float_tensor("cos_s_v0", {2, 3, 4, 5}, -1),
+            float_tensor("cos_s_vL", {2, 3, 4, 5}, -2)};
 }
 
 std::string expect_input_error(const std::string& path, const std::vector<std::string>& needles) {
@@ -308,6 +321,19 @@ TEST(CompareCorrelation, ReadPerDoc) {
     EXPECT_EQ(a.cos_by_lag[143], 0.125f * 143);
     ASSERT_EQ(a.alpha.size(), 192u);
     EXPECT_EQ(a.C[5], 1 + 0.125f * 5);
+    // The claims' arrays, each the file's tensor element for element.
+    struct Claim {
+        const std::vector<float>* values;
+        float start;
+        std::size_t size;  // D·L·H, or D·L·H·S
+    };
+    for (const Claim& c : {Claim{&a.m_sink, 4, 24}, Claim{&a.m_last, 5, 24},
+                           Claim{&a.m_rest, 6, 24}, Claim{&a.Fmax, 7, 120}, Claim{&a.Fmin, 8, 120},
+                           Claim{&a.cos_s_v0, -1, 120}, Claim{&a.cos_s_vL, -2, 120}}) {
+        ASSERT_EQ(c.values->size(), c.size);
+        for (std::size_t i = 0; i < c.size; ++i)
+            ASSERT_EQ((*c.values)[i], c.start + 0.125f * i) << i;
+    }
 
     auto with = [&](const std::string& name, const HostTensor& replacement) {
         std::vector<HostTensor> tensors;
@@ -338,6 +364,26 @@ TEST(CompareCorrelation, ReadPerDoc) {
     expect_input_error(path, {path, "alpha", "[2, 3, 5, 8]", "[2, 3, 4, 8]"});
     with("C", HostTensor{});
     expect_input_error(path, {path, "\"C\"", "missing"});
+    // So are the claims' arrays: missing, of another dtype or shape, each is one line naming
+    // the file, the tensor and the shape expected.
+    for (const char* name : {"m_sink", "m_last", "m_rest"}) {
+        with(name, HostTensor{});
+        const std::string message =
+            expect_input_error(path, {path, "\"" + std::string(name) + "\"", "[2, 3, 4]"});
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+        with(name, float_tensor(name, {2, 3, 4, 1}, 0));
+        expect_input_error(path, {path, name, "[2, 3, 4, 1]", "[2, 3, 4]"});
+    }
+    for (const char* name : {"Fmax", "Fmin", "cos_s_v0", "cos_s_vL"}) {
+        with(name, HostTensor{});
+        std::printf("%s\n", expect_input_error(path, {path, "\"" + std::string(name) + "\"",
+                                                      "missing", "[2, 3, 4, 5]"})
+                                .c_str());
+        with(name, float_tensor(name, {2, 3, 4, 4}, 0));
+        expect_input_error(path, {path, name, "[2, 3, 4, 4]", "[2, 3, 4, 5]"});
+        with(name, tensor(name, DType::F64, {2, 3, 4, 5}));
+        expect_input_error(path, {path, name, "F64"});
+    }
     EXPECT_THROW(read_per_doc((dir / "absent.safetensors").string()), InputError);
     std::filesystem::remove_all(dir);
 }

@@ -1,7 +1,8 @@
 // Tests for the torch-free extract core (attngeo::empirical_core): write_extract_folder on
 // statistics formed from synthetic heads, read back by compare's reader and checked against a
 // plain per-document reference (theory/'s per-N metrics, averaged in double), the saved state,
-// a merge of two shards written the same way, and refused mismatches.
+// a merge of two shards written the same way, the claims' per-document arrays against plain
+// float64 terms and the CSVs' means, and refused mismatches.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,12 +10,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/safetensors.hpp"
+#include "compare/correlation.hpp"
 #include "compare/emp_run.hpp"
 #include "empirical/extract_folder.hpp"
 #include "tests/support/test_files.hpp"
@@ -70,9 +77,9 @@ struct Formed {
     StatisticsGrid grid;
     PerDocArrays per_doc;
 };
-Formed form(int first, int end) {
-    const PerDocLayout layout = per_doc_layout(kLayers, kHeads, settings());
-    Formed formed{make_grid(kLayers, kHeads, settings()), PerDocArrays(layout)};
+Formed form(int first, int end, const StatisticsSettings& with = settings()) {
+    const PerDocLayout layout = per_doc_layout(kLayers, kHeads, with);
+    Formed formed{make_grid(kLayers, kHeads, with), PerDocArrays(layout)};
     for (int w = first; w < end; ++w) {
         WindowRecord record(layout);
         for (int l = 0; l < kLayers; ++l)
@@ -355,6 +362,46 @@ TEST(ExtractCore, PerDocumentArraysSurviveSpillCheckpointAndResume) {
     resumed.remove_partial();
 }
 
+// A checkpoint written before the spill's records gained the claims' arrays (state format 2)
+// holds shorter records: --resume refuses it in one line naming the file and both formats.
+TEST(ExtractCore, ACheckpointOfTheOlderRecordLayoutIsRefusedOnResume) {
+    const fs::path out = scratch() / "older_state";
+    fs::remove_all(out);
+    const PerDocLayout layout = per_doc_layout(kLayers, kHeads, settings());
+    const std::map<std::string, std::string> metadata = {{"run_fingerprint", "00000000000000bb"},
+                                                         {"shard", "0/1"},
+                                                         {"windows", "2"},
+                                                         {"settings", "{}"}};
+    {
+        ExtractState state(out.string(), make_grid(kLayers, kHeads, settings()), layout, metadata,
+                           2);
+        state.open(false);
+        state.checkpoint();
+        state.release();
+    }
+    const fs::path path = out / ".partial" / "state.safetensors";
+    {
+        const SafetensorsFile saved(path.string());
+        auto older = saved.metadata();
+        older["format"] = "attngeo-extract-state-2";
+        const HostTensor words = saved.get("state");
+        write_safetensors(path.string(), {words}, older);
+    }
+    ExtractState resumed(out.string(), make_grid(kLayers, kHeads, settings()), layout, metadata, 2);
+    try {
+        resumed.open(true);
+        ADD_FAILURE() << "a state of format 2 was resumed";
+    } catch (const InputError& e) {
+        const std::string message = e.what();
+        std::cout << message << "\n";
+        EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+        EXPECT_NE(message.find("attngeo-extract-state-2"), std::string::npos) << message;
+        EXPECT_NE(message.find("attngeo-extract-state-3"), std::string::npos) << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+    fs::remove_all(out);
+}
+
 TEST(ExtractCore, AWindowRecordRefusesArraysOfAnotherLayout) {
     const PerDocLayout layout = per_doc_layout(kLayers, kHeads, settings());
     WindowRecord record(layout);
@@ -365,6 +412,176 @@ TEST(ExtractCore, AWindowRecordRefusesArraysOfAnotherLayout) {
     EXPECT_EQ(document.alpha.size(), static_cast<std::size_t>(kContext));
     document.cos_by_lag.pop_back();
     EXPECT_THROW(record.set(0, 0, document), std::invalid_argument);
+    EXPECT_EQ(document.f_rmax.size(), settings().sizes.size());
+    EXPECT_EQ(document.cos_s_vL.size(), settings().sizes.size());
+    document = grid[0][0].add_document(head.alpha.data(), head.values.data(), kDim);
+    document.cos_s_v0.push_back(0.5f);
+    EXPECT_THROW(record.set(0, 0, document), std::invalid_argument);
+    // P, R, Fmax, Fmin, cos_s_v0, cos_s_vL of S; rho0, lambda, C and the three magnitudes; K; n.
+    const int S = static_cast<int>(settings().sizes.size());
     EXPECT_EQ(layout.record_floats(),
-              kLayers * kHeads * (2 * kContext + 3 + settings().max_lag + kContext));
+              kLayers * kHeads * (6 * S + 6 + settings().max_lag + kContext));
+    EXPECT_EQ(layout.shape(7, 5), (std::vector<std::int64_t>{5, kLayers, kHeads}));
+    EXPECT_EQ(layout.shape(13, 5), (std::vector<std::int64_t>{5, kLayers, kHeads, S}));
+}
+
+namespace {
+
+// One document's terms of the claims' arrays, recomputed in double from its α and values with
+// plain loops: the magnitudes, F at r_max and r_min (theory/'s per-N reference) and the cosines
+// of s(N) with v_0 and v_{n−1}, s(N) summed over the N highest scores (ties to the lower index).
+struct ClaimTerms {
+    double m_sink = 0, m_last = 0, m_rest = 0;
+    std::vector<double> f_rmax, f_rmin, cos_v0, cos_vL;  // [|sizes|]
+};
+
+ClaimTerms plain_claim_terms(const SyntheticHead& head, const StatisticsSettings& with) {
+    const int n = kContext, last = n - 1;
+    auto v = [&](int i, int t) { return static_cast<double>(head.values[i * kDim + t]); };
+    auto a = [&](int i) { return static_cast<double>(head.alpha[i]); };
+    std::vector<double> norm(n);
+    for (int i = 0; i < n; ++i) {
+        double sq = 0;
+        for (int t = 0; t < kDim; ++t)
+            sq += v(i, t) * v(i, t);
+        norm[i] = std::sqrt(sq);
+    }
+    ClaimTerms terms;
+    terms.m_sink = a(0) * norm[0];
+    terms.m_last = a(last) * norm[last];
+    double rest_sq = 0;
+    for (int t = 0; t < kDim; ++t) {
+        double rest = 0;
+        for (int i = 1; i < last; ++i)
+            rest += a(i) * v(i, t);
+        rest_sq += rest * rest;
+    }
+    terms.m_rest = std::sqrt(rest_sq);
+    std::vector<int> order(n);
+    for (int i = 0; i < n; ++i)
+        order[i] = i;
+    auto score = [&](int i) {
+        return with.ranking == theory::Ranking::attention ? a(i) : a(i) * norm[i];
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return score(x) > score(y); });
+    auto cosine = [&](const std::vector<double>& s, int j) {
+        double dot = 0, sq = 0;
+        for (int t = 0; t < kDim; ++t) {
+            dot += s[t] * v(j, t);
+            sq += s[t] * s[t];
+        }
+        return sq == 0 || norm[j] == 0 ? 0.0 : dot / (std::sqrt(sq) * norm[j]);
+    };
+    for (int N : with.sizes) {
+        std::vector<double> s(kDim, 0.0);
+        for (int k = 0; k < N; ++k)
+            for (int t = 0; t < kDim; ++t)
+                s[t] += a(order[k]) * v(order[k], t);
+        terms.cos_v0.push_back(cosine(s, 0));
+        terms.cos_vL.push_back(cosine(s, last));
+    }
+    theory::TokenGeometry tokens;
+    tokens.alpha = Eigen::Map<const Eigen::VectorXf>(head.alpha.data(), n).cast<double>();
+    tokens.values =
+        Eigen::Map<const Eigen::Matrix<float, -1, -1, Eigen::RowMajor>>(head.values.data(), n, kDim)
+            .cast<double>();
+    for (const auto& row :
+         theory::selection_metrics_reference(tokens, with.sizes, with.ranking, with.distance)) {
+        terms.f_rmax.push_back(row.f_at_rmax);
+        terms.f_rmin.push_back(row.f_at_rmin);
+    }
+    return terms;
+}
+
+}  // namespace
+
+// The claims' per-document arrays of per_doc.safetensors (m_sink, m_last, m_rest, Fmax, Fmin,
+// cos_s_v0, cos_s_vL), read back by compare's reader: each document's value is the plain float64
+// term rounded to float32, and their means over documents are heads.csv's, pr.csv's and
+// diag.csv's values up to that rounding — for both rankings, both distances and a sparse N grid.
+TEST(ExtractCore, ClaimArraysAreThePerDocumentTermsOfHeadsPrAndDiag) {
+    std::vector<StatisticsSettings> variants(3, settings());
+    variants[1].ranking = theory::Ranking::contribution;
+    variants[1].sizes = {1, 3, kContext};  // the per-N path
+    variants[2].distance = theory::Distance::cosine;
+    double largest_term = 0, largest_mean = 0, largest_allowed = 0;
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+        const StatisticsSettings& with = variants[v];
+        const int S = static_cast<int>(with.sizes.size());
+        const Formed formed = form(0, kWindows, with);
+        const fs::path out = scratch() / ("claims" + std::to_string(v));
+        write_extract_folder(out.string(), formed.grid, with, run_info(0, kWindows, "0/1"),
+                             formed.per_doc);
+        const compare::PerDocArrays a =
+            compare::read_per_doc((out / "per_doc.safetensors").string());
+        ASSERT_EQ(a.docs, kWindows);
+        ASSERT_EQ(a.sizes, with.sizes);
+        ASSERT_EQ(a.Fmax.size(), static_cast<std::size_t>(kWindows) * kLayers * kHeads * S);
+        ASSERT_EQ(a.m_rest.size(), static_cast<std::size_t>(kWindows) * kLayers * kHeads);
+        const compare::EmpiricalRun run = compare::read_empirical_run(out.string());
+        const CsvTable diag = read_csv_table((out / "diag.csv").string());
+        ASSERT_EQ(diag.rows.size(), static_cast<std::size_t>(kLayers) * kHeads * S);
+        for (int l = 0; l < kLayers; ++l)
+            for (int h = 0; h < kHeads; ++h) {
+                // [quantity][document]: m_sink, m_last, m_rest, then Fmax, Fmin, cos_s_v0,
+                // cos_s_vL at each N.
+                std::vector<std::vector<double>> stored(3 + 4 * S);
+                for (int w = 0; w < kWindows; ++w) {
+                    const ClaimTerms plain = plain_claim_terms(window_head(w, l, h), with);
+                    const std::size_t cell =
+                        (static_cast<std::size_t>(w) * kLayers + l) * kHeads + h;
+                    std::vector<std::pair<float, double>> pairs = {{a.m_sink[cell], plain.m_sink},
+                                                                   {a.m_last[cell], plain.m_last},
+                                                                   {a.m_rest[cell], plain.m_rest}};
+                    for (int s = 0; s < S; ++s) {
+                        const std::size_t at = cell * S + s;
+                        // F is a function of exact counts: the same double, the same float.
+                        EXPECT_EQ(a.Fmax[at], static_cast<float>(plain.f_rmax[s])) << v << s;
+                        EXPECT_EQ(a.Fmin[at], static_cast<float>(plain.f_rmin[s])) << v << s;
+                        pairs.push_back({a.Fmax[at], plain.f_rmax[s]});
+                        pairs.push_back({a.Fmin[at], plain.f_rmin[s]});
+                        pairs.push_back({a.cos_s_v0[at], plain.cos_v0[s]});
+                        pairs.push_back({a.cos_s_vL[at], plain.cos_vL[s]});
+                    }
+                    for (std::size_t q = 0; q < pairs.size(); ++q) {
+                        const double difference = std::abs(pairs[q].first - pairs[q].second);
+                        largest_term = std::max(largest_term, difference);
+                        // float32 rounding of the term, plus a few double roundings of the sums.
+                        EXPECT_LE(difference, 0x1p-24 * std::abs(pairs[q].second) + 1e-14)
+                            << "variant " << v << " layer " << l << " head " << h << " doc " << w
+                            << " quantity " << q;
+                        stored[q].push_back(pairs[q].first);
+                    }
+                }
+                const compare::EmpiricalHead& row = run.at(l, h);
+                std::vector<double> aggregate = {row.m_sink, row.m_last, row.m_rest};
+                for (int s = 0; s < S; ++s) {
+                    const std::size_t r = (static_cast<std::size_t>(l) * kHeads + h) * S + s;
+                    EXPECT_EQ(diag.integer(r, "N"), with.sizes[s]);
+                    aggregate.insert(aggregate.end(),
+                                     {row.Fmax_mean[s], row.Fmin_mean[s],
+                                      diag.number(r, "cos_s_v0"), diag.number(r, "cos_s_vL")});
+                }
+                for (std::size_t q = 0; q < aggregate.size(); ++q) {
+                    double mean = 0, largest = 0;
+                    for (double x : stored[q]) {
+                        mean += x / kWindows;
+                        largest = std::max(largest, std::abs(x));
+                    }
+                    // Each stored value is within 2^-24 relative of the exact sums' addend,
+                    // which the sums round to 2^-64 (magnitudes, cosines) or 2^-40 (F).
+                    const double allowed = 0x1p-24 * largest + 0x1p-40;
+                    const double difference = std::abs(mean - aggregate[q]);
+                    largest_mean = std::max(largest_mean, difference);
+                    largest_allowed = std::max(largest_allowed, allowed);
+                    EXPECT_LE(difference, allowed)
+                        << "variant " << v << " layer " << l << " head " << h << " quantity " << q;
+                }
+            }
+    }
+    std::cout << "claims' per-document values against the plain float64 terms: largest difference "
+              << largest_term << "; their means against heads.csv, pr.csv and diag.csv: largest "
+              << "difference " << largest_mean << " (bound " << largest_allowed << ")\n";
+    RecordProperty("largest_term_difference", std::to_string(largest_term));
+    RecordProperty("largest_mean_difference", std::to_string(largest_mean));
 }

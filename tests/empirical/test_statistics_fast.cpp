@@ -112,6 +112,14 @@ TEST(StatisticsFast, EqualsThePlainReferenceBitForBit) {
             EXPECT_EQ(a.lambda, b.lambda) << c.n << " " << c.d;
             EXPECT_EQ(a.C, b.C) << c.n << " " << c.d;
             EXPECT_EQ(a.alpha, b.alpha) << c.n << " " << c.d;
+            EXPECT_EQ(a.m_sink, b.m_sink) << c.n << " " << c.d;
+            EXPECT_EQ(a.m_last, b.m_last) << c.n << " " << c.d;
+            EXPECT_EQ(a.m_rest, b.m_rest) << c.n << " " << c.d;
+            EXPECT_EQ(a.f_rmax, b.f_rmax) << c.n << " " << c.d;
+            EXPECT_EQ(a.f_rmin, b.f_rmin) << c.n << " " << c.d;
+            EXPECT_EQ(a.cos_s_v0, b.cos_s_v0) << c.n << " " << c.d;
+            EXPECT_EQ(a.cos_s_vL, b.cos_s_vL) << c.n << " " << c.d;
+            EXPECT_EQ(a.cos_s_v0.size(), settings.sizes.size());
             ASSERT_EQ(a.cos_by_lag.size(), static_cast<std::size_t>(c.max_lag));
             ASSERT_EQ(b.cos_by_lag.size(), a.cos_by_lag.size());
             for (std::size_t k = 0; k < a.cos_by_lag.size(); ++k)  // NaN at a lag without pairs

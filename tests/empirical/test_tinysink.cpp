@@ -68,8 +68,8 @@ std::map<std::pair<std::string, int>, std::size_t> rows_by_policy(const attngeo:
 }  // namespace
 
 // A1 (λ < 1, CV ≤ 0.05) and A3's sink condition (p_sink > p_base) are not all-or-nothing on a
-// real model: each holds in some heads and fails in others. Layer 0 holds the strong sinks, the
-// BOS value norm is compressed deeper in, and all three regimes appear.
+// real model: each holds in some heads and fails in others. Layer 0 holds the strong sinks and the
+// BOS value norm is compressed deeper in.
 TEST(Tinysink, AssumptionsHoldInSomeHeadsAndFailInOthers) {
     REQUIRE_SHARED_FILE(tinysink() / "hf" / "model.safetensors");
     const fs::path dir = compared_tinysink();
@@ -78,7 +78,6 @@ TEST(Tinysink, AssumptionsHoldInSomeHeadsAndFailInOthers) {
     ASSERT_EQ(checks.rows.size(), 16u);
     std::map<std::string, int> holds;
     double strongest_layer0 = 0, smallest_deep_lambda = 1e300;
-    std::set<std::string> regimes;
     for (std::size_t i = 0; i < checks.rows.size(); ++i) {
         for (const char* flag : {"A1_holds", "sink_exists", "A3_holds"})
             holds[flag] += static_cast<int>(checks.integer(i, flag));
@@ -87,7 +86,6 @@ TEST(Tinysink, AssumptionsHoldInSomeHeadsAndFailInOthers) {
             strongest_layer0 = std::max(strongest_layer0, checks.number(i, "sink_mass"));
         if (layer >= 2)
             smallest_deep_lambda = std::min(smallest_deep_lambda, checks.number(i, "lambda"));
-        regimes.insert(heads.text(i, "regime"));
     }
     std::cout << "of 16 heads: A1 holds in " << holds["A1_holds"] << ", a sink in "
               << holds["sink_exists"] << ", A3 in " << holds["A3_holds"]
@@ -99,7 +97,31 @@ TEST(Tinysink, AssumptionsHoldInSomeHeadsAndFailInOthers) {
     EXPECT_LT(holds["sink_exists"], 16);
     EXPECT_GT(strongest_layer0, 0.4);
     EXPECT_LT(smallest_deep_lambda, 0.6);
-    EXPECT_EQ(regimes, (std::set<std::string>{"Mixer", "Reset", "Retriever"}));
+}
+
+// The claims table on 16 heads: the three regime labels all occur, which proves nothing since
+// the labels are exhaustive — C3 must read "can't tell" by either rule, with each head's label
+// stability beside it; C2 is answered from the head-level interval, with its sign in the row.
+TEST(Tinysink, ClaimsDoNotReadTheExhaustiveLabelsAsEvidence) {
+    REQUIRE_SHARED_FILE(tinysink() / "hf" / "model.safetensors");
+    const fs::path dir = compared_tinysink() / "compare";
+    const auto claims = attngeo::read_csv_table((dir / "claims.csv").string());
+    const auto regimes = attngeo::read_csv_table((dir / "regimes.csv").string());
+    std::set<std::string> labels;
+    for (std::size_t i = 0; i < regimes.rows.size(); ++i)
+        labels.insert(regimes.text(i, "regime"));
+    int c3 = 0;
+    for (std::size_t r = 0; r < claims.rows.size(); ++r) {
+        std::cout << claims.text(r, "claim") << " " << claims.text(r, "variant") << ": "
+                  << claims.text(r, "answer") << " " << claims.text(r, "value") << " ["
+                  << claims.text(r, "ci_lo") << ", " << claims.text(r, "ci_hi") << "] "
+                  << claims.text(r, "detail") << "\n";
+        if (claims.text(r, "claim") != "C3") continue;
+        ++c3;
+        EXPECT_EQ(claims.text(r, "answer"), "can't tell") << claims.text(r, "variant");
+    }
+    EXPECT_EQ(c3, 2);
+    EXPECT_EQ(labels.size(), 3u);  // all three occur, and still C3 cannot tell
 }
 
 // The manifest names where the sinks are (all in layer 0 on this model), and the report's

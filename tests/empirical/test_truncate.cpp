@@ -251,7 +251,11 @@ TEST(Truncate, ScopeHeadLinksEachHeadsLossToItsGeometry) {
     std::ifstream summary_file(out / schema::file::link_summary);
     const auto summary = nlohmann::json::parse(summary_file);
     ASSERT_EQ(summary.size(), 1u);
-    EXPECT_FALSE(summary[0].at("best_predictor").get<std::string>().empty());
+    // 4 heads: fewer than the 10 a head-level test needs, so no test and no best predictor.
+    EXPECT_EQ(summary[0].at("heads").get<int>(), 4);
+    EXPECT_EQ(summary[0].at("tests").get<int>(), 0);
+    EXPECT_TRUE(summary[0].at("best_predictor").is_null());
+    EXPECT_GE(summary[0].at("N_largest_F").get<int>(), 2) << "N = 1 is an identity";
 }
 
 TEST(Truncate, BadFlagsExitTwoNamingTheFlagAndWriteNothing) {

@@ -46,7 +46,8 @@ def test_columns_are_typed_as_their_text_says(tmp_path):
     assert run["tables"]["sub/pr"]["P"].tolist() == [1.0, 0.75]
 
 
-@pytest.mark.parametrize("version", [None, 0, 1, 3, str(attngeo.FORMAT_VERSION)])
+@pytest.mark.parametrize("version", [None, 0, 1, 2, attngeo.FORMAT_VERSION + 1,
+                                     str(attngeo.FORMAT_VERSION)])
 def test_a_folder_of_another_format_is_refused_naming_its_manifest(tmp_path, version):
     write_folder(tmp_path / "run")
     manifest = dict(MANIFEST)

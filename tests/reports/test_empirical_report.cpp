@@ -129,7 +129,7 @@ fs::path make_extract(const std::string& name) {
     write(dir / "diag.csv", diag.str());
     write(
         dir / "manifest.json",
-        R"({"format_version": 2, "kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
+        R"({"format_version": 3, "kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
               "kv_heads": 1, "head_dim": 4, "vocab": 32, "path": "synthetic.bin"},
               "parameters": {"context": 8}, "documents": {"windows_used": 4},
               "decisions": ["synthetic test data"], "version": "test", "git_commit": "none",
@@ -372,12 +372,15 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
           "variant,layer,head,N,metric,value,lower,upper,excess\n"
           "paper,0,1,3,P,0.0625,0.125,0.9,0.0625\n");
     write(dir / "corr_rho0.csv",
-          "N,heads,corr,ci_lo,ci_hi,replicates\n1,6,0.25,-0.5,0.75,200\n2,6,0.625,0.125,0.875,200\n"
-          "3,6,0.5,0,0.75,200\n8,6,nan,nan,nan,200\n");
-    regimes << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass\n";
+          "N,heads,corr,ci_lo,ci_hi,replicates,head_lo,head_hi,partial_layer,partial_lo,"
+          "partial_hi\n1,6,0.25,-0.5,0.75,200,-0.9,0.95,0.125,-0.95,0.97\n"
+          "2,6,0.625,0.125,0.875,200,-0.75,0.99,0.5,-0.9,0.98\n"
+          "3,6,0.5,0,0.75,200,-0.8,0.98,0.25,-0.92,0.97\n8,6,,,,200,,,,,\n");
+    regimes << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass,"
+               "regime_wording,rules_agree,stability,stability_wording\n";
     for (int k = 0; k < 6; ++k)
         regimes << k / 3 << ',' << k % 3 << ',' << kRegime[k] << ','
-                << format_double(margin_reference(kMagnitudes[k])) << ",0,0,0,0,0\n";
+                << format_double(margin_reference(kMagnitudes[k])) << ",0,0,0,0,0,none,0,1,1\n";
     write(dir / "regimes.csv", regimes.str());
     write(dir / "regime_counts.csv", "layer,Retriever,Mixer,Reset\n0,1,1,1\n1,0,2,1\n");
     pr_regime << "regime,N,heads,P_mean,R_mean\n";
@@ -395,7 +398,7 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
               "simulate_command": "attngeo simulate --L 7"})");
     write(dir / "table1.csv", table1_csv());
     nlohmann::json manifest = {
-        {"format_version", 2},
+        {"format_version", 3},
         {"kind", "compare"},
         {"table1",
          {{"d", 4.0},
@@ -556,6 +559,12 @@ TEST(EmpiricalReport, CompareDrawsEveryEmpiricalFigureWithOverlays) {
     const auto corr = dat_text_rows(figures / "run0_fig6_corr_recall_rho0.dat");
     ASSERT_EQ(corr.size(), 4u);
     EXPECT_EQ(corr[1][1], "0.625");
+    EXPECT_EQ(corr[1][5], "-0.75");  // the head-level interval and the partial, as the file has
+    EXPECT_EQ(corr[1][6], "0.99");
+    EXPECT_EQ(corr[1][7], "0.5");
+    EXPECT_EQ(corr[3][5], "nan");
+    EXPECT_NE(slurp(figures / "run0_fig6_corr_recall_rho0.gp").find("partial given the layer"),
+              std::string::npos);
     const auto mae = dat_text_rows(figures / "run0_fig3_mae_histogram.dat");
     int heads = 0;
     for (const auto& row : mae)
@@ -794,7 +803,7 @@ fs::path make_compare_set(const std::string& name, const fs::path& emp) {
     nlohmann::json models = nlohmann::json::array();
     for (const auto& folder : folders)
         models.push_back({{"emp", fs::absolute(emp).string()}, {"folder", folder}});
-    const nlohmann::json manifest = {{"format_version", 2},
+    const nlohmann::json manifest = {{"format_version", 3},
                                      {"kind", "compare-set"},
                                      {"models", models},
                                      {"universal_kappa", universal},
@@ -1101,7 +1110,8 @@ TEST(EmpiricalReport, MissingValuesReadNaAndCountingFollowsTheCompareManifest) {
     }
     const fs::path cmp = make_compare("compare_one_doc", fs::absolute(emp).string(), "");
     write(cmp / "corr_rho0.csv",
-          "N,heads,corr,ci_lo,ci_hi,replicates\n1,4,0.25,,,0\n2,4,0.5,,,0\n8,4,,,,0\n");
+          "N,heads,corr,ci_lo,ci_hi,replicates,head_lo,head_hi,partial_layer,partial_lo,"
+          "partial_hi\n1,4,0.25,,,0,,,,,\n2,4,0.5,,,0,,,,,\n8,4,,,,0,,,,,\n");
     // fits.csv's kv_head and counted columns (its last two) as --count-per kv writes them: 4 of 6
     // heads counted.
     {

@@ -120,6 +120,57 @@ TEST(Report, WithoutGnuplotTheTablesRemainAndTheReportSaysWhy) {
     check_references(out, html);
 }
 
+// The claims table comes first, one column per folder with claims; its cells are claims.csv's
+// answers and numbers; a damaged claims.csv is one line naming the file.
+TEST(Report, TheClaimsTableOpensThePageWithAColumnPerFolder) {
+    const fs::path sim = make_run("sim", "simulate");
+    const fs::path other = scratch() / "sim_copy";
+    fs::remove_all(other);
+    fs::copy(sim, other, fs::copy_options::recursive);
+    const fs::path out = scratch() / "report_claims";
+    fs::remove_all(out);
+    const std::string html = slurp(
+        reports::write_report({sim.string(), other.string()}, out.string(), {"first", "second"}));
+    const auto claims_at = html.find("<h2 id=\"claims\">");
+    ASSERT_NE(claims_at, std::string::npos);
+    EXPECT_LT(claims_at, html.find("<h2 id=\"run0\">"));
+    EXPECT_NE(html.find("<th>first</th><th>second</th><th>Rule</th>"), std::string::npos);
+    const auto claims = reports::read_csv_table((sim / "claims.csv").string());
+    ASSERT_EQ(claims.rows.size(), 4u);
+    for (std::size_t r = 0; r < claims.rows.size(); ++r) {
+        const std::string row = "<b>C1</b> " + claims.text(r, "statement") + " — " +
+                                claims.text(r, "variant") + "</td>";
+        const auto at = html.find(row);
+        ASSERT_NE(at, std::string::npos) << row;
+        const std::string cell = ">" + claims.text(r, "answer") + "</b> " +
+                                 reports::short_number(claims.number(r, "value"));
+        const auto end = html.find("</tr>", at);
+        int cells = 0;
+        for (auto p = html.find(cell, at); p != std::string::npos && p < end;
+             p = html.find(cell, p + 1))
+            ++cells;
+        EXPECT_EQ(cells, 2) << cell;  // both folders, the same run
+    }
+    // One folder: the full row with the rule and what decided it.
+    const std::string single = slurp(reports::write_report({sim.string()}, out.string()));
+    EXPECT_NE(single.find("What decided it"), std::string::npos);
+    EXPECT_NE(single.find(claims.text(0, "detail").substr(0, 20)), std::string::npos);
+    // A damaged answer names the file and the line.
+    std::string text = slurp(other / "claims.csv");
+    const auto answer = text.find(claims.text(0, "answer") + ",information share");
+    ASSERT_NE(answer, std::string::npos);
+    text.replace(answer, claims.text(0, "answer").size(), "maybe");
+    std::ofstream(other / "claims.csv") << text;
+    try {
+        reports::write_report({other.string()}, (scratch() / "r_claims").string());
+        FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("claims.csv' line 2 column 'answer': 'maybe'"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(Report, BadInputNamesTheFolder) {
     const fs::path empty = scratch() / "not_a_run";
     fs::create_directories(empty);

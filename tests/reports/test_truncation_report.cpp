@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/run_schema.hpp"
 #include "reports/figure.hpp"
 #include "reports/report.hpp"
 #include "tests/reports/report_checks.hpp"
@@ -61,7 +62,7 @@ std::string truncate_header() {
 void write_manifest(const fs::path& dir, const std::string& scope, const std::string& model) {
     const nlohmann::json manifest = {
         {"kind", "truncate"},
-        {"format_version", 2},
+        {"format_version", 3},
         {"model", {{"path", model}, {"family", "llama"}, {"layers", kLayers}, {"heads", kHeads}}},
         {"parameters",
          {{"context", 16},
@@ -106,13 +107,40 @@ void write_effective_size(const fs::path& dir, const std::string& scope) {
     write_text(dir / "effective_size.csv", csv.str());
 }
 
+// One link_summary.json entry: under `attn` ρ0 at N = 2 is the best predictor (its adjusted
+// interval excludes 0); under `random` the strongest test, λ at N = 4, does not exclude 0.
+nlohmann::json link_entry(int policy) {
+    nlohmann::json entry = {{"policy", kPolicies[policy]},
+                            {"renorm", "no"},
+                            {"heads", kLayers * kHeads},
+                            {"tests", 12},
+                            {"N_largest_F", 2},
+                            {"N_largest_F_lo", 2},
+                            {"N_largest_F_hi", 4},
+                            {"N_knee", 8},
+                            {"largest_F_before_knee", true}};
+    if (policy == 0) {
+        entry["best_predictor"] = "rho0";
+        entry["tests_excluding_zero"] = 3;
+        entry["strongest"] = {{"quantity", "rho0"}, {"N", 2},         {"spearman", 0.25},
+                              {"p_holm", 0.0125},   {"adj_lo", 0.05}, {"adj_hi", 0.5}};
+    } else {
+        entry["best_predictor"] = nullptr;
+        entry["tests_excluding_zero"] = 0;
+        entry["strongest"] = {{"quantity", "lambda"}, {"N", 4},           {"spearman", 0.25},
+                              {"p_holm", 0.5},        {"adj_lo", -0.375}, {"adj_hi", 0.625}};
+    }
+    return entry;
+}
+
 // head_link.csv, geometry_link.csv and link_summary.json of the scope-head fixture.
 void write_link_files(const fs::path& dir) {
     std::ostringstream heads, geometry;
     heads << std::setprecision(17)
           << "policy,renorm,layer,head,N,delta_nll,precision,recall,f_score,dropped_mass,"
              "output_error,lambda,rho0,beta,regime\n";
-    geometry << "policy,renorm,N,quantity,heads,spearman,ci_lo,ci_hi,replicates\n";
+    geometry << "policy,renorm,N,quantity,heads,spearman,ci_lo,ci_hi,replicates,p_value,head_lo,"
+                "head_hi,family,tests,p_holm,adj_lo,adj_hi,excludes_zero\n";
     nlohmann::json summaries = nlohmann::json::array();
     for (int p = 0; p < 2; ++p) {
         for (int N : kGrid) {
@@ -121,16 +149,14 @@ void write_link_files(const fs::path& dir) {
                       << ',' << delta_nll(0, p, unit, N) << ",0.5,0.6,0.55,0.2,0.3,0.25,"
                       << rho0_of(unit) << ",0.05," << kRegimes[unit % 3] << '\n';
             geometry << kPolicies[p] << ",no," << N << ",rho0,4," << 0.125 * N
-                     << ",-0.5,0.75,200\n";
-            geometry << kPolicies[p] << ",no," << N << ",lambda,4,0.25,,,200\n";
+                     << ",-0.5,0.75,200,0.001,0.1,0.6,1,12,"
+                     << (p == 0 && N == 2 ? "0.0125,0.05,0.5,1" : "0.5,-0.375,0.625,0") << '\n';
+            geometry << kPolicies[p] << ",no," << N << ",lambda,4,0.25,,,200,0.04,-0.2,0.6,1,12,"
+                     << "0.5,-0.375,0.625,0\n";
+            geometry << kPolicies[p] << ",no," << N << ",dropped_mass,4,0.5,0.1,0.8,200,0.2,"
+                     << "-0.1,0.8,0,12,,,,\n";
         }
-        summaries.push_back({{"policy", kPolicies[p]},
-                             {"renorm", "no"},
-                             {"best_predictor", "rho0"},
-                             {"mean_abs_spearman", {{"rho0", 0.625}, {"lambda", 0.25}}},
-                             {"N_largest_F", 2},
-                             {"N_knee", 8},
-                             {"largest_F_before_knee", true}});
+        summaries.push_back(link_entry(p));
     }
     write_text(dir / "head_link.csv", heads.str());
     write_text(dir / "geometry_link.csv", geometry.str());
@@ -236,7 +262,7 @@ TEST(TruncationReport, ScopeHeadDrawsTheMeanOverHeadsAndTheGeometryScatter) {
         EXPECT_NEAR(nll[i][1], mean, 1e-12) << "N = " << kGrid[i];
         EXPECT_TRUE(std::isnan(nll[i][2])) << "no interval for a mean over heads";
     }
-    // The scatter is at N = 2: every head has the same ΔNLL at N = 1.
+    // attn: the scatter is at N = 2, the strongest test's N, against rho0, the best predictor.
     const auto points = dat_rows(out / "figures" / "run0_truncate_link0.dat");
     ASSERT_EQ(points.size(), static_cast<std::size_t>(kLayers * kHeads));
     for (const auto& point : points) {
@@ -244,16 +270,44 @@ TEST(TruncationReport, ScopeHeadDrawsTheMeanOverHeadsAndTheGeometryScatter) {
         EXPECT_NEAR(point[2], rho0_of(unit), 1e-12);
         EXPECT_NEAR(point[3], delta_nll(0, 0, unit, 2), 1e-12);
     }
+    // random: no best predictor; the strongest test, lambda at N = 4, is drawn and said not to
+    // be a finding.
+    const auto strongest = dat_rows(out / "figures" / "run0_truncate_link1.dat");
+    ASSERT_EQ(strongest.size(), static_cast<std::size_t>(kLayers * kHeads));
+    for (const auto& point : strongest) {
+        const int unit = static_cast<int>(point[0]) * kHeads + static_cast<int>(point[1]);
+        EXPECT_EQ(point[2], 0.25) << "x is head_link.csv's lambda";
+        EXPECT_NEAR(point[3], delta_nll(0, 1, unit, 4), 1e-12);
+    }
     const std::string html = slurp(out / "index.html");
-    EXPECT_NE(html.find("ΔNLL at N = 2 ("), std::string::npos);
-    EXPECT_NE(html.find("at N = 2 (the smallest N of the grid where it differs"),
+    EXPECT_NE(html.find("ΔNLL at N = 2 (the N of the strongest test)"), std::string::npos);
+    EXPECT_NE(html.find("ΔNLL at N = 4 (the N of the strongest test)"), std::string::npos);
+    EXPECT_NE(html.find("<td>0.25</td><td>[-0.5, 0.75]</td><td>[0.1, 0.6]</td><td>0.001</td>"
+                        "<td>0.0125</td><td><b>[0.05, 0.5]</b></td><td>yes</td>"),
+              std::string::npos)
+        << "Spearman of rho0 at N = 2 with its three intervals, p and Holm p";
+    EXPECT_NE(html.find("<td>reference</td>"), std::string::npos) << "dropped_mass";
+    EXPECT_NE(html.find("attn, renorm no: the best predictor of a head's ΔNLL is "
+                        "<code>rho0</code>: Spearman ρ = 0.25 at N = 2 across 4 heads, "
+                        "simultaneous interval [0.05, 0.5] (level 1 − 0.05/12, Holm p = 0.0125), "
+                        "which excludes 0 after adjustment for the 12 tests"),
               std::string::npos);
-    EXPECT_NE(html.find("<td>0.25</td><td>[-0.5, 0.75]</td>"), std::string::npos)
-        << "Spearman of rho0 at N = 2 with its interval";
-    EXPECT_NE(html.find("best predictor of a head's ΔNLL is <code>rho0</code> (mean |ρ| 0.625)"),
+    EXPECT_NE(html.find("3 of the 12 tests exclude 0."), std::string::npos);
+    EXPECT_NE(html.find("random, renorm no: no geometric quantity predicts a head's ΔNLL after "
+                        "adjustment for the 12 tests (P, R, F, λ, ρ0, β at every N): the "
+                        "strongest, <code>lambda</code>, has Spearman ρ = 0.25 at N = 4 across 4 "
+                        "heads, simultaneous interval [-0.375, 0.625] (level 1 − 0.05/12, Holm p "
+                        "= 0.5), which contains 0."),
               std::string::npos);
-    EXPECT_NE(html.find("knee (ΔNLL at most 10% of its first value) at N = 8"), std::string::npos);
-    EXPECT_NE(html.find("comes before the knee"), std::string::npos);
+    EXPECT_NE(html.find("the strongest test of link_summary.json — not a finding"),
+              std::string::npos);
+    EXPECT_NE(html.find("Over 2 ≤ N &lt; n (at N = 1 and at N = n, every token kept, F = 1 for "
+                        "every head: identities) the head-mean F is largest at N = 2 [95% "
+                        "bootstrap interval 2, 4]; the knee (ΔNLL at "
+                        "most 10% of its first value) is at N = 8, so the largest F comes before "
+                        "the knee (its whole interval does)."),
+              std::string::npos);
+    EXPECT_EQ(html.find("mean |ρ|"), std::string::npos) << "the withdrawn mean |ρ| is no finding";
     EXPECT_NE(html.find("median N*"), std::string::npos);
     EXPECT_NE(html.find("<td>4</td><td>4</td><td>2 – 8</td><td>1</td>"), std::string::npos)
         << "4 heads, median of 2, 4, 8 and one head without N*";
@@ -290,6 +344,13 @@ TEST(TruncationReport, ABrokenLinkFileOrManifestIsAnErrorNamingIt) {
     const fs::path head = make_truncate("broken_link", "head");
     write_text(head / "geometry_link.csv", "policy,renorm,N,quantity,heads,spearman\n");
     EXPECT_NE(error_of({head}, "broken_link_out").find("geometry_link.csv"), std::string::npos);
+    // The previous release's file, without the head-level tests, is refused naming a column.
+    write_text(head / "geometry_link.csv",
+               "policy,renorm,N,quantity,heads,spearman,ci_lo,ci_hi,replicates\n"
+               "attn,no,2,rho0,4,0.25,-0.5,0.75,200\n");
+    const std::string old_file = error_of({head}, "broken_link_old_out");
+    EXPECT_NE(old_file.find("geometry_link.csv"), std::string::npos) << old_file;
+    EXPECT_NE(old_file.find("p_value"), std::string::npos) << old_file;
 
     const fs::path version = make_truncate("version", "all");
     nlohmann::json manifest = nlohmann::json::parse(slurp(version / "manifest.json"));
@@ -325,33 +386,53 @@ TEST(TruncationReport, TwoFoldersOverlayTheirDeltaNllInOneFigure) {
 TEST(TruncationReport, LinkSummaryIsAListOfEntriesPerPolicyAndRenorm) {
     const fs::path dir = make_truncate("keyed", "head");
     nlohmann::json entries = nlohmann::json::array();
-    for (const char* policy : {"attn", "random"})
-        entries.push_back({{"policy", policy},
-                           {"renorm", "no"},
-                           {"best_predictor", "lambda"},
-                           {"mean_abs_spearman", {{"lambda", 0.5}}},
-                           {"N_largest_F", 4},
-                           {"N_knee", nullptr},
-                           {"largest_F_before_knee", nullptr}});
+    for (int p = 0; p < 2; ++p) {
+        nlohmann::json entry = link_entry(1);
+        entry["policy"] = kPolicies[p];
+        entry["tests"] = 0;
+        entry["heads"] = 4;
+        entry["strongest"] = nullptr;
+        entry["N_largest_F"] = 4;
+        entry["N_largest_F_lo"] = 2;
+        entry["N_largest_F_hi"] = 8;
+        entry["N_knee"] = p == 0 ? nlohmann::json(nullptr) : nlohmann::json(4);
+        entry["largest_F_before_knee"] = nullptr;
+        entries.push_back(entry);
+    }
     write_text(dir / "link_summary.json", entries.dump(2));
     const fs::path out = report({dir}, "keyed_out");
     const std::string html = slurp(out / "index.html");
     for (const char* policy : {"attn", "random"})
         EXPECT_NE(html.find(std::string(policy) +
-                            ", renorm no: the best predictor of a head's ΔNLL is "
-                            "<code>lambda</code> (mean |ρ| 0.5); the largest head-mean F is at "
-                            "N = 4, the knee (ΔNLL at most 10% of its first value) is not reached"),
+                            ", renorm no: no head-level test could be made (4 heads: a test "
+                            "needs at least 10 and a quantity that varies between them), so no "
+                            "geometric quantity is named"),
                   std::string::npos)
             << policy;
-    const auto points = dat_rows(out / "figures" / "run0_truncate_link1.dat");
-    ASSERT_EQ(points.size(), static_cast<std::size_t>(kLayers * kHeads));
-    for (const auto& point : points)
-        EXPECT_EQ(point[2], 0.25) << "x is head_link.csv's lambda";
+    EXPECT_NE(html.find("largest at N = 4 [95% bootstrap interval 2, 8]; the knee (ΔNLL at most "
+                        "10% of its first value) is not reached, so the largest F has no knee to "
+                        "compare with."),
+              std::string::npos);
+    EXPECT_NE(html.find("is at N = 4, so the largest F cannot be placed before or after the "
+                        "knee: its interval reaches across it."),
+              std::string::npos);
+    EXPECT_EQ(html.find("truncate_link"), std::string::npos) << "no test: no scatter";
+    EXPECT_NE(html.find("at N = 2 ("), std::string::npos) << "the table at the first varying N";
 
     const std::string bad[] = {
-        R"([{"policy": "attn", "renorm": "no", "best_predictor": "top1"}])",  // not a column
-        R"({"attn": {"no": {"best_predictor": "lambda"}}})",                  // not a list
-        R"([{"policy": "attn", "best_predictor": "lambda"}])",                // no renorm
+        // not a column of head_link.csv
+        R"([{"policy": "attn", "renorm": "no", "best_predictor": "top1", "heads": 4, "tests": 1,
+             "tests_excluding_zero": 1, "strongest": {"quantity": "top1", "N": 2, "spearman": 1,
+             "p_holm": 0, "adj_lo": 1, "adj_hi": 1}, "N_largest_F": 2, "N_largest_F_lo": 2,
+             "N_largest_F_hi": 2, "N_knee": null, "largest_F_before_knee": null}])",
+        // a best predictor that is not the strongest test
+        R"([{"policy": "attn", "renorm": "no", "best_predictor": "rho0", "heads": 4, "tests": 1,
+             "tests_excluding_zero": 0, "strongest": null, "N_largest_F": 2, "N_largest_F_lo": 2,
+             "N_largest_F_hi": 2, "N_knee": null, "largest_F_before_knee": null}])",
+        // the withdrawn form: no tests, no strongest
+        R"([{"policy": "attn", "renorm": "no", "best_predictor": "lambda", "N_largest_F": 4}])",
+        R"({"attn": {"no": {"best_predictor": "lambda"}}})",    // not a list
+        R"([{"policy": "attn", "best_predictor": "lambda"}])",  // no renorm
     };
     for (const std::string& text : bad) {
         write_text(dir / "link_summary.json", text);

@@ -1,15 +1,21 @@
 // Planted heads (simulate/planted.hpp): seeded per-head draws within their ranges, the α model
 // (sink exact, noisy shape renormalised), and a folder compare's reader accepts whose statistics
-// equal the planted norms; bad requests throw InputError and leave nothing behind.
+// equal the planted norms and whose claims' per-document arrays average to its tables; bad
+// requests throw InputError and leave nothing behind.
 #include "simulate/planted.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <numeric>
+#include <vector>
 
+#include "common/csv.hpp"
 #include "common/errors.hpp"
+#include "compare/correlation.hpp"
 #include "compare/emp_run.hpp"
 #include "tests/support/test_files.hpp"
 
@@ -89,6 +95,45 @@ TEST(PlantedAlpha, SinkExactShapeRenormalised) {
     EXPECT_NE(alpha[5], clean[5]);
 }
 
+// The claims' per-document arrays of per_doc.safetensors (what simulate writes through
+// HeadStatistics, as extract does) average over documents to heads.csv's magnitudes, pr.csv's F
+// and diag.csv's cosines up to their float32 rounding.
+void expect_claim_arrays_average_to_the_tables(const fs::path& out,
+                                               const compare::EmpiricalRun& run) {
+    const compare::PerDocArrays a = compare::read_per_doc((out / "per_doc.safetensors").string());
+    const CsvTable diag = read_csv_table((out / "diag.csv").string());
+    const int D = a.docs, H = a.heads, S = static_cast<int>(a.sizes.size());
+    ASSERT_EQ(a.layers, 1);
+    ASSERT_EQ(diag.rows.size(), static_cast<std::size_t>(H) * S);
+    double largest = 0;
+    auto check = [&](const std::vector<float>& values, int h, int s, int width, double table) {
+        double mean = 0, magnitude = 0;
+        for (int d = 0; d < D; ++d) {
+            const double x = values[(static_cast<std::size_t>(d) * H + h) * width + s];
+            mean += x / D;
+            magnitude = std::max(magnitude, std::abs(x));
+        }
+        largest = std::max(largest, std::abs(mean - table));
+        EXPECT_LE(std::abs(mean - table), 0x1p-24 * magnitude + 0x1p-40) << "head " << h;
+    };
+    for (int h = 0; h < H; ++h) {
+        const compare::EmpiricalHead& head = run.at(0, h);
+        check(a.m_sink, h, 0, 1, head.m_sink);
+        check(a.m_last, h, 0, 1, head.m_last);
+        check(a.m_rest, h, 0, 1, head.m_rest);
+        for (int s = 0; s < S; ++s) {
+            const std::size_t r = static_cast<std::size_t>(h) * S + s;
+            check(a.Fmax, h, s, S, head.Fmax_mean[s]);
+            check(a.Fmin, h, s, S, head.Fmin_mean[s]);
+            check(a.cos_s_v0, h, s, S, diag.number(r, "cos_s_v0"));
+            check(a.cos_s_vL, h, s, S, diag.number(r, "cos_s_vL"));
+        }
+    }
+    std::cout << "planted claims' arrays: means against heads.csv, pr.csv, diag.csv, largest "
+                 "difference "
+              << largest << "\n";
+}
+
 TEST(PlantedFolder, ThroughTheExtractWriterIntoCompareReader) {
     const fs::path out = attngeo::test_support::scratch_folder("planted") / "folder";
     fs::remove_all(out);
@@ -110,6 +155,7 @@ TEST(PlantedFolder, ThroughTheExtractWriterIntoCompareReader) {
         EXPECT_NEAR(head.norm_median, 1.0, 1e-6);  // C
         EXPECT_NEAR(head.sink_mass, 0.3, 1e-7);    // α_0 = p_sink in every document
     }
+    expect_claim_arrays_average_to_the_tables(out, run);
     // The same request writes the same folder (statistics keyed by seed, head, document).
     const fs::path again = out.parent_path() / "again";
     fs::remove_all(again);
@@ -117,7 +163,8 @@ TEST(PlantedFolder, ThroughTheExtractWriterIntoCompareReader) {
     r2.out = again.string();
     r2.threads = 2;
     write_planted_extract(r2);
-    for (const char* file : {"heads.csv", "cos_by_lag.csv", "by_position.csv", "planted.csv"})
+    for (const char* file : {"heads.csv", "pr.csv", "diag.csv", "cos_by_lag.csv", "by_position.csv",
+                             "planted.csv", "per_doc.safetensors", "sums.safetensors"})
         EXPECT_EQ(attngeo::test_support::slurp(out / file),
                   attngeo::test_support::slurp(again / file))
             << file;

@@ -374,6 +374,46 @@ TEST(ModelsRegimes, BoundariesCountedByHand) {
     EXPECT_THROW(th::regimes_by_size(top, 0.1, -0.1), std::domain_error);
 }
 
+// A fitted profile's regime IV (docs/design.md §3): within the fit's own scale of p_base, capped
+// at η/2 so regime III keeps the upper half of its band — checked point by point against the
+// plain definition on weights spread around p_base, which the exact 1e-12 never calls IV.
+TEST(ModelsRegimes, AFittedProfilesRegimeIVUsesTheFitsTolerance) {
+    const double p_base = 0.01, eta = 0.4;
+    EXPECT_DOUBLE_EQ(th::fitted_regime_iv_tolerance(eta, 0.05), std::expm1(0.05));
+    EXPECT_DOUBLE_EQ(th::fitted_regime_iv_tolerance(eta, 1.0), eta / 2);
+    EXPECT_DOUBLE_EQ(th::fitted_regime_iv_tolerance(0.0, 0.0), th::kExactRegimeIVTolerance);
+    EXPECT_THROW(th::fitted_regime_iv_tolerance(-0.1, 0.1), std::domain_error);
+    EXPECT_THROW(th::fitted_regime_iv_tolerance(0.1, -0.1), std::domain_error);
+    Eigen::VectorXd alpha(41);
+    alpha[0] = 0.5;  // the sink on top: N = 1 is regime I
+    for (int i = 1; i <= 40; ++i)
+        alpha[i] = p_base * (0.7 + 0.6 * (i - 1) / 39.0 + 1e-9 * i);  // distinct, 0.7..1.3 p_base
+    const double tolerance = th::fitted_regime_iv_tolerance(eta, 0.1);
+    const auto fitted = th::regimes_by_size(alpha, p_base, eta, tolerance);
+    const auto exact = th::regimes_by_size(alpha, p_base, eta);
+    int fitted_iv = 0, exact_iv = 0;
+    std::vector<double> ranked(alpha.data() + 1, alpha.data() + alpha.size());
+    std::sort(ranked.rbegin(), ranked.rend());
+    for (std::size_t k = 1; k < fitted.size(); ++k) {
+        const double a = ranked[k - 1];
+        Regime want = Regime::V;
+        if (std::abs(a - p_base) <= tolerance * p_base)
+            want = Regime::IV;
+        else if (a > p_base * (1 + eta))
+            want = Regime::II;
+        else if (a > p_base)
+            want = Regime::III;
+        EXPECT_EQ(fitted[k], want) << "N = " << k + 1;
+        fitted_iv += fitted[k] == Regime::IV;
+        exact_iv += exact[k] == Regime::IV;
+    }
+    std::cout << "regime IV: " << fitted_iv << " of 40 N with the fit's tolerance " << tolerance
+              << ", " << exact_iv << " with 1e-12\n";
+    EXPECT_GT(fitted_iv, 10);
+    EXPECT_EQ(exact_iv, 0);
+    EXPECT_EQ(fitted[0], Regime::I);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Table-1 sensitivities.
 
