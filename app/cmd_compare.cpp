@@ -1,5 +1,5 @@
 // `attngeo compare`: the fits, envelopes and correlations of an extract folder (docs/design.md §7,
-// §9; docs/compare-outputs.md). Torch-free: it reads extract's files, never a model. The work is
+// §9; docs/commands/compare.md). Torch-free: it reads extract's files, never a model. The work is
 // in compare/compare_run.hpp.
 #include <iostream>
 #include <memory>
@@ -62,7 +62,7 @@ Runner register_compare(CLI::App& app) {
         "pr_by_regime.csv, contrib_by_regime.csv, assumptions.csv, fitted_params.json and\n"
         "manifest.json; with --truth recovery.csv and recovery_coverage.csv; where Assumption 2\n"
         "fails in most heads verdict_plug_in.csv and kappa_scan_plug_in.csv; with several --emp\n"
-        "one such folder per model and universal_kappa.csv (docs/compare-outputs.md).");
+        "one such folder per model and universal_kappa.csv (docs/commands/compare.md).");
     return [r, kappa] {
         if (!kappa->empty()) r->kappa = parse_finite_double(*kappa, "--kappa");
         r->command_line = command_line();

@@ -16,15 +16,17 @@
 #include "common/format.hpp"
 #include "common/output_folder.hpp"
 #include "common/progress.hpp"
+#include "common/run_columns.hpp"
+#include "common/run_schema.hpp"
 #include "compare/truncation_summary.hpp"
-#include "empirical/truncate_merge.hpp"
+#include "empirical/truncate/truncate_merge.hpp"
 #include "simulate/calibration.hpp"
 #include "simulate/planted.hpp"
 #include "simulate/run.hpp"
 #include "theory/bounds.hpp"
 #ifdef ATTNGEO_WITH_EMPIRICAL
 #include "common/json_file.hpp"
-#include "empirical/extract.hpp"
+#include "empirical/extract/extract.hpp"
 #endif
 
 namespace attngeo::cli {
@@ -319,9 +321,11 @@ Runner register_simulate(CLI::App& app) {
                    "and false bounds (calibration.csv; docs/design.md section 7)");
     app.footer(
         "With --as-extract OUT: writes an extract folder of planted heads and OUT/planted.csv "
-        "instead (docs/simulate-outputs.md).\n"
+        "instead (docs/commands/simulate.md).\n"
         "Writes OUT/simulate.csv "
-        "(N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean),\n"
+        "(" +
+        schema::csv_header(schema::page::simulate, schema::file::simulate_estimates) +
+        "),\n"
         "OUT/bounds.csv (every variant at its rows' kappa, each side's judgement), OUT/sums.csv "
         "and\n"
         "OUT/per_trial.safetensors (exact sums and per-trial counts for merge), "
@@ -349,7 +353,7 @@ Runner register_sweep(CLI::App& app) {
         ->required();
     app.footer(
         "Writes OUT/sweep.csv (one row per grid point, N and bound variant; "
-        "docs/simulate-outputs.md), "
+        "docs/commands/simulate.md), "
         "OUT/sums.csv and\n"
         "OUT/manifest.json. Sweepable: " +
         sweepable_list() + " (docs/parameters.md).");

@@ -2,7 +2,7 @@
 // T = 1024, CPU) with `--queries last` capture and without: capture must cost < 20% extra.
 #include <benchmark/benchmark.h>
 
-#include "empirical/capture.hpp"
+#include "empirical/model/capture.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "empirical/statistics.hpp"
+#include "empirical/extract/statistics.hpp"
 #include "simulate/generator.hpp"
 #include "simulate/montecarlo.hpp"
 #include "simulate/rng.hpp"

@@ -14,8 +14,8 @@
 
 #include "common/safetensors.hpp"
 #include "common/tensor_store.hpp"
-#include "empirical/architecture.hpp"
-#include "empirical/model_config.hpp"
+#include "empirical/model/architecture.hpp"
+#include "empirical/model/model_config.hpp"
 
 namespace {
 

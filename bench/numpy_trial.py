@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+from numpy_all_n import all_n_precision_recall
+
 
 def paper_alpha(L=1024, p_sink=0.3, T1=100, T2=800, eta=0.02, omega=0.05):
     i = np.arange(1, L + 1)
@@ -35,18 +37,7 @@ def trial(rng, alpha, norms, order, d, beta=0.05):
     g[1:] = np.cumsum(innov / coeff[:, None], axis=0) * coeff[:, None]
     v = g / np.linalg.norm(g, axis=1, keepdims=True) * norms[:, None]
     y = (alpha[:, None] * v)[order]
-    G = y @ y.T
-    C = np.cumsum(G, axis=0)                      # C[N-1, l] = <s(N), y_l>
-    s2 = np.diag(np.cumsum(C, axis=1))             # ||s(N)||^2: sum of the leading N x N block
-    D = s2[:, None] + np.diag(G)[None, :] - 2 * C   # D[N-1, l]
-    idx = np.arange(n)
-    inside = idx[None, :] < idx[:, None] + 1       # l < N
-    dmax = np.where(inside, D, -np.inf).max(axis=1)
-    dmin = np.where(~inside, D, np.inf).min(axis=1)
-    k_out = ((D <= dmax[:, None]) & ~inside).sum(axis=1)
-    k_in = ((D <= dmin[:, None]) & inside).sum(axis=1)
-    N = idx + 1
-    return N / (N + k_out), k_in / N
+    return all_n_precision_recall(y)
 
 
 def main():

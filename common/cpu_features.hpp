@@ -1,6 +1,6 @@
 // Run-time kernel choice for the AVX2 kernels (theory/gram_kernels, theory/bound_kernels,
 // common/sum_of_squares, simulate/rng, generator_kernels, single_gram and
-// empirical/statistics_kernels, whose lag dots also have AVX-512): each kernel is compiled for
+// empirical/extract/statistics_kernels, whose lag dots also have AVX-512): each kernel is compiled for
 // its target alone, has a plain twin, and asks here which one to take.
 #pragma once
 

@@ -27,8 +27,8 @@ inline constexpr const char* truncate = "truncate";
 inline constexpr const char* normalization = "normalization";
 }  // namespace kind
 
-// Files of the folders (docs/simulate-outputs.md, docs/extract-outputs.md,
-// docs/compare-outputs.md).
+// Files of the folders (docs/commands/simulate.md, docs/commands/extract.md,
+// docs/commands/compare.md).
 namespace file {
 // every folder
 inline constexpr const char* manifest = "manifest.json";
@@ -37,7 +37,7 @@ inline constexpr const char* simulate_estimates = "simulate.csv";
 inline constexpr const char* sweep_estimates = "sweep.csv";
 inline constexpr const char* monte_carlo_sums = "sums.csv";
 // K_in and K_out per trial and N (int32 [T, S] per grid point): the per-unit values of the
-// verdict's simultaneous band, concatenated in trial order by merge (docs/simulate-outputs.md)
+// verdict's simultaneous band, concatenated in trial order by merge (docs/commands/simulate.md)
 inline constexpr const char* trial_counts = "per_trial.safetensors";
 inline constexpr const char* table1 = "table1.csv";
 // simulate --calibrate R: the verdict judged on planted true and false bounds
@@ -66,7 +66,7 @@ inline constexpr const char* planted_truth = "planted.csv";
 // extract with --queries other than last (docs/design.md §14): statistics by context length
 inline constexpr const char* by_length = "by_length.csv";
 inline constexpr const char* heads_by_length = "heads_by_length.csv";
-// truncate (docs/truncate-outputs.md; per_doc.safetensors and an extract/ subfolder too)
+// truncate (docs/commands/truncate.md; per_doc.safetensors and an extract/ subfolder too)
 inline constexpr const char* truncation = "truncate.csv";
 inline constexpr const char* effective_size = "effective_size.csv";
 inline constexpr const char* geometry_link = "geometry_link.csv";
@@ -74,7 +74,7 @@ inline constexpr const char* head_link = "head_link.csv";
 inline constexpr const char* link_summary = "link_summary.json";
 inline constexpr const char* windows = "windows.txt";
 inline constexpr const char* geometry_extract = "extract";
-// normalization (docs/normalization-outputs.md): the predecessor paper's measurements
+// normalization (docs/commands/normalization.md): the predecessor paper's measurements
 inline constexpr const char* selection_distance = "distance.csv";
 inline constexpr const char* separability = "separability.csv";
 inline constexpr const char* sensitivity = "sensitivity.csv";

@@ -81,15 +81,6 @@ bool multiply_checked(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
     return !__builtin_mul_overflow(a, b, &out);
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        if (i) text += ", ";
-        text += std::to_string(shape[i]);
-    }
-    return text + "]";
-}
-
 std::string join_path(const std::string& folder, const std::string& name) {
     return (fs::path(folder) / name).string();
 }
@@ -815,6 +806,13 @@ std::vector<std::string> write_safetensors_sharded(
                                   {"weight_map", weight_map}};
     write_file_atomic(join_path(folder, "model.safetensors.index.json"), index.dump(2) + "\n");
     return names;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        text += (i ? ", " : "") + (shape[i] < 0 ? std::string("T") : std::to_string(shape[i]));
+    return text + "]";
 }
 
 }  // namespace attngeo

@@ -115,4 +115,8 @@ std::vector<std::string> write_safetensors_sharded(
     const std::function<void(std::size_t, std::ostream&)>& write_tensor,
     const std::map<std::string, std::string>& metadata = {});
 
+// A tensor shape as messages print it: "[2, 3, 4]"; a negative extent, one a reader leaves
+// open, prints as "T".
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
 }  // namespace attngeo

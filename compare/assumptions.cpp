@@ -7,6 +7,8 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/run_columns.hpp"
+#include "common/run_schema.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -89,10 +91,7 @@ std::string assumptions_csv(const EmpiricalRun& run, const std::vector<PointFits
                             const std::vector<theory::AssumptionCheck>& checks,
                             const std::vector<char>& counted) {
     std::ostringstream csv;
-    csv << "layer,head,kv_head,counted,lambda,cv_positional,cv_pooled,compressed_sink,"
-           "stable_norms,A1_holds,beta,mae_exp,mae_constant,mae_zero,negative_cos_share,"
-           "beta_uninformative,A2_holds,p_sink,p_base,r2_log,sink_mass,sink_exists,"
-           "profile_r2_ok,profile_identified,A3_holds\n";
+    csv << schema::csv_header(schema::page::compare, schema::file::assumptions) << '\n';
     for (std::size_t i = 0; i < checks.size(); ++i) {
         const EmpiricalHead& h = run.rows[i];
         const theory::AssumptionCheck& c = checks[i];

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "compare/fit_intervals.hpp"
 #include "theory/assumption_checks.hpp"
 
@@ -29,7 +29,7 @@ std::vector<theory::AssumptionCheck> check_heads(const EmpiricalRun& run,
 nlohmann::json strongest_sinks(const EmpiricalRun& run,
                                const std::vector<theory::AssumptionCheck>& checks, int top = 3);
 
-// assumptions.csv (docs/compare-outputs.md): one row per head.
+// assumptions.csv (docs/commands/compare.md): one row per head.
 std::string assumptions_csv(const EmpiricalRun& run, const std::vector<PointFits>& points,
                             const std::vector<theory::AssumptionCheck>& checks,
                             const std::vector<char>& counted);

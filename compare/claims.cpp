@@ -9,6 +9,8 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/run_columns.hpp"
+#include "common/run_schema.hpp"
 #include "compare/verdict_tables.hpp"
 
 namespace attngeo::compare {
@@ -377,7 +379,7 @@ std::vector<ClaimRow> truncation_claims(const nlohmann::json& link_summary) {
 std::string claims_csv(const std::vector<ClaimRow>& rows) {
     auto field = [](double x) { return std::isnan(x) ? std::string() : format_double(x); };
     std::ostringstream out;
-    out << "claim,statement,variant,answer,quantity,value,ci_lo,ci_hi,units,rule,detail\n";
+    out << schema::csv_header(schema::page::compare, schema::file::claims) << '\n';
     for (const ClaimRow& r : rows) {
         for (const std::string* text : {&r.variant, &r.quantity, &r.units, &r.rule, &r.detail})
             check_text(*text);

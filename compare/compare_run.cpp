@@ -1,7 +1,9 @@
 // The compare pipeline; see compare_run.hpp. Everything is read, fitted and evaluated in
 // memory first, so bad input stops the run before OUT is created or any file is written. The
 // steps, in order: validate the flags, read the extract folder, fit every head, evaluate the
-// envelopes, bootstrap the correlation, format the tables, summarise the fits, write.
+// envelopes, bootstrap the correlation, summarise the fits, write. What the steps hand each
+// other is compare_steps.hpp; the CSV tables are compare_tables.cpp's, the JSON files
+// compare_manifest.cpp's.
 #include "compare/compare_run.hpp"
 
 #include <omp.h>
@@ -30,8 +32,11 @@
 #include "common/size_checks.hpp"
 #include "compare/assumptions.hpp"
 #include "compare/claims.hpp"
+#include "compare/compare_manifest.hpp"
+#include "compare/compare_steps.hpp"
+#include "compare/compare_tables.hpp"
 #include "compare/correlation.hpp"
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "compare/envelopes.hpp"
 #include "compare/fit_intervals.hpp"
 #include "compare/fits.hpp"
@@ -52,10 +57,6 @@ namespace attngeo::compare {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string f(double x) {
-    return format_double(x);
-}
 
 std::vector<double> renormalised(const std::vector<double>& alpha) {
     double total = 0;
@@ -114,13 +115,6 @@ int gqa_group(const EmpiricalRun& run, const std::string& heads_path) {
 
 // ---- step 1: the flags ---------------------------------------------------------------------
 
-// The request's flags, checked and resolved.
-struct CompareSettings {
-    CosineSource cosines = CosineSource::parametric;
-    int threads = 1;     // resolved: never 0
-    bool per_kv = true;  // --count-per kv
-};
-
 CompareSettings validate_request(const CompareRequest& r) {
     if (r.emp.empty()) throw InputError("--emp: an extract folder is required");
     if (r.emp.size() > 1 && !r.truth.empty())
@@ -139,7 +133,7 @@ CompareSettings validate_request(const CompareRequest& r) {
     if (r.threads < 0)
         throw InputError("--threads: " + std::to_string(r.threads) + ", expected >= 0");
     if (r.kappa && !(*r.kappa > 0 && std::isfinite(*r.kappa)))
-        throw InputError("--kappa: " + f(*r.kappa) + ", expected a finite number > 0");
+        throw InputError("--kappa: " + format_double(*r.kappa) + ", expected a finite number > 0");
     CompareSettings settings;
     settings.cosines = parse_cosine_source(r.cosines);
     if (r.count_per != "kv" && r.count_per != "query")
@@ -151,18 +145,6 @@ CompareSettings validate_request(const CompareRequest& r) {
 }
 
 // ---- step 2: the extract folder ----------------------------------------------------------
-
-// The extract folder, checked against itself, and how its heads are counted.
-struct CompareInputs {
-    std::string emp;  // the folder, as given
-    EmpiricalRun run;
-    PerDocArrays per_doc;
-    int lags_fitted = 0;  // K = min(--max-lag-fit, context − 1, lags present)
-    int group = 1;        // query heads per key/value head
-    // [heads] head i enters medians and histograms (the first query head of each GQA group
-    // per kv head; exact, since the group's value-state statistics are identical).
-    std::vector<char> counted;
-};
 
 std::string per_doc_path(const std::string& emp) {
     return (fs::path(emp) / schema::file::per_document).string();
@@ -194,21 +176,6 @@ CompareInputs read_inputs(const CompareRequest& r, const std::string& emp, Empir
 }
 
 // ---- step 3: fits per head and of the mean profile ---------------------------------------
-
-struct HeadFits {
-    DecayFit decay;
-    OffsetDecayFit offset;
-    ProfileFit profile;
-    // Why the profile could not be fitted (e.g. α_0 read as 0: the extract stores the mean α
-    // in 2^-64 fixed point); empty when it was. One such head must not stop the comparison.
-    std::string profile_failure;
-};
-
-struct FitResults {
-    std::vector<HeadFits> heads;  // [heads]
-    ProfileFit global_profile;    // of the mean α over heads
-    FitIntervals intervals;       // bootstrap intervals (step 3b), when there can be any
-};
 
 // The point fits of every head as fit_intervals and the assumption checks read them. [heads]
 std::vector<PointFits> point_fits(const EmpiricalRun& run, const FitResults& fits) {
@@ -367,202 +334,7 @@ EnvelopeResults evaluate_model_envelopes(const CompareRequest& r, const CompareS
     return result;
 }
 
-// ---- step 5: the per-head and per-regime tables --------------------------------------------
-
-// fits.csv, profile.csv, profile_global.csv, regimes.csv, regime_counts.csv, pr_by_regime.csv
-// and contrib_by_regime.csv (docs/compare-outputs.md).
-struct CompareTables {
-    std::string fits, profile, profile_global, regimes, regime_counts, pr_by_regime,
-        contrib_by_regime, assumptions;
-};
-
-// The interval columns of parameters [first, last]: <name>_lo,<name>_hi each, then
-// "unidentified" (the unidentified parameters' names joined by ';').
-std::string interval_header(int first, int last) {
-    std::string header;
-    for (int p = first; p <= last; ++p)
-        header += std::string(",") + parameter_name(p) + "_lo," + parameter_name(p) + "_hi";
-    return header + ",unidentified";
-}
-
-// The fields of interval_header; all empty without intervals.
-std::string interval_fields(const ParameterIntervals* intervals, int first, int last) {
-    auto field = [](double x) { return std::isfinite(x) ? f(x) : std::string(); };
-    std::string fields, names;
-    for (int p = first; p <= last; ++p) {
-        const Interval none;
-        const Interval& i = intervals ? (*intervals)[p] : none;
-        fields += "," + field(i.lo) + "," + field(i.hi);
-        if (i.unidentified) names += (names.empty() ? "" : ";") + std::string(parameter_name(p));
-    }
-    return fields + "," + names;
-}
-
-const ParameterIntervals* head_intervals(const FitResults& fits, std::size_t i) {
-    return fits.intervals.available ? &fits.intervals.heads[i] : nullptr;
-}
-
-std::string fits_csv(const CompareInputs& in, const FitResults& fits) {
-    std::ostringstream csv;
-    csv << "layer,head,beta,mae,beta_offset,c_inf,mae_offset,lambda,C,cv_positional,"
-           "cv_pooled,rho0,kv_head,counted,beta_at_bound,beta_offset_at_bound"
-        << interval_header(kBeta, kRho0) << "\n";
-    for (std::size_t i = 0; i < in.run.rows.size(); ++i) {
-        const EmpiricalHead& h = in.run.rows[i];
-        const HeadFits& fit = fits.heads[i];
-        csv << h.layer << ',' << h.head << ',' << f(fit.decay.beta) << ',' << f(fit.decay.mae)
-            << ',' << f(fit.offset.beta) << ',' << f(fit.offset.c_inf) << ',' << f(fit.offset.mae)
-            << ',' << f(h.lambda) << ',' << f(h.norm_median) << ',' << f(h.cv_positional) << ','
-            << f(h.cv_pooled) << ',' << f(h.rho0) << ',' << h.kv_head << ',' << int(in.counted[i])
-            << ',' << int(beta_at_bound(fit.decay.beta)) << ','
-            << int(beta_at_bound(fit.offset.beta))
-            << interval_fields(head_intervals(fits, i), kBeta, kRho0) << '\n';
-    }
-    return csv.str();
-}
-
-// The columns of a profile fit and its clamp flags, shared by profile.csv (one row per head)
-// and profile_global.csv (the fit to the mean over heads, one row).
-constexpr const char* kProfileColumns =
-    "p_sink,p_base,eta,omega,T1,T2,r2_log,rmse_log,eta_at_bound,omega_at_bound,"
-    "p_sink_at_bound,at_bound\n";
-
-std::string profile_fields(const ProfileFit& p) {
-    const ProfileClamps clamps = profile_clamps(p);
-    std::ostringstream row;
-    row << f(p.profile.p_sink) << ',' << f(p.p_base) << ',' << f(p.profile.eta) << ','
-        << f(p.profile.omega) << ',' << p.profile.T1 << ',' << p.profile.T2 << ',' << f(p.r2_log)
-        << ',' << f(p.rmse_log) << ',' << int(clamps.eta) << ',' << int(clamps.omega) << ','
-        << int(clamps.p_sink) << ',' << int(clamps.any()) << '\n';
-    return row.str();
-}
-
-// One row per head; a head whose profile could not be fitted has empty fitted fields, zero
-// clamp flags and fit_failed = 1 (the manifest's profile_fits_failed says why).
-std::string profile_csv(const EmpiricalRun& run, const FitResults& fits) {
-    std::string columns = kProfileColumns;
-    columns.insert(columns.size() - 1, ",fit_failed" + interval_header(kPSink, kT2));
-    std::ostringstream csv;
-    csv << "layer,head," << columns;
-    for (std::size_t i = 0; i < run.rows.size(); ++i) {
-        std::string fields = profile_fields(fits.heads[i].profile);
-        const bool failed = !fits.heads[i].profile_failure.empty();
-        if (failed) fields = ",,,,,,,,0,0,0,0\n";
-        fields.insert(fields.size() - 1,
-                      (failed ? ",1" : ",0") +
-                          interval_fields(failed ? nullptr : head_intervals(fits, i), kPSink, kT2));
-        csv << run.rows[i].layer << ',' << run.rows[i].head << ',' << fields;
-    }
-    return csv.str();
-}
-
-std::string regimes_csv(const EmpiricalRun& run, const RegimeLabels& labels) {
-    auto field = [](double x) { return std::isnan(x) ? std::string() : f(x); };
-    std::ostringstream csv;
-    csv << "layer,head,regime,regime_margin,m_sink,m_last,m_rest,sink_mass,last_mass,"
-           "regime_wording,rules_agree,stability,stability_wording\n";
-    for (std::size_t i = 0; i < run.rows.size(); ++i) {
-        const EmpiricalHead& h = run.rows[i];
-        const HeadLabels& label = labels.heads[i];
-        csv << h.layer << ',' << h.head << ',' << theory::to_string(h.regime) << ','
-            << f(h.regime_margin) << ',' << f(h.m_sink) << ',' << f(h.m_last) << ',' << f(h.m_rest)
-            << ',' << f(h.sink_mass) << ',' << f(h.last_mass) << ','
-            << theory::to_string(label.wording) << ','
-            << int(theory::same_label(label.magnitudes, label.wording)) << ','
-            << field(label.stability) << ',' << field(label.stability_wording) << '\n';
-    }
-    return csv.str();
-}
-
-bool in_regime(const EmpiricalHead& h, theory::HeadRegime regime) {
-    return h.regime == regime;
-}
-
-std::string regime_counts_csv(const EmpiricalRun& run) {
-    std::ostringstream csv;
-    csv << "layer";
-    for (theory::HeadRegime regime : theory::kHeadRegimes)
-        csv << ',' << theory::to_string(regime);
-    csv << '\n';
-    for (int l = 0; l < run.layers; ++l) {
-        csv << l;
-        for (theory::HeadRegime regime : theory::kHeadRegimes) {
-            int count = 0;
-            for (int h = 0; h < run.heads; ++h)
-                count += in_regime(run.at(l, h), regime);
-            csv << ',' << count;
-        }
-        csv << '\n';
-    }
-    return csv.str();
-}
-
-// Plain means over the heads of each regime: P and R by N, α and the contribution by position.
-// A regime without heads has no rows.
-void regime_mean_csvs(const EmpiricalRun& run, CompareTables& tables) {
-    std::ostringstream pr, contrib;
-    pr << "regime,N,heads,P_mean,R_mean\n";
-    contrib << "regime,pos,heads,alpha_mean,contrib_mean\n";
-    for (theory::HeadRegime regime : theory::kHeadRegimes) {
-        const char* name = theory::to_string(regime);
-        std::vector<const EmpiricalHead*> members;
-        for (const auto& h : run.rows)
-            if (in_regime(h, regime)) members.push_back(&h);
-        if (members.empty()) continue;
-        const double m = static_cast<double>(members.size());
-        for (std::size_t s = 0; s < run.sizes.size(); ++s) {
-            double P = 0, R = 0;
-            for (const auto* h : members)
-                P += h->P_mean[s], R += h->R_mean[s];
-            pr << name << ',' << run.sizes[s] << ',' << members.size() << ',' << f(P / m) << ','
-               << f(R / m) << '\n';
-        }
-        for (int pos = 0; pos < run.context; ++pos) {
-            double alpha = 0, sum = 0;
-            for (const auto* h : members)
-                alpha += h->alpha_by_position[pos], sum += h->contrib_by_position[pos];
-            contrib << name << ',' << pos << ',' << members.size() << ',' << f(alpha / m) << ','
-                    << f(sum / m) << '\n';
-        }
-    }
-    tables.pr_by_regime = pr.str();
-    tables.contrib_by_regime = contrib.str();
-}
-
-CompareTables compare_tables(const CompareInputs& in, const FitResults& fits,
-                             const RegimeLabels& labels) {
-    CompareTables tables;
-    tables.fits = fits_csv(in, fits);
-    tables.profile = profile_csv(in.run, fits);
-    std::string header = kProfileColumns, row = profile_fields(fits.global_profile);
-    header.insert(header.size() - 1, interval_header(kPSink, kT2));
-    row.insert(
-        row.size() - 1,
-        interval_fields(fits.intervals.available ? &fits.intervals.global : nullptr, kPSink, kT2));
-    tables.profile_global = header + row;
-    tables.regimes = regimes_csv(in.run, labels);
-    tables.regime_counts = regime_counts_csv(in.run);
-    regime_mean_csvs(in.run, tables);
-    return tables;
-}
-
-// ---- step 6: fitted parameters, the simulate command and Table 1 ---------------------------
-
-// A simulator parameter: the fitted value and the value the simulate command uses.
-struct SimParameter {
-    const char* flag;
-    double fitted, used;
-    std::string why;  // empty when used == fitted
-};
-
-// Medians over the counted heads and the global profile, as the simulator takes them.
-struct FittedSummary {
-    int L = 0;
-    std::size_t heads_counted = 0;
-    double beta = 0, beta_offset = 0, c_inf = 0, lambda = 0, C = 0, rho0 = 0;
-    std::vector<SimParameter> sim;  // --lambda, --C, --beta, --rho0 (clamped into the domain)
-    std::string simulate_command;
-};
+// ---- step 5: fitted parameters, the simulate command, Table 1, the assumption checks ------
 
 std::vector<SimParameter> simulator_parameters(const FittedSummary& s) {
     std::vector<SimParameter> sim;
@@ -580,7 +352,7 @@ std::vector<SimParameter> simulator_parameters(const FittedSummary& s) {
     SimParameter rho0{"--rho0", s.rho0, s.rho0, ""};
     if (std::abs(s.rho0) > limit) {
         rho0.used = std::copysign(0.999 * limit, s.rho0);
-        rho0.why = "|rho0| above the largest feasible value " + f(limit) + " for beta and L " +
+        rho0.why = "|rho0| above the largest feasible value " + format_double(limit) + " for beta and L " +
                    "(docs/design.md section 4); used 0.999 of it";
     }
     sim.push_back(rho0);
@@ -608,117 +380,11 @@ FittedSummary summarise_fits(const CompareInputs& in, const FitResults& fits) {
     std::ostringstream command;
     command << "attngeo simulate --d " << in.run.head_dim << " --L " << s.L;
     for (const auto& p : s.sim)
-        command << ' ' << p.flag << ' ' << f(p.used);
-    command << " --p-sink " << f(gp.p_sink) << " --T1 " << gp.T1 << " --T2 " << gp.T2 << " --eta "
-            << f(gp.eta) << " --omega " << f(gp.omega) << " --out sim_fitted";
+        command << ' ' << p.flag << ' ' << format_double(p.used);
+    command << " --p-sink " << format_double(gp.p_sink) << " --T1 " << gp.T1 << " --T2 " << gp.T2 << " --eta "
+            << format_double(gp.eta) << " --omega " << format_double(gp.omega) << " --out sim_fitted";
     s.simulate_command = command.str();
     return s;
-}
-
-// The global fits at a clamp of their search range, beside the simulator's clamps: the median
-// β (either model) at 1e-6 or 50 and the global profile's η, ω or p_sink (profile_clamps).
-void add_fit_clamps(const FitResults& fits, const FittedSummary& s, nlohmann::json& clamped) {
-    auto add = [&](const char* name, double value, const std::string& why) {
-        clamped.push_back({{"parameter", name},
-                           {"fitted", json_number(value)},
-                           {"used", json_number(value)},
-                           {"why", why}});
-    };
-    const std::string beta_why = "median over heads at a bound of the search range [1e-6, 50]";
-    if (beta_at_bound(s.beta)) add("beta", s.beta, beta_why);
-    if (beta_at_bound(s.beta_offset)) add("beta_offset", s.beta_offset, beta_why);
-    const ProfileFit& g = fits.global_profile;
-    const ProfileClamps clamps = profile_clamps(g);
-    if (clamps.eta) add("eta", g.profile.eta, "global profile: eta at its limit " + f(g.eta_limit));
-    if (clamps.omega)
-        add("omega", g.profile.omega,
-            "global profile: omega at 0 or pi with an oscillatory phase (T1 < T2)");
-    if (clamps.p_sink)
-        add("p_sink", g.profile.p_sink, "global profile: p_sink below 1e-9 (no sink mass)");
-}
-
-// The global parameters drawn from fits that failed their assumption check: β, β_offset, c∞
-// when most counted heads fail A2, λ and C when most fail A1 (each is a median over those
-// heads), the profile parameters when the global profile fails A3.
-nlohmann::json from_failed_checks(const CompareInputs& in,
-                                  const std::vector<theory::AssumptionCheck>& checks,
-                                  const theory::AssumptionCheck& global) {
-    std::size_t counted = 0, a1_failed = 0, a2_failed = 0;
-    for (std::size_t i = 0; i < checks.size(); ++i) {
-        if (!in.counted[i]) continue;
-        ++counted;
-        a1_failed += !checks[i].a1;
-        a2_failed += !checks[i].a2;
-    }
-    nlohmann::json names = nlohmann::json::array();
-    if (2 * a2_failed > counted)
-        for (const char* name : {"beta", "beta_offset", "c_inf"})
-            names.push_back(name);
-    if (2 * a1_failed > counted)
-        for (const char* name : {"lambda", "C"})
-            names.push_back(name);
-    if (!global.a3)
-        for (int p = kPSink; p <= kT2; ++p)
-            names.push_back(parameter_name(p));
-    return names;
-}
-
-// fitted_params.json's "intervals_95": [lo, hi] per global parameter, null without one.
-nlohmann::json global_intervals_json(const FitResults& fits) {
-    nlohmann::json out = nlohmann::json::object();
-    for (int p = 0; p < kFitParameters; ++p) {
-        const Interval i = fits.intervals.available ? fits.intervals.global[p] : Interval();
-        out[parameter_name(p)] = i.available()
-                                     ? nlohmann::json::array({json_number(i.lo), json_number(i.hi)})
-                                     : nlohmann::json(nullptr);
-    }
-    return out;
-}
-
-nlohmann::json fitted_params_json(const CompareRequest& r, const CompareInputs& in,
-                                  const FitResults& fits, const FittedSummary& s,
-                                  const nlohmann::json& failed_checks) {
-    nlohmann::json clamped = nlohmann::json::array();
-    for (const auto& p : s.sim)
-        if (!p.why.empty())
-            clamped.push_back({{"parameter", std::string(p.flag).substr(2)},
-                               {"fitted", json_number(p.fitted)},
-                               {"used", json_number(p.used)},
-                               {"why", p.why}});
-    add_fit_clamps(fits, s, clamped);
-    nlohmann::json unidentified = nlohmann::json::array();
-    for (int p = 0; fits.intervals.available && p < kFitParameters; ++p)
-        if (fits.intervals.global[p].unidentified) unidentified.push_back(parameter_name(p));
-    const ProfileFit& global = fits.global_profile;
-    return {
-        {"d", in.run.head_dim},
-        {"L", s.L},
-        {"heads", in.run.rows.size()},
-        {"count_per", r.count_per},
-        {"heads_counted", s.heads_counted},
-        {"lags_fitted", in.lags_fitted},
-        {"median_over_heads",
-         {{"beta", json_number(s.beta)},
-          {"beta_offset", json_number(s.beta_offset)},
-          {"c_inf", json_number(s.c_inf)},
-          {"lambda", json_number(s.lambda)},
-          {"C", json_number(s.C)},
-          {"rho0", json_number(s.rho0)}}},
-        {"profile",
-         {{"p_sink", json_number(global.profile.p_sink)},
-          {"p_base", json_number(global.p_base)},
-          {"T1", global.profile.T1},
-          {"T2", global.profile.T2},
-          {"eta", json_number(global.profile.eta)},
-          {"omega", json_number(global.profile.omega)},
-          {"r2_log", json_number(global.r2_log)},
-          {"rmse_log", json_number(global.rmse_log)}}},
-        {"clamped", clamped},
-        {"intervals_95", global_intervals_json(fits)},
-        {"unidentified", unidentified},
-        {"from_failed_checks", failed_checks},
-        {"simulate_command", s.simulate_command},
-    };
 }
 
 // Table 1 at the parameters the simulate command uses, with the paper variant's κ.
@@ -744,13 +410,6 @@ Table1 fitted_table1(const CompareInputs& in, const FitResults& fits, const Fitt
     return sensitivity_table(params, followed_sizes(in.run.sizes), settings);
 }
 
-// The assumption checks of every head and of the global profile (A3 only matters there).
-struct AssumptionResults {
-    std::vector<PointFits> points;               // [heads]
-    std::vector<theory::AssumptionCheck> heads;  // [heads]
-    theory::AssumptionCheck global;
-};
-
 AssumptionResults check_all(const CompareInputs& in, const FitResults& fits) {
     AssumptionResults out;
     out.points = point_fits(in.run, fits);
@@ -769,177 +428,7 @@ AssumptionResults check_all(const CompareInputs& in, const FitResults& fits) {
     return out;
 }
 
-// ---- step 7: the manifest and the files ------------------------------------------------------
-
-// The manifest's "by_length" block: what the by-length summaries cover.
-nlohmann::json by_length_manifest(const ByLengthRun& by_length, const EmpiricalRun& run) {
-    const nlohmann::json& parameters = run.manifest.value("parameters", nlohmann::json::object());
-    nlohmann::json bins = nlohmann::json::array();
-    for (const auto& bin : by_length.bins)
-        bins.push_back({{"lo", bin.lo}, {"hi", bin.hi}, {"length_mean", bin.length_mean}});
-    return {{"queries",
-             parameters.contains("queries") ? parameters.at("queries") : nlohmann::json(nullptr)},
-            {"bins", bins},
-            {"heads", run.rows.size()},
-            {"files", {schema::file::by_length_summary, schema::file::regimes_by_length}}};
-}
-
-nlohmann::json compare_decisions() {
-    return nlohmann::json::array({
-        "beta per head: least squares of exp(-beta k) to cos_mean at lags k = 1..K, K = "
-        "min(--max-lag-fit, context - 1, lags present); beta in [1e-6, 50] by a 241-point "
-        "log scan then Brent in log beta. MAE = mean_k |c(k) - exp(-beta k)| "
-        "(docs/design.md section 7).",
-        "Offset model c_inf + (1 - c_inf) exp(-beta k): c_inf in closed form for each beta "
-        "(unconstrained), beta minimised like the plain model.",
-        "Profile (Assumption 3) per head (profile.csv) and for the mean alpha over heads "
-        "(profile_global.csv): p_sink = alpha_0 exactly, p_base from the normalisation so the "
-        "profile sums "
-        "to 1; T1, T2, eta, omega minimise the squared log residuals over positions 1..n-1 "
-        "(zeros left out): linearised grid search, then the exact objective by Brent and "
-        "+-1 moves of T1, T2. With T1 = T2 omega is reported as 0. at_bound flags: beta at 1e-6 "
-        "or 50, eta at its limit, omega at 0 or pi with T1 < T2, p_sink below 1e-9. A head "
-        "whose alpha_mean cannot be fitted (e.g. alpha_0 = 0: by_position.csv's mean is 2^-64 "
-        "fixed point) gets fit_failed = 1 and empty fields in profile.csv, no Table-2 regime "
-        "in bounds.csv, and is listed in manifest.json's profile_fits_failed; the run goes on.",
-        "lambda, C = norm_median, cv_*, rho0 and the regime are copied from the extract's "
-        "heads.csv.",
-        "pr_by_regime.csv and contrib_by_regime.csv: plain means over the heads of each "
-        "regime; a regime without heads has no rows.",
-        "fitted_params.json: medians over heads of beta, lambda, C, rho0; the profile of "
-        "the mean alpha; values outside the simulator's domain are clamped and listed "
-        "under \"clamped\".",
-        "--count-per kv (default): beta, lambda, C, rho0, the CVs and the MAE are "
-        "properties of the value states, which the query heads of a GQA group share, so "
-        "medians (and the report's histograms: fits.csv counted = 1) take each key/value "
-        "head once; --count-per query takes every query head. Without GQA both agree.",
-        "corr_rho0.csv: see compare/correlation.hpp; bootstrap over documents with "
-        "--replicates resamples and --seed (none with fewer than 2 documents: the "
-        "interval is then empty). Per key/value head (--count-per kv) x is R(r_min, N) "
-        "averaged over the group's query heads and y its rho0.",
-        "regimes.csv regime_margin: copied from heads.csv (>= 1; the ratio of the two "
-        "magnitudes whose order decides the regime).",
-        "Intervals (fits.csv, profile.csv, profile_global.csv <name>_lo/<name>_hi): 95 % "
-        "percentile bootstrap over documents, 200 replicates keyed by --seed, the profile's "
-        "shape refitted in full on the first 50 of them (none with "
-        "--replicates 0, fewer than 2 documents, or an extract without per_doc.safetensors' "
-        "cos_by_lag, alpha, C). unidentified lists the parameters whose interval reaches a "
-        "clamp of the search, spans more than a factor 10 (positive parameters) or is wider "
-        "than 1 (c_inf, rho0) or pi/2 (omega), omega whose fits on the two halves of the "
-        "documents leave its interval, and T1 with an unidentified omega; p_base's interval "
-        "is then widened to every oscillation mass over omega in [0, pi] and T1 in [0, T2].",
-        "assumptions.csv: A1 = 0 < lambda < 1 and cv_positional <= 0.05; A2 = the exp(-beta k) "
-        "fit's MAE <= 0.8 x min(MAE of the median constant, MAE of 0) over the fitted lags "
-        "(else beta_uninformative); A3 = p_sink > p_base, r2_log >= 0.9 and no profile "
-        "parameter clamped or unidentified. Counts in manifest.json assumptions are over every "
-        "query head; fitted_params.json from_failed_checks names the global parameters whose "
-        "median comes from mostly failing heads (A2: beta, beta_offset, c_inf; A1: lambda, C) "
-        "or whose global profile fails A3.",
-        table1_decision("the parametric head of fitted_params.json's simulate "
-                        "command (the clamped values), d = head_dim, kappa = the "
-                        "paper variant's bound rows' kappa (1 when its sides share none)"),
-        theory::kBallConventionDecision,
-        "corr_rho0.csv head_lo/head_hi: heads (key/value heads with --count-per kv) as the "
-        "sample, simultaneous over the N whose correlation is defined: tanh(atanh r +- atanh c) "
-        "with c the 5 % critical value of max over N of |r| under 9999 permutations of rho0 "
-        "across the units (seeded by --seed; Westfall and Young's max-T, exact however "
-        "correlated the N are), so an interval excludes 0 exactly when that test rejects at "
-        "its N; partial_layer: x and y centred on their layer's means (layer as a categorical "
-        "covariate), its interval likewise with rho0 permuted within layers. ci_lo/ci_hi stay "
-        "the document bootstrap with heads fixed.",
-        "regimes.csv regime_wording: the paper's wording (section 5.4) read as a rule: Retriever "
-        "= m_last largest and cos(s(N), v_L) >= 0.5 at >= 80 % of the N; Mixer = cos(s, v_0) > "
-        "cos(s, v_L) at the first N and cos(s, v_L) above cos(s, v_0) at some N <= n/2; Reset = "
-        "m_last not largest and, at every N <= n/2, cos(s, v_0) >= cos(s, v_L) and cos(s, v_L) "
-        "< 0.5; none otherwise. The cosines are the means over documents of per_doc.safetensors' "
-        "cos_s_v0 and cos_s_vL. stability / stability_wording: the share of 200 document "
-        "resamples (--seed; none with --replicates 0 or fewer than 2 documents) that keep the "
-        "head's label.",
-        "claims.csv: the paper's claims answered yes / no / can't tell by the rules of "
-        "docs/design.md section 7 (each row states its rule); C4's argmax runs over 2 <= N < n "
-        "of the mean over every query head and document of F, its interval the 2.5 and 97.5 "
-        "percentiles of the argmax over 200 document resamples.",
-    });
-}
-
-// Everything of the manifest but the timings.
-// The heads whose profile could not be fitted, and why (profile.csv's fit_failed rows).
-nlohmann::json failed_profiles_json(const CompareInputs& in, const FitResults& fits) {
-    nlohmann::json heads = nlohmann::json::array();
-    for (std::size_t i = 0; i < fits.heads.size(); ++i)
-        if (!fits.heads[i].profile_failure.empty())
-            heads.push_back({{"layer", in.run.rows[i].layer},
-                             {"head", in.run.rows[i].head},
-                             {"why", fits.heads[i].profile_failure}});
-    return {{"count", heads.size()}, {"heads", heads}};
-}
-
-// The manifest's "intervals": whether fits.csv, profile.csv and profile_global.csv carry them.
-nlohmann::json intervals_json(const CompareRequest& r, const FitIntervals& intervals) {
-    return {{"available", intervals.available},
-            {"replicates", intervals.replicates},
-            {"seed", r.seed},
-            {"level", 0.95},
-            {"profile_replicates", intervals.profile_replicates},
-            {"method",
-             "expanded percentile bootstrap over documents (type 7 at Phi(-sqrt(D/(D-1)) t(D-1, "
-             "0.975)) and its complement, Hesterberg 2015); each replicate "
-             "refits every head on the resampled per-document arrays, the profile's shape "
-             "(p_base, eta, omega, T1, T2) by the full fit in the first profile_replicates; "
-             "lambda and C by a ratio transfer; see docs/compare-outputs.md"},
-            {"note",
-             intervals.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(intervals.note)}};
-}
-
-nlohmann::json compare_manifest(const CompareRequest& r, const CompareSettings& settings,
-                                const CompareInputs& in, const FitResults& fits,
-                                const FittedSummary& s, const EnvelopeResult& envelopes,
-                                const Table1& table1, const nlohmann::json& assumptions) {
-    auto absolute = [](const std::string& p) {
-        return fs::absolute(p).lexically_normal().string();
-    };
-    nlohmann::json manifest = manifest_header("compare", r.command_line);
-    manifest["command"] = r.command_line;  // present even when empty (library callers)
-    manifest.update({
-        {"emp", absolute(in.emp)},
-        {"sim", r.sim.empty() ? nlohmann::json(nullptr) : nlohmann::json(absolute(r.sim))},
-        {"parameters",
-         {{"cosines", to_string(settings.cosines)},
-          {"max_lag_fit", r.max_lag_fit},
-          {"lags_fitted", in.lags_fitted},
-          {"kappa", r.kappa ? nlohmann::json(*r.kappa) : nlohmann::json(nullptr)},
-          {"count_per", r.count_per},
-          {"replicates", r.replicates},
-          {"seed", r.seed},
-          {"band_replicates", r.band_replicates},
-          {"threads", settings.threads}}},
-        {"emp_model", in.run.manifest.value("model", nlohmann::json::object())},
-        {"emp_parameters", in.run.manifest.value("parameters", nlohmann::json::object())},
-        {"envelopes", envelope_manifest(envelopes)},
-        {"counting",
-         {{"count_per", r.count_per},
-          {"query_heads_per_kv_head", in.group},
-          {"heads_counted", s.heads_counted},
-          {"note", settings.per_kv
-                       ? "value-state statistics (lambda, rho0, beta and its MAE, CV, cos by "
-                         "lag) counted once per key/value head"
-                       : "value-state statistics counted once per query head (a GQA group "
-                         "repeats them)"}}},
-        {"correlation",
-         {{"documents", in.per_doc.docs},
-          {"units", settings.per_kv ? "key/value heads (R averaged over the group's query heads)"
-                                    : "query heads"},
-          {"bootstrap", in.per_doc.docs >= kBootstrapMinimumDocuments
-                            ? nlohmann::json("percentile bootstrap over documents")
-                            : nlohmann::json(bootstrap_note(in.per_doc.docs))}}},
-        {"profile_fits_failed", failed_profiles_json(in, fits)},
-        {"intervals", intervals_json(r, fits.intervals)},
-        {"assumptions", assumptions},
-        {"table1", table1_manifest(table1)},
-        {"decisions", compare_decisions()},
-    });
-    return manifest;
-}
+// ---- step 6: the files (tables: compare_tables.cpp; JSON: compare_manifest.cpp) ------------
 
 // Everything one model's folder holds before it is written.
 struct ModelStage {
@@ -976,20 +465,6 @@ bool most_heads_fail_A2(const AssumptionResults& checked) {
     for (const theory::AssumptionCheck& c : checked.heads)
         failing += !c.a2;
     return 2 * failing > checked.heads.size();
-}
-
-nlohmann::json plug_in_manifest(const EnvelopeResult& plug_in, std::size_t heads,
-                                const AssumptionResults& checked) {
-    std::size_t failing = 0;
-    for (const theory::AssumptionCheck& c : checked.heads)
-        failing += !c.a2;
-    nlohmann::json variants = envelope_manifest(plug_in)["kappa"];
-    return {{"reason", "Assumption 2 fails in " + std::to_string(failing) + " of " +
-                           std::to_string(heads) +
-                           " heads: the verdict with the measured cosines by lag (--cosines "
-                           "plug-in) beside the parametric one"},
-            {"files", {"verdict_plug_in.csv", "kappa_scan_plug_in.csv"}},
-            {"variants", variants}};
 }
 
 // "16 heads; 120 documents": what a claim about this model's heads is counted in.
@@ -1045,35 +520,17 @@ void write_model_folder(const CompareRequest& r, const CompareSettings& settings
     if (plug_in) write_verdict_files(*plug_in, staged.string(), "_plug_in");
     write_correlation_csv(m.correlation, (staged / schema::file::corr_rho0).string());
     put(schema::file::claims, claims_csv(model_claims(settings, m, envelopes)));
-    const nlohmann::json fitted = fitted_params_json(
-        r, in, m.fits, summary, from_failed_checks(in, m.checked.heads, m.checked.global));
+    const nlohmann::json fitted = fitted_params_json(r, in, m.fits, summary, m.checked);
     put(schema::file::fitted_params, fitted.dump(2) + "\n");
     put(schema::file::table1, table1_csv(table1));
-    nlohmann::json assumptions = theory::assumptions_summary(m.checked.heads);
-    assumptions["strongest_sinks"] = strongest_sinks(in.run, m.checked.heads);
     nlohmann::json manifest =
-        compare_manifest(r, settings, in, m.fits, summary, envelopes, table1, assumptions);
+        compare_manifest(r, settings, in, m.fits, summary, envelopes, table1, m.checked);
     if (plug_in) manifest["plug_in"] = plug_in_manifest(*plug_in, in.run.rows.size(), m.checked);
-    const HeadLevelFamily family = head_level_family(m.correlation);
-    manifest["correlation"]["head_level"] = {
-        {"method",
-         "tanh(atanh r +- atanh c), c the 5 % critical |r| of the max-|r| over the N under "
-         "permutations of rho0 across units (within layers for the partial): Westfall-Young "
-         "single-step max-T"},
-        {"family", family.family},
-        {"permutations", family.permutations},
-        {"critical", json_number(family.critical)},
-        {"partial_critical", json_number(family.partial_critical)}};
+    manifest["correlation"]["head_level"] = head_level_json(head_level_family(m.correlation));
     if (m.by_length) {
         put(schema::file::by_length_summary, by_length_summary_csv(*m.by_length));
         put(schema::file::regimes_by_length, regimes_by_length_csv(*m.by_length));
-        manifest["by_length"] = by_length_manifest(*m.by_length, in.run);
-        manifest["decisions"].push_back(
-            "by_length_summary.csv and regimes_by_length.csv (the extract ran with --queries "
-            "other than last): per length bin of L = t + 1, the mean and the standard deviation "
-            "(n - 1 divisor) over every query head of the heads' P_mean and R_mean from "
-            "by_length.csv, and the share of heads in each regime of heads_by_length.csv; no "
-            "bound or fit is evaluated per bin.");
+        add_by_length(manifest, *m.by_length, in.run);
     }
     if (!m.truth.empty()) manifest["recovery"] = write_recovery(r, m.truth, in.lags_fitted, staged);
     timings.update(m.timings);
@@ -1146,25 +603,15 @@ void write_model_set(const CompareRequest& r, const std::vector<ModelStage>& mod
                      const EnvelopeResults& envelopes, const fs::path& staged) {
     write_file_atomic((staged / schema::file::universal_kappa).string(),
                       universal_kappa_csv(envelopes));
-    nlohmann::json listed = nlohmann::json::array();
-    for (std::size_t k = 0; k < models.size(); ++k)
-        listed.push_back({{"emp", fs::absolute(models[k].in.emp).lexically_normal().string()},
-                          {"folder", model_folder_name(k, models[k].in.emp)}});
-    nlohmann::json manifest = manifest_header(schema::kind::compare_set, r.command_line);
-    manifest.update(
-        {{"command", r.command_line},
-         {"models", listed},
-         {"universal_kappa", universal_kappa_json(envelopes)},
-         {"decisions",
-          nlohmann::json::array(
-              {"universal_kappa.csv: per variant, metric and side, the intersection of the "
-               "models' kappa sets (each at 95 %, on the kappa grid they share, refined where "
-               "the intersection changes) and "
-               "its kappa_edge (the smallest mean gap over the models); no-universal-kappa "
-               "when it is empty (the paper's claim is one kappa for every model and head).",
-               "Each model's folder is a compare folder of its own (docs/compare-outputs.md)."})}});
+    std::vector<std::string> emps, folders;
+    for (std::size_t k = 0; k < models.size(); ++k) {
+        emps.push_back(models[k].in.emp);
+        folders.push_back(model_folder_name(k, models[k].in.emp));
+    }
+    const nlohmann::json manifest = compare_set_manifest(r, emps, folders, envelopes);
     write_file_atomic((staged / schema::file::manifest).string(), manifest.dump(2) + "\n");
 }
+
 
 }  // namespace
 

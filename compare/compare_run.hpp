@@ -1,4 +1,4 @@
-// `attngeo compare` (docs/design.md §7, docs/compare-outputs.md): reads an extract folder, fits the
+// `attngeo compare` (docs/design.md §7, docs/commands/compare.md): reads an extract folder, fits the
 // assumption parameters per head, evaluates the envelopes against the measured P and R, the
 // recall–ρ0 correlation and the regime aggregates, and writes one output folder.
 #pragma once
@@ -34,7 +34,7 @@ struct CompareRequest {
 };
 
 // Validates every input before anything is written (InputError naming the flag or file), then
-// creates `out` and writes every file of docs/compare-outputs.md atomically.
+// creates `out` and writes every file of docs/commands/compare.md atomically.
 void run_compare(const CompareRequest& request);
 
 }  // namespace attngeo::compare

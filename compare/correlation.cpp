@@ -16,6 +16,8 @@
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/run_columns.hpp"
+#include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
 #include "compare/bootstrap.hpp"
 #include "compare/max_correlation_test.hpp"
@@ -24,13 +26,6 @@ namespace attngeo::compare {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
-}
 
 std::vector<float> floats(const HostTensor& t) {
     std::vector<float> out(static_cast<std::size_t>(t.numel()));
@@ -305,8 +300,7 @@ std::string bootstrap_note(int documents) {
 void write_correlation_csv(const std::vector<CorrelationRow>& rows, const std::string& path) {
     auto field = [](double x) { return std::isfinite(x) ? format_double(x) : std::string(); };
     std::ostringstream out;
-    out << "N,heads,corr,ci_lo,ci_hi,replicates,head_lo,head_hi,partial_layer,partial_lo,"
-           "partial_hi\n";
+    out << schema::csv_header(schema::page::compare, schema::file::corr_rho0) << '\n';
     for (const auto& r : rows)
         out << r.N << ',' << r.heads << ',' << field(r.corr) << ',' << field(r.ci_lo) << ','
             << field(r.ci_hi) << ',' << r.replicates << ',' << field(r.head_lo) << ','

@@ -14,14 +14,16 @@
 
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
+#include "common/flag_choice.hpp"
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "compare/document_bound_sample.hpp"
 #include "compare/estimate_envelopes.hpp"
 #include "compare/parallel_for.hpp"
 #include "compare/verdict_tables.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -187,7 +189,6 @@ std::vector<std::vector<theory::BoundRow>> bound_rows(
                     mean[side][p] += doc[side][p] / in.documents;
         }
     }
-    const auto f = [](double x) { return 2 * x / (1 + x); };  // Corollary 1
     std::vector<std::vector<theory::BoundRow>> rows(terms.size());
     for (std::size_t h = 0; h < terms.size(); ++h) {
         rows[h] = terms[h]->evaluate(in.d, kappa);
@@ -195,10 +196,10 @@ std::vector<std::vector<theory::BoundRow>> bound_rows(
         for (int side = 0; side < kSideCount; ++side)
             fill_rows(scan, mean[side], offset, rows[h], side);
         for (theory::BoundRow& r : rows[h]) {
-            r.fmax_lower = f(r.precision_lower);
-            r.fmax_upper = f(r.precision_upper);
-            r.fmin_lower = f(r.recall_lower);
-            r.fmin_upper = f(r.recall_upper);
+            r.fmax_lower = theory::f_of(r.precision_lower);
+            r.fmax_upper = theory::f_of(r.precision_upper);
+            r.fmin_lower = theory::f_of(r.recall_lower);
+            r.fmin_upper = theory::f_of(r.recall_upper);
         }
     }
     return rows;
@@ -341,9 +342,9 @@ void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSetti
 }  // namespace
 
 CosineSource parse_cosine_source(const std::string& text) {
-    if (text == "parametric") return CosineSource::parametric;
-    if (text == "plug-in") return CosineSource::plug_in;
-    throw InputError("--cosines: '" + text + "', expected parametric or plug-in");
+    static const FlagChoice<CosineSource> kSources[] = {{"parametric", CosineSource::parametric},
+                                                        {"plug-in", CosineSource::plug_in}};
+    return parse_choice(text, "--cosines", kSources);
 }
 
 const char* to_string(CosineSource source) {
@@ -449,7 +450,7 @@ std::string csv_field(double x) {
 std::string envelope_means_csv(const EnvelopeResult& r) {
     const std::size_t H = r.layer.size(), S = r.sizes.size();
     std::ostringstream envelope;
-    envelope << "variant,N,heads,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper\n";
+    envelope << schema::csv_header(schema::page::compare, schema::file::envelope) << '\n';
     for (const VariantResult& v : r.variants)
         for (std::size_t s = 0; s < S; ++s) {
             double sums[6] = {0, 0, 0, 0, 0, 0};
@@ -469,32 +470,29 @@ std::string envelope_means_csv(const EnvelopeResult& r) {
 }
 
 std::string bounds_csv(const EnvelopeResult& r) {
-    const auto f = csv_field;
     const std::size_t H = r.layer.size(), S = r.sizes.size();
     std::ostringstream bounds;
-    bounds << "layer,head,N,variant,kappa,P_mean,R_mean,P_lower,P_upper,R_lower,R_upper,"
-              "P_inside,R_inside,regime,Delta,Delta0,B,"
-           << kJudgementColumns << '\n';
+    bounds << schema::csv_header(schema::page::compare, schema::file::bounds) << '\n';
     for (const VariantResult& v : r.variants)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t s = 0; s < S; ++s) {
                 const theory::BoundRow& b = v.rows[h][s];
                 bounds << r.layer[h] << ',' << r.head[h] << ',' << r.sizes[s] << ','
-                       << theory::to_string(v.variant) << ',' << f(v.scan.rows_kappa) << ','
-                       << f(r.P_mean[h][s]) << ',' << f(r.R_mean[h][s]) << ','
-                       << f(b.precision_lower) << ',' << f(b.precision_upper) << ','
-                       << f(b.recall_lower) << ',' << f(b.recall_upper) << ','
+                       << theory::to_string(v.variant) << ',' << csv_field(v.scan.rows_kappa) << ','
+                       << csv_field(r.P_mean[h][s]) << ',' << csv_field(r.R_mean[h][s]) << ','
+                       << csv_field(b.precision_lower) << ',' << csv_field(b.precision_upper) << ','
+                       << csv_field(b.recall_lower) << ',' << csv_field(b.recall_upper) << ','
                        << int(v.P_inside[h][s]) << ',' << int(v.R_inside[h][s]) << ','
-                       << regime_name(r.regime[h][s]) << ',' << f(b.delta) << ',' << f(b.delta0)
-                       << ',' << f(b.scale) << ',' << judgement_fields(v.scan, h * S + s, b)
-                       << '\n';
+                       << regime_name(r.regime[h][s]) << ',' << csv_field(b.delta) << ','
+                       << csv_field(b.delta0) << ',' << csv_field(b.scale) << ','
+                       << judgement_fields(v.scan, h * S + s, b) << '\n';
             }
     return bounds.str();
 }
 
 std::string agreement_csv(const EnvelopeResult& r) {
     std::ostringstream agreement;
-    agreement << "variant,scope,layer,points,inside,fraction,worst_excess\n";
+    agreement << schema::csv_header(schema::page::compare, schema::file::agreement) << '\n';
     for (const VariantResult& v : r.variants) {
         auto row = [&](const char* scope, const AgreementRow& a) {
             agreement << theory::to_string(v.variant) << ',' << scope << ',' << a.layer << ','
@@ -509,14 +507,14 @@ std::string agreement_csv(const EnvelopeResult& r) {
 }
 
 std::string violations_csv(const EnvelopeResult& r) {
-    const auto f = csv_field;
     std::ostringstream violations;
-    violations << "variant,layer,head,N,metric,value,lower,upper,excess\n";
+    violations << schema::csv_header(schema::page::compare, schema::file::violations) << '\n';
     for (const VariantResult& v : r.variants)
         for (const Violation& x : v.violations)
             violations << theory::to_string(v.variant) << ',' << x.layer << ',' << x.head << ','
-                       << x.N << ',' << x.metric << ',' << f(x.value) << ',' << f(x.lower) << ','
-                       << f(x.upper) << ',' << f(x.excess) << '\n';
+                       << x.N << ',' << x.metric << ',' << csv_field(x.value) << ','
+                       << csv_field(x.lower) << ',' << csv_field(x.upper) << ','
+                       << csv_field(x.excess) << '\n';
     return violations.str();
 }
 
@@ -583,8 +581,7 @@ nlohmann::json envelope_manifest(const EnvelopeResult& r) {
 
 std::string universal_kappa_csv(const EnvelopeResults& results) {
     std::ostringstream out;
-    out << "variant,metric,side,kappa_set,kappa_edge,gap_at_edge,models,models_consistent,"
-           "state\n";
+    out << schema::csv_header(schema::page::compare, schema::file::universal_kappa) << '\n';
     const auto& variants = theory::bound_variants();
     for (std::size_t v = 0; v < results.universal.size(); ++v)
         for (int side = 0; side < kSideCount; ++side) {

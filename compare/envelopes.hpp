@@ -14,7 +14,7 @@
 #include "compare/falsification.hpp"
 #include "compare/fixed_bound_sample.hpp"
 #include "theory/bounds.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 
 namespace attngeo::compare {
 
@@ -127,7 +127,7 @@ EnvelopeResults evaluate_envelopes(const std::vector<ModelInput>& models,
                                    const EnvelopeSettings& settings);
 
 // bounds.csv, envelope.csv, agreement.csv, violations.csv, kappa_scan.csv, verdict.csv,
-// kappa.json of one model in `out_dir` (docs/compare-outputs.md). `suffix` names a second
+// kappa.json of one model in `out_dir` (docs/commands/compare.md). `suffix` names a second
 // cosine source's files ("" or "_plug_in": verdict_plug_in.csv, kappa_scan_plug_in.csv only).
 void write_envelope_files(const EnvelopeResult& result, const std::string& out_dir);
 void write_verdict_files(const EnvelopeResult& result, const std::string& out_dir,

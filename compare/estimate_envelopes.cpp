@@ -46,17 +46,16 @@ std::vector<theory::BoundRow> shown_rows(const theory::BoundTerms& terms, double
                                          const KappaScan& scan) {
     if (!std::isnan(scan.rows_kappa)) return terms.evaluate(d, scan.rows_kappa);
     std::vector<theory::BoundRow> rows = terms.evaluate(d, 1.0);
-    const auto f = [](double x) { return 2 * x / (1 + x); };  // Corollary 1
     for (std::size_t s = 0; s < rows.size(); ++s) {
         theory::BoundRow& r = rows[s];
         r.precision_lower = scan.points.bound[0][s];
         r.precision_upper = scan.points.bound[1][s];
         r.recall_lower = scan.points.bound[2][s];
         r.recall_upper = scan.points.bound[3][s];
-        r.fmax_lower = f(r.precision_lower);
-        r.fmax_upper = f(r.precision_upper);
-        r.fmin_lower = f(r.recall_lower);
-        r.fmin_upper = f(r.recall_upper);
+        r.fmax_lower = theory::f_of(r.precision_lower);
+        r.fmax_upper = theory::f_of(r.precision_upper);
+        r.fmin_lower = theory::f_of(r.recall_lower);
+        r.fmin_upper = theory::f_of(r.recall_upper);
     }
     return rows;
 }

@@ -14,6 +14,7 @@
 
 #include "common/errors.hpp"
 #include "common/order_statistics.hpp"
+#include "common/run_columns.hpp"
 #include "compare/bootstrap.hpp"
 #include "compare/parallel_for.hpp"
 
@@ -373,13 +374,11 @@ void validate(const PerDocArrays& a, const std::vector<PointFits>& points,
 }  // namespace
 
 const char* parameter_name(int parameter) {
-    static const char* const names[kFitParameters] = {"beta", "beta_offset", "c_inf",  "lambda",
-                                                      "C",    "rho0",        "p_sink", "p_base",
-                                                      "eta",  "omega",       "T1",     "T2"};
+    static_assert(kFitParameters == 12, "schema::fitted_parameters() lists twelve");
     if (parameter < 0 || parameter >= kFitParameters)
         throw_domain_error("attngeo::compare::parameter_name",
                            "parameter = " + std::to_string(parameter));
-    return names[parameter];
+    return schema::fitted_parameters()[static_cast<std::size_t>(parameter)].c_str();
 }
 
 bool parameter_unidentified(int parameter, const Interval& interval, const PointFits& point) {

@@ -21,7 +21,7 @@ inline constexpr int kFitReplicates = 200;
 // Replicates in which the profile's shape is refitted by the full fit (the first of the
 // kFitReplicates resamples): a full profile fit costs about 100 times the rest of a replicate,
 // and 50 of them give a robust spread to about 10 % (1/√(2·50)) at a quarter of the cost of
-// 200 (docs/compare-outputs.md *Intervals* for the cost and the calibration).
+// 200 (docs/commands/compare.md *Intervals* for the cost and the calibration).
 inline constexpr int kProfileReplicates = 50;
 
 // One parameter's 95 % percentile interval; lo = hi = NaN when there is none.

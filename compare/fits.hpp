@@ -5,7 +5,7 @@
 #pragma once
 #include <vector>
 
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 
 namespace attngeo::compare {
 
@@ -63,7 +63,7 @@ struct ProfileFit {
 };
 
 // Which fitted values sit at a clamp of their search range, so a reader can tell a measured
-// value from the edge of what the search could return (docs/compare-outputs.md).
+// value from the edge of what the search could return (docs/commands/compare.md).
 struct ProfileClamps {
     bool eta = false;     // η at η_limit (η_limit > 0)
     bool omega = false;   // ω at π, or at 0 while an oscillatory phase exists (T1 < T2)

@@ -13,6 +13,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "theory/head_regime.hpp"
 
@@ -100,8 +101,9 @@ void read_pr_by_length(const EmpiricalRun& run, ByLengthRun& out) {
     std::map<std::pair<int, int>, std::vector<char>> seen;
     for_each_csv_row(
         out.by_length_path, "an attngeo extract table",
-        {"layer", "head", "length_lo", "length_hi", "N", "queries", "P_mean", "P_se", "R_mean",
-         "R_se"},
+        schema::csv_column_names(schema::page::extract, schema::file::by_length,
+                                 {"layer", "head", "length_lo", "length_hi", "N", "queries",
+                                  "P_mean", "P_se", "R_mean", "R_se"}),
         false, [&](const CsvRow& row, const std::vector<std::size_t>& c) {
             const auto index = checked_head_index(row, c[0], c[1], run);
             const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
@@ -144,41 +146,39 @@ void read_heads_by_length(const EmpiricalRun& run, ByLengthRun& out) {
     const std::string manifest_path = run_manifest_path(run.dir);
     const std::size_t heads = run.rows.size();
     std::map<int, std::vector<char>> seen;
-    for_each_csv_row(out.heads_by_length_path, "an attngeo extract table",
-                     {"layer", "head", "length_lo", "length_hi", "queries", "lambda", "rho0",
-                      "sink_mass", "m_sink", "m_last", "m_rest", "regime"},
-                     false, [&](const CsvRow& row, const std::vector<std::size_t>& c) {
-                         const auto index = checked_head_index(row, c[0], c[1], run);
-                         const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
-                         checked_queries(row, c[4]);
-                         for (int k = 5; k <= 10; ++k)
-                             (void)row.finite_number(c[k]);
-                         const theory::HeadRegime parsed = checked_regime(row, c[11]);
-                         int regime = -1;
-                         for (std::size_t r = 0; r < theory::kHeadRegimes.size(); ++r)
-                             if (theory::kHeadRegimes[r] == parsed) regime = static_cast<int>(r);
-                         auto& flags = seen[bin];
-                         auto& regimes = out.regimes[bin];
-                         if (flags.empty()) {
-                             flags.assign(heads, 0);
-                             regimes.assign(heads, 0);
-                         }
-                         if (flags[index])
-                             throw InputError(row.where() + ": " + head_name(index, run.heads) +
-                                              " " + bin_name(out.bins[bin]) + " appears twice");
-                         flags[index] = 1;
-                         regimes[index] = regime;
-                     });
+    for_each_csv_row(
+        out.heads_by_length_path, "an attngeo extract table",
+        schema::csv_column_names(schema::page::extract, schema::file::heads_by_length,
+                                 {"layer", "head", "length_lo", "length_hi", "queries", "lambda",
+                                  "rho0", "sink_mass", "m_sink", "m_last", "m_rest", "regime"}),
+        false, [&](const CsvRow& row, const std::vector<std::size_t>& c) {
+            const auto index = checked_head_index(row, c[0], c[1], run);
+            const int bin = bin_of(row, c[2], c[3], out.bins, manifest_path);
+            checked_queries(row, c[4]);
+            for (int k = 5; k <= 10; ++k)
+                (void)row.finite_number(c[k]);
+            const theory::HeadRegime parsed = checked_regime(row, c[11]);
+            int regime = -1;
+            for (std::size_t r = 0; r < theory::kHeadRegimes.size(); ++r)
+                if (theory::kHeadRegimes[r] == parsed) regime = static_cast<int>(r);
+            auto& flags = seen[bin];
+            auto& regimes = out.regimes[bin];
+            if (flags.empty()) {
+                flags.assign(heads, 0);
+                regimes.assign(heads, 0);
+            }
+            if (flags[index])
+                throw InputError(row.where() + ": " + head_name(index, run.heads) + " " +
+                                 bin_name(out.bins[bin]) + " appears twice");
+            flags[index] = 1;
+            regimes[index] = regime;
+        });
     for (const auto& [bin, flags] : seen)
         for (std::size_t i = 0; i < heads; ++i)
             if (!flags[i])
                 throw InputError("'" + out.heads_by_length_path + "': no row for " +
                                  head_name(i, run.heads) + " " + bin_name(out.bins[bin]) +
                                  " (other heads have one; expected every head)");
-}
-
-std::string f(double x) {
-    return format_double(x);
 }
 
 }  // namespace
@@ -201,7 +201,7 @@ std::optional<ByLengthRun> read_by_length(const EmpiricalRun& run) {
 
 std::string by_length_summary_csv(const ByLengthRun& by_length) {
     std::ostringstream csv;
-    csv << "length_lo,length_hi,length_mean,N,heads,P_mean,R_mean,P_head_sd,R_head_sd\n";
+    csv << schema::csv_header(schema::page::compare, schema::file::by_length_summary) << '\n';
     for (const auto& [key, values] : by_length.pr) {
         const LengthBin& bin = by_length.bins[key.first];
         const std::size_t n = values.first.size();
@@ -212,8 +212,8 @@ std::string by_length_summary_csv(const ByLengthRun& by_length) {
                 mean[m] += x;
             mean[m] /= static_cast<double>(n);
         }
-        csv << bin.lo << ',' << bin.hi << ',' << f(bin.length_mean) << ',' << key.second << ',' << n
-            << ',' << f(mean[0]) << ',' << f(mean[1]);
+        csv << bin.lo << ',' << bin.hi << ',' << format_double(bin.length_mean) << ',' << key.second
+            << ',' << n << ',' << format_double(mean[0]) << ',' << format_double(mean[1]);
         for (int m = 0; m < 2; ++m) {
             if (n < 2) {
                 csv << ',' << kNoValue;
@@ -222,7 +222,7 @@ std::string by_length_summary_csv(const ByLengthRun& by_length) {
             double squares = 0;
             for (double x : *series[m])
                 squares += (x - mean[m]) * (x - mean[m]);
-            csv << ',' << f(std::sqrt(squares / static_cast<double>(n - 1)));
+            csv << ',' << format_double(std::sqrt(squares / static_cast<double>(n - 1)));
         }
         csv << '\n';
     }
@@ -231,18 +231,17 @@ std::string by_length_summary_csv(const ByLengthRun& by_length) {
 
 std::string regimes_by_length_csv(const ByLengthRun& by_length) {
     std::ostringstream csv;
-    csv << "length_lo,length_hi,length_mean,heads";
-    for (const auto regime : theory::kHeadRegimes)
-        csv << ',' << theory::to_string(regime);
-    csv << '\n';
+    csv << schema::csv_header(schema::page::compare, schema::file::regimes_by_length) << '\n';
     for (const auto& [b, regimes] : by_length.regimes) {
         const LengthBin& bin = by_length.bins[b];
         std::array<std::size_t, theory::kHeadRegimes.size()> counts{};
         for (int r : regimes)
             ++counts[r];
-        csv << bin.lo << ',' << bin.hi << ',' << f(bin.length_mean) << ',' << regimes.size();
+        csv << bin.lo << ',' << bin.hi << ',' << format_double(bin.length_mean) << ','
+            << regimes.size();
         for (std::size_t count : counts)
-            csv << ',' << f(static_cast<double>(count) / static_cast<double>(regimes.size()));
+            csv << ','
+                << format_double(static_cast<double>(count) / static_cast<double>(regimes.size()));
         csv << '\n';
     }
     return csv.str();

@@ -1,7 +1,7 @@
 // An extract folder's statistics against context length (docs/design.md §14, written by
 // `extract --queries` other than `last`): by_length.csv and heads_by_length.csv read back
 // strictly, and compare's summaries over heads per length bin (by_length_summary.csv,
-// regimes_by_length.csv; docs/compare-outputs.md).
+// regimes_by_length.csv; docs/commands/compare.md).
 #pragma once
 #include <array>
 #include <map>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 
 namespace attngeo::compare {
 

@@ -1,4 +1,4 @@
-// Head-level tests of truncate's geometry link (docs/design.md §12, docs/truncate-outputs.md):
+// Head-level tests of truncate's geometry link (docs/design.md §12, docs/commands/truncate.md):
 // each Spearman correlation across heads gets a p-value and interval with heads as the sample,
 // and the family of geometric tests of one (policy, renorm) is Holm-adjusted, with Bonferroni
 // simultaneous intervals, so that "a quantity predicts the loss" is a controlled claim.

@@ -10,6 +10,8 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/order_statistics.hpp"
+#include "common/run_columns.hpp"
+#include "common/run_schema.hpp"
 #include "compare/fits.hpp"
 #include "theory/cosine_geometry.hpp"
 
@@ -119,10 +121,7 @@ std::string optional_text(const std::optional<double>& x) {
 }  // namespace
 
 const std::vector<std::string>& recovered_parameters() {
-    static const std::vector<std::string> names = {"beta", "beta_offset", "c_inf",  "lambda",
-                                                   "C",    "rho0",        "p_sink", "p_base",
-                                                   "eta",  "omega",       "T1",     "T2"};
-    return names;
+    return schema::fitted_parameters();
 }
 
 std::vector<PlantedTruth> read_planted_truth(const std::string& path, int layers, int heads) {
@@ -242,7 +241,7 @@ std::vector<RecoveryCoverage> recovery_coverage(const std::vector<RecoveryRow>& 
 std::string recovery_csv(const std::vector<RecoveryRow>& rows) {
     std::ostringstream csv;
     auto flag = [](const std::optional<bool>& x) { return x ? std::to_string(int(*x)) : ""; };
-    csv << "layer,head,parameter,planted,truth,fitted,lo,hi,exact,covered,flagged\n";
+    csv << schema::csv_header(schema::page::compare, schema::file::recovery) << '\n';
     for (const RecoveryRow& r : rows)
         csv << r.layer << ',' << r.head << ',' << r.parameter << ',' << format_double(r.planted)
             << ',' << format_double(r.truth) << ',' << optional_text(r.fitted) << ','
@@ -253,8 +252,7 @@ std::string recovery_csv(const std::vector<RecoveryRow>& rows) {
 
 std::string recovery_coverage_csv(const std::vector<RecoveryCoverage>& coverage) {
     std::ostringstream csv;
-    csv << "parameter,heads,fitted,with_interval,exact,covered,coverage,flagged,unflagged,"
-           "unflagged_covered,unflagged_coverage,median_abs_error,max_abs_error\n";
+    csv << schema::csv_header(schema::page::compare, schema::file::recovery_coverage) << '\n';
     for (const RecoveryCoverage& c : coverage)
         csv << c.parameter << ',' << c.heads << ',' << c.fitted << ',' << c.with_interval << ','
             << c.exact << ',' << c.covered << ',' << optional_text(c.coverage) << ',' << c.flagged

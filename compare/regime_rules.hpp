@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "compare/correlation.hpp"
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "theory/head_regime.hpp"
 
 namespace attngeo::compare {

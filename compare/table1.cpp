@@ -10,6 +10,8 @@
 
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "common/run_columns.hpp"
+#include "common/run_schema.hpp"
 #include "theory/parameter_table.hpp"
 
 namespace attngeo::compare {
@@ -100,8 +102,7 @@ Table1 sensitivity_table(const theory::ModelParameters& params, const std::vecto
 
 std::string table1_csv(const Table1& table) {
     std::ostringstream csv;
-    csv << "parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,"
-           "dFmin_lower,dFmin_upper\n";
+    csv << schema::csv_header(schema::page::compare, schema::file::table1) << '\n';
     for (const auto& r : table.rows) {
         csv << r.parameter << ',' << r.N;
         for (double x : {r.precision_lower, r.precision_upper, r.recall_lower, r.recall_upper,

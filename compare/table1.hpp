@@ -30,7 +30,7 @@ Table1 sensitivity_table(const theory::ModelParameters& params, const std::vecto
                          const theory::BoundSettings& settings);
 
 // table1.csv: parameter,N,dP_lower,dP_upper,dR_lower,dR_upper,dFmax_lower,dFmax_upper,
-// dFmin_lower,dFmin_upper (docs/compare-outputs.md, docs/simulate-outputs.md).
+// dFmin_lower,dFmin_upper (docs/commands/compare.md, docs/commands/simulate.md).
 std::string table1_csv(const Table1& table);
 // The manifest's "table1": d, kappa, variant, error (null when there are rows) and undefined_rows
 // ([{parameter, why}] for every parameter whose derivatives are all NaN).

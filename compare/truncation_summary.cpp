@@ -20,12 +20,13 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
 #include "compare/bootstrap.hpp"
 #include "compare/claims.hpp"
 #include "compare/correlation.hpp"
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "compare/fits.hpp"
 #include "compare/link_tests.hpp"
 
@@ -135,8 +136,7 @@ std::string renorm_name(std::int64_t renorm) {
 
 void write_truncation_table(const TruncationRun& run, const std::string& path) {
     std::ostringstream out;
-    out << "policy,renorm,scope,layer,head,N,docs,delta_nll,delta_nll_se,delta_nll_lo,"
-           "delta_nll_hi,kl,kl_se,top1,dropped_mass,output_error\n";
+    out << schema::csv_header(schema::page::truncate, schema::file::truncation) << '\n';
     for (std::int64_t c = 0; c < run.configs; ++c) {
         const MeanInterval loss = mean_interval(run, delta_nll, c);
         const MeanInterval divergence = mean_interval(run, kl, c);
@@ -195,7 +195,7 @@ void write_effective_sizes(const TruncationRun& run, int replicates, const std::
     for (int r = 0; resample && r < replicates; ++r)
         weights.push_back(resample_counts(kTruncationBootstrapSeed, r, static_cast<int>(run.docs)));
     std::ostringstream out;
-    out << "policy,renorm,scope,layer,head,tau,N_star,N_star_lo,N_star_hi,replicates\n";
+    out << schema::csv_header(schema::page::truncate, schema::file::effective_size) << '\n';
     for (const Curve& curve : curves)
         for (double tau : run.taus) {
             const double point = effective_size(run, curve, everyone, tau);
@@ -446,8 +446,7 @@ std::vector<LinkRow> geometry_link(const LinkInputs& in, int replicates) {
 void write_geometry_link(const TruncationRun& run, const std::vector<LinkRow>& rows,
                          const std::string& path) {
     std::ostringstream out;
-    out << "policy,renorm,N,quantity,heads,spearman,ci_lo,ci_hi,replicates,p_value,head_lo,"
-           "head_hi,family,tests,p_holm,adj_lo,adj_hi,excludes_zero\n";
+    out << schema::csv_header(schema::page::truncate, schema::file::geometry_link) << '\n';
     for (const LinkRow& row : rows)
         for (int q = 0; q < kQuantities; ++q) {
             const LinkTest& t = row.tests[q];
@@ -465,10 +464,7 @@ void write_geometry_link(const TruncationRun& run, const std::vector<LinkRow>& r
 void write_head_link(const LinkInputs& in, const std::string& path) {
     const TruncationRun& run = *in.run;
     std::ostringstream out;
-    out << "policy,renorm,layer,head,N,delta_nll";
-    for (const char* name : kQuantityNames)
-        out << ',' << name;
-    out << ",regime\n";
+    out << schema::csv_header(schema::page::truncate, schema::file::head_link) << '\n';
     for (std::int64_t c = 0; c < run.configs; ++c) {
         if (!in.plain_means[c]) continue;
         const auto& means = *in.plain_means[c];

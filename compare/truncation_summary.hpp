@@ -1,4 +1,4 @@
-// The judge of `attngeo truncate` (docs/design.md §12, docs/truncate-outputs.md): from a truncate
+// The judge of `attngeo truncate` (docs/design.md §12, docs/commands/truncate.md): from a truncate
 // folder's per-document measures, the means over documents with standard errors and 95 %
 // intervals (truncate.csv), the effective set size N*_τ with a bootstrap interval
 // (effective_size.csv) and, for scope head, the link of each head's loss to its geometry on the

@@ -8,6 +8,7 @@
 
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 
 namespace attngeo::compare {
@@ -97,27 +98,26 @@ const char* const kVerdictDecision =
     "same class and, both consistent, their sets meet; the first half's kappa_edge judged on the "
     "second half is reported beside it; bound rows: the kappa consistent on all four sides with "
     "the smallest mean gap, else each side at its own judged kappa.";
-const char* const kKappaScanColumns =
-    "variant,metric,side,kappa,consistent,falsified_points,contradicted_points,max_z,worst_N,"
-    "critical_value,critical_rule,mean_gap,mean_width";
-const char* const kVerdictColumns =
-    "variant,metric,side,state,kappa_set,kappa_edge,gap_at_edge,falsified_at_edge,kappa_judged,"
-    "kappa_given,falsified_at_judged,contradicted_at_judged,worst_N,worst_layer,worst_head,"
-    "worst_z,worst_excess,critical_value,band_method,units,contradiction_set,contradicted_most,"
-    "persistent_points,persistent_N,points,"
-    "convention_points,identity_points,informative_points,informative_fraction,informative,"
-    "informative_N,at_limit_points,n_only_points,information_share,kappa_free,nearly_kappa_free,"
-    "largest_move,points_moving,kappa_edge_first_half,first_half_empty,falsified_on_second_half,"
-    "gap_on_second_half,replicates_on_split,mean_width,gap_I,gap_II,gap_III,gap_IV,gap_V,"
-    "points_I,points_II,points_III,points_IV,points_V,fraction_degenerate";
-const char* const kJudgementColumns =
-    "kappa_P_lower,kappa_P_upper,kappa_R_lower,kappa_R_upper,P_lower_edge,P_upper_edge,"
-    "R_lower_edge,R_upper_edge,delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,"
-    "R_trivial_lower,P_trivial_upper,R_trivial_upper,sink_selected,convention,identity,z_P_lower,"
-    "z_P_upper,z_R_lower,z_R_upper,falsified_P_lower,falsified_P_upper,falsified_R_lower,"
-    "falsified_R_upper,contradicted_P_lower,contradicted_P_upper,contradicted_R_lower,"
-    "contradicted_R_upper,informative_P_lower,informative_P_upper,informative_R_lower,"
-    "informative_R_upper";
+namespace {
+
+// The columns of a compare folder's bounds.csv after B: the judgement of each bound row.
+std::string judgement_columns() {
+    std::string columns;
+    bool after_b = false;
+    for (const auto& column : schema::csv_columns(schema::page::compare, schema::file::bounds)) {
+        if (after_b) columns += (columns.empty() ? "" : ",") + column.name;
+        after_b = after_b || column.name == "B";
+    }
+    return columns;
+}
+
+}  // namespace
+
+const std::string kKappaScanColumns =
+    schema::csv_header(schema::page::compare, schema::file::kappa_scan);
+const std::string kVerdictColumns =
+    schema::csv_header(schema::page::compare, schema::file::verdict);
+const std::string kJudgementColumns = judgement_columns();
 
 void append_scan_rows(std::ostream& out, const std::string& prefix, theory::BoundVariant variant,
                       const KappaScan& scan) {

@@ -1,7 +1,7 @@
 // How the κ scan and the verdict (compare/falsification.hpp) are written, shared by simulate,
 // sweep and compare run folders so the three agree column for column: kappa_scan.csv,
 // verdict.csv, the per-point judgement columns of bounds.csv, and the manifest's blocks
-// (docs/simulate-outputs.md, docs/compare-outputs.md).
+// (docs/commands/simulate.md, docs/commands/compare.md).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -17,9 +17,9 @@ namespace attngeo::compare {
 extern const char* const kVerdictDecision;
 
 // Column names (no leading or trailing comma).
-extern const char* const kKappaScanColumns;  // variant,metric,side,kappa,consistent,…
-extern const char* const kVerdictColumns;    // variant,metric,side,state,kappa_set,…
-extern const char* const kJudgementColumns;  // kappa_P_lower,…,P_lower_edge,…,z_P_lower,…
+extern const std::string kKappaScanColumns;  // variant,metric,side,kappa,consistent,…
+extern const std::string kVerdictColumns;    // variant,metric,side,state,kappa_set,…
+extern const std::string kJudgementColumns;  // kappa_P_lower,…,P_lower_edge,…,z_P_lower,…
 
 // The scan's rows of one variant (all units), each line opening with `prefix` (e.g. "0," for
 // grid point 0 of a simulation; "" in compare).

@@ -1,7 +1,7 @@
 // Fuzzes an `attngeo extract` folder through read_empirical_run, what `compare --emp` reads:
 // manifest.json, heads.csv, pr.csv, by_position.csv and cos_by_lag.csv, in that order,
 // separated by kFileSeparator in the input.
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,7 +1,7 @@
 // Fuzzes a GGUF file through GgufCheckpoint, the loader `--model x.gguf` uses: header,
 // metadata values, tensor infos, the LLaMA hyper-parameters and shapes, and the conversion of
 // every tensor (F16/BF16/Q8_0 to float32, RoPE row permutation).
-#include "empirical/gguf.hpp"
+#include "empirical/model/gguf.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

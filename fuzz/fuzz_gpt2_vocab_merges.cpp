@@ -1,6 +1,6 @@
 // Fuzzes GPT-2's vocab.json and merges.txt (the input is vocab.json, kFileSeparator, then
 // merges.txt) through Gpt2BpeTokenizer, then encodes a fixed text and decodes it.
-#include "empirical/tokenizer.hpp"
+#include "empirical/tokenizers/gpt2_bpe_tokenizer.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

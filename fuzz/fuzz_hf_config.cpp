@@ -1,6 +1,6 @@
 // Fuzzes a Hugging Face config.json through read_hf_config, the reader every safetensors
 // checkpoint goes through (model_type, sizes, rope_scaling, activation, ...).
-#include "empirical/model_config.hpp"
+#include "empirical/model/model_config.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,6 +1,6 @@
 // Fuzzes a llama2.c .bin checkpoint through Llama2cCheckpoint (the 7-int header, the sizes it
 // implies against the file size, the tensors and their RoPE permutation) and its config().
-#include "empirical/llama2c.hpp"
+#include "empirical/model/llama2c.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,7 +1,7 @@
 // Fuzzes llama2.c's tokenizer.bin through Llama2cBinTokenizer. The file does not store its
 // vocabulary size, so the input's first two bytes (little-endian) give it, as a model header
 // would; then a fixed text is encoded and every id decoded.
-#include "empirical/tokenizer.hpp"
+#include "empirical/tokenizers/llama2c_tokenizer.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

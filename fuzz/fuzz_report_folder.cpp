@@ -7,7 +7,7 @@
 
 #include "common/json_file.hpp"
 #include "fuzz/fuzz_support.hpp"
-#include "reports/report.hpp"
+#include "reports/run_folder.hpp"
 #include "simulate/run.hpp"
 #include "tests/support/tiny_run.hpp"
 

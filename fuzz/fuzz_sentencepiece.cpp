@@ -1,6 +1,6 @@
 // Fuzzes a SentencePiece tokenizer.model (protobuf read by hand) through
 // SentencePieceTokenizer, then encodes a fixed text (byte fallback included) and decodes it.
-#include "empirical/tokenizer.hpp"
+#include "empirical/tokenizers/sentencepiece_tokenizer.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,6 +1,6 @@
 // Fuzzes a `--tokens` file through read_token_file as capture (one batch of equal lines) and
 // extract (documents of any length, ids below a vocabulary) read it.
-#include "empirical/token_file.hpp"
+#include "empirical/tokenizers/token_file.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,6 +1,6 @@
 // Fuzzes a Hugging Face tokenizer.json (BPE model, ByteLevel pre-tokenizer, added_tokens)
 // through Gpt2BpeTokenizer::from_tokenizer_json, then encodes a fixed text and decodes it.
-#include "empirical/tokenizer.hpp"
+#include "empirical/tokenizers/gpt2_bpe_tokenizer.hpp"
 #include "fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

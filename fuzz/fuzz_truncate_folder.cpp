@@ -11,7 +11,7 @@
 #include "common/safetensors.hpp"
 #include "compare/truncation_summary.hpp"
 #include "fuzz/fuzz_support.hpp"
-#include "reports/report.hpp"
+#include "reports/run_folder.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-// attngeo.HeadStatistics: the per-head statistics of `attngeo extract` (empirical/statistics.hpp)
+// attngeo.HeadStatistics: the per-head statistics of `attngeo extract` (empirical/extract/statistics.hpp)
 // fed from any model in Python — the final query row α and the value states per layer and
 // document — and written as an extract folder through empirical::write_extract_folder, so
 // `attngeo compare`, `merge` and `report` read it like one that `extract` wrote.
@@ -11,7 +11,7 @@
 
 #include "common/format.hpp"
 #include "common/number_list.hpp"
-#include "empirical/extract_folder.hpp"
+#include "empirical/extract/extract_folder.hpp"
 #include "python/array_input.hpp"
 #include "python/bindings.hpp"
 

@@ -21,6 +21,6 @@ PYBIND11_MODULE(_core, module) {
     attngeo::python::bind_bounds(module);
     attngeo::python::bind_simulate(module);
     attngeo::python::bind_head_statistics(module);
-    attngeo::python::bind_normalization(module);
+    attngeo::python::bind_normalization_limits(module);
     attngeo::python::bind_run_folders(module);
 }

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "python/bindings.hpp"
-#include "reports/report.hpp"
+#include "reports/run_folder.hpp"
 
 namespace attngeo::python {
 

@@ -12,8 +12,10 @@
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/html.hpp"
 #include "reports/verdict_text.hpp"
 
 namespace fs = std::filesystem;
@@ -31,8 +33,8 @@ struct CalibrationRow {
 };
 
 std::vector<CalibrationRow> read_rows(const std::string& path) {
-    const CsvTable t = read_table_with_columns(path, {"metric", "side", "planted", "shift", "runs",
-                                                      "falsified", "rate", "ci_lo", "ci_hi"});
+    const CsvTable t = read_table_with_columns(
+        path, schema::csv_column_names(schema::page::simulate, schema::file::calibration));
     std::vector<CalibrationRow> rows;
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
         const std::string& metric = t.text(r, "metric");

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
 
 namespace attngeo::reports {
 

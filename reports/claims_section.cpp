@@ -9,6 +9,7 @@
 #include "common/errors.hpp"
 #include "common/run_schema.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/html.hpp"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
 
 namespace attngeo::reports {
 

@@ -9,9 +9,11 @@
 
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "reports/csv_table.hpp"
-#include "reports/report.hpp"
+#include "reports/html.hpp"
+#include "reports/run_folder.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 
@@ -82,10 +84,11 @@ std::string universal_table(const CsvTable& t, std::size_t models,
 }
 
 Section universal_section(const RunFolder& run, const std::vector<SetModel>& models) {
-    const CsvTable table =
-        read_table_with_columns((fs::path(run.dir) / schema::file::universal_kappa).string(),
-                                {"variant", "metric", "side", "kappa_set", "kappa_edge",
-                                 "gap_at_edge", "models", "models_consistent", "state"});
+    const CsvTable table = read_table_with_columns(
+        (fs::path(run.dir) / schema::file::universal_kappa).string(),
+        schema::csv_column_names(schema::page::compare, schema::file::universal_kappa,
+                                 {"variant", "metric", "side", "kappa_set", "kappa_edge",
+                                  "gap_at_edge", "models", "models_consistent", "state"}));
     // The manifest's block holds every variant's four sides (joint_json).
     with_json_context(run_manifest_path(run.dir), [&] {
         for (const std::string& v : variant_names())

@@ -11,6 +11,7 @@
 #include "common/run_schema.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
+#include "reports/html.hpp"
 
 namespace fs = std::filesystem;
 

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/palette.hpp"
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
 #include "theory/head_regime.hpp"
 
 namespace attngeo::reports::empirical {

@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "common/format.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
+#include "reports/html.hpp"
 #include "reports/palette.hpp"
 #include "reports/verdict.hpp"
 
@@ -477,8 +479,9 @@ std::optional<Figure> diagnostics_figure(const std::string& prefix, const Extrac
     PerRegime<std::map<int, std::array<double, 5>>> rows;
     const std::string diag = path_in(e.dir, schema::file::diagnostics);
     stream_numeric_csv(diag,
-                       {"layer", "head", "N", "s_norm", "s_norm_no_sink", "s_norm_no_last",
-                        "cos_s_v0", "cos_s_vL"},
+                       schema::csv_column_names(schema::page::extract, schema::file::diagnostics,
+                                                {"layer", "head", "N", "s_norm", "s_norm_no_sink",
+                                                 "s_norm_no_last", "cos_s_v0", "cos_s_vL"}),
                        [&](const std::vector<double>& v) {
                            const int h = e.find(static_cast<int>(v[0]), static_cast<int>(v[1]));
                            for (int r : regimes) {

@@ -16,7 +16,8 @@
 #include "reports/empirical_data.hpp"
 #include "reports/empirical_figures.hpp"
 #include "reports/empirical_tables.hpp"
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
+#include "reports/html.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 

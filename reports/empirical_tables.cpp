@@ -12,6 +12,7 @@
 #include "common/json_file.hpp"
 #include "common/run_schema.hpp"
 #include "reports/verdict.hpp"
+#include "reports/html.hpp"
 
 namespace fs = std::filesystem;
 

@@ -13,11 +13,12 @@
 #include "common/format.hpp"
 #include "common/json_file.hpp"
 #include "common/run_schema.hpp"
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "reports/empirical_data.hpp"
 #include "reports/simulation_tables.hpp"
 #include "reports/verdict.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
+#include "reports/html.hpp"
 
 namespace fs = std::filesystem;
 

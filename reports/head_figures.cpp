@@ -14,10 +14,11 @@
 #include "common/format.hpp"
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "reports/empirical_figures.hpp"
+#include "reports/html.hpp"
 #include "reports/palette.hpp"
-#include "reports/report.hpp"
 #include "theory/bounds.hpp"
 
 namespace fs = std::filesystem;
@@ -152,15 +153,18 @@ std::optional<Figure> contribution_scatter_figure(const std::string& prefix, con
                    e.run.rows[chosen[r]].head] = r;
     PerRegime<std::ostringstream> dat;
     PerRegime<int> points{};
-    stream_numeric_csv(path, {"layer", "head", "pos", "contrib_norm", "cos_to_s"},
-                       [&](const std::vector<double>& v) {
-                           const auto it = wanted.find((static_cast<long long>(v[0]) << 32) |
-                                                       static_cast<long long>(v[1]));
-                           if (it == wanted.end() || !(v[3] > 0)) return;
-                           dat[it->second] << format_double(v[2]) << ' ' << format_double(v[3])
-                                           << ' ' << format_double(v[4]) << '\n';
-                           ++points[it->second];
-                       });
+    stream_numeric_csv(
+        path,
+        schema::csv_column_names(schema::page::extract, schema::file::contributions,
+                                 {"layer", "head", "pos", "contrib_norm", "cos_to_s"}),
+        [&](const std::vector<double>& v) {
+            const auto it =
+                wanted.find((static_cast<long long>(v[0]) << 32) | static_cast<long long>(v[1]));
+            if (it == wanted.end() || !(v[3] > 0)) return;
+            dat[it->second] << format_double(v[2]) << ' ' << format_double(v[3]) << ' '
+                            << format_double(v[4]) << '\n';
+            ++points[it->second];
+        });
     Figure f;
     f.id = prefix + "fig10_contribution_scatter";
     f.title = "Figure 10: contributions ‖α_i v_i‖ by position, coloured by cos(v_i, s(N))";

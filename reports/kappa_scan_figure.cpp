@@ -11,6 +11,7 @@
 #include "reports/palette.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
+#include "reports/html.hpp"
 
 namespace attngeo::reports {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "reports/csv_table.hpp"
 #include "reports/empirical_figures.hpp"
@@ -19,11 +20,6 @@ namespace fs = std::filesystem;
 namespace attngeo::reports::empirical {
 namespace {
 
-const std::vector<std::string> kSummaryColumns = {"length_lo", "length_hi", "length_mean",
-                                                  "N",         "heads",     "P_mean",
-                                                  "R_mean",    "P_head_sd", "R_head_sd"};
-const std::vector<std::string> kRegimesByLengthColumns = {
-    "length_lo", "length_hi", "length_mean", "heads", "Retriever", "Mixer", "Reset"};
 const std::vector<std::string> kHeadsByLengthColumns = {
     "layer", "head",      "length_lo", "length_hi", "queries", "lambda",
     "rho0",  "sink_mass", "m_sink",    "m_last",    "m_rest",  "regime"};
@@ -175,15 +171,17 @@ std::optional<LengthCurves> extract_length_curves(const ExtractData& e) {
         const CsvReader header(by_length, "a table written by attngeo extract");
         (void)header.column("P_se"), (void)header.column("R_se");
     }
-    stream_numeric_csv(
-        by_length, {"layer", "head", "length_lo", "length_hi", "N", "queries", "P_mean", "R_mean"},
-        [&](const std::vector<double>& v) {
-            const LengthBinKey bin{static_cast<int>(v[2]), static_cast<int>(v[3])};
-            MeanPR& at = sums[static_cast<int>(v[4])][bin];
-            at.p += v[6];
-            at.r += v[7];
-            ++at.heads;
-        });
+    stream_numeric_csv(by_length,
+                       schema::csv_column_names(schema::page::extract, schema::file::by_length,
+                                                {"layer", "head", "length_lo", "length_hi", "N",
+                                                 "queries", "P_mean", "R_mean"}),
+                       [&](const std::vector<double>& v) {
+                           const LengthBinKey bin{static_cast<int>(v[2]), static_cast<int>(v[3])};
+                           MeanPR& at = sums[static_cast<int>(v[4])][bin];
+                           at.p += v[6];
+                           at.r += v[7];
+                           ++at.heads;
+                       });
     for (auto& [N, by_bin] : sums)
         for (auto& [bin, at] : by_bin) {
             at.p /= at.heads;
@@ -220,7 +218,9 @@ std::optional<LengthCurves> compare_length_curves(const std::string& dir) {
     LengthCurves c;
     c.pr_source = summary_path;
     c.regime_source = path_in(dir, schema::file::regimes_by_length);
-    const CsvTable summary = read_table_with_columns(summary_path, kSummaryColumns);
+    const CsvTable summary = read_table_with_columns(
+        summary_path,
+        schema::csv_column_names(schema::page::compare, schema::file::by_length_summary));
     for (std::size_t r = 0; r < summary.rows.size(); ++r) {
         const LengthBinKey bin = bin_at(summary, r);
         c.length_mean[bin] = summary.number(r, "length_mean");
@@ -232,7 +232,9 @@ std::optional<LengthCurves> compare_length_curves(const std::string& dir) {
         throw InputError("'" + c.regime_source +
                          "': missing, expected it beside by_length_summary.csv (compare writes "
                          "both)");
-    const CsvTable regimes = read_table_with_columns(c.regime_source, kRegimesByLengthColumns);
+    const CsvTable regimes = read_table_with_columns(
+        c.regime_source,
+        schema::csv_column_names(schema::page::compare, schema::file::regimes_by_length));
     for (std::size_t r = 0; r < regimes.rows.size(); ++r) {
         const LengthBinKey bin = bin_at(regimes, r);
         c.length_mean[bin] = regimes.number(r, "length_mean");

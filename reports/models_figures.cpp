@@ -24,6 +24,7 @@
 #include "reports/simulation_tables.hpp"
 #include "reports/verdict.hpp"
 #include "theory/bounds.hpp"
+#include "reports/html.hpp"
 
 namespace fs = std::filesystem;
 

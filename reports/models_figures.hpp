@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "reports/figure.hpp"
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
 
 namespace attngeo::reports {
 

@@ -1,48 +1,30 @@
-// Report assembly: manifests to sections, figures rendered, one self-contained index.html.
+// Report assembly: every folder's sections, figures rendered, one self-contained index.html and
+// the list of the files it wrote.
 #include "reports/report.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "common/json_file.hpp"
 #include "common/output_folder.hpp"
 #include "common/run_schema.hpp"
-
-#include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <regex>
-#include <set>
-#include <sstream>
-#include <stdexcept>
 
 #include "attngeo/version.hpp"
 #include "common/atomic_file.hpp"
 #include "common/errors.hpp"
 #include "common/manifest_values.hpp"
 #include "reports/claims_section.hpp"
-#include "reports/csv_table.hpp"
+#include "reports/html.hpp"
 #include "reports/models_figures.hpp"
 
 namespace fs = std::filesystem;
 
 namespace attngeo::reports {
 namespace {
-
-using SectionBuilder = std::vector<Section> (*)(const RunFolder&);
-
-// The registry of run kinds; a new kind is one line here.
-const std::map<std::string, SectionBuilder>& builders() {
-    static const std::map<std::string, SectionBuilder> table = {
-        {"simulate", simulation_sections},
-        {"sweep", sweep_sections},
-        {"extract", extract_sections},
-        {"compare", compare_sections},
-        {schema::kind::compare_set, compare_set_sections},
-        {schema::kind::truncate, truncate_sections},
-        {schema::kind::normalization, normalization_sections},
-    };
-    return table;
-}
 
 std::string slurp(const fs::path& path) {
     std::ifstream in(path);
@@ -66,174 +48,6 @@ figure { margin: 1.2em 0; } figcaption { font-size: .9em; color: #444; max-width
 .bad { color: #b00020; font-weight: bold; } .yes { color: #1b7f3b; font-weight: bold; } .dim { color: #888; } code { background: #f5f5f5; padding: 0 .2em; }
 ul.decisions li { margin-bottom: .3em; font-size: .9em; }
 )";
-
-}  // namespace
-
-std::string figure_prefix(const RunFolder& run) {
-    return run.id_prefix.empty() ? "run" + std::to_string(run.index) + "_" : run.id_prefix;
-}
-
-std::string html_escape(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
-
-std::string html_table(const std::vector<std::string>& header,
-                       const std::vector<std::vector<std::string>>& rows) {
-    std::ostringstream out;
-    out << "<table><thead><tr>";
-    for (const auto& h : header)
-        out << "<th>" << h << "</th>";
-    out << "</tr></thead><tbody>";
-    for (const auto& row : rows) {
-        out << "<tr>";
-        for (const auto& cell : row)
-            out << "<td>" << cell << "</td>";
-        out << "</tr>";
-    }
-    out << "</tbody></table>\n";
-    return out.str();
-}
-
-std::string short_number(double x) {
-    if (std::isnan(x)) return "nan";
-    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.6g", x);
-    return buffer;
-}
-
-std::string json_text(const nlohmann::json& value) {
-    if (value.is_string()) return value.get<std::string>();
-    if (value.is_number_float()) return short_number(value.get<double>());
-    return value.dump();
-}
-
-std::string table1_html(const std::string& dir, const nlohmann::json& manifest,
-                        const std::string& where) {
-    const std::string path = (fs::path(dir) / schema::file::table1).string();
-    const CsvTable table = read_csv_table(path);
-    // The manifest's "table1" block as compare::table1_manifest writes it, every key required.
-    const std::string manifest_path = (fs::path(dir) / schema::file::manifest).string();
-    std::ostringstream html;
-    with_json_context(manifest_path, [&] {
-        const nlohmann::json& about = manifest.at("table1");
-        auto fact = [&](const char* key) { return html_escape(json_text(about.at(key))); };
-        html << "<p>Central differences of the <code>paper</code> bounds " << where
-             << "κ = " << fact("kappa") << ", d = " << fact("d")
-             << "); ρ0 is differentiated directly (it can be ≤ 0). Positive: the bound rises "
-                "with the parameter. From <code>"
-             << html_escape(path) << "</code>.</p>\n";
-        const nlohmann::json& error = about.at("error");
-        if (!error.is_null())
-            html << "<p class=\"warn\">No rows: " << html_escape(error.get<std::string>())
-                 << "</p>\n";
-        std::vector<std::vector<std::string>> rows;
-        for (std::size_t r = 0; r < table.rows.size(); ++r)
-            rows.push_back({html_escape(table.text(r, "parameter")), table.text(r, "N"),
-                            short_number(table.number(r, "dP_lower")),
-                            short_number(table.number(r, "dP_upper")),
-                            short_number(table.number(r, "dR_lower")),
-                            short_number(table.number(r, "dR_upper"))});
-        html << html_table({"parameter", "N", "dP_lower", "dP_upper", "dR_lower", "dR_upper"},
-                           rows);
-        // Why a row is nan, as the run recorded it.
-        const nlohmann::json& undefined = about.at("undefined_rows");
-        if (!undefined.is_array())
-            throw nlohmann::json::type_error::create(
-                302, "expected an array, found " + undefined.dump(), &undefined);
-        if (!undefined.empty()) {
-            html << "<p>Rows of nan:</p>\n<ul>";
-            for (const nlohmann::json& row : undefined)
-                html << "<li><code>" << html_escape(row.at("parameter").get<std::string>())
-                     << "</code>: " << html_escape(row.at("why").get<std::string>()) << "</li>";
-            html << "</ul>\n";
-        }
-    });
-    return html.str();
-}
-
-std::string decisions_list(const nlohmann::json& manifest) {
-    if (!manifest.contains("decisions") || !manifest.at("decisions").is_array()) return "";
-    std::ostringstream out;
-    out << "<ul class=\"decisions\">";
-    for (const auto& d : manifest.at("decisions"))
-        out << "<li>" << html_escape(json_text(d)) << "</li>";
-    out << "</ul>\n";
-    return out.str();
-}
-
-Section decisions_section(const nlohmann::json& manifest) {
-    Section decisions;
-    decisions.title = "Decisions taken";
-    decisions.html_before = decisions_list(manifest);
-    return decisions;
-}
-
-RunFolder read_run_folder(const std::string& dir, int index, const std::string& named_by) {
-    const fs::path manifest_path = fs::path(dir) / schema::file::manifest;
-    if (!fs::is_regular_file(manifest_path))
-        throw InputError(named_by + " '" + dir + "': no manifest.json (not an attngeo run folder)");
-    RunFolder run;
-    run.dir = dir;
-    run.index = index;
-    run.named_by = named_by;
-    run.manifest = read_json_file(manifest_path.string(), "an attngeo run manifest");
-    const auto kind_field = run.manifest.find("kind");
-    const std::string kind =
-        run.manifest.is_object() && kind_field != run.manifest.end() && kind_field->is_string()
-            ? kind_field->get<std::string>()
-            : "";
-    if (!builders().count(kind)) {
-        throw InputError(
-            named_by + " '" + dir + "': run kind '" + kind +
-            "' has no reader (known: simulate, sweep, extract, compare, compare-set, truncate, "
-            "normalization)");
-    }
-    schema::check_format_version(run.manifest, manifest_path.string());
-    return run;
-}
-
-std::vector<Section> run_sections(const RunFolder& run) {
-    // A key missing from, or of the wrong type in, any file of the folder is bad input. A
-    // simulate or sweep folder's only JSON is its manifest, so that file is named; the sections
-    // read their tables first (simulation_tables.hpp), each error naming its file. Extract and
-    // compare sections read several JSON files (manifest.json, kappa.json, fitted_params.json,
-    // snapshot.json) and name each where it is read (empirical_sections.cpp); the folder is named
-    // only as a last resort.
-    const std::string kind = run.manifest.at("kind").get<std::string>();
-    const bool simulation = kind == "simulate" || kind == "sweep";
-    const std::string json_source = simulation ? run_manifest_path(run.dir) : run.dir;
-    try {
-        return with_json_context(json_source, [&] { return builders().at(kind)(run); });
-    } catch (const std::invalid_argument& e) {  // a reader that missed a damaged value
-        throw InputError(run.named_by + " '" + run.dir +
-                         "': a file of the run folder is damaged (" + e.what() + ")");
-    } catch (const std::out_of_range& e) {
-        throw InputError(run.named_by + " '" + run.dir +
-                         "': the files of the run folder disagree (" + e.what() + ")");
-    }
-}
-
-namespace {
 
 // Every folder's manifest, checked for a kind with a report, before anything is built.
 std::vector<RunFolder> read_run_folders(const std::vector<std::string>& run_dirs) {

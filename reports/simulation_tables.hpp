@@ -4,7 +4,7 @@
 // manifest's N grid.
 #pragma once
 #include "reports/csv_table.hpp"
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
 
 namespace attngeo::reports {
 

@@ -19,6 +19,7 @@
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 #include "theory/bounds.hpp"
+#include "reports/html.hpp"
 
 namespace fs = std::filesystem;
 

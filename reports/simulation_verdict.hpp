@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "reports/csv_table.hpp"
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
 
 namespace attngeo::reports {
 

@@ -1,4 +1,4 @@
-// The report of an `attngeo truncate` folder (docs/truncate-outputs.md): what keeping only N
+// The report of an `attngeo truncate` folder (docs/commands/truncate.md): what keeping only N
 // keys costs (ΔNLL and KL against N), the effective sizes N*_τ, and for scope `head` how each
 // head's cost follows its geometry; several truncate folders overlay their ΔNLL curves.
 #include <algorithm>
@@ -19,7 +19,8 @@
 #include "common/run_schema.hpp"
 #include "reports/empirical_data.hpp"
 #include "reports/palette.hpp"
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
+#include "reports/html.hpp"
 
 namespace attngeo::reports {
 namespace {
@@ -394,7 +395,7 @@ struct StrongestLink {
     double spearman = kNan, p_holm = kNan, adj_lo = kNan, adj_hi = kNan;
 };
 
-// One (policy, renorm) entry of link_summary.json (docs/truncate-outputs.md).
+// One (policy, renorm) entry of link_summary.json (docs/commands/truncate.md).
 struct LinkSummary {
     std::optional<std::string> best;  // named only when its adjusted interval excludes 0
     int heads = 0, tests = 0, excluding = 0;

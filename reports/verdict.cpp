@@ -17,6 +17,7 @@
 #include "reports/palette.hpp"
 #include "reports/verdict_text.hpp"
 #include "theory/bounds.hpp"
+#include "reports/html.hpp"
 
 namespace attngeo::reports {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "reports/csv_table.hpp"
 #include "reports/figure.hpp"
-#include "reports/report.hpp"
+#include "reports/sections.hpp"
 
 namespace attngeo::reports {
 

@@ -10,7 +10,7 @@
 
 #include "common/manifest_values.hpp"
 #include "common/order_statistics.hpp"
-#include "reports/report.hpp"
+#include "reports/html.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 

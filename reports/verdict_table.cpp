@@ -6,7 +6,7 @@
 #include <functional>
 #include <sstream>
 
-#include "reports/report.hpp"
+#include "reports/html.hpp"
 #include "reports/verdict_text.hpp"
 
 namespace attngeo::reports {

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "common/manifest_values.hpp"
-#include "reports/report.hpp"
+#include "reports/html.hpp"
 
 namespace attngeo::reports {
 

@@ -48,7 +48,7 @@ std::string side_label(const VerdictSide& row);           // "P lower"
 }  // namespace verdict_words
 
 // The opening of a compare verdict: how many heads each assumption holds in, from the
-// manifest's "assumptions" block (docs/compare-outputs.md). A missing key or a value of the
+// manifest's "assumptions" block (docs/commands/compare.md). A missing key or a value of the
 // wrong type throws nlohmann::json's exception (the caller names the file).
 std::string assumptions_opening(const nlohmann::json& manifest);
 

@@ -9,6 +9,8 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
+#include "common/run_columns.hpp"
+#include "common/run_schema.hpp"
 #include "common/splitmix64.hpp"
 #include "compare/estimate_envelopes.hpp"
 #include "compare/falsification.hpp"
@@ -211,7 +213,7 @@ CalibrationResult calibrate_verdict(const PointSetup& setup, const CalibrationSe
 }
 
 std::string calibration_csv(const CalibrationResult& result) {
-    std::string out = "metric,side,planted,shift,runs,falsified,rate,ci_lo,ci_hi\n";
+    std::string out = schema::csv_header(schema::page::simulate, schema::file::calibration) + '\n';
     for (const CalibrationCase& c : result.cases)
         out += c.metric + ',' + c.side + ',' + (c.planted_true ? "true" : "false") + ',' +
                format_double(c.shift) + ',' + std::to_string(c.runs) + ',' +

@@ -14,10 +14,11 @@
 #include "common/format.hpp"
 #include "common/number_list.hpp"
 #include "common/output_folder.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "common/size_checks.hpp"
-#include "empirical/extract_folder.hpp"
-#include "empirical/extract_state.hpp"
+#include "empirical/extract/extract_folder.hpp"
+#include "empirical/extract/extract_state.hpp"
 #include "theory/parameter_table.hpp"
 
 namespace attngeo::simulate {
@@ -279,8 +280,7 @@ std::vector<float> planted_alpha(const theory::Assumption3Profile& profile, doub
 
 std::string planted_csv(const std::vector<PlantedParameters>& heads, int d, double alpha_noise) {
     std::ostringstream csv;
-    csv << "layer,head,L,d,C,lambda,beta,rho0,p_sink,p_base,eta,omega,T1,T2,norm_cv,"
-           "alpha_noise\n";
+    csv << schema::csv_header(schema::page::extract, schema::file::planted_truth) << '\n';
     for (std::size_t h = 0; h < heads.size(); ++h) {
         const PlantedParameters& p = heads[h];
         auto f = [](double x) { return format_double(x); };

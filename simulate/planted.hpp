@@ -9,7 +9,7 @@
 
 #include "simulate/generator.hpp"
 #include "simulate/rng.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 
 namespace attngeo::simulate {
 

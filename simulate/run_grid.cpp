@@ -14,6 +14,7 @@
 #include "common/format.hpp"
 #include "common/manifest_values.hpp"
 #include "common/progress.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "simulate/run_internal.hpp"
 #include "simulate/trial_counts_file.hpp"
@@ -43,7 +44,7 @@ void save_checkpoint(const Checkpointing& c, const RunConfig& config,
     write_trial_counts((fs::path(c.state_dir) / schema::file::trial_counts).string(), config, sizes,
                        sums);
     std::ostringstream text;
-    text << "grid,N,quantity,count,sum,sum_squares\n";
+    text << schema::csv_header(schema::page::simulate, schema::file::monte_carlo_sums) << '\n';
     for (std::size_t g = 0; g < sums.size(); ++g)
         if (sums[g].trials > 0)
             write_sums_csv(text, static_cast<int>(g), setups[g].spec.sizes, sums[g]);

@@ -16,6 +16,7 @@
 #include "common/json_file.hpp"
 #include "common/manifest_values.hpp"
 #include "common/output_folder.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "compare/claims.hpp"
 #include "compare/estimate_envelopes.hpp"
@@ -179,19 +180,18 @@ struct RunTables {
     std::string claims;          // claims.csv (simulate only)
 };
 
-constexpr const char* kEstimateColumns =
-    "N,trials,P_mean,P_se,P_ci_lo,P_ci_hi,R_mean,R_se,R_ci_lo,R_ci_hi,Fmax_mean,Fmin_mean";
-
 void write_main_header(std::ostream& out, const RunConfig& config) {
+    const std::string estimate_columns =
+        schema::csv_header(schema::page::simulate, schema::file::simulate_estimates);
     if (config.kind != "sweep") {
-        out << kEstimateColumns << '\n';
+        out << estimate_columns << '\n';
         return;
     }
     out << "grid";
     for (const auto& [name, values] : config.sweep)
         out << ',' << name;
     // Long format: one row per (grid point, N, variant), so no column name carries a variant.
-    out << ',' << kEstimateColumns
+    out << ',' << estimate_columns
         << ",variant,kappa,P_lower,P_upper,R_lower,R_upper,P_lower_joint,P_upper_joint,"
            "R_lower_joint,R_upper_joint\n";
 }
@@ -205,7 +205,7 @@ void open_tables(RunTables& tables, const RunConfig& config) {
     write_main_header(tables.main, config);
     tables.bounds << "N,variant,kappa,regime," << schema::kBoundValueColumns << ','
                   << kJudgementColumns << '\n';
-    tables.sums << "grid,N,quantity,count,sum,sum_squares\n";
+    tables.sums << schema::csv_header(schema::page::simulate, schema::file::monte_carlo_sums) << '\n';
 }
 
 // Table 2's regime of every N of a point whose profile has phases (docs/design.md §3).

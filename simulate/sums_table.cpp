@@ -10,6 +10,7 @@
 
 #include "common/csv.hpp"
 #include "common/errors.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "simulate/run_internal.hpp"
 
@@ -129,7 +130,8 @@ std::vector<SimulationSums> read_sums(const std::string& dir, const RunConfig& c
                          "the exact sums of a simulate or sweep run folder");
         std::array<std::size_t, 6> column{};
         std::size_t k = 0;
-        for (const char* name : {"grid", "N", "quantity", "count", "sum", "sum_squares"})
+        for (const std::string& name :
+             schema::csv_column_names(schema::page::simulate, schema::file::monte_carlo_sums))
             column[k++] = reader.column(name);
         while (reader.next())
             read_sums_row(reader.row(), column, sizes, config.trials, sums);

@@ -25,14 +25,6 @@ std::string tensor_name(const char* quantity, std::size_t grid) {
     return std::string(quantity) + "." + std::to_string(grid);
 }
 
-// A shape as messages print it; an extent of −1 is one the reader leaves open ("T").
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        text += (i ? ", " : "") + (shape[i] < 0 ? std::string("T") : std::to_string(shape[i]));
-    return text + "]";
-}
-
 // The file being read, so that every message opens the same way.
 struct CountsFile {
     SafetensorsFile file;

@@ -11,7 +11,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 
 namespace attngeo::theory {
 namespace {

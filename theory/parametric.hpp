@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "theory/bounds.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 
 namespace attngeo::theory {
 

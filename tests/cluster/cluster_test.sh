@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The README's cluster recipes, run for real (docs/design.md §13): `slurm` starts a one-node
-# Slurm on localhost (munged, slurmctld and slurmd in the foreground, children of this script,
-# with a slurm.conf and munge key in a temporary folder), submits examples/cluster/*.sbatch as
-# job arrays with `sbatch --wait`; `mpi` runs examples/cluster/*-mpi.sh under `mpirun -n 2`.
+# The cluster recipes of docs/commands/merge.md, run for real (docs/design.md §13): `slurm`
+# starts a one-node Slurm on localhost (munged, slurmctld and slurmd in the foreground, children
+# of this script, with a slurm.conf and munge key in a temporary folder), submits
+# examples/cluster/*.sbatch as job arrays with `sbatch --wait`; `mpi` runs
+# examples/cluster/*-mpi.sh under `mpirun -n 2`.
 # Either way the shards are merged with `attngeo merge` and must equal the unsharded run byte
 # for byte (manifest.json aside). Daemons it started are stopped on every exit path.
 # Usage: cluster_test.sh slurm|mpi ATTNGEO_EXE SOURCE_DIR. Exit 77 (CTest's skip) only where

@@ -24,12 +24,12 @@
 #include "common/format.hpp"
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "compare/length_summary.hpp"
 #include "tests/support/sensitivity_reference.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 #include "theory/parametric.hpp"
 
 namespace fs = std::filesystem;
@@ -104,23 +104,22 @@ fs::path make_extract_folder(const std::string& name, int group = 1, int docs = 
     pr << "layer,head,N,docs,P_mean,P_se,R_mean,R_se,Fmax_mean,Fmin_mean\n";
     pos << "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n";
     lags << "layer,head,lag,cos_mean,pairs\n";
-    auto f = [](double x) { return format_double(x); };
     for (int l = 0; l < kLayers; ++l) {
         for (int h = 0; h < kHeads; ++h) {
             const int i = l * kHeads + h;
             const Eigen::VectorXd alpha = theory::assumption3_weights(profile_of(i));
             heads << l << ',' << h << ',' << h / group << ',' << docs << ",0.98,1,0.01,0.2,0.5,"
-                  << f(rho0_of(i)) << ',' << f(alpha[0]) << ',' << f(alpha[kContext - 1])
-                  << ",0.1,0.2,0.3," << kRegimeOf[i] << ',' << f(1.25 + i) << '\n';
+                  << format_double(rho0_of(i)) << ',' << format_double(alpha[0]) << ',' << format_double(alpha[kContext - 1])
+                  << ",0.1,0.2,0.3," << kRegimeOf[i] << ',' << format_double(1.25 + i) << '\n';
             for (std::size_t s = 0; s < kSizes.size(); ++s)
-                pr << l << ',' << h << ',' << kSizes[s] << ',' << docs << ',' << f(0.9 - 0.1 * s)
-                   << (docs > 1 ? ",0.01," : ",,") << f(0.3 + 0.1 * s)
+                pr << l << ',' << h << ',' << kSizes[s] << ',' << docs << ',' << format_double(0.9 - 0.1 * s)
+                   << (docs > 1 ? ",0.01," : ",,") << format_double(0.3 + 0.1 * s)
                    << (docs > 1 ? ",0.01," : ",,") << "0.5,0.5\n";
             for (int p = 0; p < kContext; ++p)
                 pos << l << ',' << h << ',' << p << ',' << (p == 0 ? "0.5" : "1") << ','
-                    << f(alpha[p]) << ',' << f(alpha[p] * (p == 0 ? 0.5 : 1)) << '\n';
+                    << format_double(alpha[p]) << ',' << format_double(alpha[p] * (p == 0 ? 0.5 : 1)) << '\n';
             for (int k = 1; k <= kContext - 2; ++k)
-                lags << l << ',' << h << ',' << k << ',' << f(std::exp(-beta_of(i) * k)) << ','
+                lags << l << ',' << h << ',' << k << ',' << format_double(std::exp(-beta_of(i) * k)) << ','
                      << docs * (kContext - 1 - k) << '\n';
         }
     }
@@ -362,7 +361,7 @@ TEST(EmpiricalRunReader, ManifestNumberBeyondDoubleNamesTheManifest) {
     expect_reader_error(dir, {"manifest.json", "not valid JSON"});
 }
 
-// The headers of the contract (docs/compare-outputs.md).
+// The headers of the contract (docs/commands/compare.md).
 void expect_contract_headers(const fs::path& out) {
     const std::map<std::string, std::string> headers = {
         {"fits.csv",
@@ -491,7 +490,7 @@ TEST(CompareCli, RecoversTheKnownParametersAndWritesTheContract) {
     EXPECT_EQ(sim.exit_code, 0) << command << "\n" << sim.err;
 }
 
-// Every CSV of a compare run reads with the column types docs/compare-outputs.md lists:
+// Every CSV of a compare run reads with the column types docs/commands/compare.md lists:
 // tests/python/check_csv_dtypes.py with pandas (Debian's python3-pandas), or Python's csv
 // module applying the same rules when pandas is absent. It also fails on an undocumented CSV.
 TEST(CompareCli, CsvDtypes) {
@@ -506,7 +505,7 @@ TEST(CompareCli, CsvDtypes) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string check = python + " " +
                               (source / "tests/python/check_csv_dtypes.py").string() + " " +
-                              (source / "docs/compare-outputs.md").string() + " ";
+                              (source / "docs/commands/compare.md").string() + " ";
     const fs::path log = scratch() / "dtypes.log";
     const int status = std::system((check + out.string() + " > " + log.string() + " 2>&1").c_str());
     std::cout << slurp(log);
@@ -1299,14 +1298,14 @@ TEST(CompareByLength, SummariesMatchAnIndependentComputation) {
     EXPECT_EQ(manifest.at("by_length").at("bins").size(), 3u);
     EXPECT_EQ(manifest.at("emp_parameters").at("queries"), "every:7");
 
-    // The new files read with the types docs/compare-outputs.md lists.
+    // The new files read with the types docs/commands/compare.md lists.
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     if (std::system((python + " -c '' 2>/dev/null").c_str()) == 0) {
         const fs::path source = fs::path(ATTNGEO_SOURCE_DIR);
         const fs::path log = scratch() / "by_length_dtypes.log";
         const int status =
             std::system((python + " " + (source / "tests/python/check_csv_dtypes.py").string() +
-                         " " + (source / "docs/compare-outputs.md").string() + " " + out.string() +
+                         " " + (source / "docs/commands/compare.md").string() + " " + out.string() +
                          " > " + log.string() + " 2>&1")
                             .c_str());
         EXPECT_EQ(status, 0) << slurp(log);
@@ -1318,8 +1317,8 @@ TEST(CompareByLength, SummariesMatchAnIndependentComputation) {
             fs::copy_file(dir / file, only / file);
         const int extract_status =
             std::system((python + " " + (source / "tests/python/check_csv_dtypes.py").string() +
-                         " " + (source / "docs/extract-outputs.md").string() + " " + only.string() +
-                         " > " + extract_log.string() + " 2>&1")
+                         " " + (source / "docs/commands/extract.md").string() + " " +
+                         only.string() + " > " + extract_log.string() + " 2>&1")
                             .c_str());
         EXPECT_EQ(extract_status, 0) << slurp(extract_log);
     }

@@ -16,7 +16,7 @@
 
 #include "compare/bootstrap.hpp"
 #include "compare/fit_intervals.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 
 namespace attngeo::compare {
 namespace {

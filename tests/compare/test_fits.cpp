@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compare/fits.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 
 namespace attngeo::compare {
 namespace {

@@ -224,12 +224,12 @@ TEST(KsTest, InvariantUnderAMonotoneTransform) {
             x = 0.7 * g(rng) + 0.3;
         const KsTest base = ks_two_sample(a, b);
         for (int map = 0; map < 3; ++map) {
-            auto f = [map](double x) {
+            auto increasing = [map](double x) {
                 return map == 0 ? std::exp(x) : map == 1 ? 3 * x - 11 : x * x * x;
             };
             std::vector<double> fa(a), fb(b);
-            std::transform(fa.begin(), fa.end(), fa.begin(), f);
-            std::transform(fb.begin(), fb.end(), fb.begin(), f);
+            std::transform(fa.begin(), fa.end(), fa.begin(), increasing);
+            std::transform(fb.begin(), fb.end(), fb.begin(), increasing);
             const KsTest moved = ks_two_sample(fa, fb);
             EXPECT_EQ(moved.statistic, base.statistic) << map;
             EXPECT_EQ(moved.p_value, base.p_value) << map;

@@ -416,8 +416,8 @@ TEST(Recovery, CsvDtypesOfPlantedAndRecoveryFolders) {
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     if (std::system((python + " -c '' 2>/dev/null").c_str()) != 0) GTEST_SKIP() << "no python3";
     const PlantedRun& p = noise_free_run();
-    for (const auto& [doc, dir] : {std::pair{"docs/compare-outputs.md", p.compare},
-                                   {"docs/extract-outputs.md", p.extract}}) {
+    for (const auto& [doc, dir] : {std::pair{"docs/commands/compare.md", p.compare},
+                                   {"docs/commands/extract.md", p.extract}}) {
         const fs::path log = scratch() / "recovery_dtypes.log";
         const std::string check =
             python + " " + (source / "tests/python/check_csv_dtypes.py").string() + " " +

@@ -210,7 +210,7 @@ double plain_p(double rho, int heads) {
 }
 
 // The quantities of the link in geometry_link.csv's order; the family is the geometric ones,
-// less P, R, F at N = 1 and N ≥ n, the window's length (docs/truncate-outputs.md).
+// less P, R, F at N = 1 and N ≥ n, the window's length (docs/commands/truncate.md).
 const std::vector<std::string> kLinkQuantities = {
     "precision", "recall", "f_score", "dropped_mass", "output_error", "lambda", "rho0", "beta"};
 bool geometric(const std::string& q) {
@@ -1005,7 +1005,7 @@ TEST(TruncationSummary, ScopeHeadCsvsHaveTheDocumentedTypes) {
     summarise_truncation(f.dir.string());
     const std::string check =
         python + " " + (source / "tests/python/check_csv_dtypes.py").string() + " " +
-        (source / "docs/truncate-outputs.md").string() + " " + f.dir.string() + " 2>&1";
+        (source / "docs/commands/truncate.md").string() + " " + f.dir.string() + " 2>&1";
     FILE* pipe = popen(check.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string log;

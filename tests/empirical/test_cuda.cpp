@@ -13,7 +13,7 @@
 
 #include "common/csv.hpp"
 #include "common/safetensors.hpp"
-#include "empirical/transformer.hpp"
+#include "empirical/model/transformer.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 

@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "common/safetensors.hpp"
-#include "empirical/capture.hpp"
-#include "empirical/device_metrics.hpp"
-#include "empirical/extract.hpp"
-#include "empirical/statistics.hpp"
-#include "empirical/tokenizer.hpp"
+#include "empirical/model/capture.hpp"
+#include "empirical/model/device_metrics.hpp"
+#include "empirical/extract/extract.hpp"
+#include "empirical/extract/statistics.hpp"
+#include "empirical/tokenizers/llama2c_tokenizer.hpp"
 #include "reports/csv_table.hpp"
 #include "tests/support/rational_metrics.hpp"
 #include "tests/support/shared_data.hpp"

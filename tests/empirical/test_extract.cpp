@@ -19,8 +19,8 @@
 #include <set>
 
 #include "common/errors.hpp"
-#include "empirical/extract.hpp"
-#include "empirical/statistics.hpp"
+#include "empirical/extract/extract.hpp"
+#include "empirical/extract/statistics.hpp"
 #include "reports/csv_table.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"

@@ -22,8 +22,8 @@
 #include "common/errors.hpp"
 #include "common/safetensors.hpp"
 #include "compare/correlation.hpp"
-#include "compare/emp_run.hpp"
-#include "empirical/extract_folder.hpp"
+#include "compare/extract_folder_reader.hpp"
+#include "empirical/extract/extract_folder.hpp"
 #include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "empirical/device_metrics.hpp"
-#include "empirical/statistics.hpp"
+#include "empirical/model/device_metrics.hpp"
+#include "empirical/extract/statistics.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 

@@ -1,6 +1,6 @@
 // `attngeo extract --snapshot` on stories260K: the default head is the one with the largest sink
 // mass of window 0 (checked against contributions.csv's own α_0 column), a named head's P and R
-// equal pr.csv on a one-window run, every extract CSV has the types docs/extract-outputs.md lists,
+// equal pr.csv on a one-window run, every extract CSV has the types docs/commands/extract.md lists,
 // the report draws Figures 1 and 10 from the files, and bad values exit 2 naming the flag.
 #include <gtest/gtest.h>
 
@@ -71,12 +71,12 @@ TEST(ExtractSnapshot, DefaultHeadHasTheLargestSinkMassOfTheFirstWindow) {
     EXPECT_EQ(selected, 8);
     // 5 layers × 8 heads × 64 positions.
     EXPECT_EQ(contributions.rows.size(), 5u * 8u * 64u);
-    // Every CSV of the folder against docs/extract-outputs.md (pandas, or the csv module).
+    // Every CSV of the folder against docs/commands/extract.md (pandas, or the csv module).
     const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
     const fs::path source(ATTNGEO_SOURCE_DIR);
     const std::string check = python + " " +
                               (source / "tests/python/check_csv_dtypes.py").string() + " " +
-                              (source / "docs/extract-outputs.md").string() + " " + out.string() +
+                              (source / "docs/commands/extract.md").string() + " " + out.string() +
                               " > " + (scratch() / "dtypes.log").string() + " 2>&1";
     const int status = std::system(check.c_str());
     std::cout << slurp(scratch() / "dtypes.log");

@@ -14,9 +14,9 @@
 #include <set>
 
 #include "common/errors.hpp"
-#include "empirical/architecture.hpp"
-#include "empirical/model_config.hpp"
-#include "empirical/transformer.hpp"
+#include "empirical/model/architecture.hpp"
+#include "empirical/model/model_config.hpp"
+#include "empirical/model/transformer.hpp"
 #include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;

@@ -22,8 +22,8 @@
 
 #include "common/errors.hpp"
 #include "common/safetensors.hpp"
-#include "empirical/capture.hpp"
-#include "empirical/transformer.hpp"
+#include "empirical/model/capture.hpp"
+#include "empirical/model/transformer.hpp"
 #include "tests/support/shared_data.hpp"
 
 namespace fs = std::filesystem;
@@ -297,8 +297,8 @@ TEST(Transformer, BadCheckpointsAndInputsAreInputErrors) {
     } catch (const InputError& e) {
         const std::string m = e.what();
         EXPECT_NE(m.find("gate_proj"), std::string::npos) << m;
-        EXPECT_NE(m.find("[160,64]"), std::string::npos) << m;
-        EXPECT_NE(m.find("[128,64]"), std::string::npos) << m;
+        EXPECT_NE(m.find("[160, 64]"), std::string::npos) << m;
+        EXPECT_NE(m.find("[128, 64]"), std::string::npos) << m;
     }
     config["intermediate_size"] = 160;
     config["model_type"] = "mamba";

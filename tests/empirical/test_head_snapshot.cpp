@@ -1,4 +1,4 @@
-// Tests of empirical/head_snapshot (Figures 1 and 10): the PCA projection against a float64 SVD
+// Tests of empirical/extract/head_snapshot (Figures 1 and 10): the PCA projection against a float64 SVD
 // reference, radii and distances against plain loops, rotation invariance, the default head
 // choice (largest sink mass, ties to the lower head), N = n and d = 1, and bad --snapshot text.
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "empirical/head_snapshot.hpp"
+#include "empirical/extract/head_snapshot.hpp"
 
 namespace attngeo::empirical {
 namespace {

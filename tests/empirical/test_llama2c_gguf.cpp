@@ -23,10 +23,11 @@
 #include <utility>
 
 #include "common/errors.hpp"
-#include "empirical/architecture.hpp"
-#include "empirical/gguf.hpp"
-#include "empirical/llama2c.hpp"
-#include "empirical/runc_forward.hpp"
+#include "empirical/model/architecture.hpp"
+#include "empirical/model/gguf.hpp"
+#include "empirical/model/llama2c.hpp"
+#include "empirical/tokenizers/llama2c_tokenizer.hpp"
+#include "empirical/model/runc_forward.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 

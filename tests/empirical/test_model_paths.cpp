@@ -15,7 +15,7 @@
 
 #include "common/csv.hpp"
 #include "common/errors.hpp"
-#include "empirical/checkpoint.hpp"
+#include "empirical/model/checkpoint.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 

@@ -15,9 +15,9 @@
 
 #include "common/errors.hpp"
 #include "common/safetensors.hpp"
-#include "empirical/architecture.hpp"
-#include "empirical/model_config.hpp"
-#include "empirical/transformer.hpp"
+#include "empirical/model/architecture.hpp"
+#include "empirical/model/model_config.hpp"
+#include "empirical/model/transformer.hpp"
 
 namespace fs = std::filesystem;
 using namespace attngeo;
@@ -250,8 +250,8 @@ TEST_F(ShardedCheckpoint, TensorOfTheWrongShapeNamesFileTensorAndBothShapes) {
         std::cout << message << "\n";
         EXPECT_NE(message.find(shard), std::string::npos);
         EXPECT_NE(message.find("'" + q + "'"), std::string::npos);
-        EXPECT_NE(message.find("[32,31]"), std::string::npos);
-        EXPECT_NE(message.find("[32,32]"), std::string::npos);
+        EXPECT_NE(message.find("[32, 31]"), std::string::npos);
+        EXPECT_NE(message.find("[32, 32]"), std::string::npos);
         EXPECT_EQ(message.find('\n'), std::string::npos);
     }
 }

@@ -12,8 +12,8 @@
 #include <stdexcept>
 
 #include "common/cpu_features.hpp"
-#include "empirical/statistics.hpp"
-#include "empirical/statistics_kernels.hpp"
+#include "empirical/extract/statistics.hpp"
+#include "empirical/extract/statistics_kernels.hpp"
 
 using namespace attngeo;
 using namespace attngeo::empirical;

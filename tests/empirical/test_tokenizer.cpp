@@ -1,4 +1,4 @@
-// Tests for empirical/tokenizer: the shared golden tokenisations (SentencePiece's own encode for
+// Tests for empirical/tokenizers/tokenizer: the shared golden tokenisations (SentencePiece's own encode for
 // LLaMA-2, transformers' slow GPT2Tokenizer for GPT-2) encoded and decoded exactly, the folder
 // lookup, a synthetic llama2.c tokenizer.bin, and every malformed-input path.
 #include <gtest/gtest.h>
@@ -16,8 +16,11 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "empirical/model_config.hpp"
-#include "empirical/tokenizer.hpp"
+#include "empirical/model/model_config.hpp"
+#include "empirical/tokenizers/gpt2_bpe_tokenizer.hpp"
+#include "empirical/tokenizers/llama2c_tokenizer.hpp"
+#include "empirical/tokenizers/sentencepiece_tokenizer.hpp"
+#include "empirical/tokenizers/tokenizer_lookup.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 

@@ -15,8 +15,8 @@
 #include "common/csv.hpp"
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
-#include "empirical/transformer.hpp"
-#include "empirical/truncating_edit.hpp"
+#include "empirical/model/transformer.hpp"
+#include "empirical/truncate/truncating_edit.hpp"
 #include "tests/support/shared_data.hpp"
 #include "tests/support/test_files.hpp"
 

@@ -1,4 +1,4 @@
-// The torch-free half of truncation (empirical/truncation.hpp): the plain keep sets of every
+// The torch-free half of truncation (empirical/truncate/truncation.hpp): the plain keep sets of every
 // policy on small rows, the seeded random subset, the flags and the next-token measures against
 // direct float64 computations.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "empirical/truncation.hpp"
+#include "empirical/truncate/truncation.hpp"
 
 using namespace attngeo;
 using namespace attngeo::empirical;

@@ -12,7 +12,8 @@ import os
 import re
 import sys
 
-TYPES = {"int", "float", "flag", "str"}
+# bigint: an exact integer that may outgrow 64 bits (int64 in pandas, else text of digits).
+TYPES = {"int", "bigint", "float", "flag", "str"}
 # What reads as a missing value: an empty field, and "nan" where a file documents it (table1.csv).
 MISSING = ("", "nan")
 
@@ -52,7 +53,7 @@ def check_value_text(text, kind, optional):
         return True
     if not math.isfinite(number) or number != int(number) or not re.fullmatch(r"-?\d+", text):
         return False
-    return kind == "int" or number in (0, 1)
+    return kind in ("int", "bigint") or number in (0, 1)
 
 
 def check_with_csv_module(path, spec):
@@ -80,6 +81,11 @@ def check_with_pandas(pandas, path, spec):
         missing = bool(series.isna().any())
         if missing and not optional:
             problems.append(f"column {column}: empty fields in a column documented as never empty")
+        if kind == "bigint":
+            digits = series.dropna().astype(str).str.fullmatch(r"-?\d+").all()
+            if not (dtype.startswith("int") or (dtype == "object" and digits)):
+                problems.append(f"column {column}: dtype {dtype}, expected integers")
+            continue
         if kind == "str":
             if dtype != "object" and not (missing and series.isna().all()):
                 problems.append(f"column {column}: dtype {dtype}, expected text (object)")

@@ -300,7 +300,7 @@ def test_a_truncate_folder_reads_with_its_extract_subfolder(tmp_path, cli):
 
 
 def test_a_normalization_folder_reads_like_the_others(tmp_path):
-    """docs/normalization-outputs.md: critical_N is `nan` where no N is indistinguishable, so
+    """docs/commands/normalization.md: critical_N is `nan` where no N is indistinguishable, so
     the column is float64 with NaN, not text; read_run needs no list of kinds."""
     root = tmp_path / "run"
     root.mkdir()

@@ -336,7 +336,7 @@ std::string table1_csv() {
     return table1.str();
 }
 
-// A synthetic compare folder per docs/compare-outputs.md, pointing at `emp`.
+// A synthetic compare folder per docs/commands/compare.md, pointing at `emp`.
 fs::path make_compare(const std::string& name, const std::string& emp, const std::string& sim) {
     const fs::path dir = scratch() / name;
     fs::create_directories(dir);

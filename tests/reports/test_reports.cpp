@@ -21,6 +21,7 @@
 
 #include "common/errors.hpp"
 #include "reports/csv_table.hpp"
+#include "reports/html.hpp"
 #include "reports/report.hpp"
 #include "simulate/run.hpp"
 #include "tests/reports/report_checks.hpp"

@@ -1,5 +1,5 @@
 // Tests for the report of `attngeo truncate` folders (reports/truncation_report.cpp): synthetic
-// folders in the columns of docs/truncate-outputs.md are reported, and the figures' data files
+// folders in the columns of docs/commands/truncate.md are reported, and the figures' data files
 // must hold the numbers written into the fixture; scope head adds the ΔNLL-geometry scatter.
 #include <gtest/gtest.h>
 

@@ -16,7 +16,7 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "compare/correlation.hpp"
-#include "compare/emp_run.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "tests/support/test_files.hpp"
 
 namespace fs = std::filesystem;

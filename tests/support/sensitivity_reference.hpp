@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "theory/bounds.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 #include "theory/parametric.hpp"
 
 namespace attngeo::test_support {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "theory/bounds.hpp"
-#include "theory/models.hpp"
+#include "theory/assumption_models.hpp"
 #include "theory/parametric.hpp"
 
 namespace {
@@ -171,8 +171,9 @@ Literal literal_bounds(const HeadModel& model, int N, double d, double kappa, Bo
     double R_up = recall_sum / N;       // eq. (15)
     // corrected keeps the identity P(r_max,1) = R(r_min,1) = 1 (docs/design.md §3).
     if (N == 1 && variant == BoundVariant::corrected) P_up = R_up = 1;
-    auto f = [](double x) { return 2 * x / (1 + x); };  // Corollary 1
-    const double cols[8] = {P_lo, P_up, R_lo, R_up, f(P_lo), f(P_up), f(R_lo), f(R_up)};
+    auto f_of_bound = [](double x) { return 2 * x / (1 + x); };  // Corollary 1
+    const double cols[8] = {P_lo,           P_up,           R_lo,           R_up,
+                            f_of_bound(P_lo), f_of_bound(P_up), f_of_bound(R_lo), f_of_bound(R_up)};
     std::copy(cols, cols + 8, out.columns);
     return out;
 }
