@@ -13,7 +13,8 @@ namespace {
 struct TableEntry {
     const char* page;
     const char* file;
-    const char* columns;  // "name:type, name:type?, ..."
+    // "name:type, name:type?, ...", or "same as PAGE/FILE": that earlier entry's columns.
+    const char* columns;
 };
 
 // clang-format off
@@ -158,26 +159,8 @@ const TableEntry kTable[] = {
         {"compare", "regimes_by_length.csv",
          "length_lo:int, length_hi:int, length_mean:float, heads:int, Retriever:float, "
          "Mixer:float, Reset:float"},
-        {"compare", "verdict_plug_in.csv",
-         "variant:str, metric:str, side:str, state:str, kappa_set:str, kappa_edge:float?, "
-         "gap_at_edge:float?, falsified_at_edge:int?, kappa_judged:float, kappa_given:flag, "
-         "falsified_at_judged:int, contradicted_at_judged:int, worst_N:int?, "
-         "worst_layer:int?, worst_head:int?, worst_z:float?, worst_excess:float?, "
-         "critical_value:float?, band_method:str, units:int, contradiction_set:str?, "
-         "contradicted_most:int, persistent_points:int, persistent_N:str?, points:int, "
-         "convention_points:int, identity_points:int, informative_points:int, "
-         "informative_fraction:float, informative:flag, informative_N:str?, "
-         "at_limit_points:int, n_only_points:int, information_share:float?, kappa_free:flag, "
-         "nearly_kappa_free:flag, largest_move:float, points_moving:int, "
-         "kappa_edge_first_half:float?, first_half_empty:flag?, "
-         "falsified_on_second_half:flag?, gap_on_second_half:float?, "
-         "replicates_on_split:flag?, mean_width:float?, gap_I:float?, gap_II:float?, "
-         "gap_III:float?, gap_IV:float?, gap_V:float?, points_I:int, points_II:int, "
-         "points_III:int, points_IV:int, points_V:int, fraction_degenerate:float?"},
-        {"compare", "kappa_scan_plug_in.csv",
-         "variant:str, metric:str, side:str, kappa:float, consistent:flag, "
-         "falsified_points:int, contradicted_points:int, max_z:float?, worst_N:int?, "
-         "critical_value:float?, critical_rule:str?, mean_gap:float, mean_width:float"},
+        {"compare", "verdict_plug_in.csv", "same as compare/verdict.csv"},
+        {"compare", "kappa_scan_plug_in.csv", "same as compare/kappa_scan.csv"},
         {"compare", "universal_kappa.csv",
          "variant:str, metric:str, side:str, kappa_set:str, kappa_edge:float?, "
          "gap_at_edge:float?, models:int, models_consistent:int, state:str"},
@@ -201,9 +184,7 @@ const TableEntry kTable[] = {
          "policy:str, renorm:str, layer:int, head:int, N:int, delta_nll:float, "
          "precision:float, recall:float, f_score:float, dropped_mass:float, "
          "output_error:float, lambda:float, rho0:float, beta:float?, regime:str"},
-        {"truncate", "claims.csv",
-         "claim:str, statement:str, variant:str, answer:str, quantity:str, value:float?, "
-         "ci_lo:float?, ci_hi:float?, units:str, rule:str, detail:str"},
+        {"truncate", "claims.csv", "same as compare/claims.csv"},
         {"normalization", "distance.csv",
          "layer:int, head:int, length_lo:int, length_hi:int, N:int, queries:int, distance:float, "
          "random_mean:float, random_se:float?, random_rms_exact:float"},
@@ -242,8 +223,18 @@ using Key = std::pair<std::string, std::string>;
 const std::map<Key, std::vector<Column>>& parsed_table() {
     static const std::map<Key, std::vector<Column>> table = [] {
         std::map<Key, std::vector<Column>> out;
-        for (const TableEntry& entry : kTable)
-            out[{entry.page, entry.file}] = parse_columns(entry.columns);
+        const std::string same_as = "same as ";
+        for (const TableEntry& entry : kTable) {
+            const std::string columns = entry.columns;
+            if (columns.rfind(same_as, 0) == 0) {
+                const std::string reference = columns.substr(same_as.size());
+                const auto slash = reference.find('/');
+                out[{entry.page, entry.file}] =
+                    out.at({reference.substr(0, slash), reference.substr(slash + 1)});
+            } else {
+                out[{entry.page, entry.file}] = parse_columns(columns);
+            }
+        }
         return out;
     }();
     return table;
