@@ -8,6 +8,7 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/number_list.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "common/size_checks.hpp"
 #include "theory/bounds.hpp"
@@ -75,7 +76,7 @@ void run(BoundsOptions& o, const CLI::App& app) {
         for (int N = 1; N <= n; ++N)
             regime[N] = theory::to_string(regimes[N - 1]);
     }
-    out << "N,regime," << schema::kBoundValueColumns << ',' << schema::kBoundFlagColumns << '\n';
+    out << schema::csv_header(schema::page::bounds, schema::file::bounds) << '\n';
     for (const auto& r : theory::bounds_all(model, sizes, settings)) {
         out << r.N << ',' << regime[r.N];
         for (double v :
@@ -106,7 +107,7 @@ Runner register_bounds(CLI::App& app) {
         ->check(CLI::IsMember(theory::bound_variant_names()))
         ->capture_default_str();
     app.add_option("--rank", o->rank, "Top-N ranking: attn (alpha_i) or contrib (alpha_i |v_i|)")
-        ->check(CLI::IsMember({"attn", "contrib"}))
+        ->check(CLI::IsMember(choice_list(theory::kRankingChoices)))
         ->capture_default_str();
     app.add_option("--N", o->sizes, "Selection sizes: all | pow2 | list like 1,2,4 or 1:16")
         ->capture_default_str();
@@ -114,8 +115,7 @@ Runner register_bounds(CLI::App& app) {
         "--sensitivity", o->sensitivity,
         "Print d(bound)/d(log parameter) per N and parameter instead (Table 1; d/d rho0 for rho0)");
     app.footer(
-        std::string("Prints CSV N,regime,") + schema::kBoundValueColumns + ",\n" +
-        schema::kBoundFlagColumns +
+        "Prints CSV " + schema::csv_header(schema::page::bounds, schema::file::bounds) +
         ".\nregime is the Table-2 regime (I-V) for "
         "assumption3 profiles, NA otherwise. The 0/1 flags (docs/design.md section 7):\n"
         "Delta <= 0 (t = 1 for any kappa), Delta0 <= 0 with the sink selected, xi <= 0 on the\n"

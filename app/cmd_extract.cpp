@@ -18,10 +18,10 @@ void add_extract_input_options(CLI::App& app, empirical::ExtractRequest* r) {
     app.add_option("--max-lag", r->max_lag, "Cosine by lag 1..max-lag")->capture_default_str();
     app.add_option("--N", r->sizes, "Selection sizes: all | pow2 | list")->capture_default_str();
     app.add_option("--rank", r->rank, "attn or contrib")
-        ->check(CLI::IsMember({"attn", "contrib"}))
+        ->check(CLI::IsMember(choice_list(theory::kRankingChoices)))
         ->capture_default_str();
     app.add_option("--distance", r->distance, "euclidean or cosine")
-        ->check(CLI::IsMember({"euclidean", "cosine"}))
+        ->check(CLI::IsMember(choice_list(theory::kDistanceChoices)))
         ->capture_default_str();
     app.add_option("--queries", r->queries,
                    "Query positions measured besides the final row, over keys 0..t: last (only "

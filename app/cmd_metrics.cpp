@@ -102,10 +102,10 @@ Runner register_metrics(CLI::App& app) {
     app.add_option("--N", o->sizes, "Selection sizes: all | pow2 | list like 1,2,4 or 1:16")
         ->capture_default_str();
     app.add_option("--rank", o->rank, "Top-N ranking: attn (alpha_i) or contrib (alpha_i |v_i|)")
-        ->check(CLI::IsMember({"attn", "contrib"}))
+        ->check(CLI::IsMember(choice_list(theory::kRankingChoices)))
         ->capture_default_str();
     app.add_option("--distance", o->distance, "euclidean: |s - y|^2; cosine: 1 - cos(y, s)")
-        ->check(CLI::IsMember({"euclidean", "cosine"}))
+        ->check(CLI::IsMember(choice_list(theory::kDistanceChoices)))
         ->capture_default_str();
     app.footer(
         "Prints CSV N,r_min,r_max,K_in,K_out,P_rmax,R_rmin,F_rmax,F_rmin,exact_decisions (r_min = "

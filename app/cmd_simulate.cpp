@@ -91,16 +91,16 @@ void add_run_options(CLI::App& app, SimulateOptions& o) {
                    "Selection sizes: all (Gram path) | pow2 | list like 1,2,4 (per-N path)")
         ->capture_default_str();
     app.add_option("--rank", c.rank, "Top-N ranking: attn or contrib")
-        ->check(CLI::IsMember({"attn", "contrib"}))
+        ->check(CLI::IsMember(choice_list(theory::kRankingChoices)))
         ->capture_default_str();
     app.add_option("--distance", c.distance, "euclidean or cosine")
-        ->check(CLI::IsMember({"euclidean", "cosine"}))
+        ->check(CLI::IsMember(choice_list(theory::kDistanceChoices)))
         ->capture_default_str();
     app.add_option("--sink-mode", c.sink_mode,
                    "exact: sink from K^-1 1 (fails when rho0 is infeasible); project: mixes the "
                    "sink into every "
                    "token, which changes the token-token cosines to rho0^2 + (1 - rho0^2) r^|i-j|")
-        ->check(CLI::IsMember({"exact", "project"}))
+        ->check(CLI::IsMember(choice_list(simulate::kSinkModeChoices)))
         ->capture_default_str();
     add_table_option(app, "norm_cv", c.norm_cv)->capture_default_str();
     app.add_option("--shard", o.shard,

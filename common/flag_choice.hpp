@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "common/errors.hpp"
 
@@ -20,6 +21,15 @@ std::string choice_names(const FlagChoice<Value> (&choices)[K]) {
     std::string names;
     for (std::size_t i = 0; i < K; ++i)
         names += (i == 0 ? "" : i + 1 == K ? " or " : ", ") + std::string(choices[i].name);
+    return names;
+}
+
+// The names of `choices` in table order: a CLI's list of allowed values.
+template <class Value, std::size_t K>
+std::vector<std::string> choice_list(const FlagChoice<Value> (&choices)[K]) {
+    std::vector<std::string> names;
+    for (const FlagChoice<Value>& choice : choices)
+        names.push_back(choice.name);
     return names;
 }
 

@@ -3,6 +3,7 @@
 #include "common/run_columns.hpp"
 
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -13,20 +14,40 @@ namespace {
 struct TableEntry {
     const char* page;
     const char* file;
-    // "name:type, name:type?, ...", or "same as PAGE/FILE": that earlier entry's columns.
+    // "name:type, name:type?, ...", or "same as PAGE/FILE": that earlier entry's columns. Two
+    // items stand for several columns: "{swept}" for a sweep's swept parameters (float, named
+    // at run time) and "...PAGE/FILE from NAME" for an earlier entry's columns from NAME on.
     const char* columns;
 };
 
 // clang-format off
 const TableEntry kTable[] = {
+        {"bounds", "bounds.csv",
+         "N:int, regime:str, Delta:float?, Delta0:float?, B:float?, P_lower:float, P_upper:float, "
+         "R_lower:float, R_upper:float, Fmax_lower:float, Fmax_upper:float, Fmin_lower:float, "
+         "Fmin_upper:float, delta_le0:flag, delta0_le0:flag, xi_le0:flag, P_inverted:flag, "
+         "R_inverted:flag, P_trivial_lower:flag, R_trivial_lower:flag, P_trivial_upper:flag, "
+         "R_trivial_upper:flag"},
         {"simulate", "simulate.csv",
          "N:int, trials:int, P_mean:float, P_se:float, P_ci_lo:float, P_ci_hi:float, "
          "R_mean:float, R_se:float, R_ci_lo:float, R_ci_hi:float, Fmax_mean:float, "
          "Fmin_mean:float"},
         {"simulate", "sums.csv",
          "grid:int, N:int, quantity:str, count:int, sum:bigint, sum_squares:bigint"},
+        {"simulate", "bounds.csv",
+         "N:int, variant:str, kappa:float?, regime:str, "
+         "...bounds/bounds.csv from Delta to Fmin_upper, "
+         "...compare/bounds.csv from kappa_P_lower"},
+        {"simulate", "sweep.csv",
+         "grid:int, {swept}, ...simulate/simulate.csv from N, variant:str, kappa:float?, "
+         "P_lower:float, P_upper:float, R_lower:float, R_upper:float, P_lower_joint:float?, "
+         "P_upper_joint:float?, R_lower_joint:float?, R_upper_joint:float?"},
+        {"simulate", "kappa_scan.csv", "grid:int, {swept}, ...compare/kappa_scan.csv from variant"},
+        {"simulate", "verdict.csv", "grid:int, {swept}, ...compare/verdict.csv from variant"},
+        {"simulate", "claims.csv", "same as compare/claims.csv"},
+        {"simulate", "table1.csv", "same as compare/table1.csv"},
         {"simulate", "calibration.csv",
-         "metric:str, side:str, planted:str, shift:float, runs:int, falsified:int, rate:float, "
+         "metric:str, side:str, planted:bool, shift:float, runs:int, falsified:int, rate:float, "
          "ci_lo:float, ci_hi:float"},
         {"extract", "heads.csv",
          "layer:int, head:int, kv_head:int, docs:int, norm_mean:float, norm_median:float, "
@@ -92,9 +113,7 @@ const TableEntry kTable[] = {
          "R_inside:flag, regime:str, Delta:float?, Delta0:float?, B:float?, "
          "kappa_P_lower:float, kappa_P_upper:float, kappa_R_lower:float, kappa_R_upper:float, "
          "P_lower_edge:float, P_upper_edge:float, R_lower_edge:float, R_upper_edge:float, "
-         "delta_le0:flag, delta0_le0:flag, xi_le0:flag, P_inverted:flag, R_inverted:flag, "
-         "P_trivial_lower:flag, R_trivial_lower:flag, P_trivial_upper:flag, "
-         "R_trivial_upper:flag, sink_selected:flag, convention:flag, identity:flag, "
+         "...bounds/bounds.csv from delta_le0, sink_selected:flag, convention:flag, identity:flag, "
          "z_P_lower:float?, z_P_upper:float?, z_R_lower:float?, z_R_upper:float?, "
          "falsified_P_lower:flag, falsified_P_upper:flag, falsified_R_lower:flag, "
          "falsified_R_upper:flag, contradicted_P_lower:flag, contradicted_P_upper:flag, "
@@ -174,7 +193,8 @@ const TableEntry kTable[] = {
          "kl:float, kl_se:float?, top1:float, dropped_mass:float, output_error:float"},
         {"truncate", "effective_size.csv",
          "policy:str, renorm:str, scope:str, layer:int, head:int, tau:float, N_star:int?, "
-         "N_star_lo:float?, N_star_hi:float?, replicates:int"},
+         "N_star_lo:float?, N_star_hi:float?, replicates:int, compression:float?, "
+         "compression_lo:float?, compression_hi:float?"},
         {"truncate", "geometry_link.csv",
          "policy:str, renorm:str, N:int, quantity:str, heads:int, spearman:float?, "
          "ci_lo:float?, ci_hi:float?, replicates:int, p_value:float?, head_lo:float?, "
@@ -201,59 +221,107 @@ const TableEntry kTable[] = {
 };
 // clang-format on
 
+using Key = std::pair<std::string, std::string>;
+
+const TableEntry& table_entry(const Key& key) {
+    for (const TableEntry& entry : kTable)
+        if (key.first == entry.page && key.second == entry.file) return entry;
+    throw std::logic_error("run_columns: no columns for " + key.second + " on page " + key.first);
+}
+
+Key reference_key(const std::string& reference) {
+    const auto slash = reference.find('/');
+    return {reference.substr(0, slash), reference.substr(slash + 1)};
+}
+
+std::string trimmed(const std::string& item) {
+    return item.substr(item.find_first_not_of(' '));
+}
+
+const std::vector<Column>& resolved_columns(const Key& key);
+
+std::size_t column_index(const std::vector<Column>& columns, const std::string& name,
+                         const std::string& item) {
+    for (std::size_t i = 0; i < columns.size(); ++i)
+        if (columns[i].name == name) return i;
+    throw std::logic_error("run_columns: " + item + ": no column " + name);
+}
+
+// "...PAGE/FILE from FIRST" or "...PAGE/FILE from FIRST to LAST": that entry's columns from
+// FIRST on (to LAST, included).
+std::vector<Column> columns_from(const std::string& item) {
+    const std::string from = " from ", to = " to ";
+    const auto split = item.find(from);
+    const auto until = item.find(to, split);
+    const std::vector<Column>& source = resolved_columns(reference_key(item.substr(3, split - 3)));
+    const std::size_t first =
+        column_index(source, item.substr(split + from.size(), until - split - from.size()), item);
+    const std::size_t last = until == std::string::npos
+                                 ? source.size() - 1
+                                 : column_index(source, item.substr(until + to.size()), item);
+    return {source.begin() + first, source.begin() + last + 1};
+}
+
+Column parse_column(const std::string& item) {
+    if (item == kSweptParameters) return Column{item, "float", false, true};
+    const auto colon = item.rfind(':');
+    Column column{item.substr(0, colon), item.substr(colon + 1)};
+    if (!column.type.empty() && column.type.back() == '?') {
+        column.type.pop_back();
+        column.may_be_empty = true;
+    }
+    return column;
+}
+
 std::vector<Column> parse_columns(const std::string& text) {
+    const std::string same_as = "same as ";
+    if (text.rfind(same_as, 0) == 0)
+        return resolved_columns(reference_key(text.substr(same_as.size())));
     std::vector<Column> columns;
     std::istringstream in(text);
     for (std::string item; std::getline(in, item, ',');) {
-        const auto first = item.find_first_not_of(' ');
-        item = item.substr(first);
-        const auto colon = item.rfind(':');
-        Column column{item.substr(0, colon), item.substr(colon + 1)};
-        if (!column.type.empty() && column.type.back() == '?') {
-            column.type.pop_back();
-            column.may_be_empty = true;
+        item = trimmed(item);
+        if (item.rfind("...", 0) == 0) {
+            const std::vector<Column> tail = columns_from(item);
+            columns.insert(columns.end(), tail.begin(), tail.end());
+        } else {
+            columns.push_back(parse_column(item));
         }
-        columns.push_back(std::move(column));
     }
     return columns;
 }
 
-using Key = std::pair<std::string, std::string>;
-
-const std::map<Key, std::vector<Column>>& parsed_table() {
-    static const std::map<Key, std::vector<Column>> table = [] {
-        std::map<Key, std::vector<Column>> out;
-        const std::string same_as = "same as ";
-        for (const TableEntry& entry : kTable) {
-            const std::string columns = entry.columns;
-            if (columns.rfind(same_as, 0) == 0) {
-                const std::string reference = columns.substr(same_as.size());
-                const auto slash = reference.find('/');
-                out[{entry.page, entry.file}] =
-                    out.at({reference.substr(0, slash), reference.substr(slash + 1)});
-            } else {
-                out[{entry.page, entry.file}] = parse_columns(columns);
-            }
-        }
-        return out;
-    }();
-    return table;
+// Entries are parsed on first use, each once; a reference may point forward in the table.
+const std::vector<Column>& resolved_columns(const Key& key) {
+    static std::map<Key, std::vector<Column>> cache;
+    static std::mutex mutex;
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        const auto found = cache.find(key);
+        if (found != cache.end()) return found->second;
+    }
+    std::vector<Column> columns = parse_columns(table_entry(key).columns);
+    std::lock_guard<std::mutex> lock(mutex);
+    return cache.emplace(key, std::move(columns)).first->second;
 }
 
 }  // namespace
 
 const std::vector<Column>& csv_columns(const std::string& page, const std::string& file) {
-    const auto& table = parsed_table();
-    const auto found = table.find({page, file});
-    if (found == table.end())
-        throw std::logic_error("run_columns: no columns for " + file + " on page " + page);
-    return found->second;
+    return resolved_columns({page, file});
 }
 
-std::string csv_header(const std::string& page, const std::string& file) {
+std::string csv_header(const std::string& page, const std::string& file,
+                       const std::vector<std::string>& swept) {
     std::string header;
-    for (const Column& column : csv_columns(page, file))
-        header += (header.empty() ? "" : ",") + column.name;
+    for (const Column& column : csv_columns(page, file)) {
+        if (!column.swept_parameters) {
+            header += (header.empty() ? "" : ",") + column.name;
+            continue;
+        }
+        for (const std::string& name : swept)
+            header += (header.empty() ? "" : ",") + name;
+    }
     return header;
 }
 

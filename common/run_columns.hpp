@@ -10,6 +10,7 @@ namespace attngeo::schema {
 
 // The docs/commands/ page a folder kind's files are documented on.
 namespace page {
+inline constexpr const char* bounds = "bounds";  // the CSV `attngeo bounds` prints
 inline constexpr const char* simulate = "simulate";
 inline constexpr const char* extract = "extract";
 inline constexpr const char* compare = "compare";
@@ -18,20 +19,26 @@ inline constexpr const char* normalization = "normalization";
 }  // namespace page
 
 // One column: `type` is int, bigint (an exact integer that may outgrow 64 bits), float, flag
-// (0/1) or str; `may_be_empty` marks a column that
+// (0/1), bool (true/false) or str; `may_be_empty` marks a column that
 // may hold empty fields (read as missing).
 struct Column {
     std::string name;
     std::string type;
     bool may_be_empty = false;
+    // This entry stands for a sweep's swept parameters: one float column per --set name, in
+    // the order given (named kSweptParameters in the table and the docs' dtypes blocks).
+    bool swept_parameters = false;
 };
+inline constexpr const char* kSweptParameters = "{swept}";
 
 // The columns of `file` (a schema::file name) as documented on `page`, in file order. A pair
 // the table does not hold is a programming error (std::logic_error).
 const std::vector<Column>& csv_columns(const std::string& page, const std::string& file);
 
-// The header line of that file without the newline: the names joined by commas.
-std::string csv_header(const std::string& page, const std::string& file);
+// The header line of that file without the newline: the names joined by commas, `swept` (a
+// sweep's parameter names) in place of the swept-parameter entry.
+std::string csv_header(const std::string& page, const std::string& file,
+                       const std::vector<std::string>& swept = {});
 
 // Every column name of that file, in file order: a reader that needs them all.
 std::vector<std::string> csv_column_names(const std::string& page, const std::string& file);

@@ -1,30 +1,32 @@
 // The run-folder schema's few functions; see run_schema.hpp.
 #include "common/run_schema.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/run_columns.hpp"
 
 namespace attngeo::schema {
 namespace {
 
-std::vector<std::string> split_columns(const char* columns) {
-    std::vector<std::string> out;
-    std::istringstream in(columns);
-    for (std::string name; std::getline(in, name, ',');)
-        out.push_back(name);
-    return out;
+// The names of `attngeo bounds`' columns from `first` to `last` (included).
+std::vector<std::string> bound_columns(const std::string& first, const std::string& last) {
+    const auto names = csv_column_names(page::bounds, file::bounds);
+    const auto begin = std::find(names.begin(), names.end(), first);
+    const auto end = std::find(begin, names.end(), last);
+    return {begin, end == names.end() ? end : end + 1};
 }
 
 }  // namespace
 
 std::vector<std::string> bound_value_columns() {
-    return split_columns(kBoundValueColumns);
+    return bound_columns("Delta", "Fmin_upper");
 }
 
 std::vector<std::string> bound_flag_columns() {
-    return split_columns(kBoundFlagColumns);
+    return bound_columns("delta_le0", "R_trivial_upper");
 }
 
 std::string manifest_path(const std::string& dir) {

@@ -111,16 +111,10 @@ inline constexpr const char* regimes_by_length = "regimes_by_length.csv";
 inline constexpr const char* report_files = "report_files.json";
 }  // namespace file
 
-// The columns of one bound row (theory::BoundRow) wherever it is written: `attngeo bounds`,
-// a simulate folder's and a compare folder's bounds.csv, Python's bounds().
-inline constexpr const char* kBoundValueColumns =
-    "Delta,Delta0,B,P_lower,P_upper,R_lower,R_upper,Fmax_lower,Fmax_upper,Fmin_lower,Fmin_upper";
-// Its 0/1 margin flags (theory::MarginFlags, docs/design.md §7).
-inline constexpr const char* kBoundFlagColumns =
-    "delta_le0,delta0_le0,xi_le0,P_inverted,R_inverted,P_trivial_lower,R_trivial_lower,"
-    "P_trivial_upper,R_trivial_upper";
-
-// kBoundValueColumns / kBoundFlagColumns as names.
+// The columns of one bound row (theory::BoundRow) wherever it is written (`attngeo bounds`,
+// a simulate folder's and a compare folder's bounds.csv, Python's bounds()): Delta ..
+// Fmin_upper, and its 0/1 margin flags (theory::MarginFlags, docs/design.md §7), delta_le0 ..
+// R_trivial_upper; both from run_columns' entry for `attngeo bounds`.
 std::vector<std::string> bound_value_columns();
 std::vector<std::string> bound_flag_columns();
 

@@ -46,6 +46,7 @@ struct TruncationRun {
     std::vector<std::string> policies;  // manifest parameters.policies
     std::vector<double> taus;
     int replicates = 0;  // bootstrap resamples of the windows (0: no intervals)
+    int context = 0;     // T, the window length (manifest parameters.context)
     std::int64_t configs = 0, docs = 0;
     std::vector<std::int64_t> policy, renorm, layer, head, N;  // [C]
     std::vector<double> measures[kMeasures];                   // [C, D] row-major
@@ -77,7 +78,11 @@ TruncationRun read_truncation_run(const std::string& dir) {
         run.policies = p.at("policies").get<std::vector<std::string>>();
         run.taus = p.at("tau").get<std::vector<double>>();
         run.replicates = p.at("replicates").get<int>();
+        run.context = json_integer<int>(p.at("context"));
     });
+    if (run.context < 1)
+        throw InputError(manifest + ": parameters.context is " + std::to_string(run.context) +
+                         ", expected >= 1");
     if (run.replicates < 0)
         throw InputError(manifest + ": parameters.replicates is " + std::to_string(run.replicates) +
                          ", expected >= 0");
@@ -187,6 +192,12 @@ double effective_size(const TruncationRun& run, const Curve& curve,
     return std::numeric_limits<double>::infinity();
 }
 
+// The KV-cache compression ratio 1 − N/T of keeping N of the T keys, as the KV-cache compression
+// literature states budgets; empty where N is (no N reaches τ).
+std::string compression_field(double N, int context) {
+    return field(1.0 - N / context);
+}
+
 void write_effective_sizes(const TruncationRun& run, int replicates, const std::string& path) {
     const std::vector<Curve> curves = curves_of(run);
     const std::vector<double> everyone(static_cast<std::size_t>(run.docs), 1.0);
@@ -211,7 +222,10 @@ void write_effective_sizes(const TruncationRun& run, int replicates, const std::
             out << run.policies[run.policy[c]] << ',' << renorm_name(run.renorm[c]) << ','
                 << run.scope << ',' << run.layer[c] << ',' << run.head[c] << ','
                 << format_double(tau) << ',' << field(point) << ',' << field(lo) << ',' << field(hi)
-                << ',' << (resample ? replicates : 0) << '\n';
+                << ',' << (resample ? replicates : 0) << ','
+                << compression_field(point, run.context) << ','
+                << compression_field(hi, run.context) << ',' << compression_field(lo, run.context)
+                << '\n';
         }
     write_file_atomic(path, out.str());
 }

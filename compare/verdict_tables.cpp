@@ -98,26 +98,10 @@ const char* const kVerdictDecision =
     "same class and, both consistent, their sets meet; the first half's kappa_edge judged on the "
     "second half is reported beside it; bound rows: the kappa consistent on all four sides with "
     "the smallest mean gap, else each side at its own judged kappa.";
-namespace {
-
-// The columns of a compare folder's bounds.csv after B: the judgement of each bound row.
-std::string judgement_columns() {
-    std::string columns;
-    bool after_b = false;
-    for (const auto& column : schema::csv_columns(schema::page::compare, schema::file::bounds)) {
-        if (after_b) columns += (columns.empty() ? "" : ",") + column.name;
-        after_b = after_b || column.name == "B";
-    }
-    return columns;
-}
-
-}  // namespace
-
 const std::string kKappaScanColumns =
     schema::csv_header(schema::page::compare, schema::file::kappa_scan);
 const std::string kVerdictColumns =
     schema::csv_header(schema::page::compare, schema::file::verdict);
-const std::string kJudgementColumns = judgement_columns();
 
 void append_scan_rows(std::ostream& out, const std::string& prefix, theory::BoundVariant variant,
                       const KappaScan& scan) {

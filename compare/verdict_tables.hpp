@@ -19,7 +19,6 @@ extern const char* const kVerdictDecision;
 // Column names (no leading or trailing comma).
 extern const std::string kKappaScanColumns;  // variant,metric,side,kappa,consistent,…
 extern const std::string kVerdictColumns;    // variant,metric,side,state,kappa_set,…
-extern const std::string kJudgementColumns;  // kappa_P_lower,…,P_lower_edge,…,z_P_lower,…
 
 // The scan's rows of one variant (all units), each line opening with `prefix` (e.g. "0," for
 // grid point 0 of a simulation; "" in compare).
@@ -28,8 +27,8 @@ void append_scan_rows(std::ostream& out, const std::string& prefix, theory::Boun
 // The four verdict rows (P lower, P upper, R lower, R upper) of one variant.
 void append_verdict_rows(std::ostream& out, const std::string& prefix, theory::BoundVariant variant,
                          const KappaScan& scan);
-// The fields of kJudgementColumns for `point`, whose bound row (any κ: its margin flags do not
-// depend on it) is `row`; no leading comma.
+// The fields of bounds.csv from kappa_P_lower on (run_columns) for `point`, whose bound row (any κ:
+// its margin flags do not depend on it) is `row`; no leading comma.
 std::string judgement_fields(const KappaScan& scan, std::size_t point, const theory::BoundRow& row);
 
 // "2;3", "2-5;53-225": distinct N ascending, runs of three or more as first-last.

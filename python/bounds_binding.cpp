@@ -26,7 +26,7 @@ std::vector<theory::BoundVariant> chosen_variants(const std::vector<std::string>
     if (names.empty()) throw_value_error(kFunction, "variant is empty, expected at least one");
     std::vector<theory::BoundVariant> variants;
     for (const auto& name : names)
-        variants.push_back(theory::parse_bound_variant(name));
+        variants.push_back(theory::parse_bound_variant(name, "variant"));
     return variants;
 }
 

@@ -12,6 +12,7 @@
 #include "common/csv.hpp"
 #include "common/errors.hpp"
 #include "common/json_file.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "compare/verdict_tables.hpp"
 #include "simulate/run.hpp"
@@ -95,14 +96,9 @@ std::vector<std::size_t> every_row(const CsvTable& table) {
 }
 
 // bounds.csv's columns as simulate writes them: the row's key, the bound values, then each
-// side's judgement (compare's kJudgementColumns).
+// side's judgement.
 std::vector<std::string> simulate_bound_columns() {
-    std::vector<std::string> columns = {"N", "variant", "kappa", "regime"};
-    for (const std::string& name : schema::bound_value_columns())
-        columns.push_back(name);
-    for (const std::string& name : column_list(compare::kJudgementColumns))
-        columns.push_back(name);
-    return columns;
+    return schema::csv_column_names(schema::page::simulate, schema::file::bounds);
 }
 
 }  // namespace

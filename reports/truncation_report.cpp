@@ -16,11 +16,12 @@
 #include "common/errors.hpp"
 #include "common/format.hpp"
 #include "common/json_file.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "reports/empirical_data.hpp"
+#include "reports/html.hpp"
 #include "reports/palette.hpp"
 #include "reports/sections.hpp"
-#include "reports/html.hpp"
 
 namespace attngeo::reports {
 namespace {
@@ -294,10 +295,6 @@ std::vector<Figure> cost_figures(const std::string& prefix, const std::vector<Tr
 
 // ---- effective_size.csv ----------------------------------------------------------------------
 
-const std::vector<std::string> kEffectiveColumns = {"policy",    "renorm",    "scope",  "layer",
-                                                    "head",      "tau",       "N_star", "N_star_lo",
-                                                    "N_star_hi", "replicates"};
-
 std::string n_star_text(const CsvTable& table, std::size_t r) {
     if (table.text(r, "N_star").empty()) return "none ≤ τ";
     const std::string lo = table.text(r, "N_star_lo").empty()
@@ -309,14 +306,27 @@ std::string n_star_text(const CsvTable& table, std::size_t r) {
     return short_number(table.number(r, "N_star")) + " [" + lo + ", " + hi + "]";
 }
 
+// 1 − N*/T with its interval (compression_lo is empty where N_star_hi is: no N reached τ).
+std::string compression_text(const CsvTable& table, std::size_t r) {
+    if (table.text(r, "compression").empty()) return "—";
+    const std::string lo = table.text(r, "compression_lo").empty()
+                               ? std::string("0")
+                               : short_number(table.number(r, "compression_lo"));
+    const std::string hi = table.text(r, "compression_hi").empty()
+                               ? std::string("?")
+                               : short_number(table.number(r, "compression_hi"));
+    return short_number(table.number(r, "compression")) + " [" + lo + ", " + hi + "]";
+}
+
 std::string effective_rows_table(const CsvTable& table) {
     std::vector<std::vector<std::string>> rows;
     for (std::size_t r = 0; r < table.rows.size(); ++r)
         rows.push_back({html_escape(table.text(r, "policy")), html_escape(table.text(r, "renorm")),
                         short_number(table.number(r, "tau")), n_star_text(table, r),
-                        html_escape(table.text(r, "replicates"))});
-    return html_table(
-        {"policy", "renorm", "τ", "N*<sub>τ</sub> [95% bootstrap interval]", "replicates"}, rows);
+                        compression_text(table, r), html_escape(table.text(r, "replicates"))});
+    return html_table({"policy", "renorm", "τ", "N*<sub>τ</sub> [95% bootstrap interval]",
+                       "KV compression 1 − N*<sub>τ</sub>/T [interval]", "replicates"},
+                      rows);
 }
 
 // Layer and head scopes have one N* per unit: the median over the units that reach τ, and how
@@ -363,7 +373,8 @@ std::string effective_summary_table(const CsvTable& table, const std::string& sc
 
 Section effective_size_section(const RunFolder& run, const std::string& scope) {
     const CsvTable table = read_csv_table(path_in(run.dir, schema::file::effective_size));
-    require_columns(table, kEffectiveColumns);
+    require_columns(table,
+                    schema::csv_column_names(schema::page::truncate, schema::file::effective_size));
     Section section;
     section.title = "Effective size N*_τ";
     section.html_before =

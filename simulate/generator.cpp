@@ -10,14 +10,12 @@
 #include "simulate/generator_kernels.hpp"
 
 namespace attngeo::simulate {
-SinkMode parse_sink_mode(const std::string& text) {
-    if (text == "exact") return SinkMode::exact;
-    if (text == "project") return SinkMode::project;
-    throw std::domain_error("parse_sink_mode: '" + text + "', expected exact or project");
+SinkMode parse_sink_mode(const std::string& text, const std::string& source) {
+    return parse_choice(text, source, kSinkModeChoices);
 }
 
 const char* to_string(SinkMode mode) {
-    return mode == SinkMode::exact ? "exact" : "project";
+    return choice_name(mode, kSinkModeChoices);
 }
 
 ValueGenerator::ValueGenerator(GeneratorSettings settings)

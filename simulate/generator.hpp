@@ -17,7 +17,10 @@ namespace attngeo::simulate {
 //  exact:   g_0 = wᵀg + τz with w = ρ0 K⁻¹1 (Cov(g_0, g_j) = ρ0 exactly); needs τ² ≥ 0.
 //  project: g_i ← ρ0 g_0 + √(1−ρ0²) g_i for i ≥ 1, which changes K_ij to ρ0² + (1−ρ0²)r^{|i−j|}.
 enum class SinkMode { exact, project };
-SinkMode parse_sink_mode(const std::string& text);
+inline constexpr FlagChoice<SinkMode> kSinkModeChoices[] = {{"exact", SinkMode::exact},
+                                                            {"project", SinkMode::project}};
+// The mode `text` names; InputError "SOURCE: 'TEXT', expected exact or project" otherwise.
+SinkMode parse_sink_mode(const std::string& text, const std::string& source = "--sink-mode");
 const char* to_string(SinkMode mode);
 
 using theory::kms_inverse_sum;

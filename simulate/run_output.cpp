@@ -180,32 +180,26 @@ struct RunTables {
     std::string claims;          // claims.csv (simulate only)
 };
 
-void write_main_header(std::ostream& out, const RunConfig& config) {
-    const std::string estimate_columns =
-        schema::csv_header(schema::page::simulate, schema::file::simulate_estimates);
-    if (config.kind != "sweep") {
-        out << estimate_columns << '\n';
-        return;
-    }
-    out << "grid";
+// The names of the swept parameters, in --set order: the columns after `grid`.
+std::vector<std::string> swept_names(const RunConfig& config) {
+    std::vector<std::string> names;
     for (const auto& [name, values] : config.sweep)
-        out << ',' << name;
-    // Long format: one row per (grid point, N, variant), so no column name carries a variant.
-    out << ',' << estimate_columns
-        << ",variant,kappa,P_lower,P_upper,R_lower,R_upper,P_lower_joint,P_upper_joint,"
-           "R_lower_joint,R_upper_joint\n";
+        names.push_back(name);
+    return names;
 }
 
 void open_tables(RunTables& tables, const RunConfig& config) {
-    std::string grid_columns = "grid,";
-    for (const auto& [name, values] : config.sweep)
-        grid_columns += name + ',';
-    tables.scan << grid_columns << kKappaScanColumns << '\n';
-    tables.verdict << grid_columns << kVerdictColumns << '\n';
-    write_main_header(tables.main, config);
-    tables.bounds << "N,variant,kappa,regime," << schema::kBoundValueColumns << ','
-                  << kJudgementColumns << '\n';
-    tables.sums << schema::csv_header(schema::page::simulate, schema::file::monte_carlo_sums) << '\n';
+    const auto header = [&](const char* file) {
+        return schema::csv_header(schema::page::simulate, file, swept_names(config)) + '\n';
+    };
+    tables.scan << header(schema::file::kappa_scan);
+    tables.verdict << header(schema::file::verdict);
+    // A sweep's main file is long: one row per (grid point, N, variant), so no column name
+    // carries a variant.
+    tables.main << header(config.kind == "sweep" ? schema::file::sweep_estimates
+                                                 : schema::file::simulate_estimates);
+    tables.bounds << header(schema::file::bounds);
+    tables.sums << header(schema::file::monte_carlo_sums);
 }
 
 // Table 2's regime of every N of a point whose profile has phases (docs/design.md §3).

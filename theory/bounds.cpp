@@ -107,29 +107,23 @@ bool shares_mean(BoundVariant a, BoundVariant b) {
     return uses_exact_mean(a) == uses_exact_mean(b);
 }
 
-BoundVariant parse_bound_variant(const std::string& text) {
-    if (text == "paper") return BoundVariant::paper;
-    if (text == "exact-mean") return BoundVariant::exact_mean;
-    if (text == "scale-invariant") return BoundVariant::scale_invariant;
-    if (text == "corrected") return BoundVariant::corrected;
-    throw std::domain_error("parse_bound_variant: '" + text +
-                            "', expected paper, exact-mean, scale-invariant or corrected");
+BoundVariant parse_bound_variant(const std::string& text, const std::string& source) {
+    return parse_choice(text, source, kBoundVariantChoices);
 }
 
 const std::array<BoundVariant, 4>& bound_variants() {
-    static const std::array<BoundVariant, 4> all = {BoundVariant::paper, BoundVariant::exact_mean,
-                                                    BoundVariant::scale_invariant,
-                                                    BoundVariant::corrected};
+    static const std::array<BoundVariant, 4> all = [] {
+        static_assert(std::size(kBoundVariantChoices) == 4);
+        std::array<BoundVariant, 4> out{};
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = kBoundVariantChoices[i].value;
+        return out;
+    }();
     return all;
 }
 
 const std::vector<std::string>& bound_variant_names() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> out;
-        for (const BoundVariant variant : bound_variants())
-            out.push_back(to_string(variant));
-        return out;
-    }();
+    static const std::vector<std::string> names = choice_list(kBoundVariantChoices);
     return names;
 }
 
@@ -155,17 +149,7 @@ EnvelopeFlags envelope_flags(double P_lower, double P_upper, double R_lower, dou
 }
 
 const char* to_string(BoundVariant variant) {
-    switch (variant) {
-        case BoundVariant::paper:
-            return "paper";
-        case BoundVariant::exact_mean:
-            return "exact-mean";
-        case BoundVariant::scale_invariant:
-            return "scale-invariant";
-        case BoundVariant::corrected:
-            return "corrected";
-    }
-    return "?";
+    return choice_name(variant, kBoundVariantChoices);
 }
 
 void validate_head_model(const HeadModel& m, const char* function) {

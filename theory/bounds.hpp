@@ -19,8 +19,14 @@ namespace attngeo::theory {
 enum class BoundVariant { paper, exact_mean, scale_invariant, corrected };
 // Whether the variant's upper bounds at N = 1 are the identity 1 (only `corrected`).
 bool keeps_identity_at_one(BoundVariant variant);
-// paper|exact-mean|scale-invariant|corrected; std::domain_error naming the text otherwise.
-BoundVariant parse_bound_variant(const std::string& text);
+// Their names (--variant), in the order tables and figures list them.
+inline constexpr FlagChoice<BoundVariant> kBoundVariantChoices[] = {
+    {"paper", BoundVariant::paper},
+    {"exact-mean", BoundVariant::exact_mean},
+    {"scale-invariant", BoundVariant::scale_invariant},
+    {"corrected", BoundVariant::corrected}};
+// The variant `text` names; InputError "SOURCE: 'TEXT', expected paper, ..." otherwise.
+BoundVariant parse_bound_variant(const std::string& text, const std::string& source = "--variant");
 const char* to_string(BoundVariant variant);
 // Every variant, in the order tables and figures list them.
 const std::array<BoundVariant, 4>& bound_variants();

@@ -90,23 +90,19 @@ void symmetrize_from_lower(Eigen::MatrixXd& gram) {
     }
 }
 
-Ranking parse_ranking(const std::string& text) {
-    if (text == "attn") return Ranking::attention;
-    if (text == "contrib") return Ranking::contribution;
-    throw std::domain_error("parse_ranking: '" + text + "', expected attn or contrib");
+Ranking parse_ranking(const std::string& text, const std::string& source) {
+    return parse_choice(text, source, kRankingChoices);
 }
 
-Distance parse_distance(const std::string& text) {
-    if (text == "euclidean") return Distance::euclidean;
-    if (text == "cosine") return Distance::cosine;
-    throw std::domain_error("parse_distance: '" + text + "', expected euclidean or cosine");
+Distance parse_distance(const std::string& text, const std::string& source) {
+    return parse_choice(text, source, kDistanceChoices);
 }
 
 const char* to_string(Ranking ranking) {
-    return ranking == Ranking::attention ? "attn" : "contrib";
+    return choice_name(ranking, kRankingChoices);
 }
 const char* to_string(Distance distance) {
-    return distance == Distance::euclidean ? "euclidean" : "cosine";
+    return choice_name(distance, kDistanceChoices);
 }
 
 double f_score(double precision, double recall) {

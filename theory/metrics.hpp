@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "common/flag_choice.hpp"
+
 namespace attngeo::theory {
 
 // Which score defines I_N: α_i (`attn`, the paper's choice) or a_i = α_i‖v_i‖ (`contrib`).
@@ -25,8 +27,16 @@ enum class Ranking { attention, contribution };
 // D_ℓ = ‖s − y_ℓ‖² (euclidean) or 1 − ⟨y_ℓ,s⟩/(‖y_ℓ‖‖s‖ + 1e-12) (cosine).
 enum class Distance { euclidean, cosine };
 
-Ranking parse_ranking(const std::string& text);    // "attn" | "contrib"
-Distance parse_distance(const std::string& text);  // "euclidean" | "cosine"
+// The names --rank and --distance take (common/flag_choice): one table for the CLI's choices,
+// the parsers and to_string.
+inline constexpr FlagChoice<Ranking> kRankingChoices[] = {{"attn", Ranking::attention},
+                                                          {"contrib", Ranking::contribution}};
+inline constexpr FlagChoice<Distance> kDistanceChoices[] = {{"euclidean", Distance::euclidean},
+                                                            {"cosine", Distance::cosine}};
+// The value `text` names; InputError "SOURCE: 'TEXT', expected ..." otherwise (`source` is the
+// flag, argument or file field the text came from).
+Ranking parse_ranking(const std::string& text, const std::string& source = "--rank");
+Distance parse_distance(const std::string& text, const std::string& source = "--distance");
 const char* to_string(Ranking ranking);
 const char* to_string(Distance distance);
 

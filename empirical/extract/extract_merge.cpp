@@ -80,14 +80,15 @@ void check_same_command(const std::vector<ExtractShard>& shards) {
     }
 }
 
-StatisticsSettings settings_from_json(const nlohmann::json& j) {
+// `where` names the metadata the settings come from, for a message about a bad name.
+StatisticsSettings settings_from_json(const nlohmann::json& j, const std::string& where) {
     StatisticsSettings s;
     s.context = json_integer<int>(j.at("context"));
     s.max_lag = json_integer<int>(j.at("max_lag"));
     for (const nlohmann::json& size : j.at("sizes").get_ref<const nlohmann::json::array_t&>())
         s.sizes.push_back(json_integer<int>(size));
-    s.ranking = theory::parse_ranking(j.at("rank").get<std::string>());
-    s.distance = theory::parse_distance(j.at("distance").get<std::string>());
+    s.ranking = theory::parse_ranking(j.at("rank").get<std::string>(), where + ".rank");
+    s.distance = theory::parse_distance(j.at("distance").get<std::string>(), where + ".distance");
     if (j.contains("positions")) {  // --queries (docs/design.md §14)
         for (const nlohmann::json& t : j.at("positions").get_ref<const nlohmann::json::array_t&>())
             s.positions.push_back(json_integer<int>(t));
@@ -111,7 +112,7 @@ MergedShape read_merged_shape(const ExtractShard& first) {
         parse_json_text(first.meta.at("settings"), sums, "extract settings");
     MergedShape shape;
     with_json_context(sums + "' metadata 'settings", [&] {
-        shape.settings = settings_from_json(json);
+        shape.settings = settings_from_json(json, sums + " metadata settings");
         shape.layers = json_integer<int>(json.at("layers"));
         shape.heads = json_integer<int>(json.at("heads"));
         const int kv_heads = json_integer<int>(json.at("kv_heads"));

@@ -871,3 +871,39 @@ TEST(CliSimulate, BadInputExitsTwoWithoutWritingAnything) {
                      {"beta"});
     EXPECT_FALSE(fs::exists(out)) << "a failed run must not leave a folder behind";
 }
+
+// Every CSV of a simulate folder (with --calibrate) and of a sweep folder read with pandas
+// (Python's csv module without it) against docs/commands/simulate.md's dtypes block, which is
+// generated from common/run_columns: the headers the writers take from the table are the
+// documented ones, and each column parses as its type.
+TEST(CliSimulate, CsvDtypesOfSimulateAndSweepFolders) {
+    const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    if (std::system((python + " -c '' 2>/dev/null").c_str()) != 0) GTEST_SKIP() << "no python3";
+    const std::string small = " --L 63 --T1 8 --T2 50 --d 16 --trials 256 --N pow2 --quiet";
+    const fs::path simulated = scratch() / "dtypes_simulate";
+    const fs::path swept = scratch() / "dtypes_sweep";
+    fs::remove_all(simulated);
+    fs::remove_all(swept);
+    ASSERT_EQ(run("simulate" + small + " --calibrate 10 --out " + simulated.string()).exit_code, 0);
+    ASSERT_EQ(
+        run("sweep --set beta=0.05,0.2 --set lambda=0.1,0.5" + small + " --out " + swept.string())
+            .exit_code,
+        0);
+    const std::string check = python + " " + ATTNGEO_SOURCE_DIR +
+                              "/tests/python/check_csv_dtypes.py " + ATTNGEO_SOURCE_DIR +
+                              "/docs/commands/simulate.md ";
+    for (const fs::path& folder : {simulated, swept}) {
+        const fs::path log = scratch() / "dtypes.log";
+        const int status =
+            std::system((check + folder.string() + " > " + log.string() + " 2>&1").c_str());
+        std::cout << attngeo::test_support::slurp(log);
+        EXPECT_EQ(status, 0) << folder;
+    }
+    // The swept-parameter columns must sit where the table puts them: moving one is caught.
+    std::string sweep = attngeo::test_support::slurp(swept / "sweep.csv");
+    sweep.replace(0, sweep.find('\n'),
+                  "beta,grid" + sweep.substr(sweep.find(",lambda"),
+                                             sweep.find('\n') - sweep.find(",lambda")));
+    std::ofstream(swept / "sweep.csv") << sweep;
+    EXPECT_NE(std::system((check + swept.string() + " > /dev/null 2>&1").c_str()), 0);
+}

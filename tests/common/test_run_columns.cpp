@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -51,6 +53,37 @@ TEST(RunColumns, DocsDtypesBlocksAreTheTable) {
     }
 }
 
+// The prose tables of docs/commands/ quote a file's columns as `a,b,c` beside its meaning: a row
+// "| `FILE` | `LIST` ..." whose list opens with the file's first column must be its header, so
+// the meanings cannot drift from the columns the writers emit. Prints how many rows it checked.
+TEST(RunColumns, DocsProseColumnListsAreTheTable) {
+    const std::regex row(R"(^\| `([a-z_0-9]+\.csv)` \|[^\n]*?`([A-Za-z_0-9]+(,[A-Za-z_0-9]+)+)`)",
+                         std::regex::multiline);
+    int checked = 0;
+    for (const std::string& page : schema::csv_pages()) {
+        const std::string path = std::string(ATTNGEO_SOURCE_DIR) + "/docs/commands/" + page + ".md";
+        const std::string text = read_text(path);
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), row);
+             it != std::sregex_iterator(); ++it) {
+            const std::string file = (*it)[1], quoted = (*it)[2];
+            bool documented = false;
+            for (std::string line, block = schema::dtypes_block(page);
+                 !block.empty() && !documented;) {
+                line = block.substr(0, block.find('\n'));
+                block.erase(0, line.size() + 1);
+                documented = line.rfind(file + ":", 0) == 0;
+            }
+            if (!documented) continue;
+            const std::string header = schema::csv_header(page, file);
+            if (quoted.substr(0, quoted.find(',')) != header.substr(0, header.find(','))) continue;
+            EXPECT_EQ(quoted, header) << path << ": the row of " << file;
+            ++checked;
+        }
+    }
+    std::cout << checked << " prose column lists checked against common/run_columns\n";
+    EXPECT_GE(checked, 34);  // the rows quoting a full header today
+}
+
 TEST(RunColumns, HeaderJoinsTheNamesInOrder) {
     EXPECT_EQ(schema::csv_header(schema::page::extract, schema::file::cos_by_lag),
               "layer,head,lag,cos_mean,pairs");
@@ -79,8 +112,9 @@ TEST(RunColumns, EveryTypeIsOneTheDocsDefine) {
         for (std::string line; std::getline(lines, line);) {
             const std::string file = line.substr(0, line.find(':'));
             for (const auto& column : schema::csv_columns(page, file))
-                EXPECT_TRUE(column.type == "int" || column.type == "bigint" || column.type == "float" ||
-                            column.type == "flag" || column.type == "str")
+                EXPECT_TRUE(column.type == "int" || column.type == "bigint" ||
+                            column.type == "float" || column.type == "flag" ||
+                            column.type == "bool" || column.type == "str")
                     << page << " " << file << " " << column.name << ": " << column.type;
         }
     }

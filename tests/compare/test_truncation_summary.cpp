@@ -66,12 +66,15 @@ fs::path write_folder(const std::string& name, const std::vector<std::vector<dou
     tensors.push_back(tensor_view("head", DType::I64, {C}, minus.data(), C * 8));
     tensors.push_back(tensor_view("N", DType::I64, {C}, N.data(), C * 8));
     write_safetensors((dir / schema::file::per_document).string(), tensors);
-    const nlohmann::json manifest = {
-        {"tool", "attngeo"},
-        {"kind", "truncate"},
-        {"format_version", schema::kFormatVersion},
-        {"parameters",
-         {{"scope", "all"}, {"policies", {"attn"}}, {"tau", taus}, {"replicates", replicates}}}};
+    const nlohmann::json manifest = {{"tool", "attngeo"},
+                                     {"kind", "truncate"},
+                                     {"format_version", schema::kFormatVersion},
+                                     {"parameters",
+                                      {{"scope", "all"},
+                                       {"policies", {"attn"}},
+                                       {"tau", taus},
+                                       {"replicates", replicates},
+                                       {"context", 16}}}};
     std::ofstream(dir / schema::file::manifest) << manifest.dump(2);
     return dir;
 }
@@ -135,6 +138,11 @@ TEST(TruncationSummary, MeansIntervalsAndEffectiveSizeRecomputeFromTheDocuments)
     EXPECT_EQ(sizes.number(1, "N_star"), 2);  // τ = 0.1: 0.05 at N = 2
     EXPECT_LE(sizes.number(1, "N_star_lo"), 2);
     EXPECT_GE(sizes.number(1, "N_star_hi"), 2);
+    // The compression ratio 1 − N*/T at T = 16, its interval from N*'s ends swapped.
+    EXPECT_EQ(sizes.number(0, "compression"), 1 - 4.0 / 16);
+    EXPECT_EQ(sizes.number(1, "compression"), 1 - 2.0 / 16);
+    EXPECT_EQ(sizes.number(1, "compression_lo"), 1 - sizes.number(1, "N_star_hi") / 16);
+    EXPECT_EQ(sizes.number(1, "compression_hi"), 1 - sizes.number(1, "N_star_lo") / 16);
     EXPECT_FALSE(fs::exists(dir / schema::file::geometry_link));  // scope all: no link
 }
 
@@ -145,6 +153,8 @@ TEST(TruncationSummary, NoNReachingTauLeavesNStarEmpty) {
     const CsvTable sizes = read_csv_table((dir / schema::file::effective_size).string());
     EXPECT_EQ(sizes.text(0, "N_star"), "");
     EXPECT_EQ(sizes.text(0, "N_star_hi"), "");
+    EXPECT_EQ(sizes.text(0, "compression"), "");
+    EXPECT_EQ(sizes.text(0, "compression_lo"), "");
 }
 
 TEST(TruncationSummary, AFolderOfAnotherKindOrWithoutArraysIsAnInputError) {
@@ -745,7 +755,8 @@ LinkFixture write_link_folder(const std::string& name) {
                                       {{"scope", "head"},
                                        {"policies", kLinkPolicies},
                                        {"tau", {0.1}},
-                                       {"replicates", kLinkReplicates}}}};
+                                       {"replicates", kLinkReplicates},
+                                       {"context", kLinkContext}}}};
     std::ofstream(f.dir / schema::file::manifest) << manifest.dump(2);
     write_link_extract(f.dir / schema::file::geometry_extract, f);
     return f;

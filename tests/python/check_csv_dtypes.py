@@ -13,7 +13,10 @@ import re
 import sys
 
 # bigint: an exact integer that may outgrow 64 bits (int64 in pandas, else text of digits).
-TYPES = {"int", "bigint", "float", "flag", "str"}
+TYPES = {"int", "bigint", "float", "flag", "bool", "str"}
+# The documented column that stands for a sweep's swept parameters: one float column per --set
+# name, named at run time (common/run_columns.hpp kSweptParameters).
+SWEPT = "{swept}"
 # What reads as a missing value: an empty field, and "nan" where a file documents it (table1.csv).
 MISSING = ("", "nan")
 
@@ -39,12 +42,29 @@ def documented_types(doc_path):
     return files
 
 
+def spec_for_header(documented, header):
+    """The documented columns with the swept-parameter entry replaced by the header's columns in
+    its place (typed float), or None when the header does not fit around it."""
+    names = [column for column, _, _ in documented]
+    if SWEPT not in names:
+        return documented
+    at = names.index(SWEPT)
+    tail = len(names) - at - 1
+    swept = header[at:len(header) - tail]
+    if len(header) < len(names) - 1 or header[:at] != names[:at] or \
+            header[len(header) - tail:] != names[at + 1:]:
+        return None
+    return documented[:at] + [(name, "float", False) for name in swept] + documented[at + 1:]
+
+
 def check_value_text(text, kind, optional):
     """The plain rule for one field, as the csv-module fallback applies it."""
     if text in MISSING:
         return optional
     if kind == "str":
         return True
+    if kind == "bool":
+        return text in ("true", "false")
     try:
         number = float(text)
     except ValueError:
@@ -86,6 +106,10 @@ def check_with_pandas(pandas, path, spec):
             if not (dtype.startswith("int") or (dtype == "object" and digits)):
                 problems.append(f"column {column}: dtype {dtype}, expected integers")
             continue
+        if kind == "bool":
+            if dtype != "bool":
+                problems.append(f"column {column}: dtype {dtype}, expected true/false (bool)")
+            continue
         if kind == "str":
             if dtype != "object" and not (missing and series.isna().all()):
                 problems.append(f"column {column}: dtype {dtype}, expected text (object)")
@@ -121,16 +145,17 @@ def main(doc_path, folder):
             continue
         with open(path, newline="", encoding="utf-8") as handle:
             header = next(csv.reader(handle))
-        expected = [column for column, _, _ in spec[name]]
-        if header != expected:
+        columns = spec_for_header(spec[name], header)
+        if columns is None or header != [column for column, _, _ in columns]:
+            expected = [column for column, _, _ in spec[name]]
             failures.append(f"{path}: header {header} differs from the documented {expected}")
             continue
         if pandas:
-            problems = check_with_pandas(pandas, path, spec[name])
+            problems = check_with_pandas(pandas, path, columns)
         else:
-            problems = check_with_csv_module(path, spec[name])
+            problems = check_with_csv_module(path, columns)
         failures.extend(f"{path}: {p}" for p in problems[:5])
-        print(f"{name}: {len(spec[name])} columns checked with {engine}: "
+        print(f"{name}: {len(columns)} columns checked with {engine}: "
               f"{'ok' if not problems else str(len(problems)) + ' problems'}")
     for failure in failures:
         print(failure, file=sys.stderr)

@@ -159,7 +159,7 @@ def test_data_frame_when_pandas_imports():
     (dict(d="x"), "attngeo.bounds: d = 'x', expected a number"),
     (dict(kappa="1"), "attngeo.bounds: kappa = '1', expected a number"),
     (dict(d=None), "attngeo.bounds: d = None, expected a number"),
-    (dict(variant="best"), "parse_bound_variant"),
+    (dict(variant="best"), "variant: 'best', expected paper, exact-mean, scale-invariant or corrected"),
     (dict(rank="top"), "attngeo.bounds: rank: top not in {attn,contrib}"),
     (dict(variant=[]), "variant is empty"),
     (dict(N=2000), "attngeo.bounds: N"),

@@ -99,7 +99,7 @@ def test_without_out_leaves_nothing_and_gives_frames(tmp_path, monkeypatch):
     (dict(N=[0]), "--N: 0 is out of range, expected 1 <= N <= n = 64"),
     (dict(N=[1.5]), "N must be"),
     (dict(alpha=np.array([0.7, 0.7])), "--alpha file"),
-    (dict(sink_mode="other"), "parse_sink_mode: 'other', expected exact or project"),
+    (dict(sink_mode="other"), "--sink-mode: 'other', expected exact or project"),
 ])
 def test_bad_input_is_a_value_error(tmp_path, kwargs, message):
     arguments = dict(SMALL, **kwargs)

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/format.hpp"
+#include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "reports/figure.hpp"
 #include "reports/report.hpp"
@@ -93,16 +95,20 @@ std::string truncate_row(const std::string& scope, int folder, int policy, int l
 
 void write_effective_size(const fs::path& dir, const std::string& scope) {
     std::ostringstream csv;
-    csv << "policy,renorm,scope,layer,head,tau,N_star,N_star_lo,N_star_hi,replicates\n";
+    csv << schema::csv_header(schema::page::truncate, schema::file::effective_size) << '\n';
     for (const std::string& policy : kPolicies) {
         if (scope == "all") {
-            csv << policy << ",no,all,-1,-1,0.1,8,4,,200\n";
-            csv << policy << ",no,all,-1,-1,0.01,,,,200\n";
+            // T = 64: compression 1 − 8/64, its interval [0 (N* unbounded), 1 − 4/64].
+            csv << policy << ",no,all,-1,-1,0.1,8,4,,200,0.875,,0.9375\n";
+            csv << policy << ",no,all,-1,-1,0.01,,,,200,,,\n";
             continue;
         }
         for (int unit = 0; unit < kLayers * kHeads; ++unit)
             csv << policy << ",no,head," << unit / kHeads << ',' << unit % kHeads << ",0.1,"
-                << (unit < 3 ? std::to_string(2 << unit) + ",1,8" : std::string(",,")) << ",200\n";
+                << (unit < 3 ? std::to_string(2 << unit) + ",1,8" : std::string(",,")) << ",200,"
+                << (unit < 3 ? format_double(1 - (2 << unit) / 64.0) + ",0.875,0.984375"
+                             : std::string(",,"))
+                << '\n';
     }
     write_text(dir / "effective_size.csv", csv.str());
 }
@@ -244,6 +250,7 @@ TEST(TruncationReport, ScopeAllDrawsTheRowsWithTheirIntervals) {
     const std::string html = slurp(out / "index.html");
     EXPECT_EQ(html.find("truncate_link"), std::string::npos) << "no scatter for scope all";
     EXPECT_NE(html.find("8 [4, ∞]"), std::string::npos) << "N* with an open interval";
+    EXPECT_NE(html.find("0.875 [0, 0.9375]"), std::string::npos) << "its compression ratio";
     EXPECT_NE(html.find("none ≤ τ"), std::string::npos);
     EXPECT_NE(html.find("model.path"), std::string::npos);
     EXPECT_NE(html.find("parameters.scope"), std::string::npos);

@@ -1088,8 +1088,13 @@ TEST(MetricsBadInput, ThrowsDomainError) {
     EXPECT_THROW(attngeo::theory::metrics_at_radius(good, 2, std::nan(""), Ranking::attention,
                                                     Distance::euclidean),
                  std::domain_error);
-    EXPECT_THROW(attngeo::theory::parse_ranking("attention"), std::domain_error);
-    EXPECT_THROW(attngeo::theory::parse_distance("l2"), std::domain_error);
+    EXPECT_THROW(attngeo::theory::parse_ranking("attention"), attngeo::InputError);
+    try {
+        attngeo::theory::parse_distance("l2", "distance");
+        ADD_FAILURE() << "'l2' named a distance";
+    } catch (const attngeo::InputError& error) {
+        EXPECT_STREQ(error.what(), "distance: 'l2', expected euclidean or cosine");
+    }
     EXPECT_EQ(attngeo::theory::parse_ranking("contrib"), Ranking::contribution);
     EXPECT_EQ(attngeo::theory::parse_distance("cosine"), Distance::cosine);
 }
