@@ -295,27 +295,33 @@ std::vector<Figure> cost_figures(const std::string& prefix, const std::vector<Tr
 
 // ---- effective_size.csv ----------------------------------------------------------------------
 
-std::string n_star_text(const CsvTable& table, std::size_t r) {
-    if (table.text(r, "N_star").empty()) return "none ≤ τ";
-    const std::string lo = table.text(r, "N_star_lo").empty()
-                               ? std::string("?")
-                               : short_number(table.number(r, "N_star_lo"));
-    const std::string hi = table.text(r, "N_star_hi").empty()
-                               ? std::string("∞")
-                               : short_number(table.number(r, "N_star_hi"));
-    return short_number(table.number(r, "N_star")) + " [" + lo + ", " + hi + "]";
+// What a cell says where effective_size.csv leaves a field empty: the value, its interval's ends.
+struct EmptyWords {
+    const char* value;
+    const char* lo;
+    const char* hi;
+};
+
+// "VALUE [LO, HI]" from COLUMN, COLUMN_lo and COLUMN_hi of row r.
+std::string with_interval(const CsvTable& table, std::size_t r, const std::string& column,
+                          const EmptyWords& empty) {
+    if (table.text(r, column).empty()) return empty.value;
+    const auto end = [&](const std::string& name, const char* word) {
+        return table.text(r, name).empty() ? std::string(word)
+                                           : short_number(table.number(r, name));
+    };
+    return short_number(table.number(r, column)) + " [" + end(column + "_lo", empty.lo) + ", " +
+           end(column + "_hi", empty.hi) + "]";
 }
 
-// 1 − N*/T with its interval (compression_lo is empty where N_star_hi is: no N reached τ).
+// N*_τ: empty where no N reaches τ, and so is an interval's upper end.
+std::string n_star_text(const CsvTable& table, std::size_t r) {
+    return with_interval(table, r, "N_star", {"none ≤ τ", "?", "∞"});
+}
+
+// 1 − N*/T: compression_lo is empty where N_star_hi is (at worst no key can be dropped: 0).
 std::string compression_text(const CsvTable& table, std::size_t r) {
-    if (table.text(r, "compression").empty()) return "—";
-    const std::string lo = table.text(r, "compression_lo").empty()
-                               ? std::string("0")
-                               : short_number(table.number(r, "compression_lo"));
-    const std::string hi = table.text(r, "compression_hi").empty()
-                               ? std::string("?")
-                               : short_number(table.number(r, "compression_hi"));
-    return short_number(table.number(r, "compression")) + " [" + lo + ", " + hi + "]";
+    return with_interval(table, r, "compression", {"—", "0", "?"});
 }
 
 std::string effective_rows_table(const CsvTable& table) {
