@@ -3,7 +3,6 @@
 #include "common/run_columns.hpp"
 
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -14,9 +13,9 @@ namespace {
 struct TableEntry {
     const char* page;
     const char* file;
-    // "name:type, name:type?, ...", or "same as PAGE/FILE": that earlier entry's columns. Two
+    // "name:type, name:type?, ...", or "same as PAGE/FILE": that entry's columns. Two
     // items stand for several columns: "{swept}" for a sweep's swept parameters (float, named
-    // at run time) and "...PAGE/FILE from NAME" for an earlier entry's columns from NAME on.
+    // at run time) and "...PAGE/FILE from NAME [to LAST]" for a slice of another entry's columns.
     const char* columns;
 };
 
@@ -238,28 +237,34 @@ std::string trimmed(const std::string& item) {
     return item.substr(item.find_first_not_of(' '));
 }
 
-const std::vector<Column>& resolved_columns(const Key& key);
+using Table = std::map<Key, std::vector<Column>>;
 
-std::size_t column_index(const std::vector<Column>& columns, const std::string& name,
-                         const std::string& item) {
+const std::vector<Column>& resolved_columns(const Key& key, Table& table);
+
+std::size_t column_index(const std::vector<Column>& columns, const std::string& name) {
     for (std::size_t i = 0; i < columns.size(); ++i)
         if (columns[i].name == name) return i;
-    throw std::logic_error("run_columns: " + item + ": no column " + name);
+    throw std::logic_error("run_columns: no column " + name);
+}
+
+// columns[first .. last], both included (last empty: to the end).
+std::vector<Column> column_slice(const std::vector<Column>& columns, const std::string& first,
+                                 const std::string& last) {
+    const std::size_t begin = column_index(columns, first);
+    const std::size_t end = last.empty() ? columns.size() - 1 : column_index(columns, last);
+    return {columns.begin() + begin, columns.begin() + end + 1};
 }
 
 // "...PAGE/FILE from FIRST" or "...PAGE/FILE from FIRST to LAST": that entry's columns from
 // FIRST on (to LAST, included).
-std::vector<Column> columns_from(const std::string& item) {
+std::vector<Column> columns_from(const std::string& item, Table& table) {
     const std::string from = " from ", to = " to ";
     const auto split = item.find(from);
     const auto until = item.find(to, split);
-    const std::vector<Column>& source = resolved_columns(reference_key(item.substr(3, split - 3)));
-    const std::size_t first =
-        column_index(source, item.substr(split + from.size(), until - split - from.size()), item);
-    const std::size_t last = until == std::string::npos
-                                 ? source.size() - 1
-                                 : column_index(source, item.substr(until + to.size()), item);
-    return {source.begin() + first, source.begin() + last + 1};
+    const std::vector<Column>& source =
+        resolved_columns(reference_key(item.substr(3, split - 3)), table);
+    return column_slice(source, item.substr(split + from.size(), until - split - from.size()),
+                        until == std::string::npos ? "" : item.substr(until + to.size()));
 }
 
 Column parse_column(const std::string& item) {
@@ -273,16 +278,16 @@ Column parse_column(const std::string& item) {
     return column;
 }
 
-std::vector<Column> parse_columns(const std::string& text) {
+std::vector<Column> parse_columns(const std::string& text, Table& table) {
     const std::string same_as = "same as ";
     if (text.rfind(same_as, 0) == 0)
-        return resolved_columns(reference_key(text.substr(same_as.size())));
+        return resolved_columns(reference_key(text.substr(same_as.size())), table);
     std::vector<Column> columns;
     std::istringstream in(text);
     for (std::string item; std::getline(in, item, ',');) {
         item = trimmed(item);
         if (item.rfind("...", 0) == 0) {
-            const std::vector<Column> tail = columns_from(item);
+            const std::vector<Column> tail = columns_from(item, table);
             columns.insert(columns.end(), tail.begin(), tail.end());
         } else {
             columns.push_back(parse_column(item));
@@ -291,24 +296,42 @@ std::vector<Column> parse_columns(const std::string& text) {
     return columns;
 }
 
-// Entries are parsed on first use, each once; a reference may point forward in the table.
-const std::vector<Column>& resolved_columns(const Key& key) {
-    static std::map<Key, std::vector<Column>> cache;
-    static std::mutex mutex;
-    {
-        std::lock_guard<std::mutex> lock(mutex);
-        const auto found = cache.find(key);
-        if (found != cache.end()) return found->second;
-    }
-    std::vector<Column> columns = parse_columns(table_entry(key).columns);
-    std::lock_guard<std::mutex> lock(mutex);
-    return cache.emplace(key, std::move(columns)).first->second;
+// The columns of `key`, parsed into `table` with the entries it refers to (which may come later
+// in kTable) the first time they are needed.
+const std::vector<Column>& resolved_columns(const Key& key, Table& table) {
+    const auto found = table.find(key);
+    if (found != table.end()) return found->second;
+    std::vector<Column> columns = parse_columns(table_entry(key).columns, table);
+    return table.emplace(key, std::move(columns)).first->second;
+}
+
+// Every entry parsed once, at first use.
+const Table& parsed_table() {
+    static const Table table = [] {
+        Table out;
+        for (const TableEntry& entry : kTable)
+            resolved_columns({entry.page, entry.file}, out);
+        return out;
+    }();
+    return table;
 }
 
 }  // namespace
 
 const std::vector<Column>& csv_columns(const std::string& page, const std::string& file) {
-    return resolved_columns({page, file});
+    const Table& table = parsed_table();
+    const auto found = table.find({page, file});
+    if (found == table.end())
+        throw std::logic_error("run_columns: no columns for " + file + " on page " + page);
+    return found->second;
+}
+
+std::vector<std::string> csv_column_names(const std::string& page, const std::string& file,
+                                          const std::string& first, const std::string& last) {
+    std::vector<std::string> names;
+    for (const Column& column : column_slice(csv_columns(page, file), first, last))
+        names.push_back(column.name);
+    return names;
 }
 
 std::string csv_header(const std::string& page, const std::string& file,

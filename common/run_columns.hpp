@@ -43,6 +43,11 @@ std::string csv_header(const std::string& page, const std::string& file,
 // Every column name of that file, in file order: a reader that needs them all.
 std::vector<std::string> csv_column_names(const std::string& page, const std::string& file);
 
+// The names of that file's columns from `first` to `last`, both included (std::logic_error
+// when either is not one of its columns).
+std::vector<std::string> csv_column_names(const std::string& page, const std::string& file,
+                                          const std::string& first, const std::string& last);
+
 // `names`, each checked to be a column of that file (std::logic_error naming it otherwise): a
 // reader's request for columns, so that a reader cannot ask for a column no writer writes.
 std::vector<std::string> csv_column_names(const std::string& page, const std::string& file,

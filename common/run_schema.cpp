@@ -1,32 +1,18 @@
 // The run-folder schema's few functions; see run_schema.hpp.
 #include "common/run_schema.hpp"
 
-#include <algorithm>
 #include <filesystem>
-#include <sstream>
 
 #include "common/errors.hpp"
 #include "common/run_columns.hpp"
 
 namespace attngeo::schema {
-namespace {
-
-// The names of `attngeo bounds`' columns from `first` to `last` (included).
-std::vector<std::string> bound_columns(const std::string& first, const std::string& last) {
-    const auto names = csv_column_names(page::bounds, file::bounds);
-    const auto begin = std::find(names.begin(), names.end(), first);
-    const auto end = std::find(begin, names.end(), last);
-    return {begin, end == names.end() ? end : end + 1};
-}
-
-}  // namespace
-
 std::vector<std::string> bound_value_columns() {
-    return bound_columns("Delta", "Fmin_upper");
+    return csv_column_names(page::bounds, file::bounds, "Delta", "Fmin_upper");
 }
 
 std::vector<std::string> bound_flag_columns() {
-    return bound_columns("delta_le0", "R_trivial_upper");
+    return csv_column_names(page::bounds, file::bounds, "delta_le0", "R_trivial_upper");
 }
 
 std::string manifest_path(const std::string& dir) {

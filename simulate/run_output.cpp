@@ -189,8 +189,9 @@ std::vector<std::string> swept_names(const RunConfig& config) {
 }
 
 void open_tables(RunTables& tables, const RunConfig& config) {
+    const std::vector<std::string> swept = swept_names(config);
     const auto header = [&](const char* file) {
-        return schema::csv_header(schema::page::simulate, file, swept_names(config)) + '\n';
+        return schema::csv_header(schema::page::simulate, file, swept) + '\n';
     };
     tables.scan << header(schema::file::kappa_scan);
     tables.verdict << header(schema::file::verdict);

@@ -95,6 +95,18 @@ TEST(RunColumns, HeaderJoinsTheNamesInOrder) {
     EXPECT_FALSE(pr[4].may_be_empty);
 }
 
+// A slice of a file's columns, as `attngeo bounds`' value and flag columns are taken.
+TEST(RunColumns, SliceRunsFromFirstToLastIncluded) {
+    EXPECT_EQ(schema::csv_column_names(schema::page::extract, schema::file::cos_by_lag, "head",
+                                       "cos_mean"),
+              (std::vector<std::string>{"head", "lag", "cos_mean"}));
+    EXPECT_EQ(schema::bound_flag_columns().front(), "delta_le0");
+    EXPECT_EQ(schema::bound_value_columns().back(), "Fmin_upper");
+    EXPECT_THROW(schema::csv_column_names(schema::page::extract, schema::file::cos_by_lag, "head",
+                                          "no_such_column"),
+                 std::logic_error);
+}
+
 TEST(RunColumns, UnknownFilesAndColumnsAreProgrammingErrors) {
     EXPECT_THROW(schema::csv_header(schema::page::extract, "nothing.csv"), std::logic_error);
     EXPECT_THROW(schema::csv_header(schema::page::truncate, schema::file::heads), std::logic_error);
