@@ -74,6 +74,16 @@ const TableEntry kTable[] = {
         {"extract", "heads_by_length.csv",
          "layer:int, head:int, length_lo:int, length_hi:int, queries:int, lambda:float, "
          "rho0:float, sink_mass:float, m_sink:float, m_last:float, m_rest:float, regime:str"},
+        {"extract", "sinks.csv",
+         "layer:int, head:int, kv_head:int, windows:int, sink_attention:float?, "
+         "sink_share:float?, key_norm_ratio:float?, cos_query_sink:float?, "
+         "cos_query_rest:float?"},
+        {"extract", "sink_layers.csv",
+         "layer:int, windows:int, sink_rate:float?, largest:float?, median:float?, "
+         "ratio:float?, window:int?, position:int?, dim:int?, token_id:int?, "
+         "massive_share:float?"},
+        {"extract", "secondary_sinks.csv",
+         "window:int, position:int, token_id:int, heads:int, largest_attention:float"},
         {"extract", "planted.csv",
          "layer:int, head:int, L:int, d:int, C:float, lambda:float, beta:float, rho0:float, "
          "p_sink:float, p_base:float, eta:float, omega:float, T1:int, T2:int, norm_cv:float, "
@@ -151,6 +161,9 @@ const TableEntry kTable[] = {
          "N:int, heads:int, corr:float?, ci_lo:float?, ci_hi:float?, replicates:int, "
          "head_lo:float?, head_hi:float?, partial_layer:float?, partial_lo:float?, "
          "partial_hi:float?"},
+        {"compare", "sink_relations.csv",
+         "measure:str, quantity:str, N:int?, heads:int, corr:float?, head_lo:float?, "
+         "head_hi:float?, partial_layer:float?, partial_lo:float?, partial_hi:float?"},
         {"compare", "claims.csv",
          "claim:str, statement:str, variant:str?, answer:str, quantity:str, value:float?, "
          "ci_lo:float?, ci_hi:float?, units:str, rule:str, detail:str"},

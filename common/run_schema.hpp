@@ -11,7 +11,7 @@ namespace attngeo::schema {
 // The layout of every folder kind this attngeo writes. Bump it when any file's columns, any
 // manifest key a reader needs, or any file's meaning changes; readers refuse other versions
 // instead of guessing from columns.
-inline constexpr int kFormatVersion = 3;
+inline constexpr int kFormatVersion = 4;
 inline constexpr const char* kFormatVersionKey = "format_version";
 
 // The manifest's "kind" of each folder.
@@ -66,6 +66,10 @@ inline constexpr const char* planted_truth = "planted.csv";
 // extract with --queries other than last (docs/design.md §14): statistics by context length
 inline constexpr const char* by_length = "by_length.csv";
 inline constexpr const char* heads_by_length = "heads_by_length.csv";
+// extract: the attention sink as the literature measures it (docs/design.md §15)
+inline constexpr const char* sink_heads = "sinks.csv";
+inline constexpr const char* sink_layers = "sink_layers.csv";
+inline constexpr const char* secondary_sinks = "secondary_sinks.csv";
 // truncate (docs/commands/truncate.md; per_doc.safetensors and an extract/ subfolder too)
 inline constexpr const char* truncation = "truncate.csv";
 inline constexpr const char* effective_size = "effective_size.csv";
@@ -90,6 +94,8 @@ inline constexpr const char* agreement = "agreement.csv";
 inline constexpr const char* violations = "violations.csv";
 inline constexpr const char* kappa = "kappa.json";
 inline constexpr const char* corr_rho0 = "corr_rho0.csv";
+// compare: the literature's sink measures against R(r_min, N), λ and ρ0 (docs/design.md §15)
+inline constexpr const char* sink_relations = "sink_relations.csv";
 // compare, simulate and truncate: the paper's claims answered (docs/design.md §7).
 inline constexpr const char* claims = "claims.csv";
 inline constexpr const char* regimes = "regimes.csv";

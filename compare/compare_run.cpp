@@ -36,8 +36,8 @@
 #include "compare/compare_steps.hpp"
 #include "compare/compare_tables.hpp"
 #include "compare/correlation.hpp"
-#include "compare/extract_folder_reader.hpp"
 #include "compare/envelopes.hpp"
+#include "compare/extract_folder_reader.hpp"
 #include "compare/fit_intervals.hpp"
 #include "compare/fits.hpp"
 #include "compare/fixed_bound_sample.hpp"
@@ -46,6 +46,7 @@
 #include "compare/recovery.hpp"
 #include "compare/regime_rules.hpp"
 #include "compare/separability_peak.hpp"
+#include "compare/sink_relations.hpp"
 #include "compare/table1.hpp"
 #include "theory/cosine_geometry.hpp"
 #include "theory/head_regime.hpp"
@@ -352,8 +353,8 @@ std::vector<SimParameter> simulator_parameters(const FittedSummary& s) {
     SimParameter rho0{"--rho0", s.rho0, s.rho0, ""};
     if (std::abs(s.rho0) > limit) {
         rho0.used = std::copysign(0.999 * limit, s.rho0);
-        rho0.why = "|rho0| above the largest feasible value " + format_double(limit) + " for beta and L " +
-                   "(docs/design.md section 4); used 0.999 of it";
+        rho0.why = "|rho0| above the largest feasible value " + format_double(limit) +
+                   " for beta and L " + "(docs/design.md section 4); used 0.999 of it";
     }
     sim.push_back(rho0);
     return sim;
@@ -381,8 +382,9 @@ FittedSummary summarise_fits(const CompareInputs& in, const FitResults& fits) {
     command << "attngeo simulate --d " << in.run.head_dim << " --L " << s.L;
     for (const auto& p : s.sim)
         command << ' ' << p.flag << ' ' << format_double(p.used);
-    command << " --p-sink " << format_double(gp.p_sink) << " --T1 " << gp.T1 << " --T2 " << gp.T2 << " --eta "
-            << format_double(gp.eta) << " --omega " << format_double(gp.omega) << " --out sim_fitted";
+    command << " --p-sink " << format_double(gp.p_sink) << " --T1 " << gp.T1 << " --T2 " << gp.T2
+            << " --eta " << format_double(gp.eta) << " --omega " << format_double(gp.omega)
+            << " --out sim_fitted";
     s.simulate_command = command.str();
     return s;
 }
@@ -438,8 +440,9 @@ struct ModelStage {
     std::vector<PlantedTruth> truth;  // --truth: the planted heads; else empty
     AssumptionResults checked;
     std::vector<CorrelationRow> correlation;
-    RegimeLabels labels;                      // both rules and their stability (claim C3)
-    std::array<SeparabilityPeak, 2> peaks{};  // F(r_max), F(r_min) (claim C4)
+    std::vector<SinkRelationRow> sink_relations;  // the literature's sink measures (§15)
+    RegimeLabels labels;                          // both rules and their stability (claim C3)
+    std::array<SeparabilityPeak, 2> peaks{};      // F(r_max), F(r_min) (claim C4)
     nlohmann::json timings = nlohmann::json::object();
 };
 
@@ -519,6 +522,7 @@ void write_model_folder(const CompareRequest& r, const CompareSettings& settings
     write_envelope_files(envelopes, staged.string());
     if (plug_in) write_verdict_files(*plug_in, staged.string(), "_plug_in");
     write_correlation_csv(m.correlation, (staged / schema::file::corr_rho0).string());
+    write_sink_relations_csv(m.sink_relations, (staged / schema::file::sink_relations).string());
     put(schema::file::claims, claims_csv(model_claims(settings, m, envelopes)));
     const nlohmann::json fitted = fitted_params_json(r, in, m.fits, summary, m.checked);
     put(schema::file::fitted_params, fitted.dump(2) + "\n");
@@ -572,6 +576,7 @@ void fit_model(const CompareRequest& r, const CompareSettings& settings, ModelSt
     stage = Clock::now();
     m.correlation = recall_rho0_correlation(m.in.per_doc, r.replicates, r.seed, 1,
                                             settings.per_kv ? m.in.group : 1);
+    m.sink_relations = sink_relations(m.in.per_doc, settings.per_kv ? m.in.group : 1, r.seed);
     m.timings["correlation_s"] = seconds_since(stage);
     stage = Clock::now();
     const int claim_replicates = r.replicates > 0 ? kFitReplicates : 0;
@@ -611,7 +616,6 @@ void write_model_set(const CompareRequest& r, const std::vector<ModelStage>& mod
     const nlohmann::json manifest = compare_set_manifest(r, emps, folders, envelopes);
     write_file_atomic((staged / schema::file::manifest).string(), manifest.dump(2) + "\n");
 }
-
 
 }  // namespace
 

@@ -176,6 +176,9 @@ PerDocArrays read_per_doc(const std::string& path) {
     a.Fmin = floats(fetch_tensor(file, "Fmin", DType::F32, dlhs));
     a.cos_s_v0 = floats(fetch_tensor(file, "cos_s_v0", DType::F32, dlhs));
     a.cos_s_vL = floats(fetch_tensor(file, "cos_s_vL", DType::F32, dlhs));
+    for (auto [name, target] : {std::pair{"sink_attention", &a.sink_attention},
+                                std::pair{"key_norm_ratio", &a.key_norm_ratio}})
+        if (file.contains(name)) *target = floats(fetch_tensor(file, name, DType::F32, dlh));
     return a;
 }
 

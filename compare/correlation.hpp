@@ -29,13 +29,17 @@ struct PerDocArrays {
     std::vector<float> Fmax, Fmin;          // [docs, layers, heads, S] F(r_max,N), F(r_min,N)
     std::vector<float> cos_s_v0, cos_s_vL;  // [docs, layers, heads, S] cos(s(N), v_0),
                                             // cos(s(N), v_{n−1})
+    // The attention-sink measures (docs/design.md §15; compare/sink_relations.hpp): NaN for a
+    // window not measured, empty when the file has none.
+    std::vector<float> sink_attention;  // [docs, layers, heads] α(0), mean attention on token 0
+    std::vector<float> key_norm_ratio;  // [docs, layers, heads] ‖k_0‖ / median_{j≥1} ‖k_j‖
 };
 
 // Reads per_doc.safetensors: float32 "P", "R" [D, L, H, S], "rho0", "lambda" [D, L, H] and
 // int64 "N" [S], "cos_by_lag" [D, L, H, K], "alpha" [D, L, H, n], "C" [D, L, H], "m_sink",
 // "m_last", "m_rest" [D, L, H] and "Fmax", "Fmin", "cos_s_v0", "cos_s_vL" [D, L, H, S], all
-// required. A missing tensor, wrong dtype or inconsistent shape is an InputError naming the file,
-// the tensor and both shapes.
+// required; "sink_attention" and "key_norm_ratio" [D, L, H] where present. A missing tensor, wrong
+// dtype or inconsistent shape is an InputError naming the file, the tensor and both shapes.
 PerDocArrays read_per_doc(const std::string& path);
 
 // The tensor `name` of `file` with this dtype and shape (−1: any extent); an InputError naming

@@ -16,8 +16,9 @@
 #include "reports/empirical_data.hpp"
 #include "reports/empirical_figures.hpp"
 #include "reports/empirical_tables.hpp"
-#include "reports/sections.hpp"
 #include "reports/html.hpp"
+#include "reports/sections.hpp"
+#include "reports/sink_section.hpp"
 #include "reports/verdict.hpp"
 #include "reports/verdict_text.hpp"
 
@@ -43,6 +44,7 @@ struct Overlays {
     // The figures against L from the compare folder's summaries; empty: from the extract's
     // by_length.csv when it has one.
     std::optional<Section> by_length;
+    std::string compare_dir;  // a compare report's folder: the sink section's relations
 };
 
 Section titled(const std::string& title) {
@@ -105,6 +107,7 @@ std::vector<Section> extract_sections_of(const std::string& prefix, const Extrac
     sections.insert(sections.end(), o.after_pr.begin(), o.after_pr.end());
 
     sections.push_back(extract_regimes_section(prefix, e));
+    sections.push_back(sink_section(prefix, e.dir, o.compare_dir));
     if (o.by_length)
         sections.push_back(*o.by_length);
     else if (const auto curves = extract_length_curves(e))
@@ -336,6 +339,7 @@ std::vector<Section> compare_sections(const RunFolder& run) {
         o.after_alpha = {parts.profile};
         o.after_pr = {parts.kappa, parts.margins, parts.corr};
         o.by_length = by_length;
+        o.compare_dir = run.dir;
         body = extract_sections_of(prefix_of(run), *e, o);
     } else {
         body = compare_only_sections(run, c, parts, pr_over, by_length);

@@ -72,10 +72,26 @@ ExtractRunInfo describe_run(const ExtractPlan& plan, const ForwardEngine& engine
     return run;
 }
 
-// One layer of the window the engine last ran into the grid and the window's record.
+// The attention-sink measures of one layer of the window (docs/design.md §15).
+LayerSinks measure_sinks(const LayerView& view, const ModelConfig& config, int T) {
+    SinkInputs in;
+    in.key_attention = view.key_attention;
+    in.queries = view.queries;
+    in.keys = view.keys;
+    in.hidden = view.hidden;
+    in.heads = config.num_heads;
+    in.kv_heads = config.num_kv_heads;
+    in.tokens = T;
+    in.d_head = config.head_dim;
+    in.hidden_size = config.hidden_size;
+    return layer_sinks(in);
+}
+
+// One layer of the window the engine last ran into the grid and the window's record; its sink
+// measures into `sinks`.
 void add_layer(ForwardEngine& engine, int layer, const ExtractPlan& plan, StatisticsGrid& grid,
-               WindowRecord& record, TimingSplit& timing, Clock::time_point& mark,
-               SnapshotCollector& snapshot) {
+               WindowRecord& record, LayerSinks& sinks, TimingSplit& timing,
+               Clock::time_point& mark, SnapshotCollector& snapshot) {
     const ModelConfig& config = engine.config();
     const int H = config.num_heads, group = H / config.num_kv_heads, d = config.head_dim,
               T = plan.settings.context;
@@ -111,6 +127,7 @@ void add_layer(ForwardEngine& engine, int layer, const ExtractPlan& plan, Statis
     if (snapshot.active())
         for (int h = 0; h < H; ++h)
             snapshot.observe(layer, h, alpha(h), values(h), d);
+    sinks = measure_sinks(view, config, T);
     timing.statistics += TimingSplit::since(mark);
 }
 
@@ -123,6 +140,7 @@ bool run_windows(const ExtractPlan& plan, ForwardEngine& engine, const RunWindow
     auto last_checkpoint = Clock::now();
     const std::int64_t started_at = state.done(), D = state.windows();
     WindowRecord record(state.layout());
+    std::vector<LayerSinks> sinks(engine.config().num_layers);
     bool finished = true;
     for (std::int64_t w = started_at; w < D; ++w) {
         if (InterruptGuard::interrupted() ||
@@ -132,10 +150,16 @@ bool run_windows(const ExtractPlan& plan, ForwardEngine& engine, const RunWindow
         }
         auto mark = Clock::now();
         snapshot.start_window(windows.first + w);
-        engine.run(windows.all[windows.first + w]);
+        const std::vector<std::int64_t>& window = windows.all[windows.first + w];
+        engine.run(window);
         timing.forward += TimingSplit::since(mark);
-        for (int l = 0; l < engine.config().num_layers; ++l)
-            add_layer(engine, l, plan, state.grid(), record, timing, mark, snapshot);
+        for (int l = 0; l < engine.config().num_layers; ++l) {
+            add_layer(engine, l, plan, state.grid(), record, sinks[l], timing, mark, snapshot);
+            record.set_sinks(l, sinks[l], window);
+        }
+        record.set_secondary_sinks(
+            window_secondary_sinks(sinks, plan.settings.context, PerDocLayout::kSecondarySinks),
+            window);
         if (snapshot.active()) stage_snapshot(snapshot, plan.out);
         state.append(record);
         const auto now = Clock::now();
@@ -177,8 +201,8 @@ void run_extract(const ExtractRequest& request) {
     timing.load = seconds_since(start);
     const ModelConfig& config = engine->config();
     const Documents documents = load_documents(plan, config.vocab_size);
-    const RunWindows windows = cut_windows(plan, documents.ids, config.bos_token_id,
-                                            missing_bos_reason(config));
+    const RunWindows windows =
+        cut_windows(plan, documents.ids, config.bos_token_id, missing_bos_reason(config));
     validate_snapshot_request(snapshot_request, config.num_layers, config.num_heads,
                               plan.settings.context, static_cast<std::int64_t>(windows.all.size()));
     SnapshotCollector snapshot(snapshot_request, plan.settings.context, plan.settings.ranking);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
 
 #include "common/errors.hpp"
 #include "common/exact_sums.hpp"
@@ -17,6 +19,7 @@
 #include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
+#include "empirical/extract/sink_tables.hpp"
 #include "theory/head_regime.hpp"
 
 namespace fs = std::filesystem;
@@ -144,6 +147,33 @@ void write_per_doc(const fs::path& path, const StatisticsSettings& settings, int
     });
 }
 
+// The sink tensors of the per-document arrays, streamed into memory ([D, L, H] floats each:
+// small beside the folder's other arrays).
+SinkArrays sink_arrays(const PerDocLayout& layout, std::int64_t documents,
+                       const PerDocWriter& per_doc) {
+    auto tensor = [&](int t) {
+        std::ostringstream bytes;
+        per_doc(t, bytes);
+        const std::string raw = bytes.str();
+        std::vector<float> values(static_cast<std::size_t>(documents * layout.block(t)));
+        if (raw.size() != values.size() * sizeof(float))
+            throw std::logic_error("sink_arrays: per-document tensor of another size");
+        std::memcpy(values.data(), raw.data(), raw.size());
+        return values;
+    };
+    SinkArrays a;
+    a.windows = documents;
+    a.layers = layout.layers;
+    a.heads = layout.heads;
+    a.sink_attention = tensor(PerDocLayout::sink_attention);
+    a.key_norm_ratio = tensor(PerDocLayout::key_norm_ratio);
+    a.cos_query_sink = tensor(PerDocLayout::cos_query_sink);
+    a.cos_query_rest = tensor(PerDocLayout::cos_query_rest);
+    a.massive = tensor(PerDocLayout::massive);
+    a.secondary = tensor(PerDocLayout::secondary_sinks);
+    return a;
+}
+
 }  // namespace
 
 std::string extract_settings_text(const StatisticsSettings& settings,
@@ -251,6 +281,11 @@ void write_extract_outputs(const std::string& out, const StatisticsSettings& set
         folder.write(schema::file::by_length, tables.by_length.str());
         folder.write(schema::file::heads_by_length, tables.heads_by_length.str());
     }
+    const SinkTables sinks =
+        sink_tables(sink_arrays(per_doc_layout(L, H, settings), documents, per_doc), group);
+    folder.write(schema::file::sink_heads, sinks.heads);
+    folder.write(schema::file::sink_layers, sinks.layers);
+    folder.write(schema::file::secondary_sinks, sinks.secondary);
     for (const auto& [name, contents] : extra_files)
         folder.write(name, contents);
     folder.write(schema::file::manifest, manifest.dump(2) + "\n");

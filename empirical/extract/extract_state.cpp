@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -24,7 +25,8 @@ namespace {
 // 2: the state gained the per-N exact_decisions counts (HeadStatistics::visit_state).
 // 3: the spill's window records gained the claims' seven arrays (PerDocLayout), so a
 // checkpoint of an older run, whose spill holds shorter records, is refused on --resume.
-constexpr const char* kStateFormat = "attngeo-extract-state-3";
+// 4: the window records gained the attention-sink measures (PerDocLayout, docs/design.md §15).
+constexpr const char* kStateFormat = "attngeo-extract-state-4";
 
 // FNV-1a, 64 bits (Fowler, Noll, Vo): fast, stable across platforms, enough to tell runs apart.
 // The seed is one digit short of FNV's published offset basis; it is what every existing state
@@ -57,17 +59,36 @@ StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settin
     return StatisticsGrid(layers, std::vector<HeadStatistics>(heads, HeadStatistics(settings)));
 }
 
-const char* const PerDocLayout::kNames[PerDocLayout::kTensors] = {
-    "P",      "R",      "rho0",   "lambda", "cos_by_lag", "alpha",    "C",
-    "m_sink", "m_last", "m_rest", "Fmax",   "Fmin",       "cos_s_v0", "cos_s_vL"};
+const char* const PerDocLayout::kNames[PerDocLayout::kTensors] = {"P",
+                                                                  "R",
+                                                                  "rho0",
+                                                                  "lambda",
+                                                                  "cos_by_lag",
+                                                                  "alpha",
+                                                                  "C",
+                                                                  "m_sink",
+                                                                  "m_last",
+                                                                  "m_rest",
+                                                                  "Fmax",
+                                                                  "Fmin",
+                                                                  "cos_s_v0",
+                                                                  "cos_s_vL",
+                                                                  "sink_attention",
+                                                                  "key_norm_ratio",
+                                                                  "cos_query_sink",
+                                                                  "cos_query_rest",
+                                                                  "massive",
+                                                                  "secondary_sinks"};
 
 namespace {
-// What follows [L, H] in each tensor of PerDocLayout, in kNames order.
-enum class Inner { scalar, sizes, lags, positions };
+// What follows [L, H] in each tensor of PerDocLayout, in kNames order; per_layer follows [L]
+// only, per_window stands alone.
+enum class Inner { scalar, sizes, lags, positions, per_layer, per_window };
 constexpr Inner kInner[PerDocLayout::kTensors] = {
-    Inner::sizes,     Inner::sizes,  Inner::scalar, Inner::scalar, Inner::lags,
-    Inner::positions, Inner::scalar, Inner::scalar, Inner::scalar, Inner::scalar,
-    Inner::sizes,     Inner::sizes,  Inner::sizes,  Inner::sizes};
+    Inner::sizes,     Inner::sizes,  Inner::scalar, Inner::scalar,    Inner::lags,
+    Inner::positions, Inner::scalar, Inner::scalar, Inner::scalar,    Inner::scalar,
+    Inner::sizes,     Inner::sizes,  Inner::sizes,  Inner::sizes,     Inner::scalar,
+    Inner::scalar,    Inner::scalar, Inner::scalar, Inner::per_layer, Inner::per_window};
 }  // namespace
 
 std::int64_t PerDocLayout::inner(int tensor) const {
@@ -78,18 +99,26 @@ std::int64_t PerDocLayout::inner(int tensor) const {
             return max_lag;
         case Inner::positions:
             return context;
+        case Inner::per_layer:
+            return kMassiveFields;
+        case Inner::per_window:
+            return kSecondarySinks * kSecondaryFields;
         default:
             return 1;
     }
 }
 
 std::vector<std::int64_t> PerDocLayout::shape(int tensor, std::int64_t documents) const {
+    if (kInner[tensor] == Inner::per_layer) return {documents, layers, kMassiveFields};
+    if (kInner[tensor] == Inner::per_window) return {documents, kSecondarySinks, kSecondaryFields};
     std::vector<std::int64_t> dims = {documents, layers, heads};
     if (kInner[tensor] != Inner::scalar) dims.push_back(inner(tensor));
     return dims;
 }
 
 std::int64_t PerDocLayout::block(int tensor) const {
+    if (kInner[tensor] == Inner::per_layer) return layers * inner(tensor);
+    if (kInner[tensor] == Inner::per_window) return inner(tensor);
     return layers * heads * inner(tensor);
 }
 
@@ -110,8 +139,13 @@ PerDocLayout per_doc_layout(int layers, int heads, const StatisticsSettings& set
     return layout;
 }
 
+// The sink measures start as NaN: a window whose forward did not measure them (a planted or
+// Python-made folder) says so instead of reading as zero.
 WindowRecord::WindowRecord(const PerDocLayout& layout)
-    : layout_(layout), floats_(layout.record_floats()) {}
+    : layout_(layout), floats_(layout.record_floats()) {
+    std::fill(floats_.begin() + layout.offset(PerDocLayout::sink_attention), floats_.end(),
+              std::numeric_limits<float>::quiet_NaN());
+}
 
 void WindowRecord::set(int layer, int head, const DocumentRecord& document) {
     const std::int64_t at = static_cast<std::int64_t>(layer) * layout_.heads + head;
@@ -131,7 +165,7 @@ void WindowRecord::set(int layer, int head, const DocumentRecord& document) {
         {document.f_rmin.data(), document.f_rmin.size()},
         {document.cos_s_v0.data(), document.cos_s_v0.size()},
         {document.cos_s_vL.data(), document.cos_s_vL.size()}};
-    for (int t = 0; t < PerDocLayout::kTensors; ++t) {
+    for (int t = 0; t < PerDocLayout::kStatisticTensors; ++t) {
         const std::int64_t width = layout_.inner(t);
         if (static_cast<std::int64_t>(parts[t].second) != width)
             throw std::invalid_argument(
@@ -140,6 +174,57 @@ void WindowRecord::set(int layer, int head, const DocumentRecord& document) {
                 std::to_string(width));
         std::copy(parts[t].first, parts[t].first + width,
                   floats_.begin() + layout_.offset(t) + at * width);
+    }
+}
+
+namespace {
+// The token id at `position` of the window, as a float (exact below 2^24).
+float token_at(const std::vector<std::int64_t>& tokens, int position) {
+    if (position < 0 || static_cast<std::size_t>(position) >= tokens.size())
+        throw std::invalid_argument("WindowRecord: a sink position outside the window");
+    return static_cast<float>(tokens[static_cast<std::size_t>(position)]);
+}
+}  // namespace
+
+void WindowRecord::set_sinks(int layer, const LayerSinks& sinks,
+                             const std::vector<std::int64_t>& tokens) {
+    if (static_cast<std::int64_t>(sinks.geometry.size()) != layout_.heads)
+        throw std::invalid_argument("WindowRecord::set_sinks: one geometry per head expected");
+    for (std::int64_t h = 0; h < layout_.heads; ++h) {
+        const std::int64_t at = static_cast<std::int64_t>(layer) * layout_.heads + h;
+        const KeyGeometry& g = sinks.geometry[static_cast<std::size_t>(h)];
+        floats_[layout_.offset(PerDocLayout::sink_attention) + at] =
+            static_cast<float>(sinks.sink_attention(static_cast<int>(h)));
+        floats_[layout_.offset(PerDocLayout::key_norm_ratio) + at] =
+            static_cast<float>(g.key_norm_ratio);
+        floats_[layout_.offset(PerDocLayout::cos_query_sink) + at] =
+            static_cast<float>(g.cos_query_sink);
+        floats_[layout_.offset(PerDocLayout::cos_query_rest) + at] =
+            static_cast<float>(g.cos_query_rest);
+    }
+    const MassiveActivation& m = sinks.massive;
+    const float fields[PerDocLayout::kMassiveFields] = {
+        static_cast<float>(m.largest), static_cast<float>(m.median), static_cast<float>(m.token),
+        static_cast<float>(m.dim), token_at(tokens, m.token)};
+    std::copy(fields, fields + PerDocLayout::kMassiveFields,
+              floats_.begin() + layout_.offset(PerDocLayout::massive) +
+                  static_cast<std::int64_t>(layer) * PerDocLayout::kMassiveFields);
+}
+
+void WindowRecord::set_secondary_sinks(const std::vector<SecondarySink>& sinks,
+                                       const std::vector<std::int64_t>& tokens) {
+    auto first = floats_.begin() + layout_.offset(PerDocLayout::secondary_sinks);
+    std::fill(first, first + layout_.block(PerDocLayout::secondary_sinks),
+              std::numeric_limits<float>::quiet_NaN());
+    const std::size_t kept =
+        std::min(sinks.size(), static_cast<std::size_t>(PerDocLayout::kSecondarySinks));
+    for (std::size_t i = 0; i < kept; ++i) {
+        const SecondarySink& s = sinks[i];
+        const float fields[PerDocLayout::kSecondaryFields] = {
+            static_cast<float>(s.position), token_at(tokens, s.position),
+            static_cast<float>(s.heads), static_cast<float>(s.largest_mean)};
+        std::copy(fields, fields + PerDocLayout::kSecondaryFields,
+                  first + static_cast<std::int64_t>(i) * PerDocLayout::kSecondaryFields);
     }
 }
 

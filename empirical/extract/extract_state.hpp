@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "empirical/extract/sink_measures.hpp"
 #include "empirical/extract/statistics.hpp"
 
 namespace attngeo::empirical {
@@ -22,20 +23,39 @@ StatisticsGrid make_grid(int layers, int heads, const StatisticsSettings& settin
 // C [L, H], m_sink, m_last, m_rest [L, H], Fmax, Fmin, cos_s_v0, cos_s_vL [L, H, S], with
 // S = |sizes|, K = max_lag, n = context. cos_by_lag, alpha and C are what compare's fit
 // intervals refit, the last seven what the claims' document bootstraps resample (docs/design.md
-// §7); DocumentRecord holds one head's values of each.
+// §7); DocumentRecord holds one head's values of each. Then the attention-sink measures
+// (docs/design.md §15; NaN where a window was not measured): sink_attention, key_norm_ratio,
+// cos_query_sink, cos_query_rest [L, H], massive [L, 5] (largest |h|, median |h|, position, dim,
+// token id) and secondary_sinks [4, 4] (position, token id, heads, largest α(k); NaN rows past
+// the window's sinks).
 struct PerDocLayout {
-    static constexpr int kTensors = 14;
+    static constexpr int kStatisticTensors = 14;  // DocumentRecord's, per head
+    static constexpr int kTensors = 20;
+    static constexpr int kSecondarySinks = 4;  // the secondary sinks kept per window
     // "P", "R", "rho0", "lambda", "cos_by_lag", "alpha", "C", "m_sink", "m_last", "m_rest",
-    // "Fmax", "Fmin", "cos_s_v0", "cos_s_vL"
+    // "Fmax", "Fmin", "cos_s_v0", "cos_s_vL", "sink_attention", "key_norm_ratio",
+    // "cos_query_sink", "cos_query_rest", "massive", "secondary_sinks"
     static const char* const kNames[kTensors];
+    // Where the named tensors start in kNames order.
+    enum Tensor : int {
+        sink_attention = 14,
+        key_norm_ratio,
+        cos_query_sink,
+        cos_query_rest,
+        massive,
+        secondary_sinks
+    };
+    static constexpr int kMassiveFields = 5, kSecondaryFields = 4;
     std::int64_t layers = 0, heads = 0, sizes = 0, max_lag = 0, context = 0;
     std::int64_t block(int tensor) const;   // floats of `tensor` for one window
     std::int64_t offset(int tensor) const;  // where `tensor` starts in one window's record
     std::int64_t record_floats() const { return offset(kTensors); }
-    // The trailing dimension of `tensor` after [L, H] (1 for the per-head scalars).
+    // The trailing dimension of `tensor` after [L, H] (1 for the per-head scalars), after [L]
+    // for massive, the whole window's for secondary_sinks.
     std::int64_t inner(int tensor) const;
     // The shape of `tensor` in per_doc.safetensors for `documents` windows: [D, L, H] for the
-    // per-head scalars, [D, L, H, inner] for the others (even where inner is 1).
+    // per-head scalars, [D, L, H, inner] for the others (even where inner is 1), [D, L, 5] for
+    // massive and [D, 4, 4] for secondary_sinks.
     std::vector<std::int64_t> shape(int tensor, std::int64_t documents) const;
 };
 
@@ -48,6 +68,12 @@ class WindowRecord {
     explicit WindowRecord(const PerDocLayout& layout);
     // Throws std::invalid_argument when the document's arrays do not have the layout's sizes.
     void set(int layer, int head, const DocumentRecord& document);
+    // One layer's sink measures (per head and the layer's massive activation); `tokens` [T] the
+    // window's token ids.
+    void set_sinks(int layer, const LayerSinks& sinks, const std::vector<std::int64_t>& tokens);
+    // The window's secondary sinks, at most kSecondarySinks of them (the rest NaN).
+    void set_secondary_sinks(const std::vector<SecondarySink>& sinks,
+                             const std::vector<std::int64_t>& tokens);
     const std::vector<float>& floats() const { return floats_; }
 
   private:

@@ -149,4 +149,88 @@ MassiveActivation massive_activation(const float* hidden, int tokens, int dims) 
     return m;
 }
 
+KeyGeometry key_geometry_all_rows(const float* queries, const float* keys, int tokens, int d_head) {
+    require(tokens >= 1 && d_head >= 1, "key_geometry_all_rows", "tokens >= 1, d_head >= 1");
+    const std::size_t d = static_cast<std::size_t>(d_head);
+    std::vector<double> key_norms(static_cast<std::size_t>(tokens));
+    for (int j = 0; j < tokens; ++j)
+        key_norms[static_cast<std::size_t>(j)] = norm_of(keys + j * d, d_head);
+    KeyGeometry g;
+    const double rest_median = median(std::vector<double>(key_norms.begin() + 1, key_norms.end()));
+    g.key_norm_ratio = rest_median > 0 ? key_norms[0] / rest_median : kNaN;
+    // A zero vector's unit vector is taken as zero, so its cosines are 0 as in `cosine`.
+    auto unit = [&](const float* x, double norm, std::vector<double>& out) {
+        for (std::size_t i = 0; i < d; ++i)
+            out[i] = norm > 0 ? x[i] / norm : 0.0;
+    };
+    std::vector<double> sink_unit(d), key_unit(d), prefix(d, 0.0), query_unit(d);
+    unit(keys, key_norms[0], sink_unit);
+    double sink_sum = 0, rest_sum = 0;
+    for (int t = 1; t < tokens; ++t) {
+        unit(keys + t * d, key_norms[static_cast<std::size_t>(t)], key_unit);
+        for (std::size_t i = 0; i < d; ++i)
+            prefix[i] += key_unit[i];
+        const float* q = queries + t * d;
+        unit(q, norm_of(q, d_head), query_unit);
+        double with_sink = 0, with_rest = 0;
+        for (std::size_t i = 0; i < d; ++i) {
+            with_sink += query_unit[i] * sink_unit[i];
+            with_rest += query_unit[i] * prefix[i];
+        }
+        sink_sum += with_sink;
+        rest_sum += with_rest / t;
+        ++g.rows;
+    }
+    g.cos_query_sink = g.rows > 0 ? sink_sum / g.rows : kNaN;
+    g.cos_query_rest = g.rows > 0 ? rest_sum / g.rows : kNaN;
+    return g;
+}
+
+LayerSinks layer_sinks(const SinkInputs& in) {
+    require(in.key_attention && in.queries && in.keys && in.hidden, "layer_sinks",
+            "every input present");
+    require(in.heads >= 1 && in.kv_heads >= 1 && in.heads % in.kv_heads == 0 && in.tokens >= 1 &&
+                in.d_head >= 1 && in.hidden_size >= 1,
+            "layer_sinks", "a consistent shape");
+    const std::size_t T = static_cast<std::size_t>(in.tokens),
+                      d = static_cast<std::size_t>(in.d_head);
+    const int group = in.heads / in.kv_heads;
+    LayerSinks layer;
+    layer.mean_by_key.resize(static_cast<std::size_t>(in.heads) * T);
+    for (int h = 0; h < in.heads; ++h)
+        for (std::size_t k = 0; k < T; ++k)  // every row t ≥ k measured: T − k of them
+            layer.mean_by_key[h * T + k] = in.key_attention[h * T + k] / static_cast<double>(T - k);
+    for (int h = 0; h < in.heads; ++h)
+        layer.geometry.push_back(key_geometry_all_rows(
+            in.queries + h * T * d, in.keys + (h / group) * T * d, in.tokens, in.d_head));
+    layer.massive = massive_activation(in.hidden, in.tokens, in.hidden_size);
+    return layer;
+}
+
+int secondary_min_heads(int model_heads) {
+    return std::max(2, (model_heads + 19) / 20);
+}
+
+std::vector<SecondarySink> window_secondary_sinks(const std::vector<LayerSinks>& layers, int tokens,
+                                                  std::size_t keep) {
+    require(tokens >= 1, "window_secondary_sinks", "tokens >= 1");
+    const std::size_t T = static_cast<std::size_t>(tokens);
+    std::vector<std::vector<double>> by_head;
+    for (const LayerSinks& layer : layers)
+        for (std::size_t h = 0; h < layer.geometry.size(); ++h)
+            by_head.emplace_back(layer.mean_by_key.begin() + h * T,
+                                 layer.mean_by_key.begin() + (h + 1) * T);
+    std::vector<int> rows_seeing(T);
+    for (std::size_t k = 0; k < T; ++k)
+        rows_seeing[k] = static_cast<int>(T - k);
+    std::vector<SecondarySink> sinks =
+        secondary_sinks(by_head, rows_seeing, (tokens + 1) / 2,
+                        secondary_min_heads(static_cast<int>(by_head.size())));
+    std::stable_sort(
+        sinks.begin(), sinks.end(),
+        [](const SecondarySink& a, const SecondarySink& b) { return a.heads > b.heads; });
+    if (sinks.size() > keep) sinks.resize(keep);
+    return sinks;
+}
+
 }  // namespace attngeo::empirical

@@ -1,7 +1,7 @@
 // The attention sink as the 2024–26 literature measures it, per window, torch-free (issue 43):
 // the sink rate of Gu et al. (ICLR 2025), the sink token's key geometry, secondary sinks and the
-// massive activations of Sun et al. (2024). Extract will stream these per document like its
-// other statistics; each function here is the plain computation a test can check by hand.
+// massive activations of Sun et al. (2024). Extract streams them per window (layer_sinks,
+// window_secondary_sinks); each measure has a plain computation here a test can check by hand.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -70,5 +70,40 @@ struct MassiveActivation {
 
 // hidden [tokens, dims], row-major.
 MassiveActivation massive_activation(const float* hidden, int tokens, int dims);
+
+// key_geometry for every query row t = 0..tokens−1 (queries [tokens, d_head]) in O(tokens·d_head):
+// mean_{1≤j≤t} cos(q_t, k_j) = q̂_t · (Σ_{j=1..t} k̂_j) / t with the unit keys' prefix sum, in
+// double. Equals key_geometry with positions 0..tokens−1 up to rounding.
+KeyGeometry key_geometry_all_rows(const float* queries, const float* keys, int tokens, int d_head);
+
+// One layer of one window as the forward hands it to the sink measures (ForwardEngine's
+// LayerView): every query row of the window was measured.
+struct SinkInputs {
+    const double* key_attention = nullptr;  // [H, T] Σ_{t≥k} α_t[k] over every query row t
+    const float* queries = nullptr;         // [H, T, d_head] after the rotary embedding
+    const float* keys = nullptr;            // [H_kv, T, d_head] (query head h reads h / (H/H_kv))
+    const float* hidden = nullptr;          // [T, hidden] the residual stream after the layer
+    int heads = 0, kv_heads = 0, tokens = 0, d_head = 0, hidden_size = 0;
+};
+
+// The sink measures of one layer of one window.
+struct LayerSinks {
+    std::vector<double> mean_by_key;    // [H, T] Gu et al.'s α(k) of each head
+    std::vector<KeyGeometry> geometry;  // [H]
+    MassiveActivation massive;          // of the layer's output
+    double sink_attention(int head) const {
+        return mean_by_key[static_cast<std::size_t>(head) * (mean_by_key.size() / geometry.size())];
+    }
+};
+LayerSinks layer_sinks(const SinkInputs& in);
+
+// A window's secondary sinks over every layer and head (docs/design.md §15): keys seen by at
+// least half of the window's rows (k ≤ T/2) with α(k) > ε in at least
+// secondary_min_heads(layers · heads) heads, the `keep` with the most heads (ties: the earlier
+// position), in that order.
+std::vector<SecondarySink> window_secondary_sinks(const std::vector<LayerSinks>& layers, int tokens,
+                                                  std::size_t keep);
+// The head count a secondary sink needs: 2, or 5% of the model's heads when that is more.
+int secondary_min_heads(int model_heads);
 
 }  // namespace attngeo::empirical

@@ -21,6 +21,8 @@ class TorchEngine : public ForwardEngine {
         : ForwardEngine(checkpoint.config), model_(checkpoint.config, *checkpoint.store, options) {
         options_.queries = QueryRows::last;
         options_.all_logits = false;
+        options_.sink_inputs = true;
+        options_.hidden_states = true;
         if (!query_positions.empty()) {
             recorder_ = std::make_unique<QueryRowRecorder>(config_.num_layers, config_.num_heads,
                                                            query_positions);
@@ -36,8 +38,18 @@ class TorchEngine : public ForwardEngine {
     LayerView layer(int index) override {
         attention_ = result_.layers[index].attention.to(torch::kCPU).contiguous();  // [1,H,1,T]
         values_ = result_.layers[index].values.to(torch::kCPU).contiguous();        // [1,Hkv,T,d]
-        return {attention_.data_ptr<float>(), values_.data_ptr<float>(),
-                recorder_ ? recorder_->layer_rows(index) : nullptr};
+        const LayerCapture& layer = result_.layers[index];
+        key_attention_ = layer.key_attention.to(torch::kCPU).contiguous();    // [1,H,T]
+        queries_ = layer.queries.to(torch::kCPU).contiguous();                // [1,H,T,d]
+        keys_ = layer.keys.to(torch::kCPU).contiguous();                      // [1,Hkv,T,d]
+        hidden_ = result_.layer_outputs[index].to(torch::kCPU).contiguous();  // [1,T,hidden]
+        LayerView view{attention_.data_ptr<float>(), values_.data_ptr<float>(),
+                       recorder_ ? recorder_->layer_rows(index) : nullptr};
+        view.key_attention = key_attention_.data_ptr<double>();
+        view.queries = queries_.data_ptr<float>();
+        view.keys = keys_.data_ptr<float>();
+        view.hidden = hidden_.data_ptr<float>();
+        return view;
     }
 
     std::vector<Eigen::MatrixXd> ranked_grams(
@@ -54,7 +66,8 @@ class TorchEngine : public ForwardEngine {
     std::unique_ptr<QueryRowRecorder> recorder_;  // extract --queries: the chosen rows
     CaptureOptions options_;
     CaptureResult result_;
-    torch::Tensor attention_, values_;  // the host copies layer() points into
+    // The host copies layer() points into.
+    torch::Tensor attention_, values_, key_attention_, queries_, keys_, hidden_;
 };
 
 class RunCEngine : public ForwardEngine {
@@ -67,18 +80,18 @@ class RunCEngine : public ForwardEngine {
         tokens_ = static_cast<int>(window.size());
     }
 
-    // run.c's cache is [T, kv_dim] per layer; the statistics read [Hkv, T, d].
+    // run.c's caches are [T, heads · d] per layer; the statistics read [heads, T, d].
     LayerView layer(int index) override {
-        const int T = tokens_, Hkv = config_.num_kv_heads, d = config_.head_dim, kv_dim = Hkv * d;
-        values_.resize(static_cast<std::size_t>(Hkv) * T * d);
-        const float* cache = row_.values.data() + static_cast<std::size_t>(index) * T * kv_dim;
-        for (int kv = 0; kv < Hkv; ++kv)
-            for (int t = 0; t < T; ++t)
-                std::copy_n(cache + static_cast<std::size_t>(t) * kv_dim + kv * d, d,
-                            values_.begin() + (static_cast<std::size_t>(kv) * T + t) * d);
-        const float* attention =
-            row_.attention.data() + static_cast<std::size_t>(index) * config_.num_heads * T;
-        return {attention, values_.data()};
+        const int T = tokens_, H = config_.num_heads, Hkv = config_.num_kv_heads;
+        const std::size_t layer = static_cast<std::size_t>(index);
+        LayerView view;
+        view.attention = row_.attention.data() + layer * H * T;
+        view.values = by_head(row_.values, layer, Hkv, values_);
+        view.keys = by_head(row_.keys, layer, Hkv, keys_);
+        view.queries = by_head(row_.queries, layer, H, queries_);
+        view.key_attention = row_.key_attention.data() + layer * H * T;
+        view.hidden = row_.hidden.data() + layer * T * config_.hidden_size;
+        return view;
     }
 
     std::string description() const override {
@@ -87,10 +100,24 @@ class RunCEngine : public ForwardEngine {
     ForwardEngineKind kind() const override { return ForwardEngineKind::runc; }
 
   private:
+    // Layer `layer` of a [layers, T, heads · d] cache regrouped into `target` [heads, T, d].
+    const float* by_head(const std::vector<float>& cache, std::size_t layer, int heads,
+                         std::vector<float>& target) const {
+        const std::size_t T = static_cast<std::size_t>(tokens_), d = config_.head_dim,
+                          width = heads * d;
+        target.resize(heads * T * d);
+        const float* first = cache.data() + layer * T * width;
+        for (int h = 0; h < heads; ++h)
+            for (std::size_t t = 0; t < T; ++t)
+                std::copy_n(first + t * width + h * d, d, target.begin() + (h * T + t) * d);
+        return target.data();
+    }
+
     RunCForward forward_;
     RunCForward::LastRow row_;
     int tokens_ = 0;
-    std::vector<float> values_;  // [Hkv, T, d] of the layer last asked for
+    // [Hkv, T, d], [Hkv, T, d], [H, T, d] of the layer last asked for
+    std::vector<float> values_, keys_, queries_;
 };
 
 }  // namespace

@@ -27,6 +27,12 @@ struct LayerView {
     // [H, P, T] the weights of the engine's query positions (make_forward_engine), row p over
     // keys 0..positions[p] (zero beyond); null without positions.
     const float* query_rows = nullptr;
+    // The attention-sink measures' inputs of the same forward (docs/design.md §15), every query
+    // row of the window measured:
+    const double* key_attention = nullptr;  // [H, T] Σ_{t≥k} α_t[k]
+    const float* queries = nullptr;         // [H, T, d_head] after the rotary embedding
+    const float* keys = nullptr;            // [H_kv, T, d_head] after the rotary embedding
+    const float* hidden = nullptr;          // [T, hidden] the residual stream after the layer
 };
 
 class ForwardEngine {

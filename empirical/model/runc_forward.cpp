@@ -148,6 +148,7 @@ std::size_t product(std::size_t a, std::size_t b, std::size_t c = 1) {
 // The activations of one run, and its key/value caches.
 struct RunCForward::Workspace {
     int positions = 0;             // T
+    int position = 0;              // the position being run
     bool last = false;             // the current position is T − 1
     std::vector<float> residual;   // [dim] the residual stream
     std::vector<float> normed;     // [dim] RMSNorm of the residual: a block's input
@@ -161,6 +162,9 @@ struct RunCForward::Workspace {
     std::vector<float> values;     // [layers, T, kv_dim]
     std::vector<float> weights;    // [T] one head's attention row
     std::vector<float> attention;  // [layers, n_heads, T] the last position's rows
+    std::vector<float> queries;    // [layers, T, n_heads · head_size] every position's, rotated
+    std::vector<double> key_attention;  // [layers, n_heads, T] Σ_t α_t[k]
+    std::vector<float> hidden;          // [layers, T, dim] the residual after each layer
 };
 
 const float* RunCForward::weights_of(const Llama2cCheckpoint& checkpoint, const std::string& name) {
@@ -202,11 +206,17 @@ void RunCForward::attention_block(int layer, int position, Workspace& w) const {
     project(value, weights.value, w.normed.data(), kv_dim, dim);
     rotate_pairs(w.query.data(), heads, head_size, w.cosines, w.sines);
     rotate_pairs(key, header_.n_kv_heads, head_size, w.cosines, w.sines);
+    std::copy(w.query.begin(), w.query.end(),
+              w.queries.begin() + product(layer, w.positions, w.query.size()) +
+                  product(position, w.query.size()));
     for (int h = 0; h < heads; ++h) {
         const std::size_t kv_offset = product(h / group, head_size);
         causal_attention_row(&w.query[product(h, head_size)], &w.keys[layer_rows + kv_offset],
                              &w.values[layer_rows + kv_offset], kv_dim, position + 1, head_size,
                              w.weights.data(), &w.mixed[product(h, head_size)]);
+        double* sums = &w.key_attention[product(layer * heads + h, w.positions)];
+        for (int k = 0; k <= position; ++k)
+            sums[k] += w.weights[k];
         if (w.last)
             std::copy(w.weights.begin(), w.weights.begin() + w.positions,
                       w.attention.begin() + product(layer * heads + h, w.positions));
@@ -226,6 +236,8 @@ void RunCForward::mlp_block(int layer, Workspace& w) const {
     project(w.delta.data(), weights.down, w.gate.data(), dim, hidden);
     add_into(w.residual.data(), w.delta.data(), dim);
     require_finite(w.residual.data(), dim, source_, layer, "residual stream after the MLP");
+    std::copy(w.residual.begin(), w.residual.end(),
+              w.hidden.begin() + product(layer, w.positions, dim) + product(w.position, dim));
 }
 
 RunCForward::LastRow RunCForward::run(const std::vector<std::int64_t>& tokens) const {
@@ -249,7 +261,11 @@ RunCForward::LastRow RunCForward::run(const std::vector<std::int64_t>& tokens) c
     w.values.resize(w.keys.size());
     w.weights.resize(T);
     w.attention.resize(product(h.n_layers, h.n_heads, T));
+    w.queries.resize(product(h.n_layers, T, w.query.size()));
+    w.key_attention.assign(product(h.n_layers, h.n_heads, T), 0.0);
+    w.hidden.resize(product(h.n_layers, T, h.dim));
     for (int position = 0; position < T; ++position) {
+        w.position = position;
         const std::int64_t token = tokens[position];
         if (token < 0 || token >= h.vocab_size)
             throw InputError("llama2.c forward: token id " + std::to_string(token) +
@@ -270,6 +286,10 @@ RunCForward::LastRow RunCForward::run(const std::vector<std::int64_t>& tokens) c
     require_finite(out.logits.data(), h.vocab_size, source_, -1, "final norm and classifier");
     out.attention = std::move(w.attention);
     out.values = std::move(w.values);
+    out.queries = std::move(w.queries);
+    out.keys = std::move(w.keys);
+    out.key_attention = std::move(w.key_attention);
+    out.hidden = std::move(w.hidden);
     return out;
 }
 

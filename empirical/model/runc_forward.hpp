@@ -21,6 +21,12 @@ class RunCForward {
         std::vector<float> attention;  // [layers, H, T] post-softmax row of the last query
         std::vector<float> values;  // [layers, T, kv_dim] value cache (head h reads h / (H/H_kv))
         std::vector<float> logits;  // [vocab] at the last position
+        // The attention-sink measures' inputs (docs/design.md §15); q and k rotated, each head
+        // in rotate_half order (a permutation within the head: norms and cosines are unchanged).
+        std::vector<float> queries;         // [layers, T, n_heads · head_size]
+        std::vector<float> keys;            // [layers, T, kv_dim] key cache
+        std::vector<double> key_attention;  // [layers, H, T] Σ over every position t of α_t[k]
+        std::vector<float> hidden;          // [layers, T, dim] residual stream after the layer
     };
     // tokens: [T] ids, T ≤ seq_len; throws InputError for an id outside the vocabulary, and
     // InputError naming the checkpoint, layer and tensor when an activation is NaN or inf.

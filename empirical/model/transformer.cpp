@@ -380,6 +380,12 @@ torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, co
     const auto k = rope(F::linear(h, l.k, l.k_bias).view({B, T, Hkv, d}).transpose(1, 2));
     const auto v = F::linear(h, l.v, l.v_bias).view({B, T, Hkv, d}).transpose(1, 2);
     if (options.capture) capture.values = v.to(torch::kFloat32).contiguous();
+    if (options.sink_inputs) {
+        capture.queries = q.to(torch::kFloat32).contiguous();
+        capture.keys = k.to(torch::kFloat32).contiguous();
+        capture.key_attention =
+            torch::zeros({B, H, T}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+    }
     const auto k_all = (Hkv == H ? k : k.repeat_interleave(H / Hkv, 1)).to(torch::kFloat32);
     const auto v_all = Hkv == H ? v : v.repeat_interleave(H / Hkv, 1);
     auto out = torch::empty({B, H, T, d}, v.options());
@@ -402,6 +408,8 @@ torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, co
             torch::matmul(q.slice(2, r0, r1).to(torch::kFloat32), k_all.transpose(2, 3)) / scale;
         scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
         const auto probs = torch::softmax(scores, -1);  // α in float32
+        if (options.sink_inputs)
+            capture.key_attention.add_(torch::sum(probs, {2}, false, torch::kFloat64));
         const auto mixing = options.edit != nullptr
                                 ? options.edit->edit(layer_index, r0, scores, probs, v_all)
                                 : probs;

@@ -1,6 +1,6 @@
 // A decoder-only transformer in libtorch for the registry's families, built from a
-// checkpoint's tensors and the family's table (empirical/model/families/), with the attention rows and
-// value states captured per head. α for captured rows is computed explicitly in float32:
+// checkpoint's tensors and the family's table (empirical/model/families/), with the attention rows
+// and value states captured per head. α for captured rows is computed explicitly in float32:
 // softmax(q·kᵀ/√d_head + mask). (Internal to empirical/: the only place that includes torch
 // headers.)
 #pragma once
@@ -52,12 +52,19 @@ struct CaptureOptions {
     bool all_logits = true;         // logits for every position, else only the last
     int query_chunk = 256;          // rows of attention computed at once: memory O(chunk·T)
     AttentionEdit* edit = nullptr;  // when set, the weights every layer's values are mixed with
+    // The attention-sink measures' inputs per layer (LayerCapture's key_attention, queries,
+    // keys; docs/design.md §15); with hidden_states for the layer outputs.
+    bool sink_inputs = false;
 };
 
 // What one forward returns, float32 on the host-or-device of the model.
 struct LayerCapture {
     torch::Tensor attention;  // [B, H, Tq, T] softmax probabilities of the captured query rows
     torch::Tensor values;     // [B, H_kv, T, d_head] value states before any GQA repeat
+    // With sink_inputs (float64 / float32, on the model's device):
+    torch::Tensor key_attention;  // [B, H, T] Σ over every query row t of α_t[k] (α of the softmax)
+    torch::Tensor queries;        // [B, H, T, d_head] after the rotary embedding
+    torch::Tensor keys;           // [B, H_kv, T, d_head] after the rotary embedding
 };
 struct CaptureResult {
     torch::Tensor logits;                      // [B, T, V] (or [B, 1, V] without all_logits)

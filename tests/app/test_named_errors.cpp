@@ -192,7 +192,7 @@ TEST(NamedErrors, ReportNamesTheJsonFileOfExtractAndCompareFolders) {
          {"by_position.csv", "layer,head,pos,norm_mean,alpha_mean,contrib_mean\n"},
          {"pr.csv", "layer,head,N,P_mean,R_mean\n"},
          {"manifest.json",
-          R"({"format_version": 3, "kind": "extract", "model": {"layers": "2"}})"}});
+          R"({"format_version": 4, "kind": "extract", "model": {"layers": "2"}})"}});
     const fs::path compare = folder_of(
         "compare_bad_count_per",
         {{"fits.csv", "layer,head,beta,mae,beta_offset,c_inf,mae_offset,cv_positional,cv_pooled\n"},
@@ -204,7 +204,7 @@ TEST(NamedErrors, ReportNamesTheJsonFileOfExtractAndCompareFolders) {
          {"corr_rho0.csv", "N,corr\n"},
          {"kappa.json", "{}"},
          {"manifest.json",
-          R"({"format_version": 3, "kind": "compare", "parameters": {"count_per": 5}})"}});
+          R"({"format_version": 4, "kind": "compare", "parameters": {"count_per": 5}})"}});
     for (const auto& [dir, pointer] :
          {std::pair{extract, "(/model/layers)"}, std::pair{compare, "(/parameters/count_per)"}}) {
         const fs::path out = scratch() / ("json_out_" + dir.filename().string());

@@ -238,14 +238,14 @@ TEST(RunManifest, FormatVersionIsRequiredAndMustBeThisOne) {
     std::ofstream(path) << manifest.dump();
     EXPECT_EQ(error_of([&] { read_run_manifest(dir.string(), {"extract"}); }),
               "'" + path +
-                  "': no format_version, expected format_version 3 (written before run folders "
+                  "': no format_version, expected format_version 4 (written before run folders "
                   "were versioned: rerun the command that made it)");
     for (const char* other : {"1", "2", "0", "\"3\"", "2.5"}) {
         manifest["format_version"] = nlohmann::json::parse(other);
         std::ofstream(path) << manifest.dump();
         const std::string message = error_of([&] { read_run_manifest(dir.string(), {"extract"}); });
         EXPECT_EQ(message, "'" + path + "': format_version " + manifest["format_version"].dump() +
-                               ", expected format_version 3 (written by another attngeo "
+                               ", expected format_version 4 (written by another attngeo "
                                "release: read it with that release or rerun the command that "
                                "made it)")
             << other;
@@ -260,7 +260,7 @@ TEST(RunManifest, KindAndIntegersAreCheckedNamingTheFile) {
     const std::string path = (dir / "manifest.json").string();
     EXPECT_EQ(run_manifest_path(dir.string()), path);
     std::ofstream(path)
-        << R"({"format_version": 3, "kind": "sweep", "model": {"layers": 12, "heads": 2.0,
+        << R"({"format_version": 4, "kind": "sweep", "model": {"layers": 12, "heads": 2.0,
                               "head_dim": 2.5, "big": 1e30, "name": "x"}})";
     const auto manifest = read_run_manifest(dir.string(), {"simulate", "sweep"});
     EXPECT_EQ(manifest.at("kind"), "sweep");

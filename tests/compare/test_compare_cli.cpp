@@ -109,18 +109,20 @@ fs::path make_extract_folder(const std::string& name, int group = 1, int docs = 
             const int i = l * kHeads + h;
             const Eigen::VectorXd alpha = theory::assumption3_weights(profile_of(i));
             heads << l << ',' << h << ',' << h / group << ',' << docs << ",0.98,1,0.01,0.2,0.5,"
-                  << format_double(rho0_of(i)) << ',' << format_double(alpha[0]) << ',' << format_double(alpha[kContext - 1])
-                  << ",0.1,0.2,0.3," << kRegimeOf[i] << ',' << format_double(1.25 + i) << '\n';
+                  << format_double(rho0_of(i)) << ',' << format_double(alpha[0]) << ','
+                  << format_double(alpha[kContext - 1]) << ",0.1,0.2,0.3," << kRegimeOf[i] << ','
+                  << format_double(1.25 + i) << '\n';
             for (std::size_t s = 0; s < kSizes.size(); ++s)
-                pr << l << ',' << h << ',' << kSizes[s] << ',' << docs << ',' << format_double(0.9 - 0.1 * s)
-                   << (docs > 1 ? ",0.01," : ",,") << format_double(0.3 + 0.1 * s)
-                   << (docs > 1 ? ",0.01," : ",,") << "0.5,0.5\n";
+                pr << l << ',' << h << ',' << kSizes[s] << ',' << docs << ','
+                   << format_double(0.9 - 0.1 * s) << (docs > 1 ? ",0.01," : ",,")
+                   << format_double(0.3 + 0.1 * s) << (docs > 1 ? ",0.01," : ",,") << "0.5,0.5\n";
             for (int p = 0; p < kContext; ++p)
                 pos << l << ',' << h << ',' << p << ',' << (p == 0 ? "0.5" : "1") << ','
-                    << format_double(alpha[p]) << ',' << format_double(alpha[p] * (p == 0 ? 0.5 : 1)) << '\n';
+                    << format_double(alpha[p]) << ','
+                    << format_double(alpha[p] * (p == 0 ? 0.5 : 1)) << '\n';
             for (int k = 1; k <= kContext - 2; ++k)
-                lags << l << ',' << h << ',' << k << ',' << format_double(std::exp(-beta_of(i) * k)) << ','
-                     << docs * (kContext - 1 - k) << '\n';
+                lags << l << ',' << h << ',' << k << ',' << format_double(std::exp(-beta_of(i) * k))
+                     << ',' << docs * (kContext - 1 - k) << '\n';
         }
     }
     put(dir / "heads.csv", heads.str());
@@ -339,7 +341,7 @@ TEST(EmpiricalRunReader, BadFoldersNameTheFileAndWhatWasExpected) {
     }
     {
         const auto dir = make_extract_folder("wrong_kind");
-        put(dir / "manifest.json", R"({"format_version": 3, "kind": "simulate"})");
+        put(dir / "manifest.json", R"({"format_version": 4, "kind": "simulate"})");
         expect_reader_error(dir, {"manifest.json", "expected \"extract\""});
     }
     {
@@ -357,7 +359,7 @@ TEST(EmpiricalRunReader, ManifestNumberBeyondDoubleNamesTheManifest) {
     put(dir / "manifest.json", "777.7E993~=\xbd\x03");
     expect_reader_error(dir, {"manifest.json", "not valid JSON"});
     put(dir / "manifest.json",
-        R"({"format_version": 3, "kind": "extract", "model": {"layers": 1e400}})");
+        R"({"format_version": 4, "kind": "extract", "model": {"layers": 1e400}})");
     expect_reader_error(dir, {"manifest.json", "not valid JSON"});
 }
 

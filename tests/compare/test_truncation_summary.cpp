@@ -163,7 +163,7 @@ TEST(TruncationSummary, AFolderOfAnotherKindOrWithoutArraysIsAnInputError) {
     test_support::expect_input_error([&] { summarise_truncation(dir.string()); },
                                      {"per_doc.safetensors"});
     std::ofstream(dir / schema::file::manifest)
-        << R"({"tool": "attngeo", "kind": "extract", "format_version": 3})";
+        << R"({"tool": "attngeo", "kind": "extract", "format_version": 4})";
     test_support::expect_input_error([&] { summarise_truncation(dir.string()); },
                                      {"manifest.json", "truncate"});
 }

@@ -362,8 +362,9 @@ TEST(ExtractCore, PerDocumentArraysSurviveSpillCheckpointAndResume) {
     resumed.remove_partial();
 }
 
-// A checkpoint written before the spill's records gained the claims' arrays (state format 2)
-// holds shorter records: --resume refuses it in one line naming the file and both formats.
+// A checkpoint written before the spill's records gained the claims' arrays (state format 2) or
+// the sink measures (3) holds shorter records: --resume refuses it in one line naming the file
+// and both formats.
 TEST(ExtractCore, ACheckpointOfTheOlderRecordLayoutIsRefusedOnResume) {
     const fs::path out = scratch() / "older_state";
     fs::remove_all(out);
@@ -396,7 +397,7 @@ TEST(ExtractCore, ACheckpointOfTheOlderRecordLayoutIsRefusedOnResume) {
         std::cout << message << "\n";
         EXPECT_NE(message.find(path.string()), std::string::npos) << message;
         EXPECT_NE(message.find("attngeo-extract-state-2"), std::string::npos) << message;
-        EXPECT_NE(message.find("attngeo-extract-state-3"), std::string::npos) << message;
+        EXPECT_NE(message.find("attngeo-extract-state-4"), std::string::npos) << message;
         EXPECT_EQ(message.find('\n'), std::string::npos) << message;
     }
     fs::remove_all(out);
@@ -417,12 +418,21 @@ TEST(ExtractCore, AWindowRecordRefusesArraysOfAnotherLayout) {
     document = grid[0][0].add_document(head.alpha.data(), head.values.data(), kDim);
     document.cos_s_v0.push_back(0.5f);
     EXPECT_THROW(record.set(0, 0, document), std::invalid_argument);
-    // P, R, Fmax, Fmin, cos_s_v0, cos_s_vL of S; rho0, lambda, C and the three magnitudes; K; n.
+    // P, R, Fmax, Fmin, cos_s_v0, cos_s_vL of S; rho0, lambda, C and the three magnitudes; K; n;
+    // the four per-head sink scalars; five massive-activation fields per layer; four secondary
+    // sinks of four fields per window.
     const int S = static_cast<int>(settings().sizes.size());
     EXPECT_EQ(layout.record_floats(),
-              kLayers * kHeads * (6 * S + 6 + settings().max_lag + kContext));
+              kLayers * kHeads * (6 * S + 10 + settings().max_lag + kContext) + 5 * kLayers + 16);
     EXPECT_EQ(layout.shape(7, 5), (std::vector<std::int64_t>{5, kLayers, kHeads}));
     EXPECT_EQ(layout.shape(13, 5), (std::vector<std::int64_t>{5, kLayers, kHeads, S}));
+    EXPECT_EQ(layout.shape(PerDocLayout::massive, 5), (std::vector<std::int64_t>{5, kLayers, 5}));
+    EXPECT_EQ(layout.shape(PerDocLayout::secondary_sinks, 5), (std::vector<std::int64_t>{5, 4, 4}));
+    // A record starts with the sink measures unmeasured (NaN), the statistics at zero.
+    const WindowRecord fresh(layout);
+    EXPECT_EQ(fresh.floats()[0], 0.0f);
+    EXPECT_TRUE(std::isnan(fresh.floats()[layout.offset(PerDocLayout::sink_attention)]));
+    EXPECT_TRUE(std::isnan(fresh.floats().back()));
 }
 
 namespace {

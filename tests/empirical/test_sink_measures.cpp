@@ -198,3 +198,109 @@ TEST(SinkMeasures, MisuseIsRefused) {
     EXPECT_THROW(mean_attention_by_key({alpha, outside, 1, 4}), std::invalid_argument);
     EXPECT_THROW(massive_activation(alpha, 0, 4), std::invalid_argument);
 }
+
+// The O(T·d) prefix-sum geometry against the plain per-row, per-key one (every row measured),
+// including a zero query and a zero key.
+TEST(SinkMeasures, KeyGeometryOfAllRowsEqualsThePlainPerKeyLoop) {
+    std::mt19937 rng(43);
+    std::normal_distribution<float> normal;
+    const int T = 97, d = 16;
+    std::vector<float> queries(T * d), keys(T * d);
+    for (float& x : queries)
+        x = normal(rng);
+    for (float& x : keys)
+        x = normal(rng);
+    std::fill(queries.begin() + 5 * d, queries.begin() + 6 * d, 0.0f);
+    std::fill(keys.begin() + 9 * d, keys.begin() + 10 * d, 0.0f);
+    std::vector<int> positions(T);
+    for (int t = 0; t < T; ++t)
+        positions[t] = t;
+    const KeyGeometry plain = key_geometry(queries.data(), positions.data(), T, keys.data(), T, d);
+    const KeyGeometry fast = key_geometry_all_rows(queries.data(), keys.data(), T, d);
+    const double largest = std::max({std::fabs(plain.key_norm_ratio - fast.key_norm_ratio),
+                                     std::fabs(plain.cos_query_sink - fast.cos_query_sink),
+                                     std::fabs(plain.cos_query_rest - fast.cos_query_rest)});
+    std::printf("key geometry, all rows vs per key: largest difference %.3g\n", largest);
+    EXPECT_LT(largest, 1e-12);
+    EXPECT_EQ(plain.rows, fast.rows);
+    EXPECT_EQ(fast.rows, T - 1);
+}
+
+// layer_sinks turns the forward's column sums into α(k) (every row t ≥ k measured), reads each
+// query head's key head under GQA, and finds the planted massive activation.
+TEST(SinkMeasures, LayerSinksFromTheForwardsInputs) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal;
+    const int H = 4, Hkv = 2, T = 33, d = 8, hidden = 12;
+    std::vector<int> positions(T);
+    for (int t = 0; t < T; ++t)
+        positions[t] = t;
+    std::vector<float> rows;
+    std::vector<double> sums(H * T, 0.0);
+    for (int h = 0; h < H; ++h) {
+        const std::vector<float> head = random_rows(rng, positions, T, h == 1 ? 4.0 : 0.0);
+        for (int t = 0; t < T; ++t)
+            for (int k = 0; k < T; ++k)
+                sums[h * T + k] += head[t * T + k];
+        rows.insert(rows.end(), head.begin(), head.end());
+    }
+    std::vector<float> queries(H * T * d), keys(Hkv * T * d), states(T * hidden);
+    for (float& x : queries)
+        x = normal(rng);
+    for (float& x : keys)
+        x = normal(rng);
+    for (float& x : states)
+        x = normal(rng);
+    states[17 * hidden + 3] = -5000.0f;
+    SinkInputs in{sums.data(), queries.data(), keys.data(), states.data(), H, Hkv, T, d, hidden};
+    const LayerSinks layer = layer_sinks(in);
+    double largest = 0;
+    for (int h = 0; h < H; ++h) {
+        for (int k = 0; k < T; ++k)
+            largest = std::max(
+                largest,
+                std::fabs(layer.mean_by_key[h * T + k] -
+                          plain_mean_on_key(std::vector<float>(rows.begin() + h * T * T,
+                                                               rows.begin() + (h + 1) * T * T),
+                                            positions, T, k)));
+        const KeyGeometry plain = key_geometry(queries.data() + h * T * d, positions.data(), T,
+                                               keys.data() + (h / 2) * T * d, T, d);
+        largest =
+            std::max(largest, std::fabs(plain.cos_query_rest - layer.geometry[h].cos_query_rest));
+        largest =
+            std::max(largest, std::fabs(plain.key_norm_ratio - layer.geometry[h].key_norm_ratio));
+    }
+    std::printf("layer_sinks vs plain loops: largest difference %.3g\n", largest);
+    EXPECT_LT(largest, 1e-9);
+    EXPECT_GT(layer.sink_attention(1), kSinkThreshold);
+    EXPECT_LT(layer.sink_attention(0), kSinkThreshold);
+    EXPECT_TRUE(layer.massive.massive);
+    EXPECT_EQ(layer.massive.token, 17);
+    EXPECT_EQ(layer.massive.dim, 3);
+}
+
+// A window's secondary sinks: a key planted in enough heads of two layers is found, the most
+// shared first; a key past T/2 (seen by too few rows) and one in a single head are not.
+TEST(SinkMeasures, WindowSecondarySinksKeepTheMostSharedKeysSeenByHalfTheRows) {
+    const int H = 2, T = 20;
+    std::vector<LayerSinks> layers(2);
+    for (LayerSinks& layer : layers) {
+        layer.mean_by_key.assign(H * T, 0.01);
+        layer.geometry.resize(H);
+    }
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < H; ++h)
+            layers[l].mean_by_key[h * T + 4] = 0.5;                                    // 4 heads
+    layers[0].mean_by_key[0 * T + 7] = 0.6, layers[1].mean_by_key[1 * T + 7] = 0.7;    // 2 heads
+    layers[0].mean_by_key[0 * T + 15] = 0.9, layers[1].mean_by_key[0 * T + 15] = 0.9;  // k > T/2
+    layers[1].mean_by_key[1 * T + 2] = 0.9;                                            // 1 head
+    EXPECT_EQ(secondary_min_heads(4), 2);
+    EXPECT_EQ(secondary_min_heads(64), 4);
+    const std::vector<SecondarySink> sinks = window_secondary_sinks(layers, T, 4);
+    ASSERT_EQ(sinks.size(), 2u);
+    EXPECT_EQ(sinks[0].position, 4);
+    EXPECT_EQ(sinks[0].heads, 4);
+    EXPECT_EQ(sinks[1].position, 7);
+    EXPECT_DOUBLE_EQ(sinks[1].largest_mean, 0.7);
+    EXPECT_EQ(window_secondary_sinks(layers, T, 1).size(), 1u);
+}

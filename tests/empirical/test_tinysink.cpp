@@ -149,6 +149,20 @@ TEST(Tinysink, CompareAndReportSayWhereTheSinkIs) {
     const std::string expected =
         "(strongest: layer 0 head " + strongest[0].at("head").dump() + ", ";
     EXPECT_NE(html.str().find(expected), std::string::npos) << expected;
+
+    // The sink section (issue 43): extract's sink rate by layer and key geometry drawn, the
+    // massive-activation table per layer, and compare's relations to R, λ and ρ0.
+    for (const char* shown :
+         {"The attention sink as the literature measures it", "sink_rate_by_layer",
+          "sink_key_geometry", "Massive activations", "sink_relations.csv", "R(r_min, N = "})
+        EXPECT_NE(html.str().find(shown), std::string::npos) << shown;
+    const auto layers = attngeo::read_csv_table((dir / "extract" / "sink_layers.csv").string());
+    ASSERT_EQ(layers.rows.size(), 4u);
+    for (std::size_t l = 1; l < 4; ++l)
+        EXPECT_GT(layers.number(0, "sink_rate"), layers.number(l, "sink_rate")) << "layer " << l;
+    const auto relations =
+        attngeo::read_csv_table((dir / "compare" / "sink_relations.csv").string());
+    EXPECT_FALSE(relations.rows.empty());
 }
 
 // StreamingLLM's finding on a real sink: with the kept weights renormalised, the N most recent

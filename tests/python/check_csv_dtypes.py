@@ -95,6 +95,8 @@ def check_with_pandas(pandas, path, spec):
     # variant name such as "NA" stays text.
     frame = pandas.read_csv(path, keep_default_na=False, na_values=list(MISSING))
     problems = []
+    if frame.empty:  # a header without rows (its names checked above) has no types to show
+        return problems
     for column, kind, optional in spec:
         series = frame[column]
         dtype = str(series.dtype)
@@ -155,7 +157,8 @@ def main(doc_path, folder):
         else:
             problems = check_with_csv_module(path, columns)
         failures.extend(f"{path}: {p}" for p in problems[:5])
-        print(f"{name}: {len(columns)} columns checked with {engine}: "
+        rows = "" if os.path.getsize(path) > len(",".join(header)) + 1 else " (no rows)"
+        print(f"{name}: {len(columns)} columns checked with {engine}{rows}: "
               f"{'ok' if not problems else str(len(problems)) + ' problems'}")
     for failure in failures:
         print(failure, file=sys.stderr)

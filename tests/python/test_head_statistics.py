@@ -44,6 +44,31 @@ def read_bytes(folder, name):
         return handle.read()
 
 
+# per_doc.safetensors' attention-sink tensors: extract measures them from its forward, which
+# HeadStatistics (given α and values only) does not see; it writes them as NaN.
+SINK_TENSORS = {"sink_attention", "key_norm_ratio", "cos_query_sink", "cos_query_rest", "massive",
+                "secondary_sinks"}
+
+
+def safetensors_entries(path):
+    """{name: (dtype, shape, bytes)} of a safetensors file, read by hand."""
+    import json
+    import struct
+    with open(path, "rb") as handle:
+        data = handle.read()
+    header_bytes = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + header_bytes])
+    body = data[8 + header_bytes:]
+    return {name: (entry["dtype"], entry["shape"], body[entry["data_offsets"][0]:entry["data_offsets"][1]])
+            for name, entry in header.items() if name != "__metadata__"}
+
+
+def per_doc_without_sinks(folder):
+    entries = safetensors_entries(os.path.join(folder, "per_doc.safetensors"))
+    assert SINK_TENSORS <= set(entries)
+    return {name: entry for name, entry in entries.items() if name not in SINK_TENSORS}
+
+
 def test_heads_and_pr_equal_a_numpy_evaluation(tmp_path):
     rng = np.random.default_rng(21)
     L, H, H_kv, n, d = 2, 4, 2, 24, 6
@@ -114,7 +139,16 @@ def test_equals_extract_on_the_stories260k_dumps(cli, tmp_path):
     statistics.write(str(tmp_path / "python"), model={"family": "llama", "vocab": 512},
                      windows=[tokens.tolist()])
     for name in FOLDER_FILES:
+        if name == "per_doc.safetensors":  # every tensor but the sink measures, byte for byte
+            assert (per_doc_without_sinks(tmp_path / "python") ==
+                    per_doc_without_sinks(tmp_path / "extract"))
+            continue
         assert read_bytes(tmp_path / "python", name) == read_bytes(tmp_path / "extract", name), name
+    # extract measured the sink; HeadStatistics, without the forward, says it did not (NaN).
+    sink = safetensors_entries(os.path.join(tmp_path / "python", "per_doc.safetensors"))
+    assert np.isnan(np.frombuffer(sink["sink_attention"][2], dtype="<f4")).all()
+    measured = safetensors_entries(os.path.join(tmp_path / "extract", "per_doc.safetensors"))
+    assert np.isfinite(np.frombuffer(measured["sink_attention"][2], dtype="<f4")).all()
 
 
 def test_compare_reads_the_folder(cli, tmp_path):

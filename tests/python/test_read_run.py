@@ -346,3 +346,32 @@ def test_an_extract_folder_with_by_length_files_reads_them(tmp_path):
     assert by_length["R_se"][1] == 0.25
     assert run["tables"]["heads_by_length"]["regime"].tolist() == ["Reset"]
     assert run["manifest"]["parameters"]["length_bins"][0]["length_mean"] == 2.5
+
+
+def test_an_extract_folder_reads_with_its_sink_tables(tmp_path, cli):
+    """extract writes sinks.csv, sink_layers.csv and secondary_sinks.csv (issue 43); read_run
+    gives each as a table, the sink rate per layer the mean of its heads' sink shares."""
+    import os
+    shared = os.environ.get("ATTNGEO_SHARED", os.path.join(os.path.dirname(__file__),
+                                                            "..", "..", "..", "shared"))
+    model = os.path.join(shared, "models", "tinysink", "tinysink.bin")
+    tokens = os.path.join(shared, "models", "tinysink", "fortunes_tokens.txt")
+    if not os.path.isfile(model):
+        if os.environ.get("ATTNGEO_REQUIRE_SHARED") == "1":
+            pytest.fail(f"shared model {model} not found (ATTNGEO_REQUIRE_SHARED=1)")
+        pytest.skip(f"shared model {model} not found")
+    if "--model" not in cli.failing("extract", "--help").stdout:
+        pytest.skip("attngeo built without libtorch: no extract")
+    out = tmp_path / "extract"
+    cli("extract", "--model", model, "--tokens", tokens, "--bos", "no", "--context", 64, "--docs",
+        6, "--N", "pow2", "--quiet", "--out", out)
+    tables = attngeo.read_run(out, frames=False)["tables"]
+    sinks, layers = tables["sinks"], tables["sink_layers"]
+    assert "secondary_sinks" in tables
+    assert sinks["layer"].dtype.kind == "i" and sinks["sink_share"].dtype.kind == "f"
+    assert len(sinks["layer"]) == 16 and len(layers["layer"]) == 4
+    for layer in range(4):
+        shares = sinks["sink_share"][sinks["layer"] == layer]
+        assert abs(layers["sink_rate"][layer] - shares.mean()) < 1e-12
+    assert (sinks["windows"] == 6).all()
+    assert layers["sink_rate"][0] > 0.3  # tinysink's sink is in layer 0

@@ -129,7 +129,7 @@ fs::path make_extract(const std::string& name) {
     write(dir / "diag.csv", diag.str());
     write(
         dir / "manifest.json",
-        R"({"format_version": 3, "kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
+        R"({"format_version": 4, "kind": "extract", "model": {"family": "llama", "layers": 2, "heads": 3,
               "kv_heads": 1, "head_dim": 4, "vocab": 32, "path": "synthetic.bin"},
               "parameters": {"context": 8}, "documents": {"windows_used": 4},
               "decisions": ["synthetic test data"], "version": "test", "git_commit": "none",
@@ -398,7 +398,7 @@ fs::path make_compare(const std::string& name, const std::string& emp, const std
               "simulate_command": "attngeo simulate --L 7"})");
     write(dir / "table1.csv", table1_csv());
     nlohmann::json manifest = {
-        {"format_version", 3},
+        {"format_version", 4},
         {"kind", "compare"},
         {"table1",
          {{"d", 4.0},
@@ -803,7 +803,7 @@ fs::path make_compare_set(const std::string& name, const fs::path& emp) {
     nlohmann::json models = nlohmann::json::array();
     for (const auto& folder : folders)
         models.push_back({{"emp", fs::absolute(emp).string()}, {"folder", folder}});
-    const nlohmann::json manifest = {{"format_version", 3},
+    const nlohmann::json manifest = {{"format_version", 4},
                                      {"kind", "compare-set"},
                                      {"models", models},
                                      {"universal_kappa", universal},

@@ -96,7 +96,7 @@ fs::path make_extract(int model) {
     std::ofstream(dir / "by_position.csv") << by_position.str();
     std::ofstream(dir / "cos_by_lag.csv") << cos.str();
     std::ofstream(dir / "diag.csv") << diag.str();
-    const nlohmann::json manifest = {{"format_version", 3},
+    const nlohmann::json manifest = {{"format_version", 4},
                                      {"kind", "extract"},
                                      {"model",
                                       {{"family", "llama"},

@@ -64,7 +64,7 @@ std::string truncate_header() {
 void write_manifest(const fs::path& dir, const std::string& scope, const std::string& model) {
     const nlohmann::json manifest = {
         {"kind", "truncate"},
-        {"format_version", 3},
+        {"format_version", 4},
         {"model", {{"path", model}, {"family", "llama"}, {"layers", kLayers}, {"heads", kHeads}}},
         {"parameters",
          {{"context", 16},

@@ -684,7 +684,7 @@ TEST(ReportVerdict, VersionOneMissingVerdictOrKeysAreInputErrorsNamingTheFile) {
     std::ofstream(old / "manifest.json", std::ios::trunc) << manifest.dump(2);
     test_support::expect_input_error(
         [&] { report_of({old}, "report_version1"); },
-        {(old / "manifest.json").string(), "format_version 1", "expected format_version 3"});
+        {(old / "manifest.json").string(), "format_version 1", "expected format_version 4"});
     manifest.erase("format_version");
     std::ofstream(old / "manifest.json", std::ios::trunc) << manifest.dump(2);
     test_support::expect_input_error([&] { report_of({old}, "report_unversioned"); },
