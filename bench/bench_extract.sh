@@ -22,11 +22,11 @@ import json, sys
 m = json.load(open(sys.argv[2])); t = m["timings"]; n = m["documents"]["windows_used"]
 print(f"| {sys.argv[1]:<34} | {m['parameters']['context']:>5} | {n:>4} | {n / t['total_s']:>8.2f} "
       f"| {t['forward_s']:>8.2f} | {t['capture_copy_s']:>8.3f} | {t['metrics_device_s']:>8.2f} "
-      f"| {t['statistics_s']:>8.2f} | {t['total_s']:>7.2f} |")
+      f"| {t['statistics_s']:>8.2f} | {t['sinks_s']:>8.2f} | {t['total_s']:>7.2f} |")
 PY
 }
-echo "| run | context | docs | docs/s | forward s | capture s | gram s | statistics s | total s |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| run | context | docs | docs/s | forward s | capture s | gram s | statistics s | sinks s | total s |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for N in all pow2; do
   "$attngeo" extract --model "$shared/models/stories260K/stories260K.bin" \
     --corpus "$(dirname "$0")/../examples/stories260K_corpus.txt" --context 128 --N $N --engine torch \
@@ -54,7 +54,8 @@ if [[ $with_7b == 1 ]]; then
 import json, re, sys
 m = json.load(open(sys.argv[1])); t = m["timings"]; n = m["documents"]["windows_used"]
 rss_kib = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(sys.argv[2]).read()).group(1))
-per_doc = (t["forward_s"] + t["capture_copy_s"] + t["metrics_device_s"] + t["statistics_s"]) / n
+per_doc = (t["forward_s"] + t["capture_copy_s"] + t["metrics_device_s"] + t["statistics_s"] +
+           t["sinks_s"]) / n
 load = t["total_s"] - per_doc * n
 print()
 print("| run | context | docs | peak RSS GiB | load s | per document s | forward s/doc | statistics s/doc | total s |")

@@ -159,7 +159,8 @@ def peer_row(build, work, table, python):
         return
     # Both sides' per-document work (forward, copies, statistics), model loading left out.
     t = extract(build, model, os.path.join(work, "peer_ours"), 1024, "all", ONE_THREAD)["timings"]
-    ours = t["forward_s"] + t["capture_copy_s"] + t["metrics_device_s"] + t["statistics_s"]
+    ours = (t["forward_s"] + t["capture_copy_s"] + t["metrics_device_s"] + t["statistics_s"] +
+            t["sinks_s"])
     out = run([python, os.path.join(HERE, "peer_extract.py"), model, "1024"], ONE_THREAD)
     theirs = json.loads(out)["seconds"]
     table.add("extract --N all vs transformers eager + NumPy statistics, 1 thread, 2 docs "

@@ -22,6 +22,7 @@ using Clock = std::chrono::steady_clock;
 struct TimingSplit {
     double load = 0;  // opening the checkpoint and building the engine (weights mapped or read)
     double forward = 0, capture = 0, metrics_device = 0, statistics = 0;
+    double sinks = 0;  // the attention-sink measures of the layers (docs/design.md §15)
     static double since(Clock::time_point& mark) {
         const auto now = Clock::now();
         const double seconds = std::chrono::duration<double>(now - mark).count();
@@ -127,8 +128,9 @@ void add_layer(ForwardEngine& engine, int layer, const ExtractPlan& plan, Statis
     if (snapshot.active())
         for (int h = 0; h < H; ++h)
             snapshot.observe(layer, h, alpha(h), values(h), d);
-    sinks = measure_sinks(view, config, T);
     timing.statistics += TimingSplit::since(mark);
+    sinks = measure_sinks(view, config, T);
+    timing.sinks += TimingSplit::since(mark);
 }
 
 // Runs the shard's remaining windows into `state`, checkpointing every checkpoint_seconds and
@@ -185,7 +187,8 @@ nlohmann::json timings_json(const TimingSplit& timing, Clock::time_point start, 
             {"forward_s", timing.forward},
             {"capture_copy_s", timing.capture},
             {"metrics_device_s", timing.metrics_device},
-            {"statistics_s", timing.statistics}};
+            {"statistics_s", timing.statistics},
+            {"sinks_s", timing.sinks}};
 }
 
 }  // namespace
