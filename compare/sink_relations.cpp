@@ -11,12 +11,12 @@
 #include "common/run_columns.hpp"
 #include "common/run_schema.hpp"
 #include "compare/max_correlation_test.hpp"
+#include "theory/head_regime.hpp"
 
 namespace attngeo::compare {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kSinkThreshold = 0.3;  // Gu et al.'s ε (empirical/extract/sink_measures.hpp)
 
 // Per unit (head / group): the mean over units' heads of `per_head` [H] (NaN entries skipped;
 // NaN when none is defined).
@@ -111,8 +111,8 @@ std::vector<SinkRelationRow> sink_relations(const PerDocArrays& a, int group, st
     if (a.sink_attention.size() != a.docs * H || a.key_norm_ratio.size() != a.docs * H ||
         group < 1 || a.heads % group != 0)
         return {};
-    const std::vector<double> share =
-        head_means(a.sink_attention, a, [](double x) { return x > kSinkThreshold ? 1.0 : 0.0; });
+    const std::vector<double> share = head_means(
+        a.sink_attention, a, [](double x) { return x > theory::kSinkThreshold ? 1.0 : 0.0; });
     const std::vector<double> ratio = head_means(a.key_norm_ratio, a, [](double x) { return x; });
     const auto lambda = head_means(a.lambda, a, [](double x) { return x; });
     const auto rho0 = head_means(a.rho0, a, [](double x) { return x; });

@@ -22,6 +22,10 @@ HeadRegime parse_head_regime(const std::string& text);
 // rest's m_rest, Mixer when it exceeds one of them, Reset when neither.
 HeadRegime classify_head(double m_sink, double m_last, double m_rest);
 
+// Gu et al.'s ε (ICLR 2025): a head sinks on a token when its mean attention on it over the
+// query rows exceeds this. One value for extract's sink measures and compare's sink relations.
+inline constexpr double kSinkThreshold = 0.3;
+
 // The paper's own wording of the regimes (§5.4, the three bullets before Figure 7), which reads
 // the cosine curves of s(N) with the sink's value v_0 and the last token's v_L besides the
 // magnitudes. `none` is a head that matches none of the three descriptions: unlike

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "theory/head_regime.hpp"
+
 namespace attngeo::empirical {
 
 // Gu et al.'s default threshold ε on a head's mean attention to a token.
-inline constexpr double kSinkThreshold = 0.3;
+using theory::kSinkThreshold;
 
 // One head's attention rows of one window: row r holds α at query position positions[r] over
 // the keys 0..keys−1 (zero beyond the position: causal).
