@@ -12,6 +12,7 @@
 
 #include "common/errors.hpp"
 #include "common/format.hpp"
+#include "compare/profile_search.hpp"
 
 namespace attngeo::compare {
 namespace {
@@ -117,89 +118,7 @@ double offset_sse(const std::vector<double>& cosines, double beta, double c_inf)
 
 // ---- Assumption 3 -------------------------------------------------------------------------
 
-// The data of a profile fit: y_i = log α_i, m_i = 1 where α_i > 0 (i = 1..L).
-struct LogProfile {
-    int L = 0;
-    double p_sink = 0;
-    std::vector<double> y, mask;  // [L + 1], index 0 unused
-    // Prefix sums over i = 1..k of m, m·i, m·i², m·y, m·y·i, m·y².              [L + 1]
-    std::vector<double> m, mi, mii, my, myi, myy;
-};
-
-LogProfile make_log_profile(const std::vector<double>& alpha) {
-    LogProfile p;
-    p.L = static_cast<int>(alpha.size()) - 1;
-    p.p_sink = alpha[0];
-    p.y.assign(p.L + 1, 0);
-    p.mask.assign(p.L + 1, 0);
-    for (auto* v : {&p.m, &p.mi, &p.mii, &p.my, &p.myi, &p.myy})
-        v->assign(p.L + 1, 0);
-    for (int i = 1; i <= p.L; ++i) {
-        const double m = alpha[i] > 0 ? 1.0 : 0.0;
-        const double y = alpha[i] > 0 ? std::log(alpha[i]) : 0.0;
-        p.y[i] = y;
-        p.mask[i] = m;
-        p.m[i] = p.m[i - 1] + m;
-        p.mi[i] = p.mi[i - 1] + m * i;
-        p.mii[i] = p.mii[i - 1] + m * i * static_cast<double>(i);
-        p.my[i] = p.my[i - 1] + m * y;
-        p.myi[i] = p.myi[i - 1] + m * y * i;
-        p.myy[i] = p.myy[i - 1] + m * y * y;
-    }
-    return p;
-}
-
-// The largest admissible η for (T1, T2): < 1 with an oscillatory phase (1 + η cos ωi > 0), and
-// η(L − T2) ≤ 600 so the exponential phase cannot overflow (e^600 ≈ 4e260, with room for
-// the sum over any realistic number of tokens).
-double eta_max(int L, int T1, int T2) {
-    double limit = T1 < T2 ? 0.999 : 20.0;
-    if (L > T2) limit = std::min(limit, 600.0 / (L - T2));
-    return T2 == L && T1 == T2 ? 0.0 : limit;
-}
-
-// Sums of the oscillatory regressor f_i = cos(ωi) over a range, with y.
-struct CosineSums {
-    double c = 0, cc = 0, yc = 0;
-};
-
-// Linearised model log α_i ≈ c + η f_i with free offset c and η ∈ [0, η_max]: returns the SSE
-// of the least-squares fit from the sums of the three phases.
-struct LinearFit {
-    double sse = std::numeric_limits<double>::infinity();
-    double eta = 0;
-};
-
-LinearFit linear_fit(const LogProfile& p, int T1, int T2, const CosineSums& osc) {
-    const int L = p.L;
-    const double n = p.m[L], sy = p.my[L], syy = p.myy[L];
-    const double count = p.m[L] - p.m[T2], si = p.mi[L] - p.mi[T2], sii = p.mii[L] - p.mii[T2];
-    const double sy_e = p.my[L] - p.my[T2], syi = p.myi[L] - p.myi[T2];
-    const double t = T2;
-    const double sf = osc.c + (si - t * count);
-    const double sff = osc.cc + (sii - 2 * t * si + t * t * count);
-    const double syf = osc.yc + (syi - t * sy_e);
-    const double var_f = sff - sf * sf / n, cov = syf - sy * sf / n, syy_c = syy - sy * sy / n;
-    LinearFit fit;
-    const double limit = eta_max(L, T1, T2);
-    fit.eta = var_f > 1e-12 * (sff + 1) ? std::clamp(cov / var_f, 0.0, limit) : 0.0;
-    fit.sse = std::max(syy_c - 2 * fit.eta * cov + fit.eta * fit.eta * var_f, 0.0);
-    return fit;
-}
-
-// Σ over (T1, T2] of m·cos(ωi), m·cos², m·y·cos, by rotating e^{iωk} (error ~ k·ε).
-CosineSums cosine_sums(const LogProfile& p, int T1, int T2, double omega) {
-    CosineSums s;
-    const std::complex<double> step(std::cos(omega), std::sin(omega));
-    std::complex<double> z = std::polar(1.0, omega * (T1 + 1));
-    for (int i = T1 + 1; i <= T2; ++i, z *= step) {
-        const double c = z.real() * p.mask[i];
-        s.c += c;
-        s.cc += c * c;
-        s.yc += c * p.y[i];
-    }
-    return s;
-}
+using namespace profile_search;
 
 // Prefix sums over i = 1..L of m·cos(ωi), m·cos², m·y·cos (rotating e^{iωi}), so the sums over
 // any (T1, T2] cost O(1).
@@ -223,37 +142,6 @@ struct CosinePrefixSums {
         return {c[T2] - c[T1], cc[T2] - cc[T1], yc[T2] - yc[T1]};
     }
 };
-
-struct Candidate {
-    int T1 = 0, T2 = 0;
-    double omega = 0, eta = 0;
-    double sse = std::numeric_limits<double>::infinity();
-};
-
-// Step (1): the coarse (T1, T2) grid against every ω of the grid, with per-ω prefix sums.
-Candidate coarse_search(const LogProfile& p, int omega_steps) {
-    const int L = p.L;
-    const int step = std::max(1, (L + 31) / 32);
-    std::vector<int> grid;
-    for (int t = 0; t < L; t += step)
-        grid.push_back(t);
-    grid.push_back(L);
-    Candidate best;
-    CosinePrefixSums prefix;
-    for (int j = 0; j <= omega_steps; ++j) {
-        const double omega = kPi * j / omega_steps;
-        prefix.fill(p, omega);
-        for (std::size_t a = 0; a < grid.size(); ++a) {
-            for (std::size_t b = a; b < grid.size(); ++b) {
-                const int T1 = grid[a], T2 = grid[b];
-                if (T1 == T2 && j > 0) continue;  // ω plays no part without an oscillatory phase
-                const LinearFit fit = linear_fit(p, T1, T2, prefix.between(T1, T2));
-                if (fit.sse < best.sse) best = {T1, T2, omega, fit.eta, fit.sse};
-            }
-        }
-    }
-    return best;
-}
 
 // Step (2): every (T1, T2) within ±radius of `from` at ω fixed.
 Candidate refine_thresholds(const LogProfile& p, const Candidate& from, int radius) {
@@ -280,13 +168,7 @@ Candidate refine_omega(const LogProfile& p, const Candidate& from, int omega_ste
     auto sse_at = [&](double omega) {
         return linear_fit(p, from.T1, from.T2, cosine_sums(p, from.T1, from.T2, omega));
     };
-    Candidate best = from;
-    best.sse = sse_at(from.omega).sse;
-    for (int j = 0; j <= omega_steps; ++j) {
-        const double omega = kPi * j / omega_steps;
-        const LinearFit fit = sse_at(omega);
-        if (fit.sse < best.sse) best.omega = omega, best.eta = fit.eta, best.sse = fit.sse;
-    }
+    Candidate best = omega_grid(p, from, omega_steps);
     const double width = kPi / omega_steps;
     std::uintmax_t iterations = 100;
     const auto [omega, sse] = boost::math::tools::brent_find_minima(
@@ -296,7 +178,27 @@ Candidate refine_omega(const LogProfile& p, const Candidate& from, int omega_ste
     return best;
 }
 
-// The exact objective: log residuals of the normalised Assumption-3 profile.
+// cos(ωi) for i = from + 1..upto at the last (ω, from) asked on this thread, indexed by i: a
+// Brent search over η at fixed ω (most of the polish) evaluates the objective dozens of times
+// with the same cosines.
+const double* cosines_at(double omega, int from, int upto) {
+    thread_local double cached_omega = std::numeric_limits<double>::quiet_NaN();
+    thread_local int cached_from = -1;
+    thread_local std::vector<double> cosines;  // [upto + 1]; entries up to `from` unused
+    if (!(omega == cached_omega) || std::signbit(omega) != std::signbit(cached_omega) ||
+        from != cached_from) {
+        cached_omega = omega;
+        cached_from = from;
+        cosines.assign(from + 1, 0.0);
+    }
+    for (int i = static_cast<int>(cosines.size()); i <= upto; ++i)
+        cosines.push_back(std::cos(omega * i));
+    return cosines.data();
+}
+
+// The exact objective: log residuals of the normalised Assumption-3 profile. The weights are
+// theory::assumption3_shape's and the total theory::assumption3_p_base's, summed in the same
+// order, with each cos(ωi) computed once (tests/compare/test_fits.cpp checks the bits).
 double exact_sse(const LogProfile& p, int T1, int T2, double eta, double omega) {
     theory::Assumption3Profile profile;
     profile.L = p.L;
@@ -305,13 +207,23 @@ double exact_sse(const LogProfile& p, int T1, int T2, double eta, double omega) 
     profile.T2 = T2;
     profile.eta = eta;
     profile.omega = omega;
-    const double log_base = std::log(theory::assumption3_p_base(profile));
+    theory::validate_assumption3(profile, "assumption3_p_base");
+    const double* cosine = cosines_at(omega, T1, T2);
+    double total = 0;
+    for (int i = 1; i <= p.L; ++i)
+        total += i <= T1 ? 1.0 : i <= T2 ? 1.0 + eta * cosine[i] : std::exp(eta * (i - T2));
+    if (!std::isfinite(total))
+        throw_domain_error("assumption3_p_base",
+                           "the exponential phase overflows (eta*(L-T2) too large)");
+    const double log_base = std::log((1.0 - p.p_sink) / total);
     double sse = 0;
     for (int i = 1; i <= p.L; ++i) {
         if (p.mask[i] == 0) continue;
-        // log w_i directly for the exponential phase, so η(i − T2) never round-trips exp/log.
-        const double log_w =
-            i > T2 ? eta * (i - T2) : std::log(theory::assumption3_shape(profile, i));
+        // log w_i directly for the exponential phase, so η(i − T2) never round-trips exp/log;
+        // log 1 = 0 exactly before T1.
+        const double log_w = i > T2   ? eta * (i - T2)
+                             : i > T1 ? std::log(1.0 + eta * cosine[i])
+                                      : 0.0;
         const double r = p.y[i] - log_base - log_w;
         sse += r * r;
     }
