@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "common/errors.hpp"
 #include "common/size_checks.hpp"
@@ -80,15 +81,19 @@ void store(const std::vector<std::vector<theory::EnvelopeBounds>>& bounds, int u
         }
 }
 
-// Head h's per-document bounds at `kappas`; `cache` [U] keeps its terms when given.
+// Head h's per-document bounds at `kappas`; `cache` [U] keeps its terms when given. The head's
+// model (with its n × n cosines) is copied only when some document's terms must be built.
 void fill_head(const DocumentSampleInputs& in, int h, const std::vector<double>& kappas,
                HeadTerms* cache, BatchBounds& out) {
-    theory::HeadModel model = in.heads[h];
+    std::optional<theory::HeadModel> model;
+    auto build = [&](int u) {
+        if (!model) model = in.heads[h];
+        return document_terms(in, *model, u, h);
+    };
     const int S = static_cast<int>(in.sizes.size());
     for (int u = 0; u < in.documents; ++u) {
-        if (cache && !(*cache)[u]) (*cache)[u] = document_terms(in, model, u, h);
-        const std::unique_ptr<theory::BoundTerms> own =
-            cache ? nullptr : document_terms(in, model, u, h);
+        if (cache && !(*cache)[u]) (*cache)[u] = build(u);
+        const std::unique_ptr<theory::BoundTerms> own = cache ? nullptr : build(u);
         const theory::BoundTerms& terms = cache ? *(*cache)[u] : *own;
         store(terms.envelopes_many(in.d, kappas, true), u, h, S, out);
     }

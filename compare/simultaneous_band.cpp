@@ -21,6 +21,15 @@ namespace attngeo::compare {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The smallest t whose one-sided p-value can be at most `family_error`, less a relative margin
+// far above the quantile's rounding; −∞ when every t can.
+double holm_candidate_floor(const boost::math::students_t_distribution<double>& student,
+                            double family_error) {
+    if (!(family_error > 0 && family_error < 1)) return -std::numeric_limits<double>::infinity();
+    const double t = boost::math::quantile(boost::math::complement(student, family_error));
+    return t - 1e-6 * std::max(1.0, std::abs(t));
+}
 // "boot" in the counter keeps these words apart from any other Philox use of the same seed.
 constexpr std::uint32_t kResampleTag = 0x626F6F74u;
 // Points per product: [B, 128] doubles per thread (2 MiB at B = 2000).
@@ -352,13 +361,17 @@ std::vector<char> holm_rejections(const std::vector<double>& t, const std::vecto
         throw_domain_error("attngeo::compare::holm_rejections", "degrees of freedom < 1");
     const boost::math::students_t_distribution<double> student(degrees_of_freedom);
     // Ordered by t, largest first: the p-values' order, without a p-value per point (each costs
-    // an incomplete beta); only the steps the procedure reaches compute theirs.
+    // an incomplete beta); only the steps the procedure reaches compute theirs. No step rejects a
+    // p-value above family_error, so only the points with t at or above t(family_error) (less a
+    // margin for the quantile's rounding) are ordered: they are a prefix of the full order, and
+    // the first point after them would stop the procedure anyway.
+    const double smallest_rejectable = holm_candidate_floor(student, family_error);
     std::vector<std::pair<double, std::size_t>> order;  // (t, point)
     std::size_t m = 0;
     for (std::size_t p = 0; p < t.size(); ++p) {
         if (!tested[p]) continue;
         m += 1;
-        if (!std::isnan(t[p])) order.emplace_back(t[p], p);
+        if (!std::isnan(t[p]) && t[p] >= smallest_rejectable) order.emplace_back(t[p], p);
     }
     std::stable_sort(order.begin(), order.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });

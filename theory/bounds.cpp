@@ -389,7 +389,9 @@ struct RunningSelection {
     explicit RunningSelection(int n) : M(n, 0.0), max_rho_in(n, -kInf) {}
 
     // Token k joins I_N; M sums the sink too when include_sink (the exact-mean variants).
-    void add(int k, const Eigen::VectorXd& a, const Eigen::MatrixXd& rho, bool include_sink) {
+    // rho_transposed(j, k) = ρ_kj, so M's update reads a column (ρ need not be exactly symmetric).
+    void add(int k, const Eigen::VectorXd& a, const Eigen::MatrixXd& rho,
+             const Eigen::MatrixXd& rho_transposed, bool include_sink) {
         const int n = static_cast<int>(a.size());
         if (k == 0) {
             sink_selected = true;
@@ -401,7 +403,7 @@ struct RunningSelection {
         }
         if (k != 0 || include_sink) {
             for (int j = 0; j < n; ++j)
-                M[j] += a[k] * rho(k, j);
+                M[j] += a[k] * rho_transposed(j, k);
         }
         a_max_in = std::max(a_max_in, a[k]);
         selected_mass += a[k];
@@ -414,12 +416,26 @@ struct RunningSelection {
     bool sink_selected = false;
 };
 
+// ρᵀ copied tile by tile, so neither matrix is walked across its columns' stride.
+Eigen::MatrixXd transposed(const Eigen::MatrixXd& rho) {
+    constexpr Eigen::Index kTile = 32;
+    const Eigen::Index n = rho.rows();
+    Eigen::MatrixXd out(rho.cols(), n);
+    for (Eigen::Index j0 = 0; j0 < rho.cols(); j0 += kTile)
+        for (Eigen::Index i0 = 0; i0 < n; i0 += kTile)
+            for (Eigen::Index j = j0; j < std::min(j0 + kTile, rho.cols()); ++j)
+                for (Eigen::Index i = i0; i < std::min(i0 + kTile, n); ++i)
+                    out(j, i) = rho(i, j);
+    return out;
+}
+
 // ρ_out = max over the unselected positions [N, n) of max_rho_in (eq. 7); 0 when empty.
 double outside_cosine(const RunningSelection& state, const std::vector<int>& order, int N) {
     double rho_out = -kInf;
     if (state.has_nonsink())
         for (std::size_t pos = N; pos < order.size(); ++pos)
-            rho_out = std::max(rho_out, state.max_rho_in[order[pos]]);
+            rho_out = rho_out < state.max_rho_in[order[pos]] ? state.max_rho_in[order[pos]]
+                                                             : rho_out;  // std::max, in a register
     return rho_out == -kInf ? 0.0 : rho_out;
 }
 
@@ -439,38 +455,97 @@ bool min_gap_nonpositive(const Eigen::VectorXd& a, const std::vector<double>& M,
     return min_mu <= 0;
 }
 
+// Positions kept in ascending order of a key that moves a little between calls (h of the
+// growing selection): each call re-keys the previous order and repairs it by insertion, which
+// costs O(count + inversions); past a budget of moves it sorts afresh. The sorted keys are the
+// same values whichever way they were ordered, so the bounds do not depend on the path.
+class KeyOrder {
+  public:
+    // `joined`: the positions new since the last call; key[l]: the current key of position l.
+    void update(const std::vector<int>& joined, const std::vector<double>& key) {
+        for (int l : joined)
+            order_.push_back({0.0, l});
+        for (auto& entry : order_)
+            entry.first = key[entry.second];
+        std::size_t moves = 0;
+        const std::size_t budget = 8 * order_.size() + 64;
+        for (std::size_t i = 1; i < order_.size(); ++i) {
+            const std::pair<double, int> entry = order_[i];
+            std::size_t j = i;
+            for (; j > 0 && entry.first < order_[j - 1].first; --j)
+                order_[j] = order_[j - 1];
+            order_[j] = entry;
+            moves += i - j;
+            if (moves > budget) {
+                std::sort(order_.begin(), order_.end());
+                return;
+            }
+        }
+    }
+    // Drops `position` (it left the set).
+    void remove(int position) {
+        order_.erase(std::find_if(order_.begin(), order_.end(),
+                                  [&](const auto& entry) { return entry.second == position; }));
+    }
+    const std::vector<std::pair<double, int>>& entries() const { return order_; }
+
+  private:
+    std::vector<std::pair<double, int>> order_;  // (key, position), ascending key
+};
+
+// The unselected and the selected positions of BoundTerms' growing selection, each in
+// ascending h (KeyOrder), so each size re-sorts only what moved.
+struct PairTermOrders {
+    KeyOrder out, in;
+    int next_joined = 0;  // order[0, next_joined) are in `in`, the rest in `out`
+    bool started = false;
+};
+
 // h_ℓ = a_ℓ² − 2a_ℓM_ℓ (so μ_ij = h_j − h_i) of the unselected positions, ascending, and of the
 // selected ones, ascending, apart from those whose max_j p⁻_ij is 1/2 (only counted): what
 // BoundTerms::pair_sums needs per κ.
 void sorted_pair_terms(const Eigen::VectorXd& a, const std::vector<double>& M,
-                       const std::vector<int>& order, int N, std::vector<double>& h_in,
-                       int& half_count, std::vector<double>& h_out) {
+                       const std::vector<int>& order, int N, PairTermOrders& orders,
+                       std::vector<double>& h_in, int& half_count, std::vector<double>& h_out) {
     const int n = static_cast<int>(a.size());
     std::vector<double> h(n), h_scale(n);
     for (int l = 0; l < n; ++l) {
         h[l] = a[l] * a[l] - 2 * a[l] * M[l];
         h_scale[l] = a[l] * a[l] + 2 * a[l] * std::abs(M[l]);
     }
-    double out_scale = 0;
-    h_out.reserve(n - N);
-    for (int pos = N; pos < n; ++pos) {
-        h_out.push_back(h[order[pos]]);
-        out_scale = std::max(out_scale, h_scale[order[pos]]);
+    std::vector<int> joined_out, joined_in;
+    if (!orders.started) {
+        joined_out.assign(order.begin() + N, order.end());
+        joined_in.assign(order.begin(), order.begin() + N);
+        orders.started = true;
+    } else {
+        for (int pos = orders.next_joined; pos < N; ++pos) {
+            orders.out.remove(order[pos]);
+            joined_in.push_back(order[pos]);
+        }
     }
-    std::sort(h_out.begin(), h_out.end());
+    orders.next_joined = N;
+    orders.out.update(joined_out, h);
+    orders.in.update(joined_in, h);
+    const auto& out_entries = orders.out.entries();
+    h_out.resize(out_entries.size());
+    double out_scale = 0;
+    for (std::size_t q = 0; q < out_entries.size(); ++q) {
+        h_out[q] = out_entries[q].first;
+        const double scale = h_scale[out_entries[q].second];
+        out_scale = out_scale < scale ? scale : out_scale;  // std::max, in a register
+    }
     // Only the maximum and the sum over i matter, so h_in can be sorted: then the targets
     // h_i + ξ*σ ascend and the regions of BoundTerms::pair_sums are runs of it.
     half_count = 0;
     h_in.reserve(N);
-    for (int pos = 0; pos < N; ++pos) {
-        const int i = order[pos];
+    for (const auto& [value, i] : orders.in.entries()) {
         const double tolerance = 16 * kUnitRoundoff * (h_scale[i] + out_scale);
         if (min_gap_nonpositive(a, M, order, N, i, h_out.front() - h[i], tolerance))
             ++half_count;
         else
-            h_in.push_back(h[i]);
+            h_in.push_back(value);
     }
-    std::sort(h_in.begin(), h_in.end());
 }
 
 // The end of the run [from, end) of h where in_run holds (it holds on a prefix of [from, count)),
@@ -565,10 +640,12 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
 
     const bool include_sink = uses_exact_mean(variant);
     RunningSelection state(n);
+    const Eigen::MatrixXd cosine_transposed = transposed(model.cosine);
+    PairTermOrders orders;
     std::vector<PerSize> by_size;
     std::size_t next = 0;
     for (int N = 1; N <= n && next < wanted.size(); ++N) {
-        state.add(order[N - 1], a, model.cosine, include_sink);
+        state.add(order[N - 1], a, model.cosine, cosine_transposed, include_sink);
         if (N != wanted[next]) continue;
         ++next;
 
@@ -589,7 +666,7 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
         t.trivial = t.n_out == 0 || !state.has_nonsink();
         t.identity_upper = N == 1 && keeps_identity_at_one(variant);
         if (!t.trivial) {
-            sorted_pair_terms(a, state.M, order, N, t.h_in, t.half_count, t.h_out);
+            sorted_pair_terms(a, state.M, order, N, orders, t.h_in, t.half_count, t.h_out);
         }
         by_size.push_back(std::move(t));
     }

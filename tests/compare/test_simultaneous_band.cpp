@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <random>
 
 #include "common/splitmix64.hpp"
@@ -319,6 +321,68 @@ TEST(SimultaneousBand, HolmMatchesHandComputedStepsAndStopsAtTheFirstFailure) {
     std::vector<char> fewer = tested;
     fewer[1] = 0;
     EXPECT_EQ(holm_rejections(t, fewer, 9, 0.05)[1], 0);
+}
+
+// The procedure over the full order (every tested t sorted, stable), as before the candidates'
+// prefix: the reference the ordered prefix must reproduce point for point.
+std::vector<char> holm_over_full_order(const std::vector<double>& t,
+                                       const std::vector<char>& tested, int df,
+                                       double family_error) {
+    const boost::math::students_t_distribution<double> student(df);
+    std::vector<std::pair<double, std::size_t>> order;
+    std::size_t m = 0;
+    for (std::size_t p = 0; p < t.size(); ++p) {
+        if (!tested[p]) continue;
+        m += 1;
+        if (!std::isnan(t[p])) order.emplace_back(t[p], p);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<char> rejected(t.size(), 0);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const double x = order[i].first;
+        const double p_value = std::isinf(x)
+                                   ? (x > 0 ? 0.0 : 1.0)
+                                   : boost::math::cdf(boost::math::complement(student, x));
+        if (p_value > family_error / static_cast<double>(m - i)) break;
+        rejected[order[i].second] = 1;
+    }
+    return rejected;
+}
+
+TEST(SimultaneousBand, HolmEqualsTheProcedureOverTheFullOrder) {
+    std::mt19937_64 rng(20261206);
+    std::normal_distribution<double> normal(0, 1);
+    int cases = 0, with_rejections = 0, differing_points = 0;
+    for (int df : {1, 2, 5, 30})
+        for (double family_error : {0.05, 0.5, 0.9, 1.0})
+            for (int repetition = 0; repetition < 20; ++repetition) {
+                const boost::math::students_t_distribution<double> student(df);
+                const std::size_t points = repetition % 2 ? 7 : 3000;
+                std::vector<double> t(points);
+                std::vector<char> tested(points, 1);
+                for (std::size_t p = 0; p < points; ++p) {
+                    // Many t at the quantiles the steps compare with, ties, and the odd inf/NaN.
+                    const double level = family_error / (1 + static_cast<double>(p % 50));
+                    t[p] = level < 1 && level > 0 && p % 3 == 0
+                               ? boost::math::quantile(boost::math::complement(student, level))
+                               : 4 * normal(rng) + (p % 7 == 0 ? 8 : 0);
+                    if (p % 97 == 0)
+                        t[p] = p % 2 ? std::numeric_limits<double>::infinity() : std::nan("");
+                    if (p % 89 == 0) t[p] = -std::numeric_limits<double>::infinity();
+                    if (p % 11 == 0) tested[p] = 0;
+                }
+                const auto ours = holm_rejections(t, tested, df, family_error);
+                const auto reference = holm_over_full_order(t, tested, df, family_error);
+                for (std::size_t p = 0; p < points; ++p)
+                    differing_points += ours[p] != reference[p];
+                EXPECT_EQ(ours, reference) << "df " << df << " level " << family_error;
+                with_rejections += std::count(ours.begin(), ours.end(), 1) > 0;
+                ++cases;
+            }
+    std::printf("Holm: %d cases (%d with rejections), %d points differ from the full order\n",
+                cases, with_rejections, differing_points);
+    EXPECT_GT(with_rejections, cases / 2);
 }
 
 TEST(SimultaneousBand, HolmIsCalibratedWithFewUnits) {
