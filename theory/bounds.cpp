@@ -416,9 +416,23 @@ struct RunningSelection {
     bool sink_selected = false;
 };
 
+// max(initial, values[index[0]], …, values[index[count − 1]]) as std::max folds it, in a
+// function of its own so that the running maximum stays in a register (inlined into
+// BoundTerms' constructor it was spilled, a store-to-load chain per element).
+template <class IndexAt>
+__attribute__((noinline)) double gathered_max(double initial, const double* values,
+                                              std::size_t count, IndexAt index_at) {
+    double largest = initial;
+    for (std::size_t q = 0; q < count; ++q) {
+        const double v = values[index_at(q)];
+        largest = largest < v ? v : largest;
+    }
+    return largest;
+}
+
 // ρᵀ copied tile by tile, so neither matrix is walked across its columns' stride.
 Eigen::MatrixXd transposed(const Eigen::MatrixXd& rho) {
-    constexpr Eigen::Index kTile = 32;
+    constexpr Eigen::Index kTile = 8;  // 8 lines a side: a power-of-two n aliases them to one set
     const Eigen::Index n = rho.rows();
     Eigen::MatrixXd out(rho.cols(), n);
     for (Eigen::Index j0 = 0; j0 < rho.cols(); j0 += kTile)
@@ -433,9 +447,8 @@ Eigen::MatrixXd transposed(const Eigen::MatrixXd& rho) {
 double outside_cosine(const RunningSelection& state, const std::vector<int>& order, int N) {
     double rho_out = -kInf;
     if (state.has_nonsink())
-        for (std::size_t pos = N; pos < order.size(); ++pos)
-            rho_out = rho_out < state.max_rho_in[order[pos]] ? state.max_rho_in[order[pos]]
-                                                             : rho_out;  // std::max, in a register
+        rho_out = gathered_max(rho_out, state.max_rho_in.data(), order.size() - N,
+                               [&](std::size_t q) { return order[N + q]; });
     return rho_out == -kInf ? 0.0 : rho_out;
 }
 
@@ -529,12 +542,10 @@ void sorted_pair_terms(const Eigen::VectorXd& a, const std::vector<double>& M,
     orders.in.update(joined_in, h);
     const auto& out_entries = orders.out.entries();
     h_out.resize(out_entries.size());
-    double out_scale = 0;
-    for (std::size_t q = 0; q < out_entries.size(); ++q) {
+    for (std::size_t q = 0; q < out_entries.size(); ++q)
         h_out[q] = out_entries[q].first;
-        const double scale = h_scale[out_entries[q].second];
-        out_scale = out_scale < scale ? scale : out_scale;  // std::max, in a register
-    }
+    const double out_scale = gathered_max(0.0, h_scale.data(), out_entries.size(),
+                                          [&](std::size_t q) { return out_entries[q].second; });
     // Only the maximum and the sum over i matter, so h_in can be sorted: then the targets
     // h_i + ξ*σ ascend and the regions of BoundTerms::pair_sums are runs of it.
     half_count = 0;
