@@ -8,12 +8,19 @@
 namespace attngeo::empirical {
 namespace {
 
-// [B, H, rows, T] bool: the `N` keys of largest `score` per row, ties to the lower index (a
-// stable descending sort keeps equal scores in index order).
+// [B, H, rows, T] bool: the `N` keys of largest `score` per row, ties to the lower index. The
+// N-th largest score is found by topk (its values do not depend on how it orders ties); every
+// key above it is kept, and of the keys equal to it the first ones by index, as many as places
+// are left: the keys a stable descending sort would put first, without sorting T per row.
 torch::Tensor top_n_mask(const torch::Tensor& score, int N) {
-    const auto order = std::get<1>(torch::sort(score, /*stable=*/true, -1, /*descending=*/true));
-    const auto kept = order.slice(-1, 0, std::min<std::int64_t>(N, score.size(-1)));
-    return torch::zeros_like(score, score.options().dtype(torch::kBool)).scatter_(-1, kept, true);
+    const std::int64_t keep = std::min<std::int64_t>(N, score.size(-1));
+    const auto nth_largest = std::get<0>(torch::topk(score, keep, -1, /*largest=*/true,
+                                                     /*sorted=*/false))
+                                 .amin(-1, /*keepdim=*/true);
+    const auto above = score > nth_largest;
+    const auto tied = score == nth_largest;
+    const auto places_left = keep - above.sum(-1, /*keepdim=*/true);
+    return above | (tied & (tied.cumsum(-1) <= places_left));
 }
 
 // [1, 1, rows, T] bool: the N − 1 keys up to and including each row's query and token 0
