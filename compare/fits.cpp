@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <boost/math/tools/minima.hpp>
 #include <cmath>
-#include <complex>
 #include <limits>
 #include <string>
 
@@ -120,29 +119,6 @@ double offset_sse(const std::vector<double>& cosines, double beta, double c_inf)
 
 using namespace profile_search;
 
-// Prefix sums over i = 1..L of m·cos(ωi), m·cos², m·y·cos (rotating e^{iωi}), so the sums over
-// any (T1, T2] cost O(1).
-struct CosinePrefixSums {
-    std::vector<double> c, cc, yc;  // [L + 1], entry 0 = 0
-
-    void fill(const LogProfile& p, double omega) {
-        c.assign(p.L + 1, 0.0);
-        cc.assign(p.L + 1, 0.0);
-        yc.assign(p.L + 1, 0.0);
-        const std::complex<double> rotation(std::cos(omega), std::sin(omega));
-        std::complex<double> z = rotation;
-        for (int i = 1; i <= p.L; ++i, z *= rotation) {
-            const double term = z.real() * p.mask[i];
-            c[i] = c[i - 1] + term;
-            cc[i] = cc[i - 1] + term * term;
-            yc[i] = yc[i - 1] + term * p.y[i];
-        }
-    }
-    CosineSums between(int T1, int T2) const {
-        return {c[T2] - c[T1], cc[T2] - cc[T1], yc[T2] - yc[T1]};
-    }
-};
-
 // Step (2): every (T1, T2) within ±radius of `from` at ω fixed.
 Candidate refine_thresholds(const LogProfile& p, const Candidate& from, int radius) {
     Candidate best = from;
@@ -198,7 +174,8 @@ const double* cosines_at(double omega, int from, int upto) {
 
 // The exact objective: log residuals of the normalised Assumption-3 profile. The weights are
 // theory::assumption3_shape's and the total theory::assumption3_p_base's, summed in the same
-// order, with each cos(ωi) computed once (tests/compare/test_fits.cpp checks the bits).
+// order, with each cos(ωi) computed once (tests/compare/test_profile_search.cpp checks the
+// bits).
 double exact_sse(const LogProfile& p, int T1, int T2, double eta, double omega) {
     theory::Assumption3Profile profile;
     profile.L = p.L;

@@ -138,35 +138,35 @@ CosineSums cosine_sums(const LogProfile& p, int T1, int T2, double omega) {
     return s;
 }
 
+void CosinePrefixSums::fill(const LogProfile& p, double omega) {
+    c.assign(p.L + 1, 0.0);
+    cc.assign(p.L + 1, 0.0);
+    yc.assign(p.L + 1, 0.0);
+    const std::complex<double> rotation(std::cos(omega), std::sin(omega));
+    std::complex<double> z = rotation;
+    for (int i = 1; i <= p.L; ++i, z *= rotation) {
+        const double term = z.real() * p.mask[i];
+        c[i] = c[i - 1] + term;
+        cc[i] = cc[i - 1] + term * term;
+        yc[i] = yc[i - 1] + term * p.y[i];
+    }
+}
+
 // ---- Plain twins ---------------------------------------------------------------------------
 
 Candidate coarse_search_plain(const LogProfile& p, int omega_steps) {
     const std::vector<int> grid = coarse_grid(p.L);
     const std::vector<GridPair> pairs = grid_pairs(p, grid);
     const Totals g = totals(p);
-    std::vector<double> c(grid.size()), cc(grid.size()), yc(grid.size());
+    CosinePrefixSums prefix;
     Candidate best;
     for (int j = 0; j <= omega_steps; ++j) {
         const double omega = omega_at(j, omega_steps);
-        // Prefix sums of m·cos(ωi), m·cos², m·y·cos up to each grid point, rotating e^{iωi}.
-        const std::complex<double> rotation(std::cos(omega), std::sin(omega));
-        std::complex<double> z = rotation;
-        double sum_c = 0, sum_cc = 0, sum_yc = 0;
-        c[0] = cc[0] = yc[0] = 0;
-        std::size_t next = 1;
-        for (int i = 1; i <= p.L; ++i, z *= rotation) {
-            const double term = z.real() * p.mask[i];
-            sum_c += term;
-            sum_cc += term * term;
-            sum_yc += term * p.y[i];
-            if (i == grid[next]) c[next] = sum_c, cc[next] = sum_cc, yc[next++] = sum_yc;
-        }
+        prefix.fill(p, omega);
         for (const GridPair& q : pairs) {
             // ω plays no part without an oscillatory phase.
             if (q.terms.T1 == q.terms.T2 && j > 0) continue;
-            const CosineSums osc{c[q.high] - c[q.low], cc[q.high] - cc[q.low],
-                                 yc[q.high] - yc[q.low]};
-            const LinearFit fit = fit_from(g, q.terms, osc);
+            const LinearFit fit = fit_from(g, q.terms, prefix.between(q.terms.T1, q.terms.T2));
             if (fit.sse < best.sse) best = {q.terms.T1, q.terms.T2, omega, fit.eta, fit.sse};
         }
     }
@@ -244,7 +244,7 @@ LaneOmegas lane_omegas(int first, int omega_steps) {
     return w;
 }
 
-// The prefix sums of coarse_search_plain at the grid points, four ω at once: e^{iωi} rotated
+// CosinePrefixSums::fill at the grid points only, four ω at once: e^{iωi} rotated
 // as std::complex multiplies (re = ac − bd, im = ad + bc).
 ATTNGEO_TARGET_AVX2 void grid_prefix_lanes(const LogProfile& p, const std::vector<int>& grid,
                                            const LaneOmegas& w, double* c, double* cc, double* yc) {

@@ -42,6 +42,17 @@ LinearFit linear_fit(const LogProfile& p, int T1, int T2, const CosineSums& osc)
 // Σ over (T1, T2] of m·cos(ωi), m·cos², m·y·cos, by rotating e^{iωk} (error ~ k·ε).
 CosineSums cosine_sums(const LogProfile& p, int T1, int T2, double omega);
 
+// Prefix sums over i = 1..L of m·cos(ωi), m·cos², m·y·cos (rotating e^{iωi}), so the sums over
+// any (T1, T2] cost O(1).
+struct CosinePrefixSums {
+    std::vector<double> c, cc, yc;  // [L + 1], entry 0 = 0
+
+    void fill(const LogProfile& p, double omega);
+    CosineSums between(int T1, int T2) const {
+        return {c[T2] - c[T1], cc[T2] - cc[T1], yc[T2] - yc[T1]};
+    }
+};
+
 // A point of the search and its linearised SSE.
 struct Candidate {
     int T1 = 0, T2 = 0;

@@ -22,6 +22,11 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// "boot" in the counter keeps these words apart from any other Philox use of the same seed.
+constexpr std::uint32_t kResampleTag = 0x626F6F74u;
+// Points per product: [B, 128] doubles per thread (2 MiB at B = 2000).
+constexpr int kColumnBlock = 128;
+
 // The smallest t whose one-sided p-value can be at most `family_error`, less a relative margin
 // far above the quantile's rounding; −∞ when every t can.
 double holm_candidate_floor(const boost::math::students_t_distribution<double>& student,
@@ -30,10 +35,6 @@ double holm_candidate_floor(const boost::math::students_t_distribution<double>& 
     const double t = boost::math::quantile(boost::math::complement(student, family_error));
     return t - 1e-6 * std::max(1.0, std::abs(t));
 }
-// "boot" in the counter keeps these words apart from any other Philox use of the same seed.
-constexpr std::uint32_t kResampleTag = 0x626F6F74u;
-// Points per product: [B, 128] doubles per thread (2 MiB at B = 2000).
-constexpr int kColumnBlock = 128;
 
 void pin_blas_to_one_thread() {
     static const bool done = [] {
