@@ -12,6 +12,8 @@ same run, the ratio and the goal. Rows:
   compare    compare of the synthetic model's 64 heads x 1024 N x 3 documents
   truncate   truncate --scope all per N against one full forward
   long       extract at T = 4096: seconds per document and peak RSS
+  long7b     (opt-in, --7b) extract of a LLaMA-2-7B-shaped bf16 model at T = 2048: seconds per
+             document and peak RSS (writes 13.5 GB of weights under the temporary folder)
 Usage: python3 bench/run.py [BUILD] [--quick] [--peer-python PY] [--only row,row] [--7b]
 """
 import argparse
@@ -64,6 +66,7 @@ def pick(medians, prefix):
 class Table:
     def __init__(self):
         self.rows = []
+        self.notes = []  # text printed under the table (the forward's breakdown)
 
     def add(self, work, ours, peer, ratio, goal, met):
         self.rows.append((work, ours, peer, ratio, goal, met))
@@ -73,7 +76,7 @@ class Table:
         lines = ["| work | attngeo | peer or floor (same run) | ratio | goal | met |",
                  "|---|---|---|---|---|---|"]
         lines += ["| " + " | ".join(r) + " |" for r in self.rows]
-        return "\n".join(lines)
+        return "\n".join(lines + self.notes)
 
 
 def trial_row(build, table, reps):
@@ -138,6 +141,50 @@ def forward_row(build, work, table):
               f"sgemm of the same shapes {peer['gflops']:.0f} GFLOP/s",
               f"{rate / peer['gflops']:.2f} of the sgemm rate", ">= 0.8",
               "yes" if rate / peer["gflops"] >= 0.8 else "no")
+    forward_breakdown(build, model, 1024, table)
+
+
+def fold_trace(path):
+    """Self time (ms) per stage (the forward's named scopes) and per (stage, aten op) of a
+    Chrome trace of one forward; a stage's time is the self time of everything inside it that is
+    not inside a nested stage, "other" is what no stage holds (residual adds, the embedding)."""
+    events = sorted((e for e in json.load(open(path)) if e.get("ph") == "X"),
+                    key=lambda e: (e["ts"], -e["dur"]))
+    stage_ms, op_ms, stack = {}, {}, []
+    nodes = []
+    for e in events:
+        end = e["ts"] + e["dur"]
+        while stack and stack[-1]["end"] <= e["ts"]:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        stage = e["name"] if not e["name"].startswith("aten::") else (
+            parent["stage"] if parent else "other")
+        node = {"end": end, "self": e["dur"], "stage": stage, "name": e["name"]}
+        if parent:
+            parent["self"] -= e["dur"]
+        stack.append(node)
+        nodes.append(node)
+    for n in nodes:
+        stage_ms[n["stage"]] = stage_ms.get(n["stage"], 0) + n["self"] / 1e3
+        if n["name"].startswith("aten::"):
+            key = (n["stage"], n["name"][6:])
+            op_ms[key] = op_ms.get(key, 0) + n["self"] / 1e3
+    total = (max(e["ts"] + e["dur"] for e in events) - events[0]["ts"]) / 1e3
+    return total, stage_ms, op_ms
+
+
+def forward_breakdown(build, model, tokens, table):
+    trace = os.path.join(os.path.dirname(model), "forward_trace.json")
+    run([os.path.join(build, "bench", "forward_profile"), model, str(tokens), trace], ONE_THREAD)
+    total, stages, ops = fold_trace(trace)
+    table.notes += ["", f"Where one profiled forward's {total:.0f} ms go (T = {tokens}, 1 thread; "
+                    "the named stages of empirical/model/transformer.cpp, each with its three "
+                    "largest aten operations by self time):", "",
+                    "| stage | ms | share | largest operations (ms) |", "|---|---|---|---|"]
+    for stage, ms in sorted(stages.items(), key=lambda kv: -kv[1]):
+        top = sorted(((o, t) for (st, o), t in ops.items() if st == stage), key=lambda x: -x[1])
+        table.notes.append(f"| {stage} | {ms:.1f} | {100 * ms / total:.0f} % | "
+                           + ", ".join(f"{o} {t:.1f}" for o, t in top[:3]) + " |")
 
 
 def statistics_row(build, table, reps):
@@ -217,6 +264,30 @@ def long_row(build, work, table):
               "yes" if rss / 2**20 < 4 else "no")
 
 
+def long_7b_row(build, work, table):
+    """Opt-in (--7b): LLaMA-2-7B's shapes in bfloat16 (13.5 GB of random weights written under
+    the bench's temporary folder) at T = 2048, one document."""
+    model = os.path.join(work, "llama2_7b")
+    run([os.path.join(build, "bench", "make_synthetic_llama"), model, "1", "2048", "--shape",
+         "llama2-7b", "--dtype", "bfloat16"])
+    out = os.path.join(work, "long_7b")
+    cmd = [os.path.join(build, "app", "attngeo"), "extract", "--model", model, "--tokens",
+           os.path.join(model, "windows.txt"), "--context", "2048", "--N", "pow2", "--dtype",
+           "bfloat16", "--quiet", "--out", out]
+    r = subprocess.run(["/usr/bin/time", "-v"] + cmd, text=True, capture_output=True)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1))
+    t = json.load(open(os.path.join(out, "manifest.json")))["timings"]
+    table.add("extract, LLaMA-2-7B shape in bf16 (32L/4096/32H), T = 2048, 1 document, "
+              f"{os.cpu_count()} threads", f"{t['total_s'] - t['load_s']:.0f} s/doc (forward "
+              f"{t['forward_s']:.0f} s, statistics {t['statistics_s']:.0f} s; load "
+              f"{t['load_s']:.0f} s)", f"peak RSS {rss / 2**20:.2f} GiB (weights 12.6 GiB "
+              "mapped)", "-", "nothing allocates L*H*T^2 at once", "yes" if rss / 2**20 < 16
+              else "no")
+    shutil.rmtree(model, ignore_errors=True)
+
+
 ROWS = {"trial": trial_row, "forward": forward_row, "statistics": statistics_row,
         "peer": peer_row, "compare": compare_row, "truncate": truncate_row, "long": long_row}
 
@@ -227,20 +298,28 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--peer-python", default=os.environ.get("PEER_PYTHON", ""))
     parser.add_argument("--only", default=",".join(ROWS))
+    parser.add_argument("--7b", dest="with_7b", action="store_true",
+                        help="add the opt-in LLaMA-2-7B-shaped bf16 row (13.5 GB on disk)")
     args = parser.parse_args()
+    names = args.only.split(",") + (["long7b"] if args.with_7b else [])
+    unknown = [n for n in names if n not in ROWS and n != "long7b"]
+    if unknown:
+        parser.error(f"--only: unknown row '{unknown[0]}', expected some of {', '.join(ROWS)}, "
+                     "long7b")
     build = os.path.abspath(args.build)
     reps = 3 if args.quick else 7
     table = Table()
     work = tempfile.mkdtemp(prefix="attngeo_bench_")
     try:
-        for name in args.only.split(","):
-            row = ROWS[name]
-            if name in ("trial", "statistics"):
-                row(build, table, reps)
+        for name in names:
+            if name == "long7b":
+                long_7b_row(build, work, table)
+            elif name in ("trial", "statistics"):
+                ROWS[name](build, table, reps)
             elif name == "peer":
-                row(build, work, table, args.peer_python)
+                ROWS[name](build, work, table, args.peer_python)
             else:
-                row(build, work, table)
+                ROWS[name](build, work, table)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(table.markdown())

@@ -6,5 +6,5 @@ set -euo pipefail
 build=${1:-build}
 shift || true
 cmake --build "$build" -j"$(nproc)" --target attngeo bench_simulate bench_statistics \
-  make_synthetic_llama >/dev/null
+  make_synthetic_llama forward_profile >/dev/null
 exec /usr/bin/python3 "$(dirname "$0")/run.py" "$build" "$@"

@@ -21,6 +21,7 @@ class TorchEngine : public ForwardEngine {
         : ForwardEngine(checkpoint.config), model_(checkpoint.config, *checkpoint.store, options) {
         options_.queries = QueryRows::last;
         options_.all_logits = false;
+        options_.logits = false;
         options_.sink_inputs = true;
         options_.hidden_states = true;
         if (!query_positions.empty()) {

@@ -2,7 +2,9 @@
 // weights, every layer and head), for extract --queries and normalization (docs/design.md §14).
 // Internal to empirical/ (torch headers).
 #pragma once
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "empirical/model/transformer.hpp"
@@ -16,10 +18,11 @@ class QueryRowRecorder : public AttentionEdit {
     QueryRowRecorder(int layers, int heads, std::vector<int> positions)
         : heads_(heads), positions_(std::move(positions)), scores_(layers), alpha_(layers) {}
 
-    torch::Tensor edit(int layer, std::int64_t first_row, const torch::Tensor& scores,
-                       const torch::Tensor& probs, const torch::Tensor&) override {
+    torch::Tensor edit(int layer, std::int64_t first_row, std::int64_t tokens,
+                       const torch::Tensor& scores, const torch::Tensor& probs,
+                       const torch::Tensor&) override {
         const std::int64_t rows = scores.size(2);
-        if (scores.size(3) != tokens_) resize(static_cast<int>(scores.size(3)));
+        if (tokens != tokens_) resize(static_cast<int>(tokens));
         std::vector<std::int64_t> local, slots;
         for (std::size_t p = 0; p < positions_.size(); ++p)
             if (positions_[p] >= first_row && positions_[p] < first_row + rows) {
@@ -28,8 +31,9 @@ class QueryRowRecorder : public AttentionEdit {
             }
         if (local.empty()) return probs;
         const auto index = torch::tensor(local, torch::kInt64).to(scores.device());
-        copy_rows(scores[0].index_select(1, index), slots, scores_[layer]);
-        copy_rows(probs[0].index_select(1, index), slots, alpha_[layer]);
+        copy_rows(scores[0].index_select(1, index), slots, scores_[layer],
+                  -std::numeric_limits<float>::infinity());
+        copy_rows(probs[0].index_select(1, index), slots, alpha_[layer], 0.0f);
         return probs;
     }
 
@@ -56,16 +60,20 @@ class QueryRowRecorder : public AttentionEdit {
     std::size_t offset(int head, std::size_t slot) const {
         return (static_cast<std::size_t>(head) * positions_.size() + slot) * tokens_;
     }
-    // rows: [H, k, T] on any device → the slots of `target` ([H, P, T] on the host).
+    // rows: [H, k, K] on any device → the slots of `target` ([H, P, T] on the host), the keys
+    // from K on (masked for these rows) set to `masked`.
     void copy_rows(const torch::Tensor& rows, const std::vector<std::int64_t>& slots,
-                   std::vector<float>& target) const {
+                   std::vector<float>& target, float masked) const {
         const auto host = rows.to(torch::kCPU, torch::kFloat32).contiguous();
         const float* data = host.data_ptr<float>();
+        const std::size_t K = static_cast<std::size_t>(host.size(2));
         for (int h = 0; h < heads_; ++h)
-            for (std::size_t k = 0; k < slots.size(); ++k)
-                std::memcpy(target.data() + offset(h, slots[k]),
-                            data + (static_cast<std::size_t>(h) * slots.size() + k) * tokens_,
-                            sizeof(float) * tokens_);
+            for (std::size_t k = 0; k < slots.size(); ++k) {
+                float* row = target.data() + offset(h, slots[k]);
+                std::memcpy(row, data + (static_cast<std::size_t>(h) * slots.size() + k) * K,
+                            sizeof(float) * K);
+                std::fill(row + K, row + tokens_, masked);
+            }
     }
 
     int heads_, tokens_ = 0;

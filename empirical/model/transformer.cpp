@@ -2,6 +2,7 @@
 // see transformer.hpp. Every tensor lookup states its expected shape.
 #include "empirical/model/transformer.hpp"
 
+#include <ATen/record_function.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -171,6 +172,14 @@ void release_mapped_pages(const std::vector<torch::Tensor>& views) {
     }
 }
 
+// Whether every element is finite, from one pass: min and max propagate NaN, and an infinity is
+// one of them (torch::isfinite(t).all() takes three passes and a bool tensor).
+bool all_finite(const torch::Tensor& t) {
+    const bool wide = t.scalar_type() == torch::kFloat32 || t.scalar_type() == torch::kFloat64;
+    const auto [lowest, highest] = torch::aminmax(wide ? t : t.to(torch::kFloat32));
+    return std::isfinite(lowest.item<double>()) && std::isfinite(highest.item<double>());
+}
+
 torch::Tensor rotate_half(const torch::Tensor& x) {
     const auto half = x.size(-1) / 2;
     return torch::cat({-x.slice(-1, half), x.slice(-1, 0, half)}, -1);
@@ -290,8 +299,12 @@ Transformer::Transformer(const ModelConfig& config, const TensorStore& store,
                          " must be even");
 }
 
+// The forward's stages carry named profiler scopes ("norm", "projections", "rotary",
+// "attention core", "mlp", "capture copies", "finite checks") so bench/forward_profile can say
+// where its time goes; without a profiler attached a scope costs one flag test.
 torch::Tensor Transformer::norm(const torch::Tensor& x, const torch::Tensor& weight,
                                 const torch::Tensor& bias) const {
+    RECORD_USER_SCOPE("norm");
     if (arch_->norm == NormKind::layer_norm) {
         return F::layer_norm(x, F::LayerNormFuncOptions({config_.hidden_size})
                                     .weight(weight)
@@ -317,8 +330,17 @@ torch::Tensor Transformer::activation(const torch::Tensor& x) const {
 }
 
 torch::Tensor Transformer::mlp(const torch::Tensor& x, const Layer& l) const {
-    if (arch_->gated_mlp)
-        return F::linear(activation(F::linear(x, l.gate)) * F::linear(x, l.up), l.down);
+    RECORD_USER_SCOPE("mlp");
+    if (arch_->gated_mlp) {
+        // In place on the projections' fresh outputs: the same values, two [T, intermediate]
+        // tensors fewer to allocate and fault in per layer.
+        auto gate = F::linear(x, l.gate);
+        if (config_.hidden_act == "silu")
+            torch::silu_(gate);
+        else
+            gate = activation(gate);
+        return F::linear(gate.mul_(F::linear(x, l.up)), l.down);
+    }
     return F::linear(activation(F::linear(x, l.up, l.up_bias)), l.down, l.down_bias);
 }
 
@@ -358,9 +380,28 @@ std::pair<torch::Tensor, torch::Tensor> Transformer::rotary_tables(std::int64_t 
 
 void Transformer::require_finite(const torch::Tensor& t, std::size_t layer,
                                  const char* tensor) const {
-    if (!torch::isfinite(t).all().item<bool>())
+    RECORD_USER_SCOPE("finite checks");
+    if (!all_finite(t))
         throw InputError("'" + source_ + "': non-finite activations in layer " +
                          std::to_string(layer) + " (" + tensor + ")");
+}
+
+void Transformer::mask_future_keys(torch::Tensor& scores, std::int64_t first_row) const {
+    const std::int64_t rows = scores.size(2), K = scores.size(3);
+    const auto options = torch::TensorOptions().dtype(torch::kInt64).device(scores.device());
+    const auto query_index = torch::arange(first_row, first_row + rows, options).unsqueeze(1);
+    constexpr float kMasked = -std::numeric_limits<float>::infinity();
+    if (config_.sliding_window <= 0) {
+        // Only the block's own keys first_row..K−1 can lie in a row's future.
+        auto block = scores.slice(3, first_row, K);
+        const auto key_index = torch::arange(first_row, K, options).unsqueeze(0);
+        block.masked_fill_(key_index > query_index, kMasked);
+        return;
+    }
+    const auto key_index = torch::arange(K, options).unsqueeze(0);
+    const auto allowed =
+        (key_index <= query_index) & (key_index > query_index - config_.sliding_window);
+    scores.masked_fill_(allowed.logical_not(), kMasked);
 }
 
 torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, const Layer& l,
@@ -369,23 +410,32 @@ torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, co
     const std::int64_t B = x.size(0), T = x.size(1), H = config_.num_heads,
                        Hkv = config_.num_kv_heads, d = config_.head_dim;
     auto rope = [&](const torch::Tensor& t) {
+        RECORD_USER_SCOPE("rotary");
         if (rotary_dims_ == 0) return t;
         if (rotary_dims_ == d) return t * cos + rotate_half(t) * sin;
         const auto rotated = t.slice(-1, 0, rotary_dims_);
         return torch::cat({rotated * cos + rotate_half(rotated) * sin, t.slice(-1, rotary_dims_)},
                           -1);
     };
+    auto project = [](const torch::Tensor& in, const torch::Tensor& w, const torch::Tensor& b) {
+        RECORD_USER_SCOPE("projections");
+        return F::linear(in, w, b);
+    };
     const auto h = norm(x, l.attn_norm, l.attn_norm_bias);
-    const auto q = rope(F::linear(h, l.q, l.q_bias).view({B, T, H, d}).transpose(1, 2));
-    const auto k = rope(F::linear(h, l.k, l.k_bias).view({B, T, Hkv, d}).transpose(1, 2));
-    const auto v = F::linear(h, l.v, l.v_bias).view({B, T, Hkv, d}).transpose(1, 2);
-    if (options.capture) capture.values = v.to(torch::kFloat32).contiguous();
-    if (options.sink_inputs) {
-        capture.queries = q.to(torch::kFloat32).contiguous();
-        capture.keys = k.to(torch::kFloat32).contiguous();
-        capture.key_attention =
-            torch::zeros({B, H, T}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+    const auto q = rope(project(h, l.q, l.q_bias).view({B, T, H, d}).transpose(1, 2));
+    const auto k = rope(project(h, l.k, l.k_bias).view({B, T, Hkv, d}).transpose(1, 2));
+    const auto v = project(h, l.v, l.v_bias).view({B, T, Hkv, d}).transpose(1, 2);
+    {
+        RECORD_USER_SCOPE("capture copies");
+        if (options.capture) capture.values = v.to(torch::kFloat32).contiguous();
+        if (options.sink_inputs) {
+            capture.queries = q.to(torch::kFloat32).contiguous();
+            capture.keys = k.to(torch::kFloat32).contiguous();
+            capture.key_attention = torch::zeros(
+                {B, H, T}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+        }
     }
+    RECORD_USER_SCOPE("attention core");
     const auto k_all = (Hkv == H ? k : k.repeat_interleave(H / Hkv, 1)).to(torch::kFloat32);
     const auto v_all = Hkv == H ? v : v.repeat_interleave(H / Hkv, 1);
     auto out = torch::empty({B, H, T, d}, v.options());
@@ -394,33 +444,39 @@ torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, co
     if (keep_all)
         capture.attention = torch::empty(
             {B, H, T, T}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
-    const auto key_index =
-        torch::arange(T, torch::TensorOptions().dtype(torch::kInt64).device(device_)).unsqueeze(0);
     const double scale = std::sqrt(static_cast<double>(d));
+    // With √d a power of two (d = 16, 64, 256) dividing the queries is exact and gives the
+    // scores' quotient bit for bit, one pass over T·d instead of one over the T²/2 scores.
+    const bool exact_prescale = std::exp2(std::round(std::log2(scale))) == scale;
+    const auto queries = exact_prescale ? q.to(torch::kFloat32) / scale : q.to(torch::kFloat32);
     const std::int64_t chunk = std::max<std::int64_t>(1, options.query_chunk);
     for (std::int64_t r0 = 0; r0 < T; r0 += chunk) {
         const std::int64_t r1 = std::min(T, r0 + chunk);
-        const auto query_index = torch::arange(r0, r1, key_index.options()).unsqueeze(1);
-        auto allowed = key_index <= query_index;  // causal
-        if (config_.sliding_window > 0)
-            allowed = allowed & (key_index > query_index - config_.sliding_window);
-        auto scores =
-            torch::matmul(q.slice(2, r0, r1).to(torch::kFloat32), k_all.transpose(2, 3)) / scale;
-        scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
-        const auto probs = torch::softmax(scores, -1);  // α in float32
-        if (options.sink_inputs)
-            capture.key_attention.add_(torch::sum(probs, {2}, false, torch::kFloat64));
+        // Causal rows r0..r1−1 see keys 0..r1−1 only: the scores, the softmax and the mixing run
+        // over those K = r1 columns (about half of T² over the blocks), and the future keys'
+        // exact zeros are written where α is kept.
+        const std::int64_t K = r1;
+        auto scores = torch::matmul(queries.slice(2, r0, r1), k_all.slice(2, 0, K).transpose(2, 3));
+        if (!exact_prescale) scores.div_(scale);
+        mask_future_keys(scores, r0);
+        const auto probs = torch::softmax(scores, -1);  // α in float32, [B, H, rows, K]
+        // The block's column sums in float32 (at most query_chunk rows), accumulated over the
+        // blocks in float64: a float64 sum of every row would first copy the block to float64.
+        if (options.sink_inputs) capture.key_attention.slice(2, 0, K).add_(probs.sum(2));
+        const auto keys_values = v_all.slice(2, 0, K);
         const auto mixing = options.edit != nullptr
-                                ? options.edit->edit(layer_index, r0, scores, probs, v_all)
+                                ? options.edit->edit(layer_index, r0, T, scores, probs, keys_values)
                                 : probs;
-        out.slice(2, r0, r1).copy_(torch::matmul(mixing.to(v.scalar_type()), v_all));
+        out.slice(2, r0, r1).copy_(torch::matmul(mixing.to(v.scalar_type()), keys_values));
         if (keep_all) {
-            capture.attention.slice(2, r0, r1).copy_(probs);
+            auto rows = capture.attention.slice(2, r0, r1);
+            rows.slice(3, 0, K).copy_(probs);
+            rows.slice(3, K, T).zero_();
         } else if (keep_last && r1 == T) {
             capture.attention = probs.slice(2, r1 - r0 - 1).contiguous();
         }
     }
-    return F::linear(out.transpose(1, 2).reshape({B, T, H * d}), l.o, l.o_bias);
+    return project(out.transpose(1, 2).reshape({B, T, H * d}), l.o, l.o_bias);
 }
 
 CaptureResult Transformer::forward(const torch::Tensor& ids_in,
@@ -461,10 +517,14 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
             result.hidden_states.push_back(result.layer_outputs[i]);
         result.hidden_states.push_back(final_hidden.to(torch::kFloat32));
     }
+    if (!options.logits) {
+        release_mapped_pages(mapped_views_);
+        return result;
+    }
     const auto head_input = options.all_logits ? final_hidden : final_hidden.slice(1, T - 1);
     result.logits = F::linear(head_input, lm_head_).to(torch::kFloat32);
     release_mapped_pages(mapped_views_);
-    if (!torch::isfinite(result.logits).all().item<bool>())
+    if (!all_finite(result.logits))
         throw InputError("'" + source_ +
                          "': non-finite activations in the logits (final norm and output head; "
                          "dtype too narrow for this model?)");

@@ -37,12 +37,15 @@ enum class QueryRows { last, all };
 class AttentionEdit {
   public:
     virtual ~AttentionEdit() = default;
-    // scores: [B, H, rows, T] float32 q·kᵀ/√d of queries first_row..first_row + rows − 1 with
-    // −inf where the mask forbids a key; probs: their softmax rows; values: [B, H, T, d_head] the
-    // value states each query head reads (GQA repeated), in the model's dtype. Returns
-    // [B, H, rows, T] float32.
-    virtual torch::Tensor edit(int layer, std::int64_t first_row, const torch::Tensor& scores,
-                               const torch::Tensor& probs, const torch::Tensor& values) = 0;
+    // A block of `rows` query rows first_row.. of a sequence of `tokens` sees keys 0..K−1 only
+    // (causal; the forward passes K = first_row + rows, any K up to `tokens` is valid): scores: [B,
+    // H, rows, K] float32 q·kᵀ/√d with −inf where the mask forbids a key; probs: their softmax
+    // rows; values: [B, H, K, d_head] the value states of those keys each query head reads (GQA
+    // repeated), in the model's dtype. Every key from K on is masked for the whole block. Returns
+    // [B, H, rows, K] float32.
+    virtual torch::Tensor edit(int layer, std::int64_t first_row, std::int64_t tokens,
+                               const torch::Tensor& scores, const torch::Tensor& probs,
+                               const torch::Tensor& values) = 0;
 };
 
 struct CaptureOptions {
@@ -50,7 +53,8 @@ struct CaptureOptions {
     bool capture = true;            // false: a plain forward (α and values not kept)
     bool hidden_states = false;     // embeddings, each layer's output, the final-normed output
     bool all_logits = true;         // logits for every position, else only the last
-    int query_chunk = 256;          // rows of attention computed at once: memory O(chunk·T)
+    bool logits = true;             // false: no output head at all (extract reads no logits)
+    int query_chunk = 64;           // rows of attention computed at once: memory O(chunk·T)
     AttentionEdit* edit = nullptr;  // when set, the weights every layer's values are mixed with
     // The attention-sink measures' inputs per layer (LayerCapture's key_attention, queries,
     // keys; docs/design.md §15); with hidden_states for the layer outputs.
@@ -62,12 +66,14 @@ struct LayerCapture {
     torch::Tensor attention;  // [B, H, Tq, T] softmax probabilities of the captured query rows
     torch::Tensor values;     // [B, H_kv, T, d_head] value states before any GQA repeat
     // With sink_inputs (float64 / float32, on the model's device):
-    torch::Tensor key_attention;  // [B, H, T] Σ over every query row t of α_t[k] (α of the softmax)
-    torch::Tensor queries;        // [B, H, T, d_head] after the rotary embedding
-    torch::Tensor keys;           // [B, H_kv, T, d_head] after the rotary embedding
+    // [B, H, T] Σ over every query row t of α_t[k] (α of the softmax): float32 sums over each
+    // block of query rows, accumulated over the blocks in float64
+    torch::Tensor key_attention;
+    torch::Tensor queries;  // [B, H, T, d_head] after the rotary embedding
+    torch::Tensor keys;     // [B, H_kv, T, d_head] after the rotary embedding
 };
 struct CaptureResult {
-    torch::Tensor logits;                      // [B, T, V] (or [B, 1, V] without all_logits)
+    torch::Tensor logits;  // [B, T, V] (or [B, 1, V] without all_logits; undefined without logits)
     std::vector<LayerCapture> layers;          // [layers]
     std::vector<torch::Tensor> hidden_states;  // [layers + 1] of [B, T, hidden] when asked
     std::vector<torch::Tensor> layer_outputs;  // [layers] of [B, T, hidden] when asked
@@ -110,6 +116,9 @@ class Transformer {
     torch::Tensor attention(const torch::Tensor& x, int layer_index, const Layer& layer,
                             const torch::Tensor& cos, const torch::Tensor& sin,
                             const CaptureOptions& options, LayerCapture& capture) const;
+    // scores: [B, H, rows, K] of query rows first_row.. over keys 0..K−1; −inf where the causal
+    // mask (and a sliding window) forbids a key.
+    void mask_future_keys(torch::Tensor& scores, std::int64_t first_row) const;
     // InputError naming the checkpoint, layer and tensor when `t` holds NaN or inf.
     void require_finite(const torch::Tensor& t, std::size_t layer, const char* tensor) const;
 

@@ -8,7 +8,7 @@
 namespace attngeo::empirical {
 namespace {
 
-// [B, H, rows, T] bool: the `N` keys of largest `score` per row, ties to the lower index. The
+// [B, H, rows, K] bool: the `N` keys of largest `score` per row, ties to the lower index. The
 // N-th largest score is found by topk (its values do not depend on how it orders ties); every
 // key above it is kept, and of the keys equal to it the first ones by index, as many as places
 // are left: the keys a stable descending sort would put first, without sorting T per row.
@@ -23,7 +23,7 @@ torch::Tensor top_n_mask(const torch::Tensor& score, int N) {
     return above | (tied & (tied.cumsum(-1) <= places_left));
 }
 
-// [1, 1, rows, T] bool: the N − 1 keys up to and including each row's query and token 0
+// [1, 1, rows, K] bool: the N − 1 keys up to and including each row's query and token 0
 // (keep_sink: the window policy), or the N keys up to it (the recent policy).
 torch::Tensor window_mask(std::int64_t first_row, std::int64_t rows, std::int64_t T, int N,
                           bool keep_sink, torch::Device device) {
@@ -34,7 +34,7 @@ torch::Tensor window_mask(std::int64_t first_row, std::int64_t rows, std::int64_
     return (keep_sink ? recent | (key == 0) : recent).unsqueeze(0).unsqueeze(0);
 }
 
-// [B, H, rows, T] bool from random_keep_set, row by row on the host, for the cut heads' long
+// [B, H, rows, K] bool from random_keep_set, row by row on the host, for the cut heads' long
 // rows (every other row keeps every key: it is not truncated, or not by this configuration).
 torch::Tensor random_mask(const TruncationCut& cut, int layer, std::int64_t first_row,
                           const torch::Tensor& probs) {
@@ -101,8 +101,9 @@ torch::Tensor TruncatingEdit::keep_mask(int layer, std::int64_t first_row,
     return mask | long_rows.logical_not();
 }
 
-torch::Tensor TruncatingEdit::edit(int layer, std::int64_t first_row, const torch::Tensor& scores,
-                                   const torch::Tensor& probs, const torch::Tensor& values) {
+torch::Tensor TruncatingEdit::edit(int layer, std::int64_t first_row, std::int64_t tokens,
+                                   const torch::Tensor& scores, const torch::Tensor& probs,
+                                   const torch::Tensor& values) {
     const std::int64_t H = probs.size(1), rows = probs.size(2);
     std::vector<std::uint8_t> cut_heads(static_cast<std::size_t>(H));
     for (std::int64_t h = 0; h < H; ++h)
@@ -124,16 +125,17 @@ torch::Tensor TruncatingEdit::edit(int layer, std::int64_t first_row, const torc
                                  .to(probs.device(), torch::kBool, false, true)
                                  .view({1, H, 1, 1});
     used = torch::where(head_is_cut, used, probs);
-    measure(first_row, probs, used, kept_mass, long_rows, values);  // a layer with a cut head
+    measure(first_row, tokens, probs, used, kept_mass, long_rows, values);  // a cut head's layer
     return used;
 }
 
-void TruncatingEdit::measure(std::int64_t first_row, const torch::Tensor& probs,
-                             const torch::Tensor& used, const torch::Tensor& kept_mass,
-                             const torch::Tensor& long_rows, const torch::Tensor& values) {
-    const std::int64_t B = probs.size(0), rows = probs.size(2), T = probs.size(3);
+void TruncatingEdit::measure(std::int64_t first_row, std::int64_t tokens,
+                             const torch::Tensor& probs, const torch::Tensor& used,
+                             const torch::Tensor& kept_mass, const torch::Tensor& long_rows,
+                             const torch::Tensor& values) {
+    const std::int64_t B = probs.size(0), rows = probs.size(2);
     const std::int64_t lo = std::max<std::int64_t>(cut_.eval_first, first_row),
-                       hi = std::min<std::int64_t>(T - 1, first_row + rows);  // rows lo..hi−1
+                       hi = std::min<std::int64_t>(tokens - 1, first_row + rows);  // rows lo..hi−1
     if (lo >= hi) return;
     // The cut heads of this layer are contiguous: one under scope head, all of them otherwise;
     // the product below is taken over those alone.

@@ -32,8 +32,9 @@ struct TruncationCut {
 class TruncatingEdit : public AttentionEdit {
   public:
     explicit TruncatingEdit(const TruncationCut& cut) : cut_(cut) {}
-    torch::Tensor edit(int layer, std::int64_t first_row, const torch::Tensor& scores,
-                       const torch::Tensor& probs, const torch::Tensor& values) override;
+    torch::Tensor edit(int layer, std::int64_t first_row, std::int64_t tokens,
+                       const torch::Tensor& scores, const torch::Tensor& probs,
+                       const torch::Tensor& values) override;
 
     // Means over the cut heads and evaluation rows of 1 − Σ_kept α (the total variation between
     // the original and the used weights) and of ‖Σ_i (α_i − α'_i) v_i‖ (the head's output change
@@ -43,12 +44,13 @@ class TruncatingEdit : public AttentionEdit {
     double output_error() const { return rows_ ? error_sum_ / rows_ : 0; }
 
   private:
-    // [B, H, rows, T] bool: the keys each row keeps (every key in rows with ≤ N keys).
+    // [B, H, rows, K] bool: the keys each row keeps (every key in rows with ≤ N keys).
     torch::Tensor keep_mask(int layer, std::int64_t first_row, const torch::Tensor& probs,
                             const torch::Tensor& values, const torch::Tensor& long_rows) const;
-    void measure(std::int64_t first_row, const torch::Tensor& probs, const torch::Tensor& used,
-                 const torch::Tensor& kept_mass, const torch::Tensor& long_rows,
-                 const torch::Tensor& values);
+    // Evaluation rows are eval_first..tokens − 2 of the sequence.
+    void measure(std::int64_t first_row, std::int64_t tokens, const torch::Tensor& probs,
+                 const torch::Tensor& used, const torch::Tensor& kept_mass,
+                 const torch::Tensor& long_rows, const torch::Tensor& values);
 
     TruncationCut cut_;
     double dropped_sum_ = 0, error_sum_ = 0;

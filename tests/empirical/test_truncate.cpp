@@ -8,6 +8,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -15,6 +17,7 @@
 #include "common/csv.hpp"
 #include "common/run_schema.hpp"
 #include "common/safetensors.hpp"
+#include "empirical/model/query_row_recorder.hpp"
 #include "empirical/model/transformer.hpp"
 #include "empirical/truncate/truncating_edit.hpp"
 #include "tests/support/shared_data.hpp"
@@ -76,7 +79,8 @@ TEST(TruncatingEdit, EveryPolicyMatchesThePlainPerRowReference) {
             cut.random = {11, 4, 0, 0};
             TruncatingEdit edit(cut);
             const auto used =
-                edit.edit(/*layer=*/1, first_row, probs.log(), probs, values).contiguous();
+                edit.edit(/*layer=*/1, first_row, probs.size(3), probs.log(), probs, values)
+                    .contiguous();
             auto u = used.accessor<float, 4>();
             auto p = probs.accessor<float, 4>();
             for (int h = 0; h < H; ++h)
@@ -111,7 +115,7 @@ TEST(TruncatingEdit, OnlyTheCutHeadChangesAndRenormalisedRowsSumToOne) {
     cut.layer = 0;
     cut.head = 2;
     TruncatingEdit edit(cut);
-    const auto used = edit.edit(0, 0, probs.log(), probs, values);
+    const auto used = edit.edit(0, 0, T, probs.log(), probs, values);
     for (int h = 0; h < H; ++h)
         if (h != 2) {
             EXPECT_TRUE(torch::equal(used[0][h], probs[0][h])) << "head " << h;
@@ -120,7 +124,7 @@ TEST(TruncatingEdit, OnlyTheCutHeadChangesAndRenormalisedRowsSumToOne) {
     EXPECT_LT((sums - 1).abs().max().item<float>(), 1e-6);
     EXPECT_FALSE(torch::equal(used[0][2], probs[0][2]));
     // Another layer: nothing cut, the same tensor back.
-    EXPECT_TRUE(torch::equal(edit.edit(1, 0, probs.log(), probs, values), probs));
+    EXPECT_TRUE(torch::equal(edit.edit(1, 0, T, probs.log(), probs, values), probs));
     EXPECT_GT(edit.dropped_mass(), 0);
     EXPECT_GT(edit.output_error(), 0);
 }
@@ -139,7 +143,7 @@ TEST(TruncatingEdit, RenormalisingWeightsThatUnderflowedTakesTheKeptScoresSoftma
     const auto probs = torch::softmax(scores, -1);
     ASSERT_EQ(probs[0][0][0][drawn].item<float>(), 0.0f);
     TruncatingEdit edit(cut);
-    const auto used = edit.edit(0, 2, scores, probs, torch::ones({1, 1, 3, 2}));
+    const auto used = edit.edit(0, 2, 3, scores, probs, torch::ones({1, 1, 3, 2}));
     for (int i = 0; i < 3; ++i)
         EXPECT_EQ(used[0][0][0][i].item<float>(), i == drawn ? 1.0f : 0.0f) << i;
 }
@@ -164,6 +168,53 @@ TEST(Truncate, NAtTheContextIsTheUntruncatedForwardBitForBit) {
             EXPECT_EQ(edit.dropped_mass(), 0.0);
             EXPECT_EQ(edit.output_error(), 0.0);
         }
+}
+
+// The forward's blocks of query rows see only keys up to their last row: the α kept for every
+// query, and the rows an edit records, still span all T keys with the future at exactly 0 (α)
+// and −inf (scores), and blocks of 7 rows give the weights of one block of all 40 within float32
+// rounding (the softmax sums run over different lengths, and each layer carries the last's
+// rounding forward: 3–5e-6 on stories260K).
+TEST(AttentionBlocks, CapturedAndRecordedRowsSpanEveryKeyWithTheFutureMasked) {
+    REQUIRE_SHARED_FILE(golden_model() / "model.safetensors");
+    const Transformer model = Transformer::load(golden_model().string());
+    const int T = 40, H = model.config().num_heads, L = model.config().num_layers;
+    torch::manual_seed(7);
+    const auto ids = torch::randint(3, 500, {1, T}, torch::kInt64);
+    const std::vector<int> positions = {0, 6, 7, 20, 39};
+    QueryRowRecorder recorder(L, H, positions);
+    CaptureOptions options;
+    options.queries = QueryRows::all;
+    options.query_chunk = 7;
+    options.edit = &recorder;
+    const CaptureResult blocks = model.forward(ids, options);
+    options.query_chunk = T;
+    options.edit = nullptr;
+    const CaptureResult whole = model.forward(ids, options);
+    float largest = 0;
+    for (int l = 0; l < L; ++l) {
+        const auto alpha = blocks.layers[l].attention[0].contiguous();  // [H, T, T]
+        largest =
+            std::max(largest, (alpha - whole.layers[l].attention[0]).abs().max().item<float>());
+        const auto a = alpha.accessor<float, 3>();
+        for (int h = 0; h < H; ++h)
+            for (std::size_t slot = 0; slot < positions.size(); ++slot) {
+                const int t = positions[slot];
+                const float* recorded = recorder.alpha(l, h, slot);
+                const float* scores = recorder.scores(l, h, slot);
+                for (int k = 0; k < T; ++k) {
+                    ASSERT_EQ(recorded[k], a[h][t][k]) << l << " " << h << " " << t << " " << k;
+                    if (k > t) {
+                        ASSERT_EQ(a[h][t][k], 0.0f);
+                        ASSERT_EQ(scores[k], -std::numeric_limits<float>::infinity());
+                    } else {
+                        ASSERT_TRUE(std::isfinite(scores[k]));
+                    }
+                }
+            }
+    }
+    std::cout << "largest |alpha(7-row blocks) - alpha(one block)| = " << largest << "\n";
+    EXPECT_LT(largest, 1e-5f);
 }
 
 // The reference's ten configurations from one run: ΔNLL and KL per configuration, and each
