@@ -6,6 +6,11 @@
 
 #include <vector>
 
+#include "common/cpu_features.hpp"
+#if ATTNGEO_X86
+#include <immintrin.h>
+#endif
+
 #include "simulate/montecarlo.hpp"
 #include "simulate/rng.hpp"
 #include "theory/bounds.hpp"
@@ -95,20 +100,89 @@ void BM_GramAndSymmetrize(benchmark::State& state) {
     }
 }
 
-// The Euclidean trial's Gram as the simulator makes it: σ and the packed AVX2 tiles (lower
-// triangle only).
+// The Euclidean trial's Gram as the simulator makes it: σ and the packed tiles (lower triangle
+// only), as the dispatcher picks them (bits 0) or the AVX2 (256) or AVX-512 (512) twin.
 void BM_SingleGram(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
     theory::RowMatrix y = theory::RowMatrix::Random(n, d);
     const int ld = theory::single_gram_leading_dimension(n);
     Eigen::MatrixXf gram(ld, n);
     std::vector<float> panels;
+    const int bits = static_cast<int>(state.range(2));  // 0: the dispatcher's choice
+#if ATTNGEO_X86
+    if ((bits == 512 && !cpu_has_avx512f()) || (bits == 256 && !cpu_has_avx2_fma())) {
+        state.SkipWithError("the CPU lacks this vector width");
+        return;
+    }
+#endif
     for (auto _ : state) {
         const int e = theory::single_precision_scale_exponent(y);
-        theory::single_gram_lower(y, e, gram.data(), ld, panels);
+#if ATTNGEO_X86
+        if (bits == 512)
+            theory::single_gram_lower_avx512(y, e, gram.data(), ld, panels);
+        else if (bits == 256)
+            theory::single_gram_lower_avx2(y, e, gram.data(), ld, panels);
+        else
+#endif
+            theory::single_gram_lower(y, e, gram.data(), ld, panels);
         benchmark::DoNotOptimize(gram.data());
     }
 }
+
+#if ATTNGEO_X86
+// The core's float32 FMA peak with 256- and 512-bit vectors: twelve independent accumulator
+// chains (more than FMA latency × throughput), registers only. What the AVX2 Gram tiles are
+// read against, and whether AVX-512 could raise it (on a core that splits 512-bit FMAs into two
+// 256-bit halves, it cannot).
+constexpr int kFmaChains = 12, kFmaSteps = 4096;
+ATTNGEO_TARGET_AVX2_FMA __attribute__((noipa)) float fma_chains_avx2(float start, float factor) {
+    __m256 acc[kFmaChains];
+    for (int c = 0; c < kFmaChains; ++c)
+        acc[c] = _mm256_set1_ps(start + 1e-3f * c);
+    const __m256 scale = _mm256_set1_ps(factor), shift = _mm256_set1_ps(1e-7f);
+    for (int step = 0; step < kFmaSteps; ++step)
+        for (int c = 0; c < kFmaChains; ++c)
+            acc[c] = _mm256_fmadd_ps(acc[c], scale, shift);
+    __m256 sum = acc[0];
+    for (int c = 1; c < kFmaChains; ++c)
+        sum = _mm256_add_ps(sum, acc[c]);
+    return _mm256_cvtss_f32(sum);
+}
+ATTNGEO_TARGET_AVX512_FMA __attribute__((noipa)) float fma_chains_avx512(float start,
+                                                                         float factor) {
+    __m512 acc[kFmaChains];
+    for (int c = 0; c < kFmaChains; ++c)
+        acc[c] = _mm512_set1_ps(start + 1e-3f * c);
+    const __m512 scale = _mm512_set1_ps(factor), shift = _mm512_set1_ps(1e-7f);
+    for (int step = 0; step < kFmaSteps; ++step)
+        for (int c = 0; c < kFmaChains; ++c)
+            acc[c] = _mm512_fmadd_ps(acc[c], scale, shift);
+    __m512 sum = acc[0];
+    for (int c = 1; c < kFmaChains; ++c)
+        sum = _mm512_add_ps(sum, acc[c]);
+    alignas(64) float lanes[16];  // (GCC 12's _mm512_reduce_add_ps warns of its own internals)
+    _mm512_store_ps(lanes, sum);
+    return lanes[0] + lanes[15];
+}
+
+// Arg: the vector width in bits (256 or 512); skipped where the CPU lacks it.
+void BM_FmaPeak(benchmark::State& state) {
+    const bool wide = state.range(0) == 512;
+    if (wide ? !cpu_has_avx512f() : !cpu_has_avx2_fma()) {
+        state.SkipWithError("the CPU lacks this vector width");
+        return;
+    }
+    float start = 1.0f, factor = 0.999999f;  // opaque to the compiler: no folding of the chains
+    benchmark::DoNotOptimize(start);
+    benchmark::DoNotOptimize(factor);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(wide ? fma_chains_avx512(start, factor)
+                                      : fma_chains_avx2(start, factor));
+    const double flops = 2.0 * kFmaChains * kFmaSteps * (wide ? 16 : 8);
+    state.counters["GFLOP/s"] =
+        benchmark::Counter(flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+#endif
 
 // The same through OpenBLAS: scale to float32, SSYRK (β = 0 zeroes the triangle first).
 void BM_SingleGramSsyrk(benchmark::State& state) {
@@ -239,8 +313,16 @@ BENCHMARK(BM_Trial)
     ->UseRealTime();
 BENCHMARK(BM_GenerateValues)->Args({1025, 128})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GramAndSymmetrize)->Args({1025, 128})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_SingleGram)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SingleGram)
+    ->ArgNames({"n", "d", "bits"})
+    ->Args({1025, 128, 0})
+    ->Args({1025, 128, 256})
+    ->Args({1025, 128, 512})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SingleGramSsyrk)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+#if ATTNGEO_X86
+BENCHMARK(BM_FmaPeak)->ArgName("bits")->Arg(256)->Arg(512)->Unit(benchmark::kMicrosecond);
+#endif
 BENCHMARK(BM_UpperStrips)
     ->Args({1025, 1025})
     ->Args({1025, 1040})

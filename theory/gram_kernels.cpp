@@ -1,8 +1,8 @@
-// AVX2 + FMA and plain versions of the Gram path's per-N sweeps; see gram_kernels.hpp. Both
-// evaluate the same expressions with the same roundings: a block's band through two fused
-// multiply-adds (std::fma in the plain loops, which redo it per token), the thresholds
-// low − e and high + e, v − 2c with its exact product, comparisons and extremes on the same
-// values, so they agree bit for bit.
+// AVX2 + FMA and plain versions of the Gram path's per-N sweeps (and an AVX-512 sweep); see
+// gram_kernels.hpp. All evaluate the same expressions with the same roundings: a block's band
+// through two fused multiply-adds (std::fma in the plain loops, which redo it per token), the
+// thresholds low − e and high + e, v − 2c with its exact product, comparisons and extremes on the
+// same values, so they agree bit for bit.
 #include "theory/gram_kernels.hpp"
 
 #include <algorithm>
@@ -123,6 +123,36 @@ ATTNGEO_TARGET_AVX2_FMA inline __m256d extreme4(__m256d x, __m256d y, bool want_
     return want_max ? _mm256_max_pd(x, y) : _mm256_min_pd(x, y);
 }
 
+// A band block's band e (for the bracket and the after-count) and the thresholds of the
+// request's counts, as the vector kernels take them once per block.
+struct BlockBands {
+    double e = 0;
+    Thresholds before, after;
+};
+template <bool kBracket, bool kBefore, bool kAfter>
+ATTNGEO_TARGET_AVX2_FMA inline BlockBands block_bands(const SweepRequest& request, double r) {
+    BlockBands out;
+    out.e = (kBracket || kAfter) ? band_fma(request.band, r) : 0.0;
+    if (kBefore)
+        out.before =
+            thresholds(request.before_low, request.before_high, band_fma(request.before_band, r));
+    if (kAfter) out.after = thresholds(request.after_low, request.after_high, out.e);
+    return out;
+}
+
+// Tokens [l, stop) of one block one at a time (the vector kernels' tail), the block's bracket
+// closed; returns stop.
+template <class Column>
+inline int sweep_block_tail(const double* v_old, double* v_new, const Column* column,
+                            const SweepRequest& request, const BlockBands& bands, int l, int stop,
+                            SweepResult& result) {
+    double extreme_v = request.selected ? -kInf : kInf;
+    for (; l < stop; ++l)
+        sweep_token(v_old, v_new, column, request, bands.before, bands.after, l, result, extreme_v);
+    close_block(request, bands.e, extreme_v, result);
+    return stop;
+}
+
 template <bool kSelected, bool kBracket, bool kBefore, bool kAfter, class Column>
 ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_lanes(const double* v_old, double* v_new,
                                                 const Column* column, const double* block_norm,
@@ -135,13 +165,8 @@ ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_lanes(const double* v_old, double* v_n
     for (int l = begin; l < end;) {
         const int block = l / kBandBlock;
         const int stop = std::min(end, (block + 1) * kBandBlock);
-        const double r = block_norm[block];
-        const double e = (kBracket || kAfter) ? band_fma(request.band, r) : 0.0;
-        const Thresholds before = kBefore ? thresholds(request.before_low, request.before_high,
-                                                       band_fma(request.before_band, r))
-                                          : Thresholds{};
-        const Thresholds after =
-            kAfter ? thresholds(request.after_low, request.after_high, e) : Thresholds{};
+        const auto [e, before, after] =
+            block_bands<kBracket, kBefore, kAfter>(request, block_norm[block]);
         const __m256d before_surely4 = _mm256_set1_pd(before.surely),
                       before_maybe4 = _mm256_set1_pd(before.maybe);
         const __m256d after_surely4 = _mm256_set1_pd(after.surely),
@@ -166,12 +191,9 @@ ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_lanes(const double* v_old, double* v_n
             lows = extreme4(lows, _mm256_sub_pd(extreme_v4, e4), kSelected);
             highs = extreme4(highs, _mm256_add_pd(extreme_v4, e4), kSelected);
         }
-        if (l < stop) {  // the block's last tokens of a range that ends inside it
-            double extreme_v = kSelected ? -kInf : kInf;
-            for (; l < stop; ++l)
-                sweep_token(v_old, v_new, column, request, before, after, l, result, extreme_v);
-            close_block(request, e, extreme_v, result);
-        }
+        if (l < stop)  // the block's last tokens of a range that ends inside it
+            l = sweep_block_tail(v_old, v_new, column, request, {e, before, after}, l, stop,
+                                 result);
     }
     if constexpr (kBracket) {
         result.extremes.low = extreme(result.extremes.low, horizontal(lows, kSelected), kSelected);
@@ -185,6 +207,82 @@ ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_lanes(const double* v_old, double* v_n
     if constexpr (kAfter) {
         result.after.surely += lane_sum(after_surely);
         result.after.maybe += lane_sum(after_maybe);
+    }
+    return result;
+}
+
+// ---- The AVX-512 twin of sweep_lanes: eight tokens a step, counts from comparison masks. The
+// same values (v − 2c with one rounding, the block's thresholds and band) and exact counts and
+// extremes, so it agrees with the AVX2 and plain loops bit for bit.
+ATTNGEO_TARGET_AVX512_FMA inline __m512d load8(const double* p) {
+    return _mm512_loadu_pd(p);
+}
+// (The zero-masked forms with a full mask are the same instructions; GCC 12's unmasked
+// intrinsics seed their result from an "undefined" vector that -Wmaybe-uninitialized flags.)
+constexpr __mmask8 kAllLanes = 0xFF;
+ATTNGEO_TARGET_AVX512_FMA inline __m512d load8(const float* p) {
+    return _mm512_maskz_cvtps_pd(kAllLanes, _mm256_loadu_ps(p));
+}
+ATTNGEO_TARGET_AVX512_FMA inline int count_le8(__m512d a, __m512d b) {
+    return __builtin_popcount(static_cast<unsigned>(_mm512_cmp_pd_mask(a, b, _CMP_LE_OQ)));
+}
+ATTNGEO_TARGET_AVX512_FMA inline __m512d extreme8(__m512d x, __m512d y, bool want_max) {
+    return want_max ? _mm512_maskz_max_pd(kAllLanes, x, y) : _mm512_maskz_min_pd(kAllLanes, x, y);
+}
+ATTNGEO_TARGET_AVX512_FMA inline double horizontal8(__m512d v, bool want_max) {
+    alignas(64) double lanes[8];
+    _mm512_store_pd(lanes, v);
+    double out = lanes[0];
+    for (int k = 1; k < 8; ++k)
+        out = extreme(out, lanes[k], want_max);
+    return out;
+}
+
+template <bool kSelected, bool kBracket, bool kBefore, bool kAfter, class Column>
+ATTNGEO_TARGET_AVX512_FMA SweepResult sweep_lanes512(const double* v_old, double* v_new,
+                                                     const Column* column, const double* block_norm,
+                                                     const SweepRequest& request, int begin,
+                                                     int end) {
+    SweepResult result = empty_result(request);
+    const __m512d init = _mm512_set1_pd(kSelected ? -kInf : kInf), two = _mm512_set1_pd(2.0);
+    __m512d lows = init, highs = init;
+    for (int l = begin; l < end;) {
+        const int block = l / kBandBlock;
+        const int stop = std::min(end, (block + 1) * kBandBlock);
+        const auto [e, before, after] =
+            block_bands<kBracket, kBefore, kAfter>(request, block_norm[block]);
+        const __m512d before_surely8 = _mm512_set1_pd(before.surely),
+                      before_maybe8 = _mm512_set1_pd(before.maybe);
+        const __m512d after_surely8 = _mm512_set1_pd(after.surely),
+                      after_maybe8 = _mm512_set1_pd(after.maybe);
+        __m512d extreme_v8 = init;
+        for (; l + 8 <= stop; l += 8) {
+            const __m512d old = _mm512_loadu_pd(v_old + l);
+            if constexpr (kBefore) {
+                result.before.surely += count_le8(old, before_surely8);
+                result.before.maybe += count_le8(old, before_maybe8);
+            }
+            const __m512d v = _mm512_fnmadd_pd(two, load8(column + l), old);  // exact 2c
+            _mm512_storeu_pd(v_new + l, v);
+            if constexpr (kBracket) extreme_v8 = extreme8(extreme_v8, v, kSelected);
+            if constexpr (kAfter) {
+                result.after.surely += count_le8(v, after_surely8);
+                result.after.maybe += count_le8(v, after_maybe8);
+            }
+        }
+        if constexpr (kBracket) {
+            const __m512d e8 = _mm512_set1_pd(e);
+            lows = extreme8(lows, _mm512_sub_pd(extreme_v8, e8), kSelected);
+            highs = extreme8(highs, _mm512_add_pd(extreme_v8, e8), kSelected);
+        }
+        if (l < stop)  // the block's last tokens of a range that ends inside it
+            l = sweep_block_tail(v_old, v_new, column, request, {e, before, after}, l, stop,
+                                 result);
+    }
+    if constexpr (kBracket) {
+        result.extremes.low = extreme(result.extremes.low, horizontal8(lows, kSelected), kSelected);
+        result.extremes.high =
+            extreme(result.extremes.high, horizontal8(highs, kSelected), kSelected);
     }
     return result;
 }
@@ -218,26 +316,53 @@ ATTNGEO_TARGET_AVX2_FMA inline void transpose8x8(const float* src, std::ptrdiff_
 #if ATTNGEO_X86
 // The selected range brackets maxima and may count the step before; the rest brackets minima
 // and may count against the selected bracket; either may only update.
-template <class Column>
-SweepResult sweep_avx2(const double* v_old, double* v_new, const Column* column,
-                       const double* block_norm, const SweepRequest& r, int begin, int end) {
+namespace {
+// The two vector families of the sweep kernel, as function pointers per flag combination.
+struct Avx2Lanes {
+    template <bool kSelected, bool kBracket, bool kBefore, bool kAfter, class Column>
+    static constexpr auto kernel = sweep_lanes<kSelected, kBracket, kBefore, kAfter, Column>;
+};
+struct Avx512Lanes {
+    template <bool kSelected, bool kBracket, bool kBefore, bool kAfter, class Column>
+    static constexpr auto kernel = sweep_lanes512<kSelected, kBracket, kBefore, kAfter, Column>;
+};
+
+// The selected range brackets maxima and may count the step before; the rest brackets minima
+// and may count against the selected bracket; either may only update.
+template <class Family, class Column>
+SweepResult sweep_by_flags(const double* v_old, double* v_new, const Column* column,
+                           const double* block_norm, const SweepRequest& r, int begin, int end) {
     const auto call = [&](auto kernel) {
         return kernel(v_old, v_new, column, block_norm, r, begin, end);
     };
+    using F = Family;
     if (r.selected && !r.count_after) {
         if (r.bracket)
-            return r.count_before ? call(sweep_lanes<true, true, true, false, Column>)
-                                  : call(sweep_lanes<true, true, false, false, Column>);
-        return r.count_before ? call(sweep_lanes<true, false, true, false, Column>)
-                              : call(sweep_lanes<true, false, false, false, Column>);
+            return r.count_before ? call(F::template kernel<true, true, true, false, Column>)
+                                  : call(F::template kernel<true, true, false, false, Column>);
+        return r.count_before ? call(F::template kernel<true, false, true, false, Column>)
+                              : call(F::template kernel<true, false, false, false, Column>);
     }
     if (!r.selected && !r.count_before) {
         if (r.bracket)
-            return r.count_after ? call(sweep_lanes<false, true, false, true, Column>)
-                                 : call(sweep_lanes<false, true, false, false, Column>);
-        if (!r.count_after) return call(sweep_lanes<false, false, false, false, Column>);
+            return r.count_after ? call(F::template kernel<false, true, false, true, Column>)
+                                 : call(F::template kernel<false, true, false, false, Column>);
+        if (!r.count_after) return call(F::template kernel<false, false, false, false, Column>);
     }
     return sweep_plain(v_old, v_new, column, block_norm, r, begin, end);  // unused combinations
+}
+}  // namespace
+
+template <class Column>
+SweepResult sweep_avx2(const double* v_old, double* v_new, const Column* column,
+                       const double* block_norm, const SweepRequest& r, int begin, int end) {
+    return sweep_by_flags<Avx2Lanes>(v_old, v_new, column, block_norm, r, begin, end);
+}
+
+template <class Column>
+SweepResult sweep_avx512(const double* v_old, double* v_new, const Column* column,
+                         const double* block_norm, const SweepRequest& r, int begin, int end) {
+    return sweep_by_flags<Avx512Lanes>(v_old, v_new, column, block_norm, r, begin, end);
 }
 
 ATTNGEO_TARGET_AVX2_FMA CountPair count_band_avx2(const double* values, const double* block_norm,
@@ -547,6 +672,7 @@ template <class Column>
 SweepResult sweep(const double* v_old, double* v_new, const Column* column,
                   const double* block_norm, const SweepRequest& request, int begin, int end) {
 #if ATTNGEO_X86
+    if (use_avx512f()) return sweep_avx512(v_old, v_new, column, block_norm, request, begin, end);
     if (use_avx2_fma()) return sweep_avx2(v_old, v_new, column, block_norm, request, begin, end);
 #endif
     return sweep_plain(v_old, v_new, column, block_norm, request, begin, end);
@@ -623,6 +749,10 @@ template SweepResult sweep_avx2<float>(const double*, double*, const float*, con
                                        const SweepRequest&, int, int);
 template SweepResult sweep_avx2<double>(const double*, double*, const double*, const double*,
                                         const SweepRequest&, int, int);
+template SweepResult sweep_avx512<float>(const double*, double*, const float*, const double*,
+                                         const SweepRequest&, int, int);
+template SweepResult sweep_avx512<double>(const double*, double*, const double*, const double*,
+                                          const SweepRequest&, int, int);
 #endif
 
 }  // namespace attngeo::theory::gram_kernels

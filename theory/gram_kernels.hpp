@@ -121,6 +121,11 @@ bool uses_avx2();
 template <class Column>
 SweepResult sweep_avx2(const double* v_old, double* v_new, const Column* column,
                        const double* block_norm, const SweepRequest& request, int begin, int end);
+// The sweep with AVX-512 (the dispatcher's choice where use_avx512f()); only where
+// cpu_has_avx512f().
+template <class Column>
+SweepResult sweep_avx512(const double* v_old, double* v_new, const Column* column,
+                         const double* block_norm, const SweepRequest& request, int begin, int end);
 CountPair count_band_avx2(const double* values, const double* block_norm, Band band, int begin,
                           int end, double low, double high);
 int collect_band_avx2(const double* values, const double* block_norm, Band band, int begin, int end,

@@ -27,11 +27,14 @@ bool vector_loops_available() {
     return attngeo::cpu_has_avx2_fma();
 }
 
+// bits 512: the AVX-512 sweep where the CPU has it (else as for 256).
 template <class Column>
-gk::SweepResult fast_sweep(const double* v_old, double* v_new, const Column* column,
+gk::SweepResult fast_sweep(int bits, const double* v_old, double* v_new, const Column* column,
                            const double* block_norm, const gk::SweepRequest& request, int begin,
                            int end) {
 #if ATTNGEO_X86
+    if (bits == 512 && attngeo::cpu_has_avx512f())
+        return gk::sweep_avx512(v_old, v_new, column, block_norm, request, begin, end);
     if (vector_loops_available())
         return gk::sweep_avx2(v_old, v_new, column, block_norm, request, begin, end);
 #endif
@@ -134,7 +137,7 @@ std::vector<double> random_block_norms(int n, std::mt19937_64& rng) {
 
 // Every request the Euclidean sweep makes (and the ones it does not), fast against plain.
 template <class Column>
-void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted, long& ties) {
+void compare_sweeps(int bits, std::mt19937_64& rng, double& largest, long& counted, long& ties) {
     std::normal_distribution<double> normal;
     constexpr int B = gk::kBandBlock;  // sizes around the band blocks' edges too
     for (int n : {1, 3, 4, 7, 8, 9, 17, 31, B - 1, B, B + 1, 2 * B + 3, 257}) {
@@ -165,11 +168,11 @@ void compare_sweeps(std::mt19937_64& rng, double& largest, long& counted, long& 
                 request.after_low = after_low;
                 request.after_high = maybe_tie(v0, e0);
                 std::vector<double> fast(n, -1.0), plain(n, -2.0);
-                const gk::SweepResult f = fast_sweep(start.data(), fast.data(), column.data(),
+                const gk::SweepResult f = fast_sweep(bits, start.data(), fast.data(), column.data(),
                                                      block_norm.data(), request, split, n);
                 const gk::SweepResult p = gk::sweep_plain(start.data(), plain.data(), column.data(),
                                                           block_norm.data(), request, split, n);
-                const std::string where = "n=" + std::to_string(n) +
+                const std::string where = std::to_string(bits) + " bits n=" + std::to_string(n) +
                                           " split=" + std::to_string(split) +
                                           " flags=" + std::to_string(flags);
                 EXPECT_TRUE(same_bits(f.extremes.low, p.extremes.low)) << where;
@@ -213,12 +216,15 @@ TEST(GramKernels, VectorisedSweepsEqualPlainLoops) {
     std::mt19937_64 rng(5);
     double largest = 0;
     long counted = 0, ties = 0;
-    compare_sweeps<float>(rng, largest, counted, ties);
-    compare_sweeps<double>(rng, largest, counted, ties);
+    for (int bits : {256, 512}) {
+        compare_sweeps<float>(bits, rng, largest, counted, ties);
+        compare_sweeps<double>(bits, rng, largest, counted, ties);
+    }
     EXPECT_GT(counted, 0);
     EXPECT_GT(ties, 0);  // the exact-tie comparisons were exercised
     std::cout << "[ info     ] AVX2 loops "
-              << (vector_loops_available() ? "compared" : "not available")
+              << (vector_loops_available() ? "compared" : "not available") << ", AVX-512 sweep "
+              << (attngeo::cpu_has_avx512f() ? "compared" : "not available")
               << " (the dispatchers take " << (gk::uses_avx2() ? "them" : "the plain loops")
               << "); largest difference to the plain loops " << largest << "\n";
     EXPECT_EQ(largest, 0.0);

@@ -1,8 +1,10 @@
-// The simulator's packed single-precision Gram tiles (theory/single_gram) against their plain
-// loop (bit for bit on the lower triangle) and against a float64 Gram of the same rounded inputs
-// (within the float32 dot-product bound), at sizes around the panel and tile edges.
+// The simulator's packed single-precision Gram tiles (theory/single_gram, AVX2 and AVX-512)
+// against their plain loop (bit for bit on the lower triangle) and against a float64 Gram of the
+// same rounded inputs (within the float32 dot-product bound), at sizes around the panel and tile
+// edges.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -29,8 +31,16 @@ RowMatrix random_rows(int n, int d, std::mt19937_64& rng) {
 TEST(SingleGram, TilesEqualThePlainLoopAndBoundTheDoubleGram) {
     std::mt19937_64 rng(3);
     double largest_to_plain = 0, largest_bound_ratio = 0;
-    for (const auto& [n, d] : std::vector<std::pair<int, int>>{
-             {1, 8}, {3, 5}, {23, 16}, {24, 16}, {25, 13}, {47, 64}, {97, 128}, {200, 33}}) {
+    for (const auto& [n, d] : std::vector<std::pair<int, int>>{{1, 8},
+                                                               {3, 5},
+                                                               {23, 16},
+                                                               {24, 16},
+                                                               {25, 13},
+                                                               {47, 64},
+                                                               {48, 9},
+                                                               {97, 128},
+                                                               {200, 33},
+                                                               {385, 40}}) {
         const RowMatrix y = random_rows(n, d, rng);
         const int e = attngeo::theory::single_precision_scale_exponent(y);
         const int ld = theory::single_gram_leading_dimension(n);
@@ -46,6 +56,11 @@ TEST(SingleGram, TilesEqualThePlainLoopAndBoundTheDoubleGram) {
 #endif
             theory::single_gram_lower(y, e, fast.data(), ld, panels);
         theory::single_gram_lower_plain(y, e, plain.data(), ld);
+        std::vector<float> wide(fast);  // the AVX-512 tiles where the CPU has them
+#if ATTNGEO_X86
+        if (attngeo::cpu_has_avx512f())
+            theory::single_gram_lower_avx512(y, e, wide.data(), ld, panels);
+#endif
         const double sigma = std::ldexp(1.0, e);
         for (int j = 0; j < n; ++j)
             for (int i = j; i < n; ++i) {
@@ -54,8 +69,13 @@ TEST(SingleGram, TilesEqualThePlainLoopAndBoundTheDoubleGram) {
                     EXPECT_EQ(std::memcmp(&fast[at], &plain[at], sizeof(float)), 0)
                         << "n=" << n << " d=" << d << " (" << i << ", " << j << ")";
                 }
+                if (attngeo::cpu_has_avx512f()) {
+                    EXPECT_EQ(std::memcmp(&wide[at], &plain[at], sizeof(float)), 0)
+                        << "AVX-512, n=" << n << " d=" << d << " (" << i << ", " << j << ")";
+                }
                 largest_to_plain =
-                    std::max(largest_to_plain, std::abs(double(fast[at]) - double(plain[at])));
+                    std::max({largest_to_plain, std::abs(double(fast[at]) - double(plain[at])),
+                              std::abs(double(wide[at]) - double(plain[at]))});
                 // float64 Gram of the rounded inputs: |error| ≤ γ_d Σ|a||b| (float32 u).
                 double exact = 0, magnitude = 0;
                 for (int t = 0; t < d; ++t) {
@@ -73,7 +93,9 @@ TEST(SingleGram, TilesEqualThePlainLoopAndBoundTheDoubleGram) {
                         std::max(largest_bound_ratio, error / (gamma * magnitude));
             }
     }
-    std::cout << "[ info     ] largest difference tiles − plain " << largest_to_plain
+    std::cout << "[ info     ] AVX-512 tiles "
+              << (attngeo::cpu_has_avx512f() ? "compared" : "absent")
+              << "; largest difference tiles − plain " << largest_to_plain
               << "; largest error / float32 bound " << largest_bound_ratio << "\n";
     EXPECT_EQ(largest_to_plain, 0.0);
 }
@@ -93,9 +115,15 @@ TEST(SingleGram, ScalesOutsideTheNormalRangeMatchThePlainLoop) {
 #endif
         theory::single_gram_lower(y, e, fast.data(), ld, panels);
     theory::single_gram_lower_plain(y, e, plain.data(), ld);
+    std::vector<float> wide(fast);
+#if ATTNGEO_X86
+    if (attngeo::cpu_has_avx512f()) theory::single_gram_lower_avx512(y, e, wide.data(), ld, panels);
+#endif
     for (int j = 0; j < 30; ++j)
-        for (int i = j; i < 30; ++i)
+        for (int i = j; i < 30; ++i) {
             EXPECT_EQ(fast[i + j * ld], plain[i + j * ld]);
+            EXPECT_EQ(wide[i + j * ld], plain[i + j * ld]);
+        }
     EXPECT_GT(plain[0], 0.0f);  // the scaled rows are normal floats again
 }
 
