@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "empirical/extract/sink_measures.hpp"
@@ -188,6 +190,49 @@ TEST(SinkMeasures, MassiveActivationFollowsSunEtAlsRule) {
     std::vector<float> small(hidden.size(), 0.001f);
     small[0] = 50.0f;
     EXPECT_FALSE(massive_activation(small.data(), tokens, dims).massive);
+}
+
+// The median of |h| is selected on the floats' bit patterns (a histogram of their top bits):
+// against a sorted float64 copy, odd and even counts, ties, zeros of both signs and values
+// that share a bucket, to the bit.
+TEST(SinkMeasures, MedianOfMagnitudesEqualsASortedCopy) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal;
+    int compared = 0;
+    for (const auto& [tokens, dims] : std::vector<std::pair<int, int>>{
+             {1, 1}, {1, 2}, {3, 5}, {7, 9}, {16, 64}, {33, 17}, {128, 512}}) {
+        std::vector<float> hidden(static_cast<std::size_t>(tokens) * dims);
+        for (std::size_t i = 0; i < hidden.size(); ++i) {
+            switch (i % 5) {
+                case 0:
+                    hidden[i] = normal(rng);
+                    break;
+                case 1:
+                    hidden[i] = 1.0f + 1e-6f * static_cast<float>(i % 7);
+                    break;  // one bucket
+                case 2:
+                    hidden[i] = (i % 2 ? -0.0f : 0.0f);
+                    break;
+                case 3:
+                    hidden[i] = -normal(rng) * 1e-30f;
+                    break;
+                default:
+                    hidden[i] = static_cast<float>(i % 3);  // ties
+            }
+        }
+        std::vector<double> sorted;
+        for (float x : hidden)
+            sorted.push_back(std::fabs(double(x)));
+        std::sort(sorted.begin(), sorted.end());
+        const std::size_t mid = sorted.size() / 2;
+        const double plain =
+            sorted.size() % 2 ? sorted[mid] : 0.5 * (sorted[mid] + sorted[mid - 1]);
+        const MassiveActivation m = massive_activation(hidden.data(), tokens, dims);
+        EXPECT_EQ(std::memcmp(&m.median, &plain, sizeof plain), 0)
+            << tokens << "x" << dims << ": " << m.median << " vs " << plain;
+        ++compared;
+    }
+    std::printf("median of |h| equal to a sorted copy's in %d shapes\n", compared);
 }
 
 TEST(SinkMeasures, MisuseIsRefused) {
