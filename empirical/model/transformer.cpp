@@ -436,8 +436,13 @@ torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, co
         }
     }
     RECORD_USER_SCOPE("attention core");
-    const auto k_all = (Hkv == H ? k : k.repeat_interleave(H / Hkv, 1)).to(torch::kFloat32);
-    const auto v_all = Hkv == H ? v : v.repeat_interleave(H / Hkv, 1);
+    // Grouped-query attention without repeating keys and values: the G = H/Hkv query heads of
+    // one kv head are stacked as G·rows rows of one product ([B, Hkv, G·rows, d] against that
+    // head's [B, Hkv, K, d]), and the scores viewed back as [B, H, rows, K]. The edit alone
+    // needs the values per query head.
+    const std::int64_t G = H / Hkv;
+    const auto keys = k.to(torch::kFloat32);
+    const auto v_all = options.edit == nullptr || G == 1 ? v : v.repeat_interleave(G, 1);
     auto out = torch::empty({B, H, T, d}, v.options());
     const bool keep_all = options.capture && options.queries == QueryRows::all;
     const bool keep_last = options.capture && options.queries == QueryRows::last;
@@ -455,19 +460,23 @@ torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, co
         // Causal rows r0..r1−1 see keys 0..r1−1 only: the scores, the softmax and the mixing run
         // over those K = r1 columns (about half of T² over the blocks), and the future keys'
         // exact zeros are written where α is kept.
-        const std::int64_t K = r1;
-        auto scores = torch::matmul(queries.slice(2, r0, r1), k_all.slice(2, 0, K).transpose(2, 3));
+        const std::int64_t K = r1, rows = r1 - r0;
+        const auto stacked = queries.slice(2, r0, r1).reshape({B, Hkv, G * rows, d});
+        auto scores =
+            torch::matmul(stacked, keys.slice(2, 0, K).transpose(2, 3)).view({B, H, rows, K});
         if (!exact_prescale) scores.div_(scale);
         mask_future_keys(scores, r0);
         const auto probs = torch::softmax(scores, -1);  // α in float32, [B, H, rows, K]
         // The block's column sums in float32 (at most query_chunk rows), accumulated over the
         // blocks in float64: a float64 sum of every row would first copy the block to float64.
         if (options.sink_inputs) capture.key_attention.slice(2, 0, K).add_(probs.sum(2));
-        const auto keys_values = v_all.slice(2, 0, K);
-        const auto mixing = options.edit != nullptr
-                                ? options.edit->edit(layer_index, r0, T, scores, probs, keys_values)
-                                : probs;
-        out.slice(2, r0, r1).copy_(torch::matmul(mixing.to(v.scalar_type()), keys_values));
+        const auto mixing =
+            options.edit != nullptr
+                ? options.edit->edit(layer_index, r0, T, scores, probs, v_all.slice(2, 0, K))
+                : probs;
+        const auto mixed = torch::matmul(mixing.to(v.scalar_type()).reshape({B, Hkv, G * rows, K}),
+                                         v.slice(2, 0, K));
+        out.slice(2, r0, r1).copy_(mixed.view({B, H, rows, d}));
         if (keep_all) {
             auto rows = capture.attention.slice(2, r0, r1);
             rows.slice(3, 0, K).copy_(probs);
