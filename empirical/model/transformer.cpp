@@ -180,9 +180,12 @@ bool all_finite(const torch::Tensor& t) {
     return std::isfinite(lowest.item<double>()) && std::isfinite(highest.item<double>());
 }
 
-torch::Tensor rotate_half(const torch::Tensor& x) {
-    const auto half = x.size(-1) / 2;
-    return torch::cat({-x.slice(-1, half), x.slice(-1, 0, half)}, -1);
+// x·cos + rotate_half(x)·sin with rotate_half(x) = (−x₂, x₁): written as the halves swapped
+// times signed_sin = (−sin₁, sin₂), the same products (x₂·(−s) = −(x₂·s) exactly), in three
+// passes over x instead of five.
+torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos,
+                     const torch::Tensor& signed_sin) {
+    return (x * cos).addcmul_(x.roll(x.size(-1) / 2, -1), signed_sin);
 }
 
 }  // namespace
@@ -375,7 +378,10 @@ std::pair<torch::Tensor, torch::Tensor> Transformer::rotary_tables(std::int64_t 
     if (config_.rope_scaling_factor != 1) positions = positions / config_.rope_scaling_factor;
     const auto freqs = torch::outer(positions, inv_freq);
     const auto angles = torch::cat({freqs, freqs}, -1);  // [T, rot]
-    return {angles.cos().to(dtype_), angles.sin().to(dtype_)};
+    const auto sin = angles.sin();
+    const auto signed_sin =
+        torch::cat({-sin.slice(-1, 0, rotary_dims_ / 2), sin.slice(-1, rotary_dims_ / 2)}, -1);
+    return {angles.cos().to(dtype_), signed_sin.to(dtype_)};
 }
 
 void Transformer::require_finite(const torch::Tensor& t, std::size_t layer,
@@ -405,17 +411,16 @@ void Transformer::mask_future_keys(torch::Tensor& scores, std::int64_t first_row
 }
 
 torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, const Layer& l,
-                                     const torch::Tensor& cos, const torch::Tensor& sin,
+                                     const torch::Tensor& cos, const torch::Tensor& signed_sin,
                                      const CaptureOptions& options, LayerCapture& capture) const {
     const std::int64_t B = x.size(0), T = x.size(1), H = config_.num_heads,
                        Hkv = config_.num_kv_heads, d = config_.head_dim;
     auto rope = [&](const torch::Tensor& t) {
         RECORD_USER_SCOPE("rotary");
         if (rotary_dims_ == 0) return t;
-        if (rotary_dims_ == d) return t * cos + rotate_half(t) * sin;
-        const auto rotated = t.slice(-1, 0, rotary_dims_);
-        return torch::cat({rotated * cos + rotate_half(rotated) * sin, t.slice(-1, rotary_dims_)},
-                          -1);
+        if (rotary_dims_ == d) return rotate(t, cos, signed_sin);
+        return torch::cat(
+            {rotate(t.slice(-1, 0, rotary_dims_), cos, signed_sin), t.slice(-1, rotary_dims_)}, -1);
     };
     auto project = [](const torch::Tensor& in, const torch::Tensor& w, const torch::Tensor& b) {
         RECORD_USER_SCOPE("projections");
@@ -497,7 +502,7 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
     if (arch_->embed_scale)
         x = x * torch::tensor(std::sqrt(static_cast<double>(config_.hidden_size)), x.options());
     if (arch_->learned_positions) x = x + position_embed_.slice(0, 0, T);
-    const auto [cos, sin] = rotary_tables(T);
+    const auto [cos, signed_sin] = rotary_tables(T);
 
     CaptureResult result;
     if (options.hidden_states) result.hidden_states.push_back(x.to(torch::kFloat32));
@@ -507,7 +512,8 @@ CaptureResult Transformer::forward(const torch::Tensor& ids_in,
     for (std::size_t layer = 0; layer < layers_.size(); ++layer) {
         const Layer& l = layers_[layer];
         LayerCapture capture;
-        const auto attended = attention(x, static_cast<int>(layer), l, cos, sin, options, capture);
+        const auto attended =
+            attention(x, static_cast<int>(layer), l, cos, signed_sin, options, capture);
         require_finite(attended, layer, "attention output");
         if (config_.parallel_residual) {
             x = x + attended + mlp(norm(x, l.mlp_norm, l.mlp_norm_bias), l);

@@ -109,12 +109,13 @@ class Transformer {
     torch::Tensor activation(const torch::Tensor& x) const;
     // The checks of forward's input: [B, T] ids within the vocabulary and the positions.
     torch::Tensor checked_ids(const torch::Tensor& ids) const;
-    // cos and sin of the rotary angles for positions 0..T−1, [T, rotary dims] in dtype_.
+    // cos and signed sin (the first half negated) of the rotary angles for positions 0..T−1,
+    // [T, rotary dims] in dtype_.
     std::pair<torch::Tensor, torch::Tensor> rotary_tables(std::int64_t T) const;
     // One layer's attention block: the output projection of softmax(q kᵀ/√d) v, with the
     // captured α rows and values in `capture` as options ask.                     [B, T, hidden]
     torch::Tensor attention(const torch::Tensor& x, int layer_index, const Layer& layer,
-                            const torch::Tensor& cos, const torch::Tensor& sin,
+                            const torch::Tensor& cos, const torch::Tensor& signed_sin,
                             const CaptureOptions& options, LayerCapture& capture) const;
     // scores: [B, H, rows, K] of query rows first_row.. over keys 0..K−1; −inf where the causal
     // mask (and a sliding window) forbids a key.
