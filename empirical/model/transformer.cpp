@@ -441,56 +441,72 @@ torch::Tensor Transformer::attention(const torch::Tensor& x, int layer_index, co
         }
     }
     RECORD_USER_SCOPE("attention core");
-    // Grouped-query attention without repeating keys and values: the G = H/Hkv query heads of
-    // one kv head are stacked as G·rows rows of one product ([B, Hkv, G·rows, d] against that
-    // head's [B, Hkv, K, d]), and the scores viewed back as [B, H, rows, K]. The edit alone
-    // needs the values per query head.
-    const std::int64_t G = H / Hkv;
-    const auto keys = k.to(torch::kFloat32);
-    const auto v_all = options.edit == nullptr || G == 1 ? v : v.repeat_interleave(G, 1);
-    auto out = torch::empty({B, H, T, d}, v.options());
-    const bool keep_all = options.capture && options.queries == QueryRows::all;
-    const bool keep_last = options.capture && options.queries == QueryRows::last;
-    if (keep_all)
+    const AttentionOperands in = attention_operands(q, k, v, options.edit != nullptr);
+    if (options.capture && options.queries == QueryRows::all)
         capture.attention = torch::empty(
             {B, H, T, T}, torch::TensorOptions().dtype(torch::kFloat32).device(device_));
-    const double scale = std::sqrt(static_cast<double>(d));
-    // With √d a power of two (d = 16, 64, 256) dividing the queries is exact and gives the
-    // scores' quotient bit for bit, one pass over T·d instead of one over the T²/2 scores.
-    const bool exact_prescale = std::exp2(std::round(std::log2(scale))) == scale;
-    const auto queries = exact_prescale ? q.to(torch::kFloat32) / scale : q.to(torch::kFloat32);
+    auto out = torch::empty({B, H, T, d}, v.options());
     const std::int64_t chunk = std::max<std::int64_t>(1, options.query_chunk);
     for (std::int64_t r0 = 0; r0 < T; r0 += chunk) {
-        const std::int64_t r1 = std::min(T, r0 + chunk);
-        // Causal rows r0..r1−1 see keys 0..r1−1 only: the scores, the softmax and the mixing run
-        // over those K = r1 columns (about half of T² over the blocks), and the future keys'
-        // exact zeros are written where α is kept.
-        const std::int64_t K = r1, rows = r1 - r0;
-        const auto stacked = queries.slice(2, r0, r1).reshape({B, Hkv, G * rows, d});
-        auto scores =
-            torch::matmul(stacked, keys.slice(2, 0, K).transpose(2, 3)).view({B, H, rows, K});
-        if (!exact_prescale) scores.div_(scale);
-        mask_future_keys(scores, r0);
-        const auto probs = torch::softmax(scores, -1);  // α in float32, [B, H, rows, K]
-        // The block's column sums in float32 (at most query_chunk rows), accumulated over the
-        // blocks in float64: a float64 sum of every row would first copy the block to float64.
-        if (options.sink_inputs) capture.key_attention.slice(2, 0, K).add_(probs.sum(2));
-        const auto mixing =
-            options.edit != nullptr
-                ? options.edit->edit(layer_index, r0, T, scores, probs, v_all.slice(2, 0, K))
-                : probs;
-        const auto mixed = torch::matmul(mixing.to(v.scalar_type()).reshape({B, Hkv, G * rows, K}),
-                                         v.slice(2, 0, K));
-        out.slice(2, r0, r1).copy_(mixed.view({B, H, rows, d}));
-        if (keep_all) {
-            auto rows = capture.attention.slice(2, r0, r1);
-            rows.slice(3, 0, K).copy_(probs);
-            rows.slice(3, K, T).zero_();
-        } else if (keep_last && r1 == T) {
-            capture.attention = probs.slice(2, r1 - r0 - 1).contiguous();
-        }
+        const std::int64_t rows = std::min(T, r0 + chunk) - r0;
+        out.slice(2, r0, r0 + rows)
+            .copy_(attention_block(in, r0, rows, layer_index, options, capture));
     }
     return project(out.transpose(1, 2).reshape({B, T, H * d}), l.o, l.o_bias);
+}
+
+Transformer::AttentionOperands Transformer::attention_operands(const torch::Tensor& q,
+                                                               const torch::Tensor& k,
+                                                               const torch::Tensor& v,
+                                                               bool for_edit) {
+    AttentionOperands in;
+    in.scale = std::sqrt(static_cast<double>(q.size(3)));
+    // With √d a power of two (d = 16, 64, 256) dividing the queries is exact and gives the
+    // scores' quotient bit for bit, one pass over T·d instead of one over the T²/2 scores.
+    in.divide_scores = std::exp2(std::round(std::log2(in.scale))) != in.scale;
+    in.queries = in.divide_scores ? q.to(torch::kFloat32) : q.to(torch::kFloat32) / in.scale;
+    in.keys = k.to(torch::kFloat32);
+    in.values = v;
+    const std::int64_t G = q.size(1) / k.size(1);
+    if (for_edit) in.values_per_head = G == 1 ? v : v.repeat_interleave(G, 1);
+    return in;
+}
+
+torch::Tensor Transformer::attention_block(const AttentionOperands& in, std::int64_t first_row,
+                                           std::int64_t rows, int layer_index,
+                                           const CaptureOptions& options,
+                                           LayerCapture& capture) const {
+    const std::int64_t B = in.queries.size(0), H = in.queries.size(1), T = in.queries.size(2),
+                       d = in.queries.size(3), Hkv = in.keys.size(1), G = H / Hkv;
+    // Causal rows see keys 0..K−1 only: the scores, the softmax and the mixing run over those K
+    // columns (about half of T² over the blocks), and the future keys' exact zeros are written
+    // where α is kept. Grouped-query attention without repeating keys and values: the G query
+    // heads of one kv head are stacked as G·rows rows of one product ([B, Hkv, G·rows, d]
+    // against [B, Hkv, K, d]), and the scores viewed back as [B, H, rows, K].
+    const std::int64_t K = first_row + rows;
+    const auto stacked = in.queries.slice(2, first_row, K).reshape({B, Hkv, G * rows, d});
+    auto scores =
+        torch::matmul(stacked, in.keys.slice(2, 0, K).transpose(2, 3)).view({B, H, rows, K});
+    if (in.divide_scores) scores.div_(in.scale);
+    mask_future_keys(scores, first_row);
+    const auto probs = torch::softmax(scores, -1);  // α in float32, [B, H, rows, K]
+    // The block's column sums in float32 (at most query_chunk rows), accumulated over the
+    // blocks in float64: a float64 sum of every row would first copy the block to float64.
+    if (options.sink_inputs) capture.key_attention.slice(2, 0, K).add_(probs.sum(2));
+    const auto mixing = options.edit != nullptr
+                            ? options.edit->edit(layer_index, first_row, T, scores, probs,
+                                                 in.values_per_head.slice(2, 0, K))
+                            : probs;
+    if (options.capture && options.queries == QueryRows::all) {
+        auto kept = capture.attention.slice(2, first_row, K);
+        kept.slice(3, 0, K).copy_(probs);
+        kept.slice(3, K, T).zero_();
+    } else if (options.capture && options.queries == QueryRows::last && K == T) {
+        capture.attention = probs.slice(2, rows - 1).contiguous();
+    }
+    return torch::matmul(mixing.to(in.values.scalar_type()).reshape({B, Hkv, G * rows, K}),
+                         in.values.slice(2, 0, K))
+        .view({B, H, rows, d});
 }
 
 CaptureResult Transformer::forward(const torch::Tensor& ids_in,

@@ -117,6 +117,24 @@ class Transformer {
     torch::Tensor attention(const torch::Tensor& x, int layer_index, const Layer& layer,
                             const torch::Tensor& cos, const torch::Tensor& signed_sin,
                             const CaptureOptions& options, LayerCapture& capture) const;
+    // One layer's attention operands after the projections and the rotary embedding.
+    struct AttentionOperands {
+        torch::Tensor queries;          // [B, H, T, d_head] float32, divided by √d when exact
+        bool divide_scores = false;     // the scores still need the division by √d
+        double scale = 1;               // √d_head
+        torch::Tensor keys;             // [B, H_kv, T, d_head] float32
+        torch::Tensor values;           // [B, H_kv, T, d_head] model dtype
+        torch::Tensor values_per_head;  // [B, H, T, d_head] (GQA repeated) for the edit only
+    };
+    // q [B, H, T, d], k and v [B, H_kv, T, d] as the projections and rotary leave them.
+    static AttentionOperands attention_operands(const torch::Tensor& q, const torch::Tensor& k,
+                                                const torch::Tensor& v, bool for_edit);
+    // Query rows first_row..first_row + rows − 1 against keys 0..K−1 (K = first_row + rows):
+    // scores, mask, softmax, the edit, the capture of α and the sink sums; returns the mixed
+    // values [B, H, rows, d_head].
+    torch::Tensor attention_block(const AttentionOperands& in, std::int64_t first_row,
+                                  std::int64_t rows, int layer_index, const CaptureOptions& options,
+                                  LayerCapture& capture) const;
     // scores: [B, H, rows, K] of query rows first_row.. over keys 0..K−1; −inf where the causal
     // mask (and a sliding window) forbids a key.
     void mask_future_keys(torch::Tensor& scores, std::int64_t first_row) const;
