@@ -43,23 +43,33 @@ void check_positions(const int* positions, int rows, int keys, const char* funct
     }
 }
 
-// The k-th smallest (0-based) of `bits`, the patterns of non-negative floats, which order as
-// unsigned integers exactly as the floats do: a histogram of the top 16 bits finds the bucket
-// holding rank k, and only that bucket is selected. O(n), two passes, no copy of the rest.
-std::uint32_t kth_smallest_bits(const std::vector<std::uint32_t>& bits, std::size_t k) {
-    std::vector<std::size_t> histogram(std::size_t{1} << 16, 0);
-    for (std::uint32_t b : bits)
-        ++histogram[b >> 16];
-    std::size_t below = 0, bucket = 0;
-    while (below + histogram[bucket] <= k)
-        below += histogram[bucket++];
-    std::vector<std::uint32_t> members;
-    members.reserve(histogram[bucket]);
-    for (std::uint32_t b : bits)
-        if ((b >> 16) == bucket) members.push_back(b);
-    std::nth_element(members.begin(), members.begin() + (k - below), members.end());
-    return members[k - below];
-}
+// Patterns of non-negative floats, which order as unsigned integers exactly as the floats do,
+// with a histogram of their top 16 bits: rank k is found in one bucket, and only that bucket is
+// selected. O(n) per rank, the histogram built once.
+class BitsSelection {
+  public:
+    explicit BitsSelection(const std::vector<std::uint32_t>& bits)
+        : bits_(bits), histogram_(std::size_t{1} << 16, 0) {
+        for (std::uint32_t b : bits)
+            ++histogram_[b >> 16];
+    }
+    // The k-th smallest (0-based) pattern.
+    std::uint32_t kth_smallest(std::size_t k) const {
+        std::size_t below = 0, bucket = 0;
+        while (below + histogram_[bucket] <= k)
+            below += histogram_[bucket++];
+        std::vector<std::uint32_t> members;
+        members.reserve(histogram_[bucket]);
+        for (std::uint32_t b : bits_)
+            if ((b >> 16) == bucket) members.push_back(b);
+        std::nth_element(members.begin(), members.begin() + (k - below), members.end());
+        return members[k - below];
+    }
+
+  private:
+    const std::vector<std::uint32_t>& bits_;
+    std::vector<std::size_t> histogram_;
+};
 
 double float_of_bits(std::uint32_t bits) {
     float x;
@@ -70,10 +80,11 @@ double float_of_bits(std::uint32_t bits) {
 // median() of the floats whose magnitudes' patterns are `bits` (non-empty), to the bit: the
 // middle value, or half the sum of the two middle values in double.
 double median_of_magnitude_bits(const std::vector<std::uint32_t>& bits) {
+    const BitsSelection selection(bits);
     const std::size_t mid = bits.size() / 2;
-    const double upper = float_of_bits(kth_smallest_bits(bits, mid));
+    const double upper = float_of_bits(selection.kth_smallest(mid));
     if (bits.size() % 2 == 1) return upper;
-    return 0.5 * (upper + float_of_bits(kth_smallest_bits(bits, mid - 1)));
+    return 0.5 * (upper + float_of_bits(selection.kth_smallest(mid - 1)));
 }
 
 }  // namespace
