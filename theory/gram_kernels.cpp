@@ -165,12 +165,11 @@ ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_lanes(const double* v_old, double* v_n
     for (int l = begin; l < end;) {
         const int block = l / kBandBlock;
         const int stop = std::min(end, (block + 1) * kBandBlock);
-        const auto [e, before, after] =
-            block_bands<kBracket, kBefore, kAfter>(request, block_norm[block]);
-        const __m256d before_surely4 = _mm256_set1_pd(before.surely),
-                      before_maybe4 = _mm256_set1_pd(before.maybe);
-        const __m256d after_surely4 = _mm256_set1_pd(after.surely),
-                      after_maybe4 = _mm256_set1_pd(after.maybe);
+        const BlockBands bands = block_bands<kBracket, kBefore, kAfter>(request, block_norm[block]);
+        const __m256d before_surely4 = _mm256_set1_pd(bands.before.surely),
+                      before_maybe4 = _mm256_set1_pd(bands.before.maybe);
+        const __m256d after_surely4 = _mm256_set1_pd(bands.after.surely),
+                      after_maybe4 = _mm256_set1_pd(bands.after.maybe);
         __m256d extreme_v4 = init;
         for (; l + 4 <= stop; l += 4) {
             const __m256d old = _mm256_loadu_pd(v_old + l);
@@ -187,13 +186,12 @@ ATTNGEO_TARGET_AVX2_FMA SweepResult sweep_lanes(const double* v_old, double* v_n
             }
         }
         if constexpr (kBracket) {
-            const __m256d e4 = _mm256_set1_pd(e);
+            const __m256d e4 = _mm256_set1_pd(bands.e);
             lows = extreme4(lows, _mm256_sub_pd(extreme_v4, e4), kSelected);
             highs = extreme4(highs, _mm256_add_pd(extreme_v4, e4), kSelected);
         }
         if (l < stop)  // the block's last tokens of a range that ends inside it
-            l = sweep_block_tail(v_old, v_new, column, request, {e, before, after}, l, stop,
-                                 result);
+            l = sweep_block_tail(v_old, v_new, column, request, bands, l, stop, result);
     }
     if constexpr (kBracket) {
         result.extremes.low = extreme(result.extremes.low, horizontal(lows, kSelected), kSelected);
@@ -249,12 +247,11 @@ ATTNGEO_TARGET_AVX512_FMA SweepResult sweep_lanes512(const double* v_old, double
     for (int l = begin; l < end;) {
         const int block = l / kBandBlock;
         const int stop = std::min(end, (block + 1) * kBandBlock);
-        const auto [e, before, after] =
-            block_bands<kBracket, kBefore, kAfter>(request, block_norm[block]);
-        const __m512d before_surely8 = _mm512_set1_pd(before.surely),
-                      before_maybe8 = _mm512_set1_pd(before.maybe);
-        const __m512d after_surely8 = _mm512_set1_pd(after.surely),
-                      after_maybe8 = _mm512_set1_pd(after.maybe);
+        const BlockBands bands = block_bands<kBracket, kBefore, kAfter>(request, block_norm[block]);
+        const __m512d before_surely8 = _mm512_set1_pd(bands.before.surely),
+                      before_maybe8 = _mm512_set1_pd(bands.before.maybe);
+        const __m512d after_surely8 = _mm512_set1_pd(bands.after.surely),
+                      after_maybe8 = _mm512_set1_pd(bands.after.maybe);
         __m512d extreme_v8 = init;
         for (; l + 8 <= stop; l += 8) {
             const __m512d old = _mm512_loadu_pd(v_old + l);
@@ -271,13 +268,12 @@ ATTNGEO_TARGET_AVX512_FMA SweepResult sweep_lanes512(const double* v_old, double
             }
         }
         if constexpr (kBracket) {
-            const __m512d e8 = _mm512_set1_pd(e);
+            const __m512d e8 = _mm512_set1_pd(bands.e);
             lows = extreme8(lows, _mm512_sub_pd(extreme_v8, e8), kSelected);
             highs = extreme8(highs, _mm512_add_pd(extreme_v8, e8), kSelected);
         }
         if (l < stop)  // the block's last tokens of a range that ends inside it
-            l = sweep_block_tail(v_old, v_new, column, request, {e, before, after}, l, stop,
-                                 result);
+            l = sweep_block_tail(v_old, v_new, column, request, bands, l, stop, result);
     }
     if constexpr (kBracket) {
         result.extremes.low = extreme(result.extremes.low, horizontal8(lows, kSelected), kSelected);
