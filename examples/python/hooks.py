@@ -233,6 +233,14 @@ def scaled_gap(a, b):
     return difference <= RELATIVE * scale + ABSOLUTE, difference / scale if scale > 0 else 0.0
 
 
+def same_values(a, b):
+    """(whether they agree, the largest scaled difference) of two arrays: floats within float32
+    rounding (scaled_gap), anything else equal."""
+    if np.asarray(a).dtype.kind == "f":
+        return scaled_gap(a, b)
+    return bool(np.array_equal(a, b)), 0.0
+
+
 def same_tensors(path_a, path_b):
     """Two safetensors files (sink tensors left out): the same names, dtypes and shapes, integer
     tensors equal, float tensors within float32 rounding."""
@@ -244,12 +252,8 @@ def same_tensors(path_a, path_b):
         other_dtype, other_shape, other_data = b[name]
         if (dtype, shape) != (other_dtype, other_shape):
             return False, math.inf
-        x = np.frombuffer(data, NUMPY_DTYPES[dtype])
-        y = np.frombuffer(other_data, NUMPY_DTYPES[dtype])
-        if dtype.startswith("F"):
-            agree, gap = scaled_gap(x, y)
-        else:
-            agree, gap = bool(np.array_equal(x, y)), 0.0
+        agree, gap = same_values(np.frombuffer(data, NUMPY_DTYPES[dtype]),
+                                 np.frombuffer(other_data, NUMPY_DTYPES[dtype]))
         same, largest = same and agree, max(largest, gap)
     return same, largest
 
@@ -261,11 +265,7 @@ def same_table(table_a, table_b):
         return False, math.inf
     same, largest = True, 0.0
     for column, values in table_a.items():
-        other = table_b[column]
-        if values.dtype.kind == "f":
-            agree, gap = scaled_gap(values, other)
-        else:
-            agree, gap = bool(np.array_equal(values, other)), 0.0
+        agree, gap = same_values(values, table_b[column])
         same, largest = same and agree, max(largest, gap)
     return same, largest
 
