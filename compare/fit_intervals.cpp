@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <map>
 #include <stdexcept>
 
 #include <boost/math/distributions/normal.hpp>
@@ -68,6 +69,25 @@ void refit_profile(const std::vector<double>& alpha, Values& v) {
             v[p] = kNaN;
     }
 }
+
+// The replicates grouped by their resample: a replicate is a function of its counts (the
+// weighted means sum documents in document order) and of whether the profile's shape is
+// refitted, so draws alike give the same bits and are computed once. Few documents have few
+// distinct resamples (3 have 10) and almost every refit is saved; many have none alike.
+struct DistinctResamples {
+    std::vector<int> index;            // [B] each replicate's group
+    std::vector<int> first_replicate;  // [groups] the replicate that computes it
+    DistinctResamples(const std::vector<std::vector<double>>& counts, int profile_B) {
+        std::map<std::pair<std::vector<double>, bool>, int> groups;
+        for (std::size_t r = 0; r < counts.size(); ++r) {
+            const bool with_profile = static_cast<int>(r) < profile_B;
+            const auto [it, added] = groups.try_emplace({counts[r], with_profile},
+                                                        static_cast<int>(first_replicate.size()));
+            if (added) first_replicate.push_back(static_cast<int>(r));
+            index.push_back(it->second);
+        }
+    }
+};
 
 bool is_profile_shape(int parameter) {
     return parameter >= kPBase && parameter <= kT2;
@@ -319,6 +339,16 @@ Replicates replicate_global(const PerDocArrays& a, const std::vector<Replicates>
         v[kPSink] = renormalised(alpha)[0];
         if (with_profile) refit_profile(alpha, v);
     };
+    // The profile of each distinct resample (its counts and whether the shape is refitted),
+    // fitted once: few documents repeat their resamples.
+    const DistinctResamples distinct(weights, profile_B);
+    std::vector<Values> distinct_values(distinct.first_replicate.size());
+    if (global.has_profile)
+        parallel_for(static_cast<int>(distinct_values.size()), threads, [&](int k) {
+            const int r = distinct.first_replicate[k];
+            distinct_values[k].fill(kNaN);
+            profile_of(weights[r], r < profile_B, distinct_values[k]);
+        });
     Replicates out;
     out.values.resize(weights.size());
     out.profile = profile_B;
@@ -339,7 +369,9 @@ Replicates replicate_global(const PerDocArrays& a, const std::vector<Replicates>
                 std::none_of(values.begin(), values.end(), [](double x) { return std::isnan(x); });
             if (defined) v[p] = median(values);
         }
-        if (global.has_profile) profile_of(weights[r], r < profile_B, v);
+        if (global.has_profile)
+            for (int p = kPSink; p <= kT2; ++p)
+                v[p] = distinct_values[distinct.index[r]][p];
     });
     return out;
 }
@@ -426,16 +458,22 @@ FitIntervals fit_intervals(const PerDocArrays& a, const std::vector<PointFits>& 
         weights[r] = resample_counts(s.seed, r, a.docs);
     const std::vector<double> ones(a.docs, 1.0);
     const auto halves = half_weights(a.docs);
+    const DistinctResamples distinct(weights, profile_B);
     std::vector<Replicates> heads(H);
     parallel_for(static_cast<int>(H), s.threads, [&](int h) {
         Replicates& r = heads[h];
         const Values full = replicate_head(a, h, points[h], s.lags, ones, false);
         r.values.resize(B);
         r.profile = profile_B;
-        for (int b = 0; b < B; ++b)
-            r.values[b] =
+        std::vector<Values> computed(distinct.first_replicate.size());
+        for (std::size_t k = 0; k < computed.size(); ++k) {
+            const int b = distinct.first_replicate[k];
+            computed[k] =
                 transferred(replicate_head(a, h, points[h], s.lags, weights[b], b < profile_B),
                             full, points[h]);
+        }
+        for (int b = 0; b < B; ++b)
+            r.values[b] = computed[distinct.index[b]];
         for (int k = 0; k < 2; ++k)
             r.halves[k] = replicate_head(a, h, points[h], s.lags, halves[k], true);
     });

@@ -348,9 +348,10 @@ theory::Assumption3Profile shape_profile(double eta, double omega) {
 // The profile's intervals against a plain recomputation: the same 50 resamples drawn by an own
 // SplitMix64, the full profile fit of each resampled mean α, the expanded type-7 percentiles
 // and the union with point ± √(D/(D−1))·t·1.4826·MAD, on a head whose oscillation is resolved.
-TEST(FitIntervals, ProfileIntervalsEqualAPlainRecomputation) {
+// The profile's intervals of `docs` documents against a plain loop that refits every draw.
+void expect_profile_intervals_equal_a_plain_recomputation(int docs, unsigned seed) {
     const theory::Assumption3Profile truth = shape_profile(0.2, 0.5);
-    const PerDocArrays a = profile_arrays(truth, 20, 0.05, 17);
+    const PerDocArrays a = profile_arrays(truth, docs, 0.05, seed);
     const PointFits point = point_fit_of(a);
     FitIntervalSettings s = settings_for(a);
     s.counted.assign(1, 1);
@@ -364,14 +365,18 @@ TEST(FitIntervals, ProfileIntervalsEqualAPlainRecomputation) {
     std::uint64_t seed_state = s.seed;
     const std::uint64_t key = splitmix(seed_state);
     std::vector<std::vector<double>> samples(kFitParameters);
+    std::uint64_t mask = 1;
+    while (mask < static_cast<std::uint64_t>(a.docs))
+        mask <<= 1;
+    mask -= 1;
     for (int r = 0; r < kProfileReplicates; ++r) {
         std::uint64_t state = key + r;
         std::uint64_t stream = splitmix(state);
         std::vector<double> mean(a.context, 0.0);
         for (int d = 0; d < a.docs; ++d) {
             std::uint64_t x;
-            do {  // masked rejection below 20: mask 31
-                x = splitmix(stream) & 31;
+            do {  // masked rejection below D: mask 2^⌈log2 D⌉ − 1
+                x = splitmix(stream) & mask;
             } while (x >= static_cast<std::uint64_t>(a.docs));
             for (int i = 0; i < a.context; ++i)
                 mean[i] += a.alpha[x * a.context + i];
@@ -411,11 +416,22 @@ TEST(FitIntervals, ProfileIntervalsEqualAPlainRecomputation) {
                                     : truth.T2)
                   << "\n";
     }
-    std::cout << "profile intervals against a plain recomputation: largest relative difference "
-              << largest << "\n";
+    std::cout << "profile intervals of " << docs
+              << " documents against a plain recomputation: largest relative difference " << largest
+              << "\n";
     // The library sums a resampled document once per draw times its count, this loop once per
     // draw: the means differ in the last bits, which the fits' searches carry to ~1e-11.
     EXPECT_LE(largest, 1e-9);
+}
+
+TEST(FitIntervals, ProfileIntervalsEqualAPlainRecomputation) {
+    expect_profile_intervals_equal_a_plain_recomputation(20, 17);
+}
+
+// Three documents have ten distinct resamples, so the library fits each once and looks the
+// other draws up (DistinctResamples); the plain loop refits all fifty.
+TEST(FitIntervals, RepeatedResamplesOfFewDocumentsEqualAPlainRecomputation) {
+    expect_profile_intervals_equal_a_plain_recomputation(3, 23);
 }
 
 // A weak oscillation (η = 0.02) under σ = 0.3 over 16 documents: its frequency is not resolved,
