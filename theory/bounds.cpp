@@ -621,12 +621,6 @@ bool far_run_rises(const double* h_in, int count, double highest_out, double inv
     return count == 0 || (highest_out - h_in[0]) * inverse_sigma <= bound_kernels::kRisingXiLimit;
 }
 
-bound_kernels::PMinusSums far_pair_sums(const double* h_in, int count, double highest_out,
-                                        double inverse_sigma, bool rising) {
-    return rising ? bound_kernels::rising_p_minus_sums(h_in, count, highest_out, inverse_sigma)
-                  : bound_kernels::anchored_p_minus_sums(h_in, count, highest_out, inverse_sigma);
-}
-
 }  // namespace
 
 BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, BoundVariant variant,
@@ -678,6 +672,8 @@ BoundTerms::BoundTerms(const HeadModel& model, const std::vector<int>& sizes, Bo
         t.identity_upper = N == 1 && keeps_identity_at_one(variant);
         if (!t.trivial) {
             sorted_pair_terms(a, state.M, order, N, orders, t.h_in, t.half_count, t.h_out);
+            t.far =
+                far_moments::build(t.h_in.data(), static_cast<int>(t.h_in.size()), t.h_out.back());
         }
         by_size.push_back(std::move(t));
     }
@@ -715,7 +711,7 @@ void BoundTerms::switch_variant(BoundVariant variant) {
 //   near:       h_i + ξ*σ ≤ min h_out, p_i = p⁻((min h_out − h_i)/σ) (p⁻ falls after ξ*);
 //   merge:      the peak h_i + ξ*σ inside h_out, p_i from its two neighbours in h_out;
 //   far:        h_i + ξ*σ > max h_out, p_i = p⁻((max h_out − h_i)/σ) (p⁻ rises before ξ*,
-//               where it is a polynomial: bound_kernels::rising_p_minus_sums).
+//               where it is a polynomial summed through power sums: far_moments).
 // Each run gives the same p_i as the merge over all positions would, so only the order of the
 // complement sum differs; the positions with p_i = 1/2 are counted, not visited.
 bound_kernels::PMinusSums BoundTerms::pair_sums(const PerSize& t, double sigma,
@@ -746,10 +742,15 @@ bound_kernels::PMinusSums BoundTerms::pair_sums(const PerSize& t, double sigma,
     if (near_end > negligible_end)
         out.largest = std::max(
             out.largest, bound_kernels::p_minus_at((lowest_out - h[near_end - 1]) * inverse_sigma));
-    const bound_kernels::PMinusSums far =
-        with_sum || !far_rising ? far_pair_sums(h + merge_end, count - merge_end, highest_out,
-                                                inverse_sigma, far_rising)
-                                : bound_kernels::PMinusSums{};
+    // Rising, the far run's sum comes from its power sums (O(1) in its length); its largest p_i
+    // is its first position's, below.
+    bound_kernels::PMinusSums far;
+    if (!far_rising)
+        far = bound_kernels::anchored_p_minus_sums(h + merge_end, count - merge_end, highest_out,
+                                                   inverse_sigma);
+    else if (with_sum)
+        far.complement_sum =
+            far_moments::complement_sum(t.far, h, merge_end, highest_out, inverse_sigma);
     if (merge_end < count)
         out.largest =
             std::max(out.largest, far_rising ? bound_kernels::rising_p_minus_at(

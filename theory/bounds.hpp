@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "theory/bound_kernels.hpp"
+#include "theory/far_moments.hpp"
 #include "theory/metrics.hpp"
 #include "theory/parameter_table.hpp"
 
@@ -187,6 +188,7 @@ class BoundTerms {
         int half_count = 0;         // selected i with min_j μ_ij ≤ 0, so max_j p⁻_ij = 1/2
         std::vector<double> h_in;   // [N − half_count] h_i of the other selected i, ascending
         std::vector<double> h_out;  // [n − N] h_j for j ∉ I_N, ascending
+        far_moments::Moments far;   // power sums of max h_out − h_in for the far run's Σ
     };
     // What one size's evaluation at a κ leaves for the next κ: the candidate gaps of the
     // positions that need the merge ([N] each at most) and the ends of pair_sums' runs.

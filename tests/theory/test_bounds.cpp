@@ -18,6 +18,7 @@
 
 #include "theory/assumption_models.hpp"
 #include "theory/bounds.hpp"
+#include "theory/far_moments.hpp"
 #include "theory/parametric.hpp"
 
 namespace {
@@ -1124,6 +1125,69 @@ TEST(BoundKernels, RisingPMinusSumsMatchBoostBeforeThePeak) {
     }
     std::cout << "[ info     ] rising p_minus (polynomial) vs Boost: largest relative difference "
               << largest_relative << " per value, " << largest_sum_relative << " in the sums\n";
+}
+
+// The far run's Σ(1 − p_i) from power sums of the gaps equals the position-by-position sum: runs
+// starting on, between and past the checkpoints, gaps scaled from 1e-12 to 1e6 (the power sums
+// are scaled per checkpoint), σ from the run's largest ξ = kRisingXiLimit down to ξ ~ 1e-9, and
+// tails at and past the anchor (ξ ≤ 0: p = 0). Compared on Σ p_i, the digits the bound depends on.
+TEST(FarMoments, PowerSumsEqualThePositionByPositionSum) {
+    namespace bk = attngeo::theory::bound_kernels;
+    namespace fm = attngeo::theory::far_moments;
+    std::mt19937_64 rng(31);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    double largest_vs_plain = 0, largest_vs_boost = 0;
+    int runs = 0;
+    for (int count : {1, 5, 63, 64, 65, 200, 1000}) {
+        for (double scale : {1e-12, 1e-3, 1.0, 1e6}) {
+            const double anchor = 0.25 * scale;
+            std::vector<double> h(count);
+            for (int i = 0; i < count; ++i)  // gaps in [−0.05, 1]·scale, a few at or past anchor
+                h[i] = anchor - scale * (i % 17 == 16 ? -0.05 * unit(rng) : unit(rng));
+            if (count > 3) h[count - 1] = anchor;
+            std::sort(h.begin(), h.end());
+            const fm::Moments moments = fm::build(h.data(), count, anchor);
+            for (int from : {0, 1, 37, 64, 100, count - 1, count}) {
+                if (from < 0 || from > count) continue;
+                const double largest_gap = from < count ? anchor - h[from] : 0.0;
+                for (double xi_top : {bk::kRisingXiLimit, 0.3, 1e-3, 1e-9}) {
+                    const double inverse_sigma =
+                        largest_gap > 0 ? xi_top / largest_gap : 1.0 / scale;
+                    const double got = fm::complement_sum_by_moments(moments, h.data(), from,
+                                                                     anchor, inverse_sigma);
+                    const double plain = bk::rising_p_minus_sums_plain(
+                                             h.data() + from, count - from, anchor, inverse_sigma)
+                                             .complement_sum;
+                    double p_sum = 0;  // Σ p_i by the closed form, summed directly
+                    for (int i = from; i < count; ++i) {
+                        const double xi = (anchor - h[i]) * inverse_sigma;
+                        if (xi > 0) p_sum += attngeo::theory::p_minus(xi);
+                    }
+                    const double reference = (count - from) - p_sum;
+                    // Σ p_i sits beside count − from in the sum: a few units of 2⁻⁵³ of Σ p and
+                    // the rounding of adding up count − from ones (the plain loop's lanes).
+                    const double allowed = 2e-14 * p_sum + 32 * 0x1p-53 * (count - from);
+                    EXPECT_LE(std::abs(got - plain), allowed)
+                        << "count " << count << " from " << from << " scale " << scale << " xi "
+                        << xi_top;
+                    EXPECT_LE(std::abs(got - reference), allowed)
+                        << "count " << count << " from " << from << " scale " << scale << " xi "
+                        << xi_top;
+                    if (p_sum > 1e-3 * (count - from)) {  // where Σ p's digits show
+                        largest_vs_plain =
+                            std::max(largest_vs_plain, std::abs(got - plain) / p_sum);
+                        largest_vs_boost =
+                            std::max(largest_vs_boost, std::abs(got - reference) / p_sum);
+                    }
+                    ++runs;
+                }
+            }
+        }
+    }
+    std::cout << "[ info     ] far run by power sums, " << runs
+              << " runs: largest difference relative to sum p (where it is above 1e-3 per "
+                 "position) to the plain loop "
+              << largest_vs_plain << ", to the closed form " << largest_vs_boost << "\n";
 }
 
 }  // namespace
