@@ -310,8 +310,6 @@ ATTNGEO_TARGET_AVX2_FMA inline void transpose8x8(const float* src, std::ptrdiff_
 }  // namespace
 
 #if ATTNGEO_X86
-// The selected range brackets maxima and may count the step before; the rest brackets minima
-// and may count against the selected bracket; either may only update.
 namespace {
 // The two vector families of the sweep kernel, as function pointers per flag combination.
 struct Avx2Lanes {

@@ -242,30 +242,30 @@ def same_values(a, b):
 
 
 def same_tensors(path_a, path_b):
-    """Two safetensors files (sink tensors left out): the same names, dtypes and shapes, integer
-    tensors equal, float tensors within float32 rounding."""
+    """Two safetensors files (sink tensors left out): the same names, dtypes and shapes, then
+    their values as same_arrays compares them."""
     a, b = tensors_without_sinks(path_a), tensors_without_sinks(path_b)
-    if a.keys() != b.keys():
+
+    def layout(tensors):
+        return {name: (dtype, shape) for name, (dtype, shape, _) in tensors.items()}
+
+    def values(tensors):
+        return {name: np.frombuffer(data, NUMPY_DTYPES[dtype])
+                for name, (dtype, _, data) in tensors.items()}
+
+    if layout(a) != layout(b):
         return False, math.inf
-    same, largest = True, 0.0
-    for name, (dtype, shape, data) in a.items():
-        other_dtype, other_shape, other_data = b[name]
-        if (dtype, shape) != (other_dtype, other_shape):
-            return False, math.inf
-        agree, gap = same_values(np.frombuffer(data, NUMPY_DTYPES[dtype]),
-                                 np.frombuffer(other_data, NUMPY_DTYPES[dtype]))
-        same, largest = same and agree, max(largest, gap)
-    return same, largest
+    return same_arrays(values(a), values(b))
 
 
-def same_table(table_a, table_b):
-    """Two tables of attngeo.read_run: the same columns, text and integer columns equal, float
-    columns within float32 rounding."""
-    if table_a.keys() != table_b.keys():
+def same_arrays(arrays_a, arrays_b):
+    """Two mappings of name to array (a table's columns, a file's tensors): the same names, each
+    pair as same_values compares it, and the largest scaled difference."""
+    if arrays_a.keys() != arrays_b.keys():
         return False, math.inf
     same, largest = True, 0.0
-    for column, values in table_a.items():
-        agree, gap = same_values(values, table_b[column])
+    for name, values in arrays_a.items():
+        agree, gap = same_values(values, arrays_b[name])
         same, largest = same and agree, max(largest, gap)
     return same, largest
 
@@ -326,7 +326,7 @@ def main():
             same, gap = same_tensors(ours, theirs)
         else:
             stem = os.path.splitext(name)[0]
-            same, gap = same_table(tables["python"][stem], tables["extract"][stem])
+            same, gap = same_arrays(tables["python"][stem], tables["extract"][stem])
         largest = max(largest, gap)
         verdict = "same" if same else "DIFFERS"
         print(f"{name:22s} {verdict} (largest difference {gap:.2g} of the scale)")
