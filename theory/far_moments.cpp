@@ -65,10 +65,14 @@ Moments build(const double* h, int count, double anchor) {
         m.exponent[c] = exponent;
         m.positive[c] = 1;
         double* sums = m.sums.data() + static_cast<std::size_t>(c) * kMoments;
+        // 2^−e times u is ldexp(u, −e) to the bit (one correctly rounded product) wherever 2^−e
+        // is a double, which only a subnormal largest gap prevents; a multiply, not a libm call.
+        const double scale = std::ldexp(1.0, -exponent);
+        const bool by_product = std::isfinite(scale);
         for (int i = first; i < end; ++i) {
             const double u = anchor - h[i];
             if (!(u > 0)) break;
-            add_odd_powers(std::ldexp(u, -exponent), sums);
+            add_odd_powers(by_product ? u * scale : std::ldexp(u, -exponent), sums);
         }
         if (c + 1 < checkpoints && m.positive[c + 1]) {
             const double* later = m.sums.data() + static_cast<std::size_t>(c + 1) * kMoments;
