@@ -326,8 +326,8 @@ ParameterIntervals intervals_of(const Replicates& r, const PointFits& point,
 // heads first, so each profile replicate costs one weighted mean and one fit).
 Replicates replicate_global(const PerDocArrays& a, const std::vector<Replicates>& heads,
                             const PointFits& global, const std::vector<char>& counted,
-                            const std::vector<std::vector<double>>& weights, int profile_B,
-                            int threads) {
+                            const std::vector<std::vector<double>>& weights,
+                            const DistinctResamples& distinct, int profile_B, int threads) {
     const std::size_t H = heads.size(), n = a.context;
     std::vector<float> head_mean_alpha(static_cast<std::size_t>(a.docs) * n, 0.0f);
     for (std::size_t d = 0; d < static_cast<std::size_t>(a.docs); ++d)
@@ -341,7 +341,6 @@ Replicates replicate_global(const PerDocArrays& a, const std::vector<Replicates>
     };
     // The profile of each distinct resample (its counts and whether the shape is refitted),
     // fitted once: few documents repeat their resamples.
-    const DistinctResamples distinct(weights, profile_B);
     std::vector<Values> distinct_values(distinct.first_replicate.size());
     if (global.has_profile)
         parallel_for(static_cast<int>(distinct_values.size()), threads, [&](int k) {
@@ -482,9 +481,9 @@ FitIntervals fit_intervals(const PerDocArrays& a, const std::vector<PointFits>& 
     out.profile_replicates = profile_B;
     for (std::size_t h = 0; h < H; ++h)
         out.heads.push_back(intervals_of(heads[h], points[h], a.docs));
-    out.global =
-        intervals_of(replicate_global(a, heads, global, s.counted, weights, profile_B, s.threads),
-                     global, a.docs);
+    out.global = intervals_of(
+        replicate_global(a, heads, global, s.counted, weights, distinct, profile_B, s.threads),
+        global, a.docs);
     return out;
 }
 
