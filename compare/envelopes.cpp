@@ -272,19 +272,36 @@ void tally_agreement(const ModelInput& model, VariantResult& v) {
     v.violations = std::move(all);
 }
 
+using MeanTerms = std::vector<std::unique_ptr<theory::BoundTerms>>;  // [H] of the mean profile
+
+// The bound terms one variant leaves to the next when both use the same μ (only B changes).
+struct SharedTerms {
+    std::shared_ptr<DocumentTerms> documents;  // every document's, per head
+    std::shared_ptr<MeanTerms> means;          // the document-mean profile's, per head
+};
+
 // What one model keeps through the scan of one variant.
 struct PreparedModel {
     std::vector<theory::HeadModel> models;  // [H] document-mean α, norms, cosines
     std::vector<std::vector<int>> regimes;  // [H][S]
     std::shared_ptr<DocumentSampleInputs> inputs;
-    std::vector<std::unique_ptr<theory::BoundTerms>> terms;  // [H] of the mean profile
-    std::shared_ptr<DocumentTerms> document_terms;           // the scan's, again for the bound rows
+    SharedTerms terms;  // the scan's document terms, again for the bound rows
 };
 
-// `reuse`: the document terms of the variant scanned before, when it shares this one's μ.
+// The mean profile's terms: the previous variant's switched to this one (`reuse`), or built.
+std::shared_ptr<MeanTerms> prepared_mean_terms(const std::vector<theory::HeadModel>& models,
+                                               const std::vector<int>& sizes,
+                                               theory::BoundVariant variant, int threads,
+                                               std::shared_ptr<MeanTerms> reuse) {
+    if (!reuse) return std::make_shared<MeanTerms>(mean_terms(models, sizes, variant, threads));
+    for (const auto& head : *reuse)
+        head->switch_variant(variant);
+    return reuse;
+}
+
+// `reuse`: the terms of the variant scanned before, when it shares this one's μ.
 PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
-                      theory::BoundVariant variant, int threads,
-                      std::shared_ptr<DocumentTerms> reuse) {
+                      theory::BoundVariant variant, int threads, SharedTerms reuse) {
     PreparedModel p;
     for (const HeadInput& h : m.heads) {
         p.models.push_back(head_model(h, settings.cosines));
@@ -304,27 +321,29 @@ PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
     in.band.replicates = settings.replicates;
     in.band.seed = settings.seed;
     in.band.threads = threads;
-    p.terms = mean_terms(p.models, in.sizes, variant, threads);
-    if (reuse) switch_variant(*reuse, variant);
-    p.document_terms = reuse ? std::move(reuse) : document_terms_cache(in);
+    p.terms.means =
+        prepared_mean_terms(p.models, in.sizes, variant, threads, std::move(reuse.means));
+    if (reuse.documents) switch_variant(*reuse.documents, variant);
+    p.terms.documents = reuse.documents ? std::move(reuse.documents) : document_terms_cache(in);
     return p;
 }
 
-// One variant over every model together. `shared` [models]: the document terms of the variant
-// evaluated before when it shares this one's μ (reused), else empty; left holding this one's.
+// One variant over every model together. `shared` [models]: the terms of the variant evaluated
+// before when it shares this one's μ (reused), else empty; left holding this one's.
 void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSettings& settings,
                       theory::BoundVariant variant, int threads, EnvelopeResults& out,
-                      std::size_t index, std::vector<std::shared_ptr<DocumentTerms>>& shared) {
+                      std::size_t index, std::vector<SharedTerms>& shared) {
     std::vector<PreparedModel> prepared;
     std::vector<Sample> samples;
     shared.resize(models.size());
     for (std::size_t k = 0; k < models.size(); ++k) {
         const ModelInput& m = models[k];
         prepared.push_back(prepare(m, settings, variant, threads, std::move(shared[k])));
-        shared[k] = prepared.back().document_terms;
+        shared[k] = prepared.back().terms;
         const PreparedModel& p = prepared.back();
-        samples.push_back(document_bound_sample(
-            model_points(m, p.models, p.regimes, p.terms, settings.d), p.inputs, p.document_terms));
+        samples.push_back(
+            document_bound_sample(model_points(m, p.models, p.regimes, *p.terms.means, settings.d),
+                                  p.inputs, p.terms.documents));
     }
     ScanResult result = scan_kappa(samples, settings.kappa);
     if (models.size() > 1) out.universal[index] = result.joint;
@@ -333,8 +352,8 @@ void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSetti
         v.variant = variant;
         v.scan = std::move(result.samples[k]);
         v.rows_rule = rows_rule(v.scan, settings.kappa.has_value(), false);
-        v.rows =
-            bound_rows(*prepared[k].inputs, v.scan, prepared[k].terms, *prepared[k].document_terms);
+        const PreparedModel& p = prepared[k];
+        v.rows = bound_rows(*p.inputs, v.scan, *p.terms.means, *p.terms.documents);
         tally_agreement(models[k], v);
     }
 }
@@ -402,14 +421,15 @@ EnvelopeResults evaluate_envelopes(const std::vector<ModelInput>& models,
     }
     if (models.size() > 1) out.universal.resize(variants.size());
     // Variants that share μ are evaluated one after the other, so the second reuses the first's
-    // per-document terms (only B changes): half the O(n² log n) term builds, the same bits.
+    // per-document and mean-profile terms (only B changes): half the O(n² log n) term builds,
+    // the same bits.
     std::vector<std::size_t> order(variants.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return theory::shares_mean(variants[a], variants[0]) &&
                !theory::shares_mean(variants[b], variants[0]);
     });
-    std::vector<std::shared_ptr<DocumentTerms>> shared;
+    std::vector<SharedTerms> shared;
     for (std::size_t done = 0; done < order.size(); ++done) {
         const std::size_t v = order[done];
         if (done > 0 && !theory::shares_mean(variants[v], variants[order[done - 1]]))
