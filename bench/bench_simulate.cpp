@@ -87,6 +87,33 @@ void BM_GenerateValues(benchmark::State& state) {
     }
 }
 
+// One trial's Philox words (n = 1025, d = 128: 131,200 normals, one word each) by each refill.
+void BM_PhiloxRefill(benchmark::State& state) {
+    const int blocks = 65600;  // a multiple of 32
+    std::vector<std::uint64_t> words(2 * static_cast<std::size_t>(blocks));
+    const int bits = static_cast<int>(state.range(0));  // 0: the plain twin
+#if ATTNGEO_X86
+    if ((bits == 512 && !cpu_has_avx512f()) || (bits == 256 && !cpu_has_avx2())) {
+        state.SkipWithError("the CPU lacks this vector width");
+        return;
+    }
+#endif
+    const simulate::Philox::key_type key = {{1, 0}};
+    std::uint32_t trial = 0;
+    for (auto _ : state) {
+        const simulate::Philox::ctr_type counter = {{0, trial++, 0, 0}};
+#if ATTNGEO_X86
+        if (bits == 512)
+            simulate::philox_words_avx512(counter, key, blocks, words.data());
+        else if (bits == 256)
+            simulate::philox_words_avx2(counter, key, blocks, words.data());
+        else
+#endif
+            simulate::philox_words_plain(counter, key, blocks, words.data());
+        benchmark::DoNotOptimize(words.data());
+    }
+}
+
 void BM_GramAndSymmetrize(benchmark::State& state) {
     const int n = static_cast<int>(state.range(0)), d = static_cast<int>(state.range(1));
     openblas_set_num_threads(1);
@@ -312,6 +339,12 @@ BENCHMARK(BM_Trial)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_GenerateValues)->Args({1025, 128})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PhiloxRefill)
+    ->ArgName("bits")
+    ->Arg(0)
+    ->Arg(256)
+    ->Arg(512)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GramAndSymmetrize)->Args({1025, 128})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SingleGram)
     ->ArgNames({"n", "d", "bits"})

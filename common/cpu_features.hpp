@@ -15,7 +15,8 @@
 // against the plain twin), or for AVX2 with explicit FMA.
 #define ATTNGEO_TARGET_AVX2 __attribute__((target("avx2")))
 #define ATTNGEO_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
-// The few kernels with an AVX-512 variant (the lag dot products of the per-head statistics).
+// The few kernels with an AVX-512 variant (the lag dot products of the per-head statistics, the
+// Gram tiles and all-N sweep, the Philox refill).
 #define ATTNGEO_TARGET_AVX512_FMA __attribute__((target("avx512f,avx2,fma")))
 #else
 #define ATTNGEO_X86 0

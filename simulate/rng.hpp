@@ -18,8 +18,8 @@ using Philox = r123::Philox4x32;
 
 // The 64-bit words of Philox blocks counter, counter + 1, … (word 0 of the counter advances,
 // wrapping at 2³²): block b's outputs (x0, x1, x2, x3) give words[2b] = x0 | x1 << 32 and
-// words[2b + 1] = x2 | x3 << 32. `blocks` must be a multiple of 32. The AVX2 version runs 32
-// blocks side by side; the plain one calls Random123 block by block. Same bits.
+// words[2b + 1] = x2 | x3 << 32. `blocks` must be a multiple of 32. The AVX-512 and AVX2
+// versions run 32 blocks side by side; the plain one calls Random123 block by block. Same bits.
 void philox_words(Philox::ctr_type counter, Philox::key_type key, int blocks, std::uint64_t* words);
 void philox_words_plain(Philox::ctr_type counter, Philox::key_type key, int blocks,
                         std::uint64_t* words);
@@ -37,6 +37,10 @@ void ziggurat_cores_plain(const std::uint64_t* words, int count, double* normals
 // cpu_has_avx2().
 void philox_words_avx2(Philox::ctr_type counter, Philox::key_type key, int blocks,
                        std::uint64_t* words);
+// The refill the dispatcher takes before the AVX2 one when use_avx512f(): 32 blocks as two
+// groups of 16 lanes; only where cpu_has_avx512f().
+void philox_words_avx512(Philox::ctr_type counter, Philox::key_type key, int blocks,
+                         std::uint64_t* words);
 void ziggurat_cores_avx2(const std::uint64_t* words, int count, double* normals,
                          std::uint64_t& misses);
 #endif
@@ -75,7 +79,8 @@ class RandomStream {
     void refill();      // next_words, their ziggurat cores, used_ = 0
     double normal_after_miss(double u, int layer);
     // The miss stream: words of Philox blocks 0, 1, … of counter {b, trial, grid point,
-    // substream | 2³¹}, a block at a time (about one word per 36 normals).
+    // substream | 2³¹} (about one word per 36 normals), refilled kBlocksPerRefill blocks at a
+    // time like the main stream: the vector refill, not one scalar block per two words.
     std::uint64_t next_miss_u64();
     double next_miss_open_uniform() {
         return (static_cast<double>(next_miss_u64() >> 11) + 0.5) * 0x1p-53;
@@ -86,8 +91,8 @@ class RandomStream {
     Philox::key_type key_;
     Philox::ctr_type counter_;       // the next refill's first counter; word 0 advances
     Philox::ctr_type miss_counter_;  // the miss stream's next block
-    std::uint64_t miss_words_[2] = {0, 0};
-    int miss_used_ = 2;  // words of miss_words_ consumed
+    alignas(32) std::uint64_t miss_words_[kBufferWords];
+    int miss_used_ = kBufferWords;  // words of miss_words_ consumed
     alignas(32) std::uint64_t buffer_[kBufferWords];
     double cores_[kBufferWords];  // ziggurat_cores of buffer_
     std::uint64_t misses_ = 0;    // ziggurat_cores' misses of buffer_

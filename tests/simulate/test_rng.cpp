@@ -162,7 +162,9 @@ TEST(Rng, BufferedWordsAreRandom123BlocksInCounterOrder) {
     }
 }
 
-TEST(Rng, Avx2RefillEqualsPlainRefillBitForBit) {
+using PhiloxRefill = void (*)(Philox::ctr_type, Philox::key_type, int, std::uint64_t*);
+
+void expect_refill_equals_plain(PhiloxRefill refill) {
     const int blocks = 4096;
     std::vector<std::uint64_t> fast(2 * blocks), plain(2 * blocks);
     // Counters from 0 and just below 2³² (word 0 wraps inside a refill), keys with both halves set.
@@ -172,7 +174,7 @@ TEST(Rng, Avx2RefillEqualsPlainRefillBitForBit) {
             const Philox::key_type key = {
                 {static_cast<std::uint32_t>(k.seed), static_cast<std::uint32_t>(k.seed >> 32)}};
             const Philox::ctr_type counter = {{start, k.trial, k.grid_point, k.substream}};
-            fast_philox_words(counter, key, blocks, fast.data());
+            refill(counter, key, blocks, fast.data());
             philox_words_plain(counter, key, blocks, plain.data());
             int differing = 0;
             for (int w = 0; w < 2 * blocks; ++w)
@@ -187,6 +189,19 @@ TEST(Rng, Avx2RefillEqualsPlainRefillBitForBit) {
             EXPECT_EQ(fast[2 * blocks - 1], x.v[2] | (static_cast<std::uint64_t>(x.v[3]) << 32));
         }
     }
+}
+
+TEST(Rng, Avx2RefillEqualsPlainRefillBitForBit) {
+    expect_refill_equals_plain(fast_philox_words);
+}
+
+TEST(Rng, Avx512RefillEqualsPlainRefillBitForBit) {
+#if ATTNGEO_X86
+    if (!cpu_has_avx512f()) GTEST_SKIP() << "this CPU has no AVX-512F";
+    expect_refill_equals_plain(philox_words_avx512);
+#else
+    GTEST_SKIP() << "not an x86 build";
+#endif
 }
 
 TEST(Rng, Avx2ZigguratCoresEqualPlainBitForBit) {
