@@ -165,8 +165,11 @@ ATTNGEO_TARGET_AVX512_FMA inline __m512i unpack_low64(__m512i a, __m512i b) {
 ATTNGEO_TARGET_AVX512_FMA inline __m512i unpack_high64(__m512i a, __m512i b) {
     return _mm512_maskz_unpackhi_epi64(kAllQwords, a, b);
 }
-// 128-bit parts (a[i0], a[i1], b[i2], b[i3]) for selector _MM_SHUFFLE(i3, i2, i1, i0).
-#define shuffle_quarters(a, b, selector) _mm512_maskz_shuffle_i64x2(kAllQwords, a, b, selector)
+// 128-bit parts (a[i0], a[i1], b[i2], b[i3]) for Selector = _MM_SHUFFLE(i3, i2, i1, i0).
+template <int Selector>
+ATTNGEO_TARGET_AVX512_FMA inline __m512i shuffle_quarters(__m512i a, __m512i b) {
+    return _mm512_maskz_shuffle_i64x2(kAllQwords, a, b, Selector);
+}
 
 // 32×32 → 64-bit products in sixteen lanes: the high halves from the even and the odd lanes'
 // full products (AVX-512F has no high-half multiply of 32-bit lanes), the low halves in one
@@ -192,14 +195,14 @@ ATTNGEO_TARGET_AVX512_FMA inline void store_words16(const __m512i (&x)[4], std::
     const __m512i r = unpack_low64(a_high, b_high);   // A4c+2 B4c+2
     const __m512i s = unpack_high64(a_high, b_high);  // A4c+3 B4c+3
     // Output vector c is (p, q, r, s) of 128-bit part c.
-    const __m512i pq01 = shuffle_quarters(p, q, _MM_SHUFFLE(1, 0, 1, 0));  // p0 p1 q0 q1
-    const __m512i rs01 = shuffle_quarters(r, s, _MM_SHUFFLE(1, 0, 1, 0));
-    const __m512i pq23 = shuffle_quarters(p, q, _MM_SHUFFLE(3, 2, 3, 2));
-    const __m512i rs23 = shuffle_quarters(r, s, _MM_SHUFFLE(3, 2, 3, 2));
-    _mm512_storeu_si512(words + 0, shuffle_quarters(pq01, rs01, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_storeu_si512(words + 8, shuffle_quarters(pq01, rs01, _MM_SHUFFLE(3, 1, 3, 1)));
-    _mm512_storeu_si512(words + 16, shuffle_quarters(pq23, rs23, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_storeu_si512(words + 24, shuffle_quarters(pq23, rs23, _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m512i pq01 = shuffle_quarters<_MM_SHUFFLE(1, 0, 1, 0)>(p, q);  // p0 p1 q0 q1
+    const __m512i rs01 = shuffle_quarters<_MM_SHUFFLE(1, 0, 1, 0)>(r, s);
+    const __m512i pq23 = shuffle_quarters<_MM_SHUFFLE(3, 2, 3, 2)>(p, q);
+    const __m512i rs23 = shuffle_quarters<_MM_SHUFFLE(3, 2, 3, 2)>(r, s);
+    _mm512_storeu_si512(words + 0, shuffle_quarters<_MM_SHUFFLE(2, 0, 2, 0)>(pq01, rs01));
+    _mm512_storeu_si512(words + 8, shuffle_quarters<_MM_SHUFFLE(3, 1, 3, 1)>(pq01, rs01));
+    _mm512_storeu_si512(words + 16, shuffle_quarters<_MM_SHUFFLE(2, 0, 2, 0)>(pq23, rs23));
+    _mm512_storeu_si512(words + 24, shuffle_quarters<_MM_SHUFFLE(3, 1, 3, 1)>(pq23, rs23));
 }
 
 // 32 blocks as two groups of 16, lane j of group g holding block 16g + j: philox32_avx2 with
@@ -241,7 +244,6 @@ ATTNGEO_TARGET_AVX512_FMA void philox32_avx512(Philox::ctr_type counter, Philox:
     for (int g = 0; g < kGroups; ++g)
         store_words16(x[g], words + 32 * g);
 }
-#undef shuffle_quarters
 #endif
 
 }  // namespace
