@@ -282,8 +282,9 @@ struct SharedTerms {
 
 // What one model keeps through the scan of one variant.
 struct PreparedModel {
-    std::vector<theory::HeadModel> models;  // [H] document-mean α, norms, cosines
     std::vector<std::vector<int>> regimes;  // [H][S]
+    // With inputs->heads [H] the head models (document-mean α, norms, cosines): one copy of
+    // their n × n cosines, not a second one beside the scan's.
     std::shared_ptr<DocumentSampleInputs> inputs;
     SharedTerms terms;  // the scan's document terms, again for the bound rows
 };
@@ -303,13 +304,13 @@ std::shared_ptr<MeanTerms> prepared_mean_terms(const std::vector<theory::HeadMod
 PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
                       theory::BoundVariant variant, int threads, SharedTerms reuse) {
     PreparedModel p;
-    for (const HeadInput& h : m.heads) {
-        p.models.push_back(head_model(h, settings.cosines));
+    for (const HeadInput& h : m.heads)
         p.regimes.push_back(head_regimes(h));
-    }
     p.inputs = std::make_shared<DocumentSampleInputs>();
     DocumentSampleInputs& in = *p.inputs;
-    in.heads = p.models;
+    in.heads.resize(m.heads.size());
+    parallel_for(static_cast<int>(m.heads.size()), threads,
+                 [&](int h) { in.heads[h] = head_model(m.heads[h], settings.cosines); });
     in.sizes = m.heads.front().sizes;
     in.documents = m.documents;
     in.tokens = static_cast<int>(m.heads.front().alpha.size());
@@ -322,7 +323,7 @@ PreparedModel prepare(const ModelInput& m, const EnvelopeSettings& settings,
     in.band.seed = settings.seed;
     in.band.threads = threads;
     p.terms.means =
-        prepared_mean_terms(p.models, in.sizes, variant, threads, std::move(reuse.means));
+        prepared_mean_terms(in.heads, in.sizes, variant, threads, std::move(reuse.means));
     if (reuse.documents) switch_variant(*reuse.documents, variant);
     p.terms.documents = reuse.documents ? std::move(reuse.documents) : document_terms_cache(in);
     return p;
@@ -341,9 +342,9 @@ void evaluate_variant(const std::vector<ModelInput>& models, const EnvelopeSetti
         prepared.push_back(prepare(m, settings, variant, threads, std::move(shared[k])));
         shared[k] = prepared.back().terms;
         const PreparedModel& p = prepared.back();
-        samples.push_back(
-            document_bound_sample(model_points(m, p.models, p.regimes, *p.terms.means, settings.d),
-                                  p.inputs, p.terms.documents));
+        samples.push_back(document_bound_sample(
+            model_points(m, p.inputs->heads, p.regimes, *p.terms.means, settings.d), p.inputs,
+            p.terms.documents));
     }
     ScanResult result = scan_kappa(samples, settings.kappa);
     if (models.size() > 1) out.universal[index] = result.joint;
