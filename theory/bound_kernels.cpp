@@ -14,8 +14,6 @@
 namespace attngeo::theory::bound_kernels {
 namespace {
 
-constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
-
 inline double p_minus_of_gap(double xi) {
     return xi > 0 ? kInvSqrt2Pi * std::exp(-0.5 * xi * xi) * xi / (xi * xi + 1) : 0.0;
 }

@@ -41,6 +41,8 @@ PMinusSums rising_p_minus_sums_plain(const double* h, int count, double anchor,
                                      double inverse_sigma);
 // The largest ξ rising_p_minus_sums accepts (its polynomial's range is t = ξ² ≤ 0.4375).
 constexpr double kRisingXiLimit = 0.66;
+// φ(0) = 1/√(2π), the factor of every p⁻ form here and in far_moments.
+constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
 
 #if ATTNGEO_X86
 // Only where cpu_has_avx2_fma().

@@ -10,8 +10,6 @@
 namespace attngeo::theory::far_moments {
 namespace {
 
-constexpr double kInvSqrt2Pi = 0.398942280401432677939946059934;
-
 // g(t) = exp(−t/2)/(1 + t) = Σ_k kG[k]·t^k on t ∈ [0, 0.4375]: the Chebyshev interpolant of
 // degree 16 re-expanded in powers of t (scripts/p_minus_polynomial.py --moments; 3.2 units of
 // 2⁻⁵³ at most, and Σ|kG[k]|t^k ≤ 4·g(t), so its sum through moments loses two bits at most).
@@ -104,7 +102,7 @@ double complement_sum_by_moments(const Moments& moments, const double* h, int fr
         double total = kG[kDegree] * sums[kDegree];
         for (int k = kDegree - 1; k >= 0; --k)
             total = std::fma(total, square, kG[k] * sums[k]);
-        p_sum = kInvSqrt2Pi * s * total;
+        p_sum = bound_kernels::kInvSqrt2Pi * s * total;
     }
     return before + (static_cast<double>(count - start) - p_sum);
 }
