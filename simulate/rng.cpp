@@ -259,20 +259,26 @@ void philox_words_plain(Philox::ctr_type counter, Philox::key_type key, int bloc
 }
 
 #if ATTNGEO_X86
-void philox_words_avx2(Philox::ctr_type counter, Philox::key_type key, int blocks,
-                       std::uint64_t* words) {
+namespace {
+// `blocks` (a multiple of 32) as runs of 32 by a vector kernel of 32 blocks.
+template <class Kernel32>
+void philox_words_by_32(Kernel32 kernel, Philox::ctr_type counter, Philox::key_type key, int blocks,
+                        std::uint64_t* words) {
     for (int b = 0; b < blocks; b += 32) {
-        philox32_avx2(counter, key, words + 2 * b);
+        kernel(counter, key, words + 2 * b);
         counter.v[0] += 32;
     }
+}
+}  // namespace
+
+void philox_words_avx2(Philox::ctr_type counter, Philox::key_type key, int blocks,
+                       std::uint64_t* words) {
+    philox_words_by_32(philox32_avx2, counter, key, blocks, words);
 }
 
 void philox_words_avx512(Philox::ctr_type counter, Philox::key_type key, int blocks,
                          std::uint64_t* words) {
-    for (int b = 0; b < blocks; b += 32) {
-        philox32_avx512(counter, key, words + 2 * b);
-        counter.v[0] += 32;
-    }
+    philox_words_by_32(philox32_avx512, counter, key, blocks, words);
 }
 #endif
 
