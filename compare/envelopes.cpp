@@ -286,7 +286,7 @@ struct PreparedModel {
     // With inputs->heads [H] the head models (document-mean α, norms, cosines): one copy of
     // their n × n cosines, not a second one beside the scan's.
     std::shared_ptr<DocumentSampleInputs> inputs;
-    SharedTerms terms;  // the scan's document terms, again for the bound rows
+    SharedTerms terms;  // the scan's document and mean-profile terms, again for the bound rows
 };
 
 // The mean profile's terms: the previous variant's switched to this one (`reuse`), or built.
